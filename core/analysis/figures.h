@@ -1,0 +1,87 @@
+// The step-level figures of the iteration and memory analyses, named exactly
+// as Calculon's stats JSON, and the pure functions that compute them from a
+// block's figures and a StepShape (calculon/MODEL.md §4.5-4.11). Pure and
+// allocation-free: the strategy search calls them millions of times.
+#ifndef BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_
+#define BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_
+
+#include "core/analysis/schedule.h"
+#include "core/plan/plan_ir.h"
+
+namespace blueprint {
+
+#define BP_ITERATION_FIGURES(X)                                              \
+  X(block_fw_pp_size) X(block_bw_pp_size) X(block_dp_size)                   \
+  X(dp_bw_overlap_req_chunk) X(dp_bw_overlap_req_tail) X(fw_time)            \
+  X(bw_time) X(optim_step_time) X(recompute_time) X(recomm_link_time)        \
+  X(recomm_exposed_time) X(bubble_time) X(tp_comm_link_time)                 \
+  X(pp_comm_link_time) X(dp_comm_link_time) X(tp_comm_exposed_time)          \
+  X(pp_comm_exposed_time) X(dp_comm_exposed_time) X(fw_offload_exposed_time) \
+  X(bw_offload_exposed_time) X(total_time) X(act_offload_bw_req)             \
+  X(weight_offload_bw_req) X(optim_offload_bw_req) X(offload_mem_bw_req)     \
+  X(useful_flops) X(compute_efficiency) X(system_efficiency)                 \
+  X(total_efficiency) X(sample_rate)
+
+// Composition terms that are not Calculon outputs but that the report and
+// the schedule chart show.
+#define BP_SCHEDULE_TERMS(X)                                                 \
+  X(chunk_fw_time) X(chunk_bw_time) X(chunk_time) X(chunk_fw_pp_time)        \
+  X(chunk_bw_pp_time) X(baseblock_fw_time) X(edgeblock_fw_time)              \
+  X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
+  X(extra_interleaving_bubbles) X(bubble_chunks) X(block_dp_time)
+
+struct IterationFigures {
+#define BP_DECLARE_FIELD(name) double name = 0;
+  BP_ITERATION_FIGURES(BP_DECLARE_FIELD)
+  BP_SCHEDULE_TERMS(BP_DECLARE_FIELD)
+#undef BP_DECLARE_FIELD
+};
+
+#define BP_MEMORY_FIGURES(X)                                                 \
+  X(weight_space_with_offload) X(act_space_with_offload)                     \
+  X(act_checkpoint_size_with_offload) X(act_grad_space_with_offload)         \
+  X(weight_grad_space_with_offload) X(optimizer_space_with_offload)          \
+  X(weight_space) X(act_space) X(act_checkpoint_size) X(act_grad_space)      \
+  X(weight_grad_space) X(optimizer_space) X(proc_mem_tier1_cap_req)          \
+  X(proc_mem_tier2_cap_req)
+
+struct MemoryFigures {
+#define BP_DECLARE_FIELD(name) double name = 0;
+  BP_MEMORY_FIGURES(BP_DECLARE_FIELD)
+#undef BP_DECLARE_FIELD
+  // Calculon reports act_checkpoint_size_with_offload as null for inference.
+  bool checkpoint_min_defined = true;
+  double tier1_capacity = 0;  // bytes
+  double tier2_capacity = 0;
+};
+
+template <typename F>
+void ForEachIterationFigure(const IterationFigures& it, F&& f) {
+#define BP_VISIT_FIELD(name) f(#name, it.name);
+  BP_ITERATION_FIGURES(BP_VISIT_FIELD)
+#undef BP_VISIT_FIELD
+}
+template <typename F>
+void ForEachScheduleTerm(const IterationFigures& it, F&& f) {
+#define BP_VISIT_FIELD(name) f(#name, it.name);
+  BP_SCHEDULE_TERMS(BP_VISIT_FIELD)
+#undef BP_VISIT_FIELD
+}
+template <typename F>
+void ForEachMemoryFigure(const MemoryFigures& m, F&& f) {
+#define BP_VISIT_FIELD(name) f(#name, m.name);
+  BP_MEMORY_FIGURES(BP_VISIT_FIELD)
+#undef BP_VISIT_FIELD
+}
+
+// The whole training (or inference) step of pipeline stage 0.
+void ComputeIteration(const BlockFigures& block, const StepShape& step,
+                      IterationFigures& out);
+
+// Memory per rank and per tier.
+void ComputeMemory(const BlockFigures& block, const StepShape& step,
+                   MemoryFigures& out);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_

@@ -1,0 +1,45 @@
+// The step-level shape of a mapping: pipeline schedule, degrees, batch,
+// options and the networks that carry PP and DP traffic. Built once from a
+// TypedProgram (consuming the schedule ADT exhaustively); the iteration and
+// memory analyses are pure, allocation-free functions of it and of a
+// block's figures, so the strategy search can reuse block figures across
+// pipeline, data-parallel and batch choices.
+#ifndef BLUEPRINTING_CORE_ANALYSIS_SCHEDULE_H_
+#define BLUEPRINTING_CORE_ANALYSIS_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+struct StepShape {
+  bool training = true;
+  int64_t p = 1, v = 1, m = 1, d = 1;
+  int64_t blocks_per_stage = 1;   // bpp
+  int64_t blocks_per_chunk = 1;   // bpc
+  int64_t bubble_reduction_blocks = 0;
+  int64_t global_batch = 1;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+  bool optimizer_sharding = false;
+  bool data_overlap = false;
+  Offload offload;
+  // Bytes of one pipeline send (0 when p == 1).
+  double pipeline_message_bytes = 0;
+  const NetworkTier* pipeline_net = nullptr;
+  const NetworkTier* data_net = nullptr;
+  bool data_net_is_tensor_net = false;
+  bool data_net_is_pipeline_net = false;
+  const MemoryTier* mem1 = nullptr;
+  const MemoryTier* mem2 = nullptr;
+  double matrix_peak_flops = 0;  // tflops*1e12 of the datatype
+};
+
+// Builds the step shape; `program` must outlive it (it points into the
+// program's system).
+StepShape MakeStepShape(const TypedProgram& program);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_ANALYSIS_SCHEDULE_H_

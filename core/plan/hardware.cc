@@ -1,0 +1,61 @@
+#include "core/plan/hardware.h"
+
+namespace blueprint {
+
+int EfficiencyRowIndex(const std::vector<EfficiencyRow>& table, double size,
+                       double unit) {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (table[i].threshold * unit <= size) return static_cast<int>(i);
+  }
+  return table.empty() ? -1 : static_cast<int>(table.size()) - 1;
+}
+
+double EngineThroughput(const Processor& engine, DataType datatype,
+                        double flops) {
+  auto it = engine.rates.find(datatype);
+  if (it == engine.rates.end()) return 0;  // the checker rejects this first
+  const ProcessorRate& rate = it->second;
+  const int row = EfficiencyRowIndex(rate.gflops_efficiency, flops, 1e9);
+  const double eff = row < 0 ? 1.0 : rate.gflops_efficiency[row].efficiency;
+  return rate.tflops * 1e12 * eff;
+}
+
+double FlopTime(const Processor& engine, DataType datatype, double flops) {
+  return flops / EngineThroughput(engine, datatype, flops);
+}
+
+double MemoryTime(const MemoryTier& memory, double bytes) {
+  const int row = EfficiencyRowIndex(memory.mb_efficiency, bytes, 1e6);
+  const double eff = row < 0 ? 1.0 : memory.mb_efficiency[row].efficiency;
+  return bytes / (memory.gbps * 1e9 * eff);
+}
+
+double ProcessingTime(ProcessingMode mode, double flop_time, double mem_time) {
+  switch (mode) {
+    case ProcessingMode::kRoofline:
+      return flop_time > mem_time ? flop_time : mem_time;
+    case ProcessingMode::kNoOverlap:
+      return flop_time + mem_time;
+  }
+  return flop_time + mem_time;
+}
+
+double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
+                      int64_t peers) {
+  const NetworkOpCost* cost = &net.p2p;
+  switch (op) {
+    case CollectiveOp::kNone:
+    case CollectiveOp::kPointToPoint: cost = &net.p2p; break;
+    case CollectiveOp::kAllReduce: cost = &net.all_reduce; break;
+    case CollectiveOp::kReduceScatter: cost = &net.reduce_scatter; break;
+    case CollectiveOp::kAllGather: cost = &net.all_gather; break;
+  }
+  double size = bytes * cost->scalar;
+  if (cost->offset.has_value()) {
+    const double chunk = 1.0 / static_cast<double>(peers) * size;
+    size += chunk * *cost->offset;
+  }
+  return net.latency_s + size / (net.bandwidth_gbps * 1e9 * net.efficiency);
+}
+
+}  // namespace blueprint

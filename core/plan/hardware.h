@@ -1,0 +1,36 @@
+// The hardware primitives of the system model (calculon/MODEL.md §4.1):
+// engine throughput and memory throughput looked up in efficiency tables,
+// processing time (no_overlap or roofline) and collective time on a network
+// tier. Pure functions of the typed System; no allocation.
+#ifndef BLUEPRINTING_CORE_PLAN_HARDWARE_H_
+#define BLUEPRINTING_CORE_PLAN_HARDWARE_H_
+
+#include <vector>
+
+#include "core/spec/spec.h"
+#include "core/taskir/task_ir.h"
+
+namespace blueprint {
+
+// Index of the first row whose threshold*unit <= size (rows are descending
+// and end at 0, so some row always matches; -1 only for an empty table).
+int EfficiencyRowIndex(const std::vector<EfficiencyRow>& table, double size,
+                       double unit);
+
+// FLOP/s of `engine` for an operation of `flops` FLOPs in `datatype`.
+double EngineThroughput(const Processor& engine, DataType datatype,
+                        double flops);
+// Seconds for `flops` FLOPs (0 FLOPs take 0 s).
+double FlopTime(const Processor& engine, DataType datatype, double flops);
+// Seconds to move `bytes` through a memory tier.
+double MemoryTime(const MemoryTier& memory, double bytes);
+// Calculon's System.get_processing_time.
+double ProcessingTime(ProcessingMode mode, double flop_time, double mem_time);
+// Network.time(op, size, n): latency + scaled size / effective bandwidth.
+// `op` must not be kNone.
+double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
+                      int64_t peers);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_PLAN_HARDWARE_H_

@@ -1,0 +1,360 @@
+#include "core/plan/plan.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/plan/hardware.h"
+
+namespace blueprint {
+namespace {
+
+constexpr int kFw = static_cast<int>(Stage::kForward);
+constexpr int kAgrad = static_cast<int>(Stage::kActivationGrad);
+constexpr int kWgrad = static_cast<int>(Stage::kWeightGrad);
+constexpr int kOptim = static_cast<int>(Stage::kOptimizer);
+constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
+constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
+constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
+constexpr int kBase = static_cast<int>(BlockVariant::kBase);
+
+// The comm phase a stage's collective belongs to (Calculon calls the
+// re-communication stage "wgrad").
+int PhaseOfStage(int stage) {
+  return stage == kFw ? kFwPhase : stage == kAgrad ? kBwPhase : kRecommPhase;
+}
+
+// The backward TP time on a block's critical path: the exposed time.
+double BackwardTensorTime(const BlockFigures& b, bool edge) {
+  return edge ? b.edgeblock_agrad_tp_time_exposed
+              : b.baseblock_agrad_tp_time_exposed;
+}
+
+class TaskPricer {
+ public:
+  TaskPricer(const System& system, DataType datatype, int64_t tp_network)
+      : system_(system),
+        datatype_(datatype),
+        tp_net_(system.networks[static_cast<size_t>(tp_network)]) {}
+
+  // Prices one task into `plan`.
+  void Price(const Task& task, TaskPlan& plan) const;
+
+ private:
+  double StageFlopTime(const StageWork& w) const {
+    return FlopTime(w.matrix_engine ? system_.matrix : system_.vector,
+                    datatype_, w.flops);
+  }
+  double Processing(double ft, double mt) const {
+    return ProcessingTime(system_.processing_mode, ft, mt);
+  }
+  // LinearOverlapped/TPComm compute_net_time for one phase and variant.
+  double NetTime(const Task& task, const TaskPlan& plan, int phase,
+                 int variant) const;
+
+  const System& system_;
+  DataType datatype_;
+  const NetworkTier& tp_net_;
+};
+
+double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
+                           int variant) const {
+  const Collective& c = task.collectives[phase][variant];
+  const int64_t t = c.peers;
+  if (t <= 1) return 0;
+  const double comm =
+      c.op == CollectiveOp::kNone ? 0 : CollectiveTime(tp_net_, c.op, c.bytes, t);
+  return std::visit(
+      Overloaded{
+          [&](const TensorCommTask&) -> double {
+            // TPComm charges its own reduction and memory traffic here, never
+            // as compute.
+            if (phase == kRecommPhase) {
+              if (!task.flags.recommunicate) return 0;
+              return comm + Processing(plan.flop_time[kWgrad],
+                                       plan.mem_time[kWgrad]);
+            }
+            const int stage = phase == kFwPhase ? kFw : kAgrad;
+            return comm + Processing(plan.flop_time[stage],
+                                     plan.mem_time[stage]);
+          },
+          [&](const OverlappedLinearTask&) -> double {
+            if (c.op == CollectiveOp::kNone) return 0;
+            const double reduction =
+                FlopTime(system_.vector, datatype_, c.reduction_flops);
+            return comm + reduction;
+          },
+          [](const LinearTask&) { return 0.0; },
+          [](const BatchMatMulTask&) { return 0.0; },
+          [](const LayerNormTask&) { return 0.0; },
+          [](const DropOutTask&) { return 0.0; },
+          [](const GeLUTask&) { return 0.0; },
+          [](const SoftMaxTask&) { return 0.0; },
+          [](const ElementWiseTask&) { return 0.0; },
+          [](const ForkTask&) { return 0.0; },
+      },
+      task.kind);
+}
+
+void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
+  plan.task_id = task.id;
+  for (int s = 0; s < kNumStages; ++s) {
+    plan.flop_time[s] = StageFlopTime(task.work[s]);
+    plan.mem_time[s] = MemoryTime(system_.mem1, task.work[s].bytes);
+  }
+  for (int p = 0; p < kNumCommPhases; ++p) {
+    for (int v = 0; v < kNumVariants; ++v) {
+      plan.net_time[p][v] = NetTime(task, plan, p, v);
+    }
+  }
+  for (int s = 0; s < kNumStages; ++s) {
+    plan.processing_time[s] = Processing(plan.flop_time[s], plan.mem_time[s]);
+  }
+  plan.exposed_time = {};
+  // exposed per stage, for the overlapped linear's quirk below.
+  std::array<double, kNumStages> stage_exposed{};
+  std::visit(
+      Overloaded{
+          [&](const TensorCommTask&) {
+            // Never overlapped: exposed = link, not compute.
+            for (int s = 0; s < kNumStages; ++s) plan.processing_time[s] = 0;
+            plan.exposed_time = plan.net_time;
+          },
+          [&](const OverlappedLinearTask& k) {
+            const double pu = tp_net_.processor_usage;
+            const double n = static_cast<double>(k.tiles);
+            for (int s = 0; s < kNumStages; ++s) {
+              const double ft = plan.flop_time[s];
+              const double fts = ft / (1 - pu);
+              const double mt = plan.mem_time[s];
+              // compute_processing_time always prices the base block.
+              const double net =
+                  s == kOptim ? 0 : plan.net_time[PhaseOfStage(s)][kBase];
+              const double ct = Processing(ft, mt);
+              double time = ct, exposed = 0;
+              if (net != 0) {
+                const double cts = Processing(fts, mt);
+                const double fts_tile = fts / n;
+                const double net_tile = net / n;
+                const double ct_tile = ct / n;
+                const double cts_tile = cts / n;
+                const double inflection = net_tile - fts_tile;
+                if (inflection > 0) {
+                  time = ct_tile + (n - 1) * cts_tile;
+                  exposed = (n - 1) * inflection;
+                } else {
+                  time = ct_tile + (n - 1) * ct_tile +
+                         (n - 1) * net_tile * pu;
+                  exposed = 0;
+                }
+                // Quirk (MODEL.md §6.3): pipe overlap adds the extra tile to
+                // both processing and exposed time.
+                if (k.overlap == TensorOverlap::kPipe) {
+                  exposed += net_tile;
+                  time += net_tile;
+                }
+              }
+              plan.processing_time[s] = time;
+              stage_exposed[s] = exposed;
+            }
+            // Quirk (MODEL.md §6.2): get_exposed_net_time returns the value
+            // of the last compute_processing_time call, whatever the stage:
+            // fw for the forward and the re-communication, agrad for the
+            // backward, identical for base and edge.
+            for (int v = 0; v < kNumVariants; ++v) {
+              plan.exposed_time[kFwPhase][v] = stage_exposed[kFw];
+              plan.exposed_time[kBwPhase][v] = stage_exposed[kAgrad];
+              plan.exposed_time[kRecommPhase][v] = stage_exposed[kFw];
+            }
+            for (int s : {kFw, kAgrad}) {
+              const double fts_tile = plan.flop_time[s] / (1 - pu) / n;
+              for (int v = 0; v < kNumVariants; ++v) {
+                const double tile =
+                    task.collectives[PhaseOfStage(s)][v].bytes / n;
+                plan.required_bandwidth =
+                    std::max(plan.required_bandwidth, tile / fts_tile);
+              }
+            }
+          },
+          [](const LinearTask&) {},
+          [](const BatchMatMulTask&) {},
+          [](const LayerNormTask&) {},
+          [](const DropOutTask&) {},
+          [](const GeLUTask&) {},
+          [](const SoftMaxTask&) {},
+          [](const ElementWiseTask&) {},
+          [](const ForkTask&) {},
+      },
+      task.kind);
+}
+
+// Sums the task plans into Calculon's block figures, in Calculon's layer
+// order (the order matters for the recompute quirk).
+void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
+               PortablePlanIR& plan) {
+  BlockFigures& b = plan.block;
+  const bool training = ir.training;
+  for (size_t i = 0; i < ir.tasks.size(); ++i) {
+    const Task& task = ir.tasks[i];
+    const TaskPlan& tp = plan.tasks[i];
+    const auto& fw = task.work[kFw];
+    b.block_fw_flops += fw.flops;
+    b.block_fw_flops_time += tp.flop_time[kFw];
+    b.block_fw_mem_accessed += fw.bytes;
+    b.block_fw_mem_time += tp.mem_time[kFw];
+    b.block_fw_time += tp.processing_time[kFw];
+    b.baseblock_fw_tp_size += task.collectives[kFwPhase][0].bytes;
+    b.edgeblock_fw_tp_size += task.collectives[kFwPhase][1].bytes;
+    b.baseblock_fw_tp_time += tp.net_time[kFwPhase][0];
+    b.edgeblock_fw_tp_time += tp.net_time[kFwPhase][1];
+    b.baseblock_fw_tp_time_exposed += tp.exposed_time[kFwPhase][0];
+    b.edgeblock_fw_tp_time_exposed += tp.exposed_time[kFwPhase][1];
+    b.tp_bw_overlap_req = std::max(b.tp_bw_overlap_req, tp.required_bandwidth);
+    b.useful_flops += fw.flops;
+    if (training) {
+      if (task.flags.recompute) {
+        // Quirk (MODEL.md §6.1): Calculon adds the running block totals, not
+        // the layer's own figures; block_re_time alone uses the layer's.
+        b.block_re_flops += b.block_fw_flops;
+        b.block_re_flops_time += b.block_fw_flops_time;
+        b.block_re_mem_accessed += b.block_fw_mem_accessed;
+        b.block_re_mem_time += b.block_fw_mem_time;
+        b.block_re_time += tp.processing_time[kFw];
+      }
+      if (task.flags.recommunicate) {
+        b.baseblock_recomm_size += task.collectives[kRecommPhase][0].bytes;
+        b.edgeblock_recomm_size += task.collectives[kRecommPhase][1].bytes;
+        b.baseblock_recomm_time += tp.net_time[kRecommPhase][0];
+        b.edgeblock_recomm_time += tp.net_time[kRecommPhase][1];
+        b.baseblock_recomm_time_exposed += tp.exposed_time[kRecommPhase][0];
+        b.edgeblock_recomm_time_exposed += tp.exposed_time[kRecommPhase][1];
+      }
+      const auto& ag = task.work[kAgrad];
+      b.block_agrad_flops += ag.flops;
+      b.block_agrad_flops_time += tp.flop_time[kAgrad];
+      b.block_agrad_mem_accessed += ag.bytes;
+      b.block_agrad_mem_time += tp.mem_time[kAgrad];
+      b.block_agrad_time += tp.processing_time[kAgrad];
+      b.baseblock_bw_tp_size += task.collectives[kBwPhase][0].bytes;
+      b.edgeblock_bw_tp_size += task.collectives[kBwPhase][1].bytes;
+      b.baseblock_agrad_tp_time += tp.net_time[kBwPhase][0];
+      b.edgeblock_agrad_tp_time += tp.net_time[kBwPhase][1];
+      b.baseblock_agrad_tp_time_exposed += tp.exposed_time[kBwPhase][0];
+      b.edgeblock_agrad_tp_time_exposed += tp.exposed_time[kBwPhase][1];
+      const auto& wg = task.work[kWgrad];
+      b.block_wgrad_flops += wg.flops;
+      b.block_wgrad_flops_time += tp.flop_time[kWgrad];
+      b.block_wgrad_mem_accessed += wg.bytes;
+      b.block_wgrad_mem_time += tp.mem_time[kWgrad];
+      b.block_wgrad_time += tp.processing_time[kWgrad];
+      const auto& op = task.work[kOptim];
+      b.block_optim_flops += op.flops;
+      b.block_optim_flops_time += tp.flop_time[kOptim];
+      b.block_optim_mem_accessed += op.bytes;
+      b.block_optim_mem_time += tp.mem_time[kOptim];
+      b.block_optim_time += tp.processing_time[kOptim];
+      b.useful_flops += ag.flops + wg.flops + op.flops;
+    }
+    const Footprint& f = task.footprint;
+    b.block_weight_space += f.weight;
+    if (!task.flags.activation_reused) b.block_act_working_space += f.activation;
+    b.block_act_storage_space += f.activation;
+    if (training) {
+      if (!task.flags.output_stored) b.block_act_storage_space -= f.output;
+      if (!task.flags.activation_stored) {
+        b.block_act_storage_space -= f.activation;
+      }
+      b.block_weight_grad_space += f.weight_grad_sharded;
+      b.block_weight_grad_space_no_sharding += f.weight_grad_unsharded;
+      b.block_act_grad_space += f.activation_grad;
+      b.block_optimizer_space += f.optimizer;
+    }
+  }
+  const DerivedValues& d = program.derived;
+  const bool full = d.recompute == RecomputePolicy::kFull;
+  if (full) b.block_act_storage_space = 0;
+  // Quirk (MODEL.md §6.6): the checkpoint is b*s*h elements, not divided by t
+  // even under sequence parallelism.
+  if (training && full) {
+    b.block_act_checkpoint_size =
+        static_cast<double>(program.batch().microbatch_size) *
+        program.model().seq_size * program.model().hidden *
+        d.bytes_per_element;
+  }
+  for (int v = 0; v < kNumVariants; ++v) {
+    const bool edge = v == 1;
+    BlockCriticalPath& path = plan.critical_path[v];
+    path.forward = b.block_fw_time + (edge ? b.edgeblock_fw_tp_time_exposed
+                                           : b.baseblock_fw_tp_time_exposed);
+    path.backward = b.block_re_time +
+                    (edge ? b.edgeblock_recomm_time_exposed
+                          : b.baseblock_recomm_time_exposed) +
+                    b.block_agrad_time + b.block_wgrad_time +
+                    BackwardTensorTime(b, edge);
+  }
+}
+
+Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
+                        const TaskPlan& plan, const System& system) {
+  Lineage lineage;
+  lineage.pass = PlanPortable::kName;
+  lineage.sources.push_back(absl::StrCat("task:", task.id));
+  const char* dtype = DataTypeName(program.options().datatype);
+  for (int s = 0; s < kNumStages; ++s) {
+    const StageWork& w = task.work[s];
+    if (w.flops == 0 && w.bytes == 0) continue;
+    const Processor& engine = w.matrix_engine ? system.matrix : system.vector;
+    auto rate = engine.rates.find(program.options().datatype);
+    if (rate != engine.rates.end() && w.flops != 0) {
+      lineage.sources.push_back(absl::StrCat(
+          "system:", w.matrix_engine ? "matrix." : "vector.", dtype,
+          ".gflops_efficiency[",
+          EfficiencyRowIndex(rate->second.gflops_efficiency, w.flops, 1e9),
+          "]@", StageName(static_cast<Stage>(s))));
+    }
+    if (w.bytes != 0) {
+      lineage.sources.push_back(absl::StrCat(
+          "system:mem1.MB_efficiency[",
+          EfficiencyRowIndex(system.mem1.mb_efficiency, w.bytes, 1e6), "]@",
+          StageName(static_cast<Stage>(s))));
+    }
+  }
+  bool networked = false;
+  for (const auto& phase : plan.net_time) {
+    for (double x : phase) networked = networked || x != 0;
+  }
+  if (networked) {
+    lineage.sources.push_back(absl::StrCat(
+        "system:networks[", program.derived.tensor_network, "]"));
+  }
+  lineage.sources.push_back("system:processing_mode");
+  return lineage;
+}
+
+}  // namespace
+
+absl::StatusOr<PortablePlanIR> PlanPortable::Run(
+    const DistributedTaskIR& tasks, const TypedProgram& program) const {
+  BP_RETURN_IF_ERROR(VerifyTaskIR(tasks));
+  const System& system = program.system();
+  PortablePlanIR plan;
+  plan.tasks.resize(tasks.tasks.size());
+  TaskPricer pricer(system, program.options().datatype,
+                    program.derived.tensor_network);
+  for (size_t i = 0; i < tasks.tasks.size(); ++i) {
+    pricer.Price(tasks.tasks[i], plan.tasks[i]);
+    plan.tasks[i].lineage =
+        TaskPlanLineage(tasks.tasks[i], program, plan.tasks[i], system);
+  }
+  Aggregate(tasks, program, plan);
+  plan.block_lineage.pass = kName;
+  for (const Task& task : tasks.tasks) {
+    plan.block_lineage.sources.push_back(absl::StrCat("plan:", task.id));
+  }
+  BP_RETURN_IF_ERROR(VerifyPlanIR(plan, tasks));
+  return plan;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,99 @@
+// PortablePlanIR: a DistributedTaskIR planned against a System. Per task and
+// stage: flop time (matrix or vector engine, efficiency looked up by size),
+// memory time, processing time; per task, phase and block variant: network
+// time and exposed time of its TP collectives. Per block: the aggregate
+// figures of Calculon's `_compute_block_stats` (BlockFigures) and the
+// forward and backward critical paths of the base and edge block.
+#ifndef BLUEPRINTING_CORE_PLAN_PLAN_IR_H_
+#define BLUEPRINTING_CORE_PLAN_PLAN_IR_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/taskir/task_ir.h"
+
+namespace blueprint {
+
+// Per-microbatch, per-block figures, named exactly as Calculon's stats JSON.
+#define BP_BLOCK_FIGURES(X)                                                  \
+  X(block_fw_flops) X(block_fw_flops_time) X(block_fw_mem_accessed)          \
+  X(block_fw_mem_time) X(block_fw_time) X(baseblock_fw_tp_time)              \
+  X(edgeblock_fw_tp_time) X(baseblock_fw_tp_time_exposed)                    \
+  X(edgeblock_fw_tp_time_exposed) X(block_re_flops) X(block_re_flops_time)   \
+  X(block_re_mem_accessed) X(block_re_mem_time) X(block_re_time)             \
+  X(baseblock_recomm_time) X(edgeblock_recomm_time)                          \
+  X(baseblock_recomm_time_exposed) X(edgeblock_recomm_time_exposed)          \
+  X(block_agrad_flops) X(block_agrad_flops_time) X(block_agrad_mem_accessed) \
+  X(block_agrad_mem_time) X(block_agrad_time) X(baseblock_agrad_tp_time)     \
+  X(edgeblock_agrad_tp_time) X(baseblock_agrad_tp_time_exposed)              \
+  X(edgeblock_agrad_tp_time_exposed) X(block_wgrad_flops)                    \
+  X(block_wgrad_flops_time) X(block_wgrad_mem_accessed)                      \
+  X(block_wgrad_mem_time) X(block_wgrad_time) X(block_optim_flops)           \
+  X(block_optim_flops_time) X(block_optim_mem_accessed)                      \
+  X(block_optim_mem_time) X(block_optim_time) X(baseblock_fw_tp_size)        \
+  X(edgeblock_fw_tp_size) X(baseblock_bw_tp_size) X(edgeblock_bw_tp_size)    \
+  X(baseblock_recomm_size) X(edgeblock_recomm_size) X(tp_bw_overlap_req)     \
+  X(block_weight_space) X(block_act_working_space)                           \
+  X(block_act_storage_space) X(block_act_checkpoint_size)                    \
+  X(block_weight_grad_space) X(block_weight_grad_space_no_sharding)          \
+  X(block_act_grad_space) X(block_optimizer_space)
+
+struct BlockFigures {
+#define BP_DECLARE_FIELD(name) double name = 0;
+  BP_BLOCK_FIGURES(BP_DECLARE_FIELD)
+#undef BP_DECLARE_FIELD
+  // useful FLOPs of one block and microbatch (fw, + agrad, wgrad, optim when
+  // training); recompute FLOPs excluded.
+  double useful_flops = 0;
+};
+
+// Calls f(name, value) for every block figure, in the canonical order.
+template <typename F>
+void ForEachBlockFigure(const BlockFigures& b, F&& f) {
+#define BP_VISIT_FIELD(name) f(#name, b.name);
+  BP_BLOCK_FIGURES(BP_VISIT_FIELD)
+#undef BP_VISIT_FIELD
+  f("useful_flops", b.useful_flops);
+}
+
+struct TaskPlan {
+  int32_t task_id = 0;
+  std::array<double, kNumStages> flop_time{};
+  std::array<double, kNumStages> mem_time{};
+  std::array<double, kNumStages> processing_time{};
+  // net_time[phase][variant], exposed_time[phase][variant]
+  std::array<std::array<double, kNumVariants>, kNumCommPhases> net_time{};
+  std::array<std::array<double, kNumVariants>, kNumCommPhases> exposed_time{};
+  double required_bandwidth = 0;  // TP overlap: bytes/s to hide a tile
+  Lineage lineage;
+};
+
+// The critical path of one block for one microbatch (TP exposed time
+// included, PP and offload excluded: they are composed by the iteration
+// analysis).
+struct BlockCriticalPath {
+  double forward = 0;
+  double backward = 0;  // recompute + re-communication + agrad + wgrad + TP
+};
+
+struct PortablePlanIR {
+  static constexpr const char* kFormat = "blueprinting.portable_plan_ir/1";
+  std::vector<TaskPlan> tasks;
+  BlockFigures block;
+  std::array<BlockCriticalPath, kNumVariants> critical_path{};
+  // Where each block figure comes from: the tasks and system parameters.
+  Lineage block_lineage;
+};
+
+std::string ToText(const PortablePlanIR& plan);
+
+// Invariants: one plan per task, in order, with lineage; no negative or NaN
+// time; critical paths at least the compute time they contain.
+absl::Status VerifyPlanIR(const PortablePlanIR& plan,
+                          const DistributedTaskIR& tasks);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_PLAN_PLAN_IR_H_

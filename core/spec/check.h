@@ -1,0 +1,35 @@
+// The checker: verifies a MappingSpec against every divisibility rule of the
+// seed and every rejection of Calculon (MODEL.md §5) that does not need the
+// analysis, and derives the TypedProgram. All violations are reported at once.
+#ifndef BLUEPRINTING_CORE_SPEC_CHECK_H_
+#define BLUEPRINTING_CORE_SPEC_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+// One violated rule: the field path it concerns and one line of text that
+// names the field, the values and the rule, e.g.
+//   {"parallelism.pipeline.schedule.virtual_stages",
+//    "parallelism.pipeline.schedule.virtual_stages (5) must divide "
+//    "blocks_per_stage (12)"}
+struct Violation {
+  std::string field;
+  std::string message;
+};
+
+// Every violation of `spec`, in a fixed order; empty when the spec is valid.
+std::vector<Violation> FindViolations(const MappingSpec& spec);
+
+// The checked program, or kInvalidArgument whose message is the violations'
+// messages joined by '\n'.
+absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SPEC_CHECK_H_

@@ -1,0 +1,244 @@
+// The typed mapping spec: what a user asks Blueprinting to analyse. A
+// transformer model, a system (Calculon's system description), and a typed
+// parallelism strategy whose sum types are std::variants of distinct structs.
+//
+// Degrees (t, p, d, v, world size) are not stored twice: they are derived
+// projections, see derived.h. Adapters (core/adapters, spec_json.h) build a
+// spec from external keys; the checker (check.h) verifies it.
+//
+// Example:
+//   TransformerTrainingMappingSpec spec;
+//   spec.parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{3};
+//   std::visit(Overloaded{[](const SingleStage&) {...},
+//                         [](const OneForwardOneBackward&) {...},
+//                         [](const InterleavedOneForwardOneBackward& s) {...},
+//                         [](const ForwardOnly&) {...}},
+//              spec.parallelism.pipeline.schedule);
+#ifndef BLUEPRINTING_CORE_SPEC_SPEC_H_
+#define BLUEPRINTING_CORE_SPEC_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace blueprint {
+
+//----- Model ------------------------------------------------------------------
+
+// TransformerModel: Calculon's application (only transformer blocks are
+// modelled; no embeddings, no LM head).
+struct TransformerModel {
+  std::string name;          // Free text, e.g. "gpt3-175B"; not used in math.
+  int64_t hidden = 0;        // h
+  int64_t feedforward = 0;   // ff
+  int64_t attn_heads = 0;    // a
+  int64_t attn_size = 0;     // dh, size of one head
+  int64_t num_blocks = 0;    // nb, transformer blocks
+  int64_t seq_size = 0;      // s, sequence length
+};
+
+//----- System -----------------------------------------------------------------
+
+enum class DataType { kFloat8, kFloat16, kBFloat16, kFloat32 };
+
+// One (threshold, efficiency) row of an efficiency table. The threshold is in
+// GFLOP for processors and MB for memories; rows are strictly descending and
+// the last threshold is 0.
+struct EfficiencyRow {
+  double threshold = 0;
+  double efficiency = 0;
+};
+
+// ProcessorRate: one datatype of a compute engine.
+struct ProcessorRate {
+  double tflops = 0;
+  std::vector<EfficiencyRow> gflops_efficiency;
+};
+
+// Processor: a matrix or vector engine. Keyed by datatype; std::map keeps a
+// deterministic order in every canonical text.
+struct Processor {
+  std::map<DataType, ProcessorRate> rates;
+};
+
+// MemoryTier: mem1 (HBM) or mem2 (the offload tier).
+struct MemoryTier {
+  double gib = 0;
+  double gbps = 0;
+  std::vector<EfficiencyRow> mb_efficiency;
+};
+
+// NetworkOpCost: how a collective's size scales: S' = S*scalar,
+// S' += (S'/n)*offset. p2p has no offset (Calculon's null).
+struct NetworkOpCost {
+  double scalar = 1;
+  std::optional<double> offset;
+};
+
+// NetworkTier: one level of the network hierarchy (NVLink, InfiniBand, ...).
+struct NetworkTier {
+  double bandwidth_gbps = 0;
+  double efficiency = 0;
+  int64_t size = 0;
+  double latency_s = 0;
+  NetworkOpCost p2p;
+  NetworkOpCost reduce_scatter;
+  NetworkOpCost all_gather;
+  NetworkOpCost all_reduce;
+  bool must_be_filled = false;
+  double processor_usage = 0;
+};
+
+enum class ProcessingMode { kNoOverlap, kRoofline };
+
+// System: Calculon's system JSON, typed.
+struct System {
+  std::string name;  // Free text; not used in math.
+  Processor matrix;
+  Processor vector;
+  MemoryTier mem1;
+  MemoryTier mem2;
+  ProcessingMode processing_mode = ProcessingMode::kNoOverlap;
+  std::vector<NetworkTier> networks;
+};
+
+//----- Strategy ---------------------------------------------------------------
+
+// Tensor-parallel communication, the sum type of the seed.
+struct AllReduce {};                    // Calculon "ar"
+struct ReduceScatterAllGather {         // Calculon "rs_ag" (sequence parallel)
+  bool all_gather_redo = false;         // Calculon "seq_par_ag_redo"
+};
+struct EdgeReduceScatterAllGather {};   // Calculon "p2p_rs_ag"
+using TensorCommunication =
+    std::variant<AllReduce, ReduceScatterAllGather, EdgeReduceScatterAllGather>;
+
+// TP communication overlapped with the adjacent linear layers.
+enum class TensorOverlap { kNone, kRing, kPipe };
+
+struct TensorParallel {
+  int64_t degree = 1;
+  TensorCommunication communication = AllReduce{};
+  TensorOverlap overlap = TensorOverlap::kNone;
+  int64_t network_tier = 0;
+};
+
+// Pipeline schedules, the sum type of the seed.
+struct SingleStage {};                       // p = 1
+struct OneForwardOneBackward {};             // 1F1B
+struct InterleavedOneForwardOneBackward {    // interleaved 1F1B
+  int64_t virtual_stages = 2;                // v
+};
+struct ForwardOnly {};                       // inference pipeline
+using PipelineSchedule =
+    std::variant<SingleStage, OneForwardOneBackward,
+                 InterleavedOneForwardOneBackward, ForwardOnly>;
+
+// How blocks are laid over stages. kEven requires p | num_blocks. kUneven is
+// Calculon's behaviour for num_blocks % p != 0: blocks per stage rounded up,
+// the bubble shortened by the missing blocks. Only used when the spec says so.
+enum class StageLayout { kEven, kUneven };
+
+struct PipelineParallel {
+  int64_t degree = 1;
+  PipelineSchedule schedule = SingleStage{};
+  int64_t network_tier = 0;
+  StageLayout stage_layout = StageLayout::kEven;
+};
+
+struct DataParallel {
+  int64_t degree = 1;
+  bool optimizer_sharding = false;
+  bool overlap = false;  // DP communication overlapped with backward
+  int64_t network_tier = 0;
+};
+
+// Independent serving replicas (inference); no gradient synchronization.
+struct ReplicaParallel {
+  int64_t degree = 1;
+  int64_t network_tier = 0;
+};
+
+enum class RecomputePolicy { kNone, kAttentionOnly, kFull };
+enum class AttentionType { kMultiHead, kMultiQuery };
+
+struct Batch {
+  int64_t global_batch_size = 0;
+  int64_t microbatch_size = 0;
+};
+
+// Offload of each kind of state to the system's second memory tier.
+struct Offload {
+  bool weights = false;
+  bool activations = false;
+  bool optimizer = false;
+};
+
+// Execution knobs that are neither a degree nor a schedule.
+struct ExecutionOptions {
+  DataType datatype = DataType::kFloat16;
+  bool fused_activation = false;
+  AttentionType attention = AttentionType::kMultiHead;
+  Offload offload;
+};
+
+struct TransformerTrainingParallelism {
+  TensorParallel tensor;
+  PipelineParallel pipeline;
+  DataParallel data;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+};
+
+struct TransformerInferenceParallelism {
+  TensorParallel tensor;
+  PipelineParallel pipeline;  // SingleStage or ForwardOnly
+  ReplicaParallel replica;
+};
+
+struct TransformerTrainingMappingSpec {
+  TransformerModel model;
+  System system;
+  TransformerTrainingParallelism parallelism;
+  Batch batch;
+  ExecutionOptions options;
+};
+
+struct TransformerInferenceMappingSpec {
+  TransformerModel model;
+  System system;
+  TransformerInferenceParallelism parallelism;
+  Batch batch;
+  ExecutionOptions options;
+};
+
+using MappingSpec =
+    std::variant<TransformerTrainingMappingSpec, TransformerInferenceMappingSpec>;
+
+//----- Names ------------------------------------------------------------------
+
+// The external (Calculon / canonical JSON) spelling of each enum value.
+const char* DataTypeName(DataType t);            // "float16", ...
+int BytesPerElement(DataType t);                 // 1, 2, 2, 4
+const char* TensorOverlapName(TensorOverlap o);  // "none", "ring", "pipe"
+const char* RecomputeName(RecomputePolicy r);    // "none","attn_only","full"
+const char* AttentionName(AttentionType a);      // "multihead", "multiquery"
+const char* ProcessingModeName(ProcessingMode m);  // "no_overlap","roofline"
+const char* StageLayoutName(StageLayout l);      // "even", "uneven"
+// "ar", "rs_ag", "p2p_rs_ag".
+const char* TensorCommunicationName(const TensorCommunication& c);
+// "single_stage", "1f1b", "interleaved_1f1b", "forward_only".
+const char* PipelineScheduleName(const PipelineSchedule& s);
+
+std::optional<DataType> ParseDataType(const std::string& s);
+std::optional<TensorOverlap> ParseTensorOverlap(const std::string& s);
+std::optional<RecomputePolicy> ParseRecompute(const std::string& s);
+std::optional<AttentionType> ParseAttention(const std::string& s);
+std::optional<ProcessingMode> ParseProcessingMode(const std::string& s);
+std::optional<StageLayout> ParseStageLayout(const std::string& s);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SPEC_SPEC_H_

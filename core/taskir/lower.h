@@ -1,0 +1,25 @@
+// Pass LowerTensorParallelBlock: TypedProgram -> DistributedTaskIR.
+// Materializes one local TP block (attention then MLP) with Calculon's layer
+// algebra (calculon/MODEL.md §3, §4.2-4.3): column-parallel QKV and first MLP
+// linear, row-parallel attention output and second MLP linear, the f/g TP
+// collectives (or their overlapped-linear forms), with every task's lineage.
+#ifndef BLUEPRINTING_CORE_TASKIR_LOWER_H_
+#define BLUEPRINTING_CORE_TASKIR_LOWER_H_
+
+#include "absl/status/statusor.h"
+#include "core/spec/program.h"
+#include "core/taskir/task_ir.h"
+
+namespace blueprint {
+
+class LowerTensorParallelBlock {
+ public:
+  static constexpr const char* kName = "LowerTensorParallelBlock";
+  const char* name() const { return kName; }
+  // Verifies the result before returning it.
+  absl::StatusOr<DistributedTaskIR> Run(const TypedProgram& program) const;
+};
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_TASKIR_LOWER_H_

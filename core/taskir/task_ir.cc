@@ -1,0 +1,259 @@
+#include "core/taskir/task_ir.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/format.h"
+#include "core/base/status_macros.h"
+
+namespace blueprint {
+
+const char* StageName(Stage s) {
+  switch (s) {
+    case Stage::kForward: return "fw";
+    case Stage::kActivationGrad: return "agrad";
+    case Stage::kWeightGrad: return "wgrad";
+    case Stage::kOptimizer: return "optim";
+  }
+  return "?";
+}
+
+const char* BlockVariantName(BlockVariant v) {
+  switch (v) {
+    case BlockVariant::kBase: return "base";
+    case BlockVariant::kEdge: return "edge";
+  }
+  return "?";
+}
+
+const char* CommPhaseName(CommPhase p) {
+  switch (p) {
+    case CommPhase::kForward: return "fw";
+    case CommPhase::kBackward: return "bw";
+    case CommPhase::kRecommunication: return "recomm";
+  }
+  return "?";
+}
+
+const char* CollectiveOpName(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kNone: return "none";
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kPointToPoint: return "p2p";
+  }
+  return "?";
+}
+
+const char* TaskKindName(const TaskKind& kind) {
+  return std::visit(
+      Overloaded{
+          [](const LinearTask&) { return "linear"; },
+          [](const OverlappedLinearTask&) { return "overlapped_linear"; },
+          [](const BatchMatMulTask&) { return "batch_matmul"; },
+          [](const LayerNormTask&) { return "layer_norm"; },
+          [](const DropOutTask&) { return "dropout"; },
+          [](const GeLUTask&) { return "gelu"; },
+          [](const SoftMaxTask&) { return "softmax"; },
+          [](const ElementWiseTask&) { return "elementwise"; },
+          [](const ForkTask&) { return "fork"; },
+          [](const TensorCommTask&) { return "tensor_comm"; },
+      },
+      kind);
+}
+
+namespace {
+
+std::string KindShape(const TaskKind& kind) {
+  return std::visit(
+      Overloaded{
+          [](const LinearTask& k) {
+            return absl::StrCat("m=", k.m, " n=", k.n, " k=", k.k);
+          },
+          [](const OverlappedLinearTask& k) {
+            return absl::StrCat("m=", k.m, " n=", k.n, " k=", k.k,
+                                " conjugate=", k.conjugate ? 1 : 0,
+                                " overlap=", TensorOverlapName(k.overlap),
+                                " tiles=", k.tiles);
+          },
+          [](const BatchMatMulTask& k) {
+            return absl::StrCat("batch=", k.batch, " m=", k.m, " n=", k.n,
+                                " k=", k.k);
+          },
+          [](const LayerNormTask& k) {
+            return absl::StrCat("elements=", k.elements, " hidden=", k.hidden);
+          },
+          [](const DropOutTask& k) {
+            return absl::StrCat("elements=", k.elements);
+          },
+          [](const GeLUTask& k) {
+            return absl::StrCat("elements=", k.elements,
+                                " fused=", k.fused ? 1 : 0);
+          },
+          [](const SoftMaxTask& k) {
+            return absl::StrCat("elements=", k.elements);
+          },
+          [](const ElementWiseTask& k) {
+            return absl::StrCat("lhs=", k.lhs, " rhs=", k.rhs);
+          },
+          [](const ForkTask& k) {
+            return absl::StrCat("elements=", k.elements, " users=", k.users);
+          },
+          [](const TensorCommTask& k) {
+            return absl::StrCat("elements=", k.elements,
+                                " conjugate=", k.conjugate ? 1 : 0);
+          },
+      },
+      kind);
+}
+
+bool IsTensorTask(const TaskKind& kind) {
+  return std::holds_alternative<TensorCommTask>(kind) ||
+         std::holds_alternative<OverlappedLinearTask>(kind);
+}
+
+bool BadNumber(double x) { return std::isnan(x) || x < 0 || std::isinf(x); }
+
+}  // namespace
+
+std::string ToText(const DistributedTaskIR& ir) {
+  std::string out = absl::StrCat(DistributedTaskIR::kFormat, "\n");
+  absl::StrAppend(&out, "mesh tp=", ir.mesh.tp, "\n");
+  absl::StrAppend(&out, "training=", ir.training ? 1 : 0,
+                  " bytes_per_element=", ir.bytes_per_element,
+                  " optimizer_shard=", ir.optimizer_shard,
+                  " tp_overlap=", TensorOverlapName(ir.overlap), "\n");
+  for (const Task& task : ir.tasks) {
+    absl::StrAppend(&out, "task ", task.id, " ", task.name, " ",
+                    TaskKindName(task.kind), " ", KindShape(task.kind), "\n");
+    absl::StrAppend(&out, "  deps [", absl::StrJoin(task.deps, ","), "]\n");
+    for (int s = 0; s < kNumStages; ++s) {
+      const StageWork& w = task.work[s];
+      absl::StrAppend(&out, "  work ", StageName(static_cast<Stage>(s)),
+                      " flops=", FormatDouble(w.flops),
+                      " bytes=", FormatDouble(w.bytes),
+                      " engine=", w.matrix_engine ? "matrix" : "vector", "\n");
+    }
+    for (int p = 0; p < kNumCommPhases; ++p) {
+      for (int v = 0; v < kNumVariants; ++v) {
+        const Collective& c = task.collectives[p][v];
+        if (c.op == CollectiveOp::kNone) continue;
+        absl::StrAppend(&out, "  comm ", CommPhaseName(static_cast<CommPhase>(p)),
+                        " ", BlockVariantName(static_cast<BlockVariant>(v)),
+                        " op=", CollectiveOpName(c.op),
+                        " bytes=", FormatDouble(c.bytes), " peers=", c.peers,
+                        " reduction_flops=", FormatDouble(c.reduction_flops),
+                        "\n");
+      }
+    }
+    const Footprint& f = task.footprint;
+    absl::StrAppend(&out, "  memory weight=", FormatDouble(f.weight),
+                    " activation=", FormatDouble(f.activation),
+                    " output=", FormatDouble(f.output),
+                    " activation_grad=", FormatDouble(f.activation_grad),
+                    " weight_grad_sharded=",
+                    FormatDouble(f.weight_grad_sharded),
+                    " weight_grad_unsharded=",
+                    FormatDouble(f.weight_grad_unsharded),
+                    " optimizer=", FormatDouble(f.optimizer), "\n");
+    const TaskFlags& fl = task.flags;
+    absl::StrAppend(&out, "  flags recompute=", fl.recompute ? 1 : 0,
+                    " recommunicate=", fl.recommunicate ? 1 : 0,
+                    " activation_stored=", fl.activation_stored ? 1 : 0,
+                    " activation_reused=", fl.activation_reused ? 1 : 0,
+                    " output_stored=", fl.output_stored ? 1 : 0, "\n");
+    absl::StrAppend(&out, "  gemm_unsharded_flops=",
+                    FormatDouble(task.unsharded_gemm_flops), "\n");
+    absl::StrAppend(&out, "  lineage pass=", task.lineage.pass, " from [",
+                    absl::StrJoin(task.lineage.sources, ","), "]\n");
+  }
+  return out;
+}
+
+absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
+  if (ir.mesh.tp < 1) {
+    return absl::InternalError(
+        absl::StrCat("task IR: mesh tp (", ir.mesh.tp, ") must be >= 1"));
+  }
+  if (ir.tasks.empty()) return absl::InternalError("task IR: no tasks");
+  double local_gemm = 0, unsharded_gemm = 0;
+  for (size_t i = 0; i < ir.tasks.size(); ++i) {
+    const Task& task = ir.tasks[i];
+    const std::string where = absl::StrCat("task IR: task ", i, " (",
+                                           task.name, ")");
+    if (task.id != static_cast<int32_t>(i)) {
+      return absl::InternalError(absl::StrCat(where, ": id ", task.id,
+                                              " must equal its index ", i));
+    }
+    for (int32_t dep : task.deps) {
+      // Edges point strictly backwards, which makes the graph acyclic.
+      if (dep < 0 || dep >= task.id) {
+        return absl::InternalError(absl::StrCat(
+            where, ": dependency ", dep, " must name an earlier task"));
+      }
+    }
+    if (task.lineage.pass.empty() || task.lineage.sources.empty()) {
+      return absl::InternalError(absl::StrCat(where, ": missing lineage"));
+    }
+    for (int s = 0; s < kNumStages; ++s) {
+      if (BadNumber(task.work[s].flops) || BadNumber(task.work[s].bytes)) {
+        return absl::InternalError(absl::StrCat(
+            where, ": negative or NaN work in stage ",
+            StageName(static_cast<Stage>(s))));
+      }
+    }
+    const Footprint& f = task.footprint;
+    for (double x : {f.weight, f.activation, f.output, f.activation_grad,
+                     f.weight_grad_sharded, f.weight_grad_unsharded,
+                     f.optimizer}) {
+      if (BadNumber(x)) {
+        return absl::InternalError(
+            absl::StrCat(where, ": negative or NaN memory footprint"));
+      }
+    }
+    for (const auto& phase : task.collectives) {
+      for (const Collective& c : phase) {
+        if (BadNumber(c.bytes) || BadNumber(c.reduction_flops)) {
+          return absl::InternalError(
+              absl::StrCat(where, ": negative or NaN collective size"));
+        }
+        if (c.op == CollectiveOp::kNone) continue;
+        // Collectives sit only at shard boundaries: the f/g operators.
+        if (!IsTensorTask(task.kind)) {
+          return absl::InternalError(absl::StrCat(
+              where, ": collective ", CollectiveOpName(c.op),
+              " outside a tensor-parallel shard boundary"));
+        }
+        if (c.peers != ir.mesh.tp) {
+          return absl::InternalError(absl::StrCat(
+              where, ": collective over ", c.peers, " peers, mesh tp is ",
+              ir.mesh.tp));
+        }
+      }
+    }
+    const bool gemm = std::holds_alternative<LinearTask>(task.kind) ||
+                      std::holds_alternative<OverlappedLinearTask>(task.kind) ||
+                      std::holds_alternative<BatchMatMulTask>(task.kind);
+    if (gemm) {
+      local_gemm += task.work[static_cast<int>(Stage::kForward)].flops;
+      unsharded_gemm += task.unsharded_gemm_flops;
+    } else if (task.unsharded_gemm_flops != 0) {
+      return absl::InternalError(
+          absl::StrCat(where, ": non-GEMM task carries GEMM work"));
+    }
+  }
+  // Work conservation: the t ranks together do the unsharded GEMM work.
+  const double summed = local_gemm * static_cast<double>(ir.mesh.tp);
+  if (std::fabs(summed - unsharded_gemm) > 1e-9 * unsharded_gemm) {
+    return absl::InternalError(absl::StrCat(
+        "task IR: work conservation violated: local GEMM FLOPs x tp = ",
+        FormatDouble(summed), ", unsharded GEMM FLOPs = ",
+        FormatDouble(unsharded_gemm)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace blueprint

@@ -1,0 +1,156 @@
+// DistributedTaskIR: one local tensor-parallel transformer block, as the
+// tasks one TP rank runs for one microbatch, on a LogicalMesh with a single
+// `tp` axis. Each task carries its per-stage work (FLOPs, bytes accessed),
+// its collectives for the base and the edge block of a pipeline chunk, its
+// memory footprints and its recompute / re-communication / storage flags.
+// Pipeline and data parallelism stay in the TypedProgram and are composed by
+// the iteration analysis.
+//
+// Produced by LowerTensorParallelBlock (lower.h); consumed by PlanPortable.
+#ifndef BLUEPRINTING_CORE_TASKIR_TASK_IR_H_
+#define BLUEPRINTING_CORE_TASKIR_TASK_IR_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+// Lineage: the pass that made a node and what it came from: spec fields
+// ("spec:model.hidden"), earlier IR nodes ("task:3"), system parameters
+// ("system:networks[0].bandwidth"). Never empty.
+struct Lineage {
+  std::string pass;
+  std::vector<std::string> sources;
+};
+
+// The stages of Calculon's per-layer accounting.
+enum class Stage { kForward = 0, kActivationGrad = 1, kWeightGrad = 2,
+                   kOptimizer = 3 };
+inline constexpr int kNumStages = 4;
+const char* StageName(Stage s);  // "fw", "agrad", "wgrad", "optim"
+
+// Which block of a pipeline chunk: all but the last are base blocks.
+enum class BlockVariant { kBase = 0, kEdge = 1 };
+inline constexpr int kNumVariants = 2;
+const char* BlockVariantName(BlockVariant v);  // "base", "edge"
+
+// The phases that can carry a TP collective: forward, backward (activation
+// gradient) and re-communication during recompute.
+enum class CommPhase { kForward = 0, kBackward = 1, kRecommunication = 2 };
+inline constexpr int kNumCommPhases = 3;
+const char* CommPhaseName(CommPhase p);  // "fw", "bw", "recomm"
+
+enum class CollectiveOp { kNone, kAllReduce, kReduceScatter, kAllGather,
+                          kPointToPoint };
+const char* CollectiveOpName(CollectiveOp op);
+
+//----- Task kinds (one struct per kind; local shapes) ------------------------
+
+struct LinearTask { int64_t m = 0, n = 0, k = 0; };   // Y[m,k] = X[m,n] W[n,k]
+// A linear fused with its TP collective, tiled t ways (TP overlap ring/pipe).
+struct OverlappedLinearTask {
+  int64_t m = 0, n = 0, k = 0;  // local shape after the split
+  bool conjugate = false;       // false: AG/identity before; true: RS/AR after
+  TensorOverlap overlap = TensorOverlap::kRing;
+  int64_t tiles = 1;
+};
+struct BatchMatMulTask { int64_t batch = 0, m = 0, n = 0, k = 0; };
+struct LayerNormTask { int64_t elements = 0, hidden = 0; };
+struct DropOutTask { int64_t elements = 0; };
+struct GeLUTask { int64_t elements = 0; bool fused = false; };
+struct SoftMaxTask { int64_t elements = 0; };
+struct ElementWiseTask { int64_t lhs = 0, rhs = 0; };
+struct ForkTask { int64_t elements = 0, users = 0; };
+// Megatron's f (conjugate = false: identity/all-gather forward) and g
+// (conjugate = true: all-reduce/reduce-scatter forward) operators.
+struct TensorCommTask { int64_t elements = 0; bool conjugate = false; };
+
+using TaskKind =
+    std::variant<LinearTask, OverlappedLinearTask, BatchMatMulTask,
+                 LayerNormTask, DropOutTask, GeLUTask, SoftMaxTask,
+                 ElementWiseTask, ForkTask, TensorCommTask>;
+const char* TaskKindName(const TaskKind& kind);
+
+// Work of one stage: FLOPs and bytes of local memory traffic.
+struct StageWork {
+  double flops = 0;
+  double bytes = 0;
+  bool matrix_engine = false;  // else the vector engine
+};
+
+// One collective on the tp axis.
+struct Collective {
+  CollectiveOp op = CollectiveOp::kNone;
+  double bytes = 0;    // message size handed to the network model
+  int64_t peers = 0;   // t
+  // The reduction FLOPs it carries (vector engine), 0 if none.
+  double reduction_flops = 0;
+};
+
+// Memory footprints in bytes, as Calculon's layer getters define them.
+struct Footprint {
+  double weight = 0;
+  double activation = 0;
+  double output = 0;
+  double activation_grad = 0;
+  double weight_grad_sharded = 0;    // low precision, divided by the shard
+  double weight_grad_unsharded = 0;  // fp32
+  double optimizer = 0;              // master weights + Adam moments / shard
+};
+
+struct TaskFlags {
+  bool recompute = false;          // re-run in the backward pass
+  bool recommunicate = false;      // collective redone during recompute
+  bool activation_stored = true;
+  bool activation_reused = false;  // stored by another task
+  bool output_stored = true;
+};
+
+struct Task {
+  int32_t id = 0;
+  std::string name;  // Calculon's layer name, e.g. "AttnBlock_Query"
+  TaskKind kind;
+  std::array<StageWork, kNumStages> work;
+  // collectives[phase][variant]
+  std::array<std::array<Collective, kNumVariants>, kNumCommPhases> collectives;
+  Footprint footprint;
+  TaskFlags flags;
+  // GEMM work of this task summed over the t ranks, for work conservation
+  // (0 for non-GEMM tasks).
+  double unsharded_gemm_flops = 0;
+  std::vector<int32_t> deps;  // ids of the tasks whose output this consumes
+  Lineage lineage;
+};
+
+struct LogicalMesh {
+  int64_t tp = 1;  // the only axis of a local block
+};
+
+struct DistributedTaskIR {
+  static constexpr const char* kFormat = "blueprinting.distributed_task_ir/1";
+  LogicalMesh mesh;
+  bool training = true;
+  int bytes_per_element = 2;
+  int64_t optimizer_shard = 1;
+  TensorOverlap overlap = TensorOverlap::kNone;
+  std::vector<Task> tasks;
+};
+
+// Canonical text: format line first, one task per block of lines, every
+// number exact or in shortest round-trip form, lineage on every node.
+std::string ToText(const DistributedTaskIR& ir);
+
+// Structural invariants: dense ids, acyclic edges pointing backwards, lineage
+// on every node, collectives only on TP tasks (shard boundaries), no negative
+// or NaN quantity, work conservation over the tp axis.
+absl::Status VerifyTaskIR(const DistributedTaskIR& ir);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_TASKIR_TASK_IR_H_
