@@ -1,0 +1,147 @@
+#include "core/plan/plan.h"
+
+#include <string>
+
+#include "core/plan/hardware.h"
+#include "core/taskir/lower.h"
+#include "core/testing/programs.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+using testing::A100System;
+using testing::TestMapping;
+using testing::TestProgram;
+
+TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
+  const std::vector<EfficiencyRow> table = {{128, 0.95}, {16, 0.9}, {1, 0.6},
+                                            {0, 0.1}};
+  EXPECT_EQ(EfficiencyRowIndex(table, 200e9, 1e9), 0);
+  EXPECT_EQ(EfficiencyRowIndex(table, 128e9, 1e9), 0);
+  EXPECT_EQ(EfficiencyRowIndex(table, 127e9, 1e9), 1);
+  EXPECT_EQ(EfficiencyRowIndex(table, 0.5e9, 1e9), 3);
+  EXPECT_EQ(EfficiencyRowIndex(table, 0, 1e9), 3);
+  const System s = A100System();
+  EXPECT_DOUBLE_EQ(EngineThroughput(s.matrix, DataType::kFloat16, 200e9),
+                   312e12 * 0.95);
+  EXPECT_DOUBLE_EQ(MemoryTime(s.mem1, 50e6), 50e6 / (2048e9 * 0.75));
+}
+
+// MODEL.md §4.1: A100 NVLink all-reduce is 10us + 2S(n-1)/n / 195e9, IB any
+// op is 20us + S/22.5e9.
+TEST(Hardware, CollectiveTimes) {
+  const System s = A100System();
+  const double bytes = 100663296;
+  EXPECT_NEAR(CollectiveTime(s.networks[0], CollectiveOp::kAllReduce, bytes, 8),
+              1e-5 + 2 * bytes * 7 / 8 / 195e9, 1e-15);
+  EXPECT_NEAR(
+      CollectiveTime(s.networks[0], CollectiveOp::kReduceScatter, bytes, 8),
+      1e-5 + 1.5 * bytes * 7 / 8 / 195e9, 1e-15);
+  EXPECT_NEAR(
+      CollectiveTime(s.networks[1], CollectiveOp::kPointToPoint, bytes, 2),
+      2e-5 + bytes / 22.5e9, 1e-15);
+  // A 0-byte p2p still pays the latency (MODEL.md §6.4).
+  EXPECT_DOUBLE_EQ(
+      CollectiveTime(s.networks[1], CollectiveOp::kPointToPoint, 0, 2), 2e-5);
+}
+
+PortablePlanIR Plan(const TestMapping& m) {
+  absl::StatusOr<TypedProgram> program = TestProgram(m);
+  EXPECT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<DistributedTaskIR> ir =
+      LowerTensorParallelBlock().Run(*program);
+  EXPECT_TRUE(ir.ok()) << ir.status();
+  absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*ir, *program);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return *plan;
+}
+
+TEST(PlanPortable, TensorCommIsNetworkTimeNeverCompute) {
+  TestMapping m;
+  m.t = 8;
+  const PortablePlanIR plan = Plan(m);
+  // Task 12 is AttnBlock_G: forward all-reduce.
+  const TaskPlan& g = plan.tasks[12];
+  EXPECT_EQ(g.processing_time[0], 0);
+  EXPECT_GT(g.net_time[0][0], 1e-5);
+  EXPECT_EQ(g.exposed_time[0][0], g.net_time[0][0]);
+  EXPECT_EQ(plan.block.baseblock_fw_tp_time,
+            plan.block.baseblock_fw_tp_time_exposed);
+}
+
+TEST(PlanPortable, SingleRankHasNoTensorTraffic) {
+  TestMapping m;
+  const PortablePlanIR plan = Plan(m);
+  EXPECT_EQ(plan.block.baseblock_fw_tp_time, 0);
+  EXPECT_EQ(plan.block.edgeblock_agrad_tp_time, 0);
+  EXPECT_EQ(plan.block.baseblock_fw_tp_size, 0);
+}
+
+TEST(PlanPortable, EdgeBlockSplitsOnlyForEdgeReduceScatter) {
+  TestMapping m;
+  m.t = 8;
+  m.communication = EdgeReduceScatterAllGather{};
+  const PortablePlanIR plan = Plan(m);
+  EXPECT_NE(plan.block.baseblock_fw_tp_time, plan.block.edgeblock_fw_tp_time);
+  // Base blocks all-reduce the full activation twice; the edge block
+  // all-gathers and reduce-scatters it.
+  EXPECT_EQ(plan.block.baseblock_fw_tp_size, 2 * 32.0 * 64 * 2);
+  EXPECT_EQ(plan.block.edgeblock_fw_tp_size, 4 * 32.0 * 64 * 2);
+}
+
+TEST(PlanPortable, FullRecomputeChecksCheckpointAndStorage) {
+  TestMapping m;
+  m.t = 8;
+  m.recompute = RecomputePolicy::kFull;
+  const PortablePlanIR plan = Plan(m);
+  EXPECT_EQ(plan.block.block_act_storage_space, 0);
+  EXPECT_EQ(plan.block.block_act_checkpoint_size, 32.0 * 64 * 2);  // b*s*h*bpe
+  EXPECT_GT(plan.block.block_re_time, 0);
+  // The recompute time is the forward time of the recomputed tasks only.
+  EXPECT_LE(plan.block.block_re_time, plan.block.block_fw_time);
+}
+
+TEST(PlanPortable, CriticalPathsIncludeExposedTensorTime) {
+  TestMapping m;
+  m.t = 8;
+  const PortablePlanIR plan = Plan(m);
+  EXPECT_DOUBLE_EQ(plan.critical_path[0].forward,
+                   plan.block.block_fw_time +
+                       plan.block.baseblock_fw_tp_time_exposed);
+  EXPECT_DOUBLE_EQ(plan.critical_path[1].backward,
+                   plan.block.block_agrad_time + plan.block.block_wgrad_time +
+                       plan.block.edgeblock_agrad_tp_time_exposed);
+  const std::string text = ToText(plan);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "blueprinting.portable_plan_ir/1");
+  EXPECT_NE(text.find("lineage pass=PlanPortable from [task:0"),
+            std::string::npos);
+}
+
+TEST(VerifyPlanIR, RejectsCorruption) {
+  TestMapping m;
+  m.t = 8;
+  absl::StatusOr<TypedProgram> program = TestProgram(m);
+  ASSERT_TRUE(program.ok());
+  absl::StatusOr<DistributedTaskIR> ir =
+      LowerTensorParallelBlock().Run(*program);
+  ASSERT_TRUE(ir.ok());
+  absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*ir, *program);
+  ASSERT_TRUE(plan.ok());
+  PortablePlanIR bad = *plan;
+  bad.tasks[2].mem_time[1] = -1;
+  EXPECT_NE(std::string(VerifyPlanIR(bad, *ir).message())
+                .find("negative or NaN time"),
+            std::string::npos);
+  bad = *plan;
+  bad.tasks.pop_back();
+  EXPECT_NE(std::string(VerifyPlanIR(bad, *ir).message()).find("task plans"),
+            std::string::npos);
+  bad = *plan;
+  bad.tasks[0].lineage.sources.clear();
+  EXPECT_NE(std::string(VerifyPlanIR(bad, *ir).message()).find("lineage"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace blueprint

@@ -1,0 +1,28 @@
+// The pipeline of passes for one mapping: TypedProgram ->
+// LowerTensorParallelBlock -> PlanPortable -> AnalyzeIteration and
+// AnalyzeMemory, each verified before and after. Keeps every IR so reports,
+// digests and lineage can read them.
+#ifndef BLUEPRINTING_CORE_REPORT_PIPELINE_H_
+#define BLUEPRINTING_CORE_REPORT_PIPELINE_H_
+
+#include "absl/status/statusor.h"
+#include "core/analysis/analyze.h"
+#include "core/plan/plan_ir.h"
+#include "core/spec/program.h"
+#include "core/taskir/task_ir.h"
+
+namespace blueprint {
+
+struct PipelineResult {
+  TypedProgram program;
+  DistributedTaskIR tasks;
+  PortablePlanIR plan;
+  IterationAnalysis iteration;
+  MemoryAnalysis memory;
+};
+
+absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_REPORT_PIPELINE_H_

@@ -1,0 +1,428 @@
+#include "core/report/report.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/base/format.h"
+#include "core/base/json.h"
+#include "core/base/sha256.h"
+#include "core/base/status_macros.h"
+#include "core/report/calculon_stats.h"
+#include "core/spec/spec_json.h"
+
+namespace blueprint {
+namespace {
+
+constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
+constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
+constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
+
+bool IsGemm(const TaskKind& kind) {
+  return std::visit(
+      Overloaded{
+          [](const LinearTask&) { return true; },
+          [](const OverlappedLinearTask&) { return true; },
+          [](const BatchMatMulTask&) { return true; },
+          [](const LayerNormTask&) { return false; },
+          [](const DropOutTask&) { return false; },
+          [](const GeLUTask&) { return false; },
+          [](const SoftMaxTask&) { return false; },
+          [](const ElementWiseTask&) { return false; },
+          [](const ForkTask&) { return false; },
+          [](const TensorCommTask&) { return false; },
+      },
+      kind);
+}
+
+// Figures the report adds to Calculon's, with their lineage.
+struct ExtraFigure {
+  std::string name;
+  double value = 0;
+  std::vector<std::string> sources;
+};
+
+std::vector<ExtraFigure> ExtraFigures(const PipelineResult& r) {
+  const StepShape& s = r.iteration.step;
+  const IterationFigures& it = r.iteration.figures;
+  const double m = static_cast<double>(s.m);
+  const double v = static_cast<double>(s.v);
+  const double bpp = static_cast<double>(s.blocks_per_stage);
+  const double base_blocks = (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
+  const double edge_blocks = v * m;
+  std::vector<ExtraFigure> out;
+
+  // TP traffic per rank per step, by collective.
+  std::map<CollectiveOp, double> tp_bytes;
+  std::map<CollectiveOp, std::vector<std::string>> tp_sources;
+  for (const Task& task : r.tasks.tasks) {
+    for (int phase = 0; phase < kNumCommPhases; ++phase) {
+      if (!s.training && phase != kFwPhase) continue;
+      if (phase == kRecommPhase && !task.flags.recommunicate) continue;
+      const auto& base = task.collectives[phase][0];
+      const auto& edge = task.collectives[phase][1];
+      if (base.op != CollectiveOp::kNone) {
+        tp_bytes[base.op] += base_blocks * base.bytes;
+      }
+      if (edge.op != CollectiveOp::kNone) {
+        tp_bytes[edge.op] += edge_blocks * edge.bytes;
+      }
+      for (CollectiveOp op : {base.op, edge.op}) {
+        if (op == CollectiveOp::kNone) continue;
+        auto& src = tp_sources[op];
+        std::string id = absl::StrCat("task:", task.id);
+        if (src.empty() || src.back() != id) src.push_back(id);
+      }
+    }
+  }
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
+                          CollectiveOp::kAllGather}) {
+    std::vector<std::string> sources = tp_sources[op];
+    sources.insert(sources.end(), {"derived:blocks_per_chunk",
+                                   "derived:virtual_stages",
+                                   "derived:microbatches"});
+    out.push_back({absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
+                   tp_bytes[op], sources});
+  }
+  out.push_back({"pp_p2p_bytes",
+                 s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size)
+                         : 0,
+                 {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
+                  "derived:microbatches", "derived:virtual_stages"}});
+  const bool dp = s.training && s.d > 1;
+  const std::vector<std::string> dp_sources = {
+      "iteration:block_dp_size", "derived:blocks_per_stage",
+      "spec:parallelism.data.optimizer_sharding"};
+  out.push_back({"dp_all_reduce_bytes",
+                 dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0,
+                 dp_sources});
+  out.push_back({"dp_reduce_scatter_bytes",
+                 dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0,
+                 dp_sources});
+  out.push_back({"dp_all_gather_bytes",
+                 dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0,
+                 dp_sources});
+
+  // Work per rank per step.
+  double gemm = 0, recompute_gemm = 0, recompute_all = 0;
+  std::vector<std::string> gemm_sources;
+  for (const Task& task : r.tasks.tasks) {
+    const double fw = task.work[0].flops;
+    const double bw = s.training ? task.work[1].flops + task.work[2].flops : 0;
+    if (IsGemm(task.kind)) {
+      gemm += fw + bw;
+      gemm_sources.push_back(absl::StrCat("task:", task.id));
+      if (s.training && task.flags.recompute) recompute_gemm += fw;
+    }
+    if (s.training && task.flags.recompute) recompute_all += fw;
+  }
+  gemm_sources.insert(gemm_sources.end(),
+                      {"derived:blocks_per_stage", "derived:microbatches"});
+  out.push_back({"gemm_flops_per_rank", bpp * m * gemm, gemm_sources});
+  out.push_back({"recompute_gemm_flops_per_rank", bpp * m * recompute_gemm,
+                 gemm_sources});
+  const BlockFigures& b = r.plan.block;
+  out.push_back(
+      {"flops_per_rank",
+       bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
+                  recompute_all) +
+           bpp * b.block_optim_flops,
+       {"block:block_fw_flops", "block:block_agrad_flops",
+        "block:block_wgrad_flops", "block:block_optim_flops",
+        "derived:blocks_per_stage", "derived:microbatches"}});
+  out.push_back({"bubble_fraction",
+                 it.total_time > 0 ? it.bubble_time / it.total_time : 0,
+                 {"iteration:bubble_time", "iteration:total_time"}});
+  for (int v_i = 0; v_i < kNumVariants; ++v_i) {
+    const char* variant = BlockVariantName(static_cast<BlockVariant>(v_i));
+    const std::vector<std::string> sources = {
+        "block:block_fw_time", "block:block_re_time", "block:block_agrad_time",
+        "block:block_wgrad_time",
+        absl::StrCat("block:", variant, "block_fw_tp_time_exposed"),
+        absl::StrCat("block:", variant, "block_agrad_tp_time_exposed"),
+        absl::StrCat("block:", variant, "block_recomm_time_exposed")};
+    out.push_back({absl::StrCat("critical_path_", variant, "_forward"),
+                   r.plan.critical_path[v_i].forward, sources});
+    out.push_back({absl::StrCat("critical_path_", variant, "_backward"),
+                   r.plan.critical_path[v_i].backward, sources});
+  }
+  return out;
+}
+
+nlohmann::json MappingJson(const PipelineResult& r) {
+  const DerivedValues& d = r.program.derived;
+  nlohmann::json j = nlohmann::json::object();
+  j["schedule"] = PipelineScheduleName(r.program.pipeline().schedule);
+  j["tensor"] = d.tensor;
+  j["pipeline"] = d.pipeline;
+  j[d.training ? "data" : "replicas"] = d.data;
+  j["virtual_stages"] = d.virtual_stages;
+  j["world_size"] = d.world_size;
+  j["global_batch_size"] = r.program.batch().global_batch_size;
+  j["microbatch_size"] = r.program.batch().microbatch_size;
+  j["microbatches"] = d.microbatches;
+  j["blocks_per_stage"] = d.blocks_per_stage;
+  j["blocks_per_chunk"] = d.blocks_per_chunk;
+  j["bubble_reduction_blocks"] = d.bubble_reduction_blocks;
+  j["tensor_communication"] =
+      TensorCommunicationName(r.program.tensor().communication);
+  j["recompute"] = RecomputeName(d.recompute);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json ReportJson(const PipelineResult& r) {
+  nlohmann::json report = nlohmann::json::object();
+  report["format"] = kReportFormat;
+  report["kind"] = r.program.derived.training ? "training" : "inference";
+  report["mapping"] = MappingJson(r);
+  nlohmann::json figures =
+      CalculonStatsJson(r.plan.block, r.iteration.figures, r.memory.figures);
+  ForEachScheduleTerm(r.iteration.figures,
+                      [&](const char* name, double value) {
+                        figures[name] = value;
+                      });
+  for (const ExtraFigure& extra : ExtraFigures(r)) {
+    figures[extra.name] = extra.value;
+  }
+  report["figures"] = std::move(figures);
+  nlohmann::json memory = nlohmann::json::object();
+  memory["fits"] = r.memory.violations.empty();
+  memory["violations"] = r.memory.violations;
+  memory["tier1_capacity"] = r.memory.figures.tier1_capacity;
+  memory["tier2_capacity"] = r.memory.figures.tier2_capacity;
+  report["memory"] = std::move(memory);
+  return report;
+}
+
+std::string ReportText(const PipelineResult& r) {
+  return CanonicalJson(ReportJson(r)) + "\n";
+}
+
+std::string CalculonStatsText(const PipelineResult& r) {
+  return CanonicalJson(CalculonStatsJson(r.plan.block, r.iteration.figures,
+                                         r.memory.figures)) +
+         "\n";
+}
+
+std::vector<StageText> StageTexts(const PipelineResult& r) {
+  std::string spec = ProgramToJson(r.program);
+  std::string lineage = "";
+  for (const FigureLineage& f : DerivedLineage()) {
+    absl::StrAppend(&lineage, "lineage derived:", f.figure, " pass=",
+                    f.lineage.pass, " from [",
+                    absl::StrJoin(f.lineage.sources, ","), "]\n");
+  }
+  return {
+      {"spec", spec + lineage},
+      {"task_ir", ToText(r.tasks)},
+      {"plan_ir", ToText(r.plan)},
+      {"iteration", ToText(r.iteration)},
+      {"memory", ToText(r.memory)},
+      {"report", ReportText(r)},
+  };
+}
+
+std::string DigestText(const PipelineResult& r) {
+  std::string out;
+  for (const StageText& stage : StageTexts(r)) {
+    absl::StrAppend(&out, stage.stage, " ", Sha256Hex(stage.text), "\n");
+  }
+  return out;
+}
+
+namespace {
+
+// Walks "a.b[2].c" in a JSON value; null when absent.
+const nlohmann::json* JsonAt(const nlohmann::json& root,
+                             const std::string& path) {
+  const nlohmann::json* node = &root;
+  for (absl::string_view part : absl::StrSplit(path, '.')) {
+    std::string key(part);
+    std::vector<int> indices;
+    while (!key.empty() && key.back() == ']') {
+      const size_t open = key.rfind('[');
+      if (open == std::string::npos) return nullptr;
+      int index = 0;
+      if (!absl::SimpleAtoi(key.substr(open + 1, key.size() - open - 2),
+                            &index)) {
+        return nullptr;
+      }
+      indices.insert(indices.begin(), index);
+      key = key.substr(0, open);
+    }
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+    for (int index : indices) {
+      if (!node->is_array() || index < 0 ||
+          static_cast<size_t>(index) >= node->size()) {
+        return nullptr;
+      }
+      node = &(*node)[static_cast<size_t>(index)];
+    }
+  }
+  return node;
+}
+
+std::string Snippet(const nlohmann::json* value) {
+  if (value == nullptr) return "?";
+  std::string text = CanonicalJson(*value, -1);
+  if (text.size() > 100) text = text.substr(0, 97) + "...";
+  return text;
+}
+
+class Explainer {
+ public:
+  explicit Explainer(const PipelineResult& r) : r_(r) {
+    spec_json_ = SpecToJsonValue(r.program.spec);
+    derived_json_ = DerivedToJsonValue(r.program.derived);
+    for (const ExtraFigure& e : ExtraFigures(r)) extras_.push_back(e);
+    for (const FigureLineage& f : DerivedLineage()) derived_.push_back(f);
+  }
+
+  // Resolves a bare report figure name to its node id.
+  std::string NodeOf(const std::string& figure) const {
+    for (const ExtraFigure& e : extras_) {
+      if (e.name == figure) return "report:" + figure;
+    }
+    for (const FigureLineage& f : r_.iteration.lineage) {
+      if (f.figure == figure) return "iteration:" + figure;
+    }
+    for (const FigureLineage& f : r_.memory.lineage) {
+      if (f.figure == figure) return "memory:" + figure;
+    }
+    bool block = false;
+    ForEachBlockFigure(r_.plan.block, [&](const char* name, double) {
+      block = block || figure == name;
+    });
+    if (block) return "block:" + figure;
+    return "";
+  }
+
+  void Walk(const std::string& node, int depth, std::string& out) {
+    const std::string indent(static_cast<size_t>(2 * depth), ' ');
+    const bool seen = !visited_.insert(node).second;
+    std::string label;
+    std::vector<std::string> sources;
+    Describe(node, label, sources);
+    absl::StrAppend(&out, indent, depth == 0 ? "" : "<- ", label,
+                    seen && !sources.empty() ? " (expanded above)" : "", "\n");
+    if (seen) return;
+    for (const std::string& source : sources) Walk(source, depth + 1, out);
+  }
+
+ private:
+  void Describe(const std::string& node, std::string& label,
+                std::vector<std::string>& sources) {
+    const size_t colon = node.find(':');
+    const std::string kind = node.substr(0, colon);
+    const std::string name = node.substr(colon + 1);
+    if (kind == "report") {
+      for (const ExtraFigure& e : extras_) {
+        if (e.name != name) continue;
+        label = absl::StrCat(node, " = ", FormatDouble(e.value),
+                             " [Report]");
+        sources = e.sources;
+      }
+    } else if (kind == "iteration") {
+      double value = 0;
+      auto find = [&](const char* n, double x) {
+        if (name == n) value = x;
+      };
+      ForEachIterationFigure(r_.iteration.figures, find);
+      ForEachScheduleTerm(r_.iteration.figures, find);
+      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
+                           AnalyzeIteration::kName, "]");
+      sources = SourcesOf(r_.iteration.lineage, name);
+    } else if (kind == "memory") {
+      double value = 0;
+      ForEachMemoryFigure(r_.memory.figures, [&](const char* n, double x) {
+        if (name == n) value = x;
+      });
+      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
+                           AnalyzeMemory::kName, "]");
+      sources = SourcesOf(r_.memory.lineage, name);
+    } else if (kind == "block") {
+      double value = 0;
+      ForEachBlockFigure(r_.plan.block, [&](const char* n, double x) {
+        if (name == n) value = x;
+      });
+      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
+                           r_.plan.block_lineage.pass, "]");
+      sources = r_.plan.block_lineage.sources;
+    } else if (kind == "plan") {
+      int id = 0;
+      if (absl::SimpleAtoi(name, &id) && id >= 0 &&
+          static_cast<size_t>(id) < r_.plan.tasks.size()) {
+        const TaskPlan& tp = r_.plan.tasks[static_cast<size_t>(id)];
+        label = absl::StrCat(node, " ", r_.tasks.tasks[tp.task_id].name,
+                             " fw=", FormatDouble(tp.processing_time[0]),
+                             " s [", tp.lineage.pass, "]");
+        sources = tp.lineage.sources;
+      }
+    } else if (kind == "task") {
+      int id = 0;
+      if (absl::SimpleAtoi(name, &id) && id >= 0 &&
+          static_cast<size_t>(id) < r_.tasks.tasks.size()) {
+        const Task& task = r_.tasks.tasks[static_cast<size_t>(id)];
+        label = absl::StrCat(node, " ", task.name, " ",
+                             TaskKindName(task.kind), " [", task.lineage.pass,
+                             "]");
+        sources = task.lineage.sources;
+      }
+    } else if (kind == "derived") {
+      label = absl::StrCat(node, " = ",
+                           Snippet(JsonAt(derived_json_, name)), " [CheckSpec]");
+      sources = SourcesOf(derived_, name);
+    } else if (kind == "spec") {
+      label = absl::StrCat(node, " = ", Snippet(JsonAt(spec_json_, name)));
+    } else if (kind == "system") {
+      const std::string path = name.substr(0, name.find('@'));
+      const nlohmann::json* system = JsonAt(spec_json_, "system");
+      label = absl::StrCat(
+          node, " = ", Snippet(system ? JsonAt(*system, path) : nullptr));
+    }
+    if (label.empty()) label = node;
+  }
+
+  static std::vector<std::string> SourcesOf(
+      const std::vector<FigureLineage>& table, const std::string& name) {
+    for (const FigureLineage& f : table) {
+      if (f.figure == name) return f.lineage.sources;
+    }
+    return {};
+  }
+
+  const PipelineResult& r_;
+  nlohmann::json spec_json_;
+  nlohmann::json derived_json_;
+  std::vector<ExtraFigure> extras_;
+  std::vector<FigureLineage> derived_;
+  std::set<std::string> visited_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
+                                          const std::string& figure) {
+  Explainer explainer(result);
+  const std::string node = explainer.NodeOf(figure);
+  if (node.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "figure \"", figure,
+        "\" is not a report figure (see the keys of \"figures\" in "
+        "`blueprint analyze`, e.g. total_time, bubble_time, act_space)"));
+  }
+  std::string out;
+  explainer.Walk(node, 0, out);
+  return out;
+}
+
+}  // namespace blueprint

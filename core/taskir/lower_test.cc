@@ -1,0 +1,227 @@
+#include "core/taskir/lower.h"
+
+#include <string>
+#include <vector>
+
+#include "core/testing/programs.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+using testing::TestMapping;
+using testing::TestProgram;
+
+DistributedTaskIR Lower(const TestMapping& m) {
+  absl::StatusOr<TypedProgram> program = TestProgram(m);
+  EXPECT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<DistributedTaskIR> ir =
+      LowerTensorParallelBlock().Run(*program);
+  EXPECT_TRUE(ir.ok()) << ir.status();
+  return *ir;
+}
+
+const Task& Find(const DistributedTaskIR& ir, const std::string& name) {
+  for (const Task& task : ir.tasks) {
+    if (task.name == name) return task;
+  }
+  ADD_FAILURE() << "no task " << name;
+  return ir.tasks.front();
+}
+
+double GemmForwardFlops(const DistributedTaskIR& ir) {
+  double flops = 0;
+  for (const Task& task : ir.tasks) {
+    if (std::holds_alternative<LinearTask>(task.kind) ||
+        std::holds_alternative<OverlappedLinearTask>(task.kind) ||
+        std::holds_alternative<BatchMatMulTask>(task.kind)) {
+      flops += task.work[0].flops;
+    }
+  }
+  return flops;
+}
+
+// MODEL.md §4.2 closed form with a*dh = h: (8bsh^2 + 4bsh*ff + 4bs^2h)/t.
+TEST(LowerTensorParallelBlock, GemmWorkMatchesClosedForm) {
+  for (int64_t t : {1, 2, 8}) {
+    TestMapping m;
+    m.t = t;
+    m.microbatch = 2;
+    const DistributedTaskIR ir = Lower(m);
+    const double b = 2, s = 32, h = 64, ff = 256;
+    const double expected =
+        (8 * b * s * h * h + 4 * b * s * h * ff + 4 * b * s * s * h) / t;
+    EXPECT_DOUBLE_EQ(GemmForwardFlops(ir), expected) << "t=" << t;
+    EXPECT_EQ(ir.mesh.tp, t);
+  }
+}
+
+TEST(LowerTensorParallelBlock, LayerListAndLocalShapes) {
+  TestMapping m;
+  m.t = 2;
+  const DistributedTaskIR ir = Lower(m);
+  ASSERT_EQ(ir.tasks.size(), 24u);
+  EXPECT_EQ(ir.tasks.front().name, "AttnBlock_Fork");
+  EXPECT_EQ(ir.tasks.back().name, "MlpBlock_Residual");
+  const auto& query = std::get<LinearTask>(Find(ir, "AttnBlock_Query").kind);
+  EXPECT_EQ(query.m, 32);  // b*s
+  EXPECT_EQ(query.n, 64);  // h
+  EXPECT_EQ(query.k, 32);  // a*dh/t: column parallel
+  const auto& out = std::get<LinearTask>(Find(ir, "AttnBlock_MLP").kind);
+  EXPECT_EQ(out.n, 32);  // row parallel
+  EXPECT_EQ(out.k, 64);
+  const auto& mlp1 = std::get<LinearTask>(Find(ir, "MlpBlock_Mlp1").kind);
+  EXPECT_EQ(mlp1.k, 128);  // ff/t
+  // Every task but the first depends on an earlier one.
+  for (size_t i = 1; i < ir.tasks.size(); ++i) {
+    ASSERT_FALSE(ir.tasks[i].deps.empty());
+    EXPECT_LT(ir.tasks[i].deps.front(), ir.tasks[i].id);
+  }
+}
+
+TEST(LowerTensorParallelBlock, MultiQueryKeepsKeyValueWhole) {
+  TestMapping m;
+  m.t = 2;
+  m.multiquery = true;
+  const DistributedTaskIR ir = Lower(m);
+  EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Key").kind).k, 8);
+  EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Value").kind).k, 8);
+  EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Query").kind).k, 32);
+}
+
+struct CommCase {
+  const char* label;
+  TensorCommunication communication;
+  CollectiveOp f_fw_base, f_bw_base, g_fw_base, g_bw_base;
+  CollectiveOp f_fw_edge, g_fw_edge;
+};
+
+TEST(LowerTensorParallelBlock, CollectivesPerCommunicationType) {
+  const CollectiveOp kNone = CollectiveOp::kNone, kAR = CollectiveOp::kAllReduce,
+                     kRS = CollectiveOp::kReduceScatter,
+                     kAG = CollectiveOp::kAllGather;
+  const std::vector<CommCase> cases = {
+      {"ar", AllReduce{}, kNone, kAR, kAR, kNone, kNone, kAR},
+      {"rs_ag", ReduceScatterAllGather{}, kAG, kRS, kRS, kAG, kAG, kRS},
+      {"p2p_rs_ag", EdgeReduceScatterAllGather{}, kNone, kAR, kAR, kNone, kAG,
+       kRS},
+  };
+  for (const CommCase& c : cases) {
+    TestMapping m;
+    m.t = 8;
+    m.communication = c.communication;
+    const DistributedTaskIR ir = Lower(m);
+    const Task& f = Find(ir, "AttnBlock_F");
+    const Task& g = Find(ir, "AttnBlock_G");
+    EXPECT_EQ(f.collectives[0][0].op, c.f_fw_base) << c.label;
+    EXPECT_EQ(f.collectives[1][0].op, c.f_bw_base) << c.label;
+    EXPECT_EQ(g.collectives[0][0].op, c.g_fw_base) << c.label;
+    EXPECT_EQ(g.collectives[1][0].op, c.g_bw_base) << c.label;
+    EXPECT_EQ(f.collectives[0][1].op, c.f_fw_edge) << c.label;
+    EXPECT_EQ(g.collectives[0][1].op, c.g_fw_edge) << c.label;
+    // The message is always the full b*s*h activation.
+    EXPECT_EQ(g.collectives[0][0].bytes, 32.0 * 64 * 2) << c.label;
+    // Nothing but the f/g tasks communicates.
+    for (const Task& task : ir.tasks) {
+      if (std::holds_alternative<TensorCommTask>(task.kind)) continue;
+      for (const auto& phase : task.collectives) {
+        for (const Collective& col : phase) {
+          EXPECT_EQ(col.op, CollectiveOp::kNone) << task.name;
+        }
+      }
+    }
+  }
+}
+
+TEST(LowerTensorParallelBlock, RecomputeFlags) {
+  struct Case {
+    RecomputePolicy policy;
+    bool qkv, softmax, attn_out, g_recomm, f_recomm;
+  };
+  for (const Case& c : std::vector<Case>{
+           {RecomputePolicy::kNone, false, false, false, false, false},
+           {RecomputePolicy::kAttentionOnly, false, true, false, false, true},
+           {RecomputePolicy::kFull, true, true, true, true, true}}) {
+    TestMapping m;
+    m.t = 8;
+    m.recompute = c.policy;
+    const DistributedTaskIR ir = Lower(m);
+    const std::string label = RecomputeName(c.policy);
+    EXPECT_EQ(Find(ir, "AttnBlock_Query").flags.recompute, c.qkv) << label;
+    EXPECT_EQ(Find(ir, "AttnBlock_Multihead_SoftMax").flags.recompute,
+              c.softmax)
+        << label;
+    EXPECT_EQ(Find(ir, "AttnBlock_MLP").flags.recompute, c.attn_out) << label;
+    EXPECT_EQ(Find(ir, "AttnBlock_G").flags.recommunicate, c.g_recomm)
+        << label;
+    EXPECT_EQ(Find(ir, "AttnBlock_F").flags.recommunicate, c.f_recomm)
+        << label;
+  }
+}
+
+TEST(LowerTensorParallelBlock, OverlapFusesLinearsWithCollectives) {
+  TestMapping m;
+  m.t = 8;
+  m.overlap = TensorOverlap::kRing;
+  m.communication = ReduceScatterAllGather{};
+  const DistributedTaskIR ir = Lower(m);
+  EXPECT_EQ(ir.tasks.size(), 17u);
+  const Task& qkv = Find(ir, "AttnBlock_QKV_AG");
+  const auto& kind = std::get<OverlappedLinearTask>(qkv.kind);
+  EXPECT_EQ(kind.k, 3 * 64 / 8);
+  EXPECT_EQ(kind.tiles, 8);
+  EXPECT_EQ(qkv.collectives[0][0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(Find(ir, "MlpBlock_Mlp2_RS").collectives[0][0].op,
+            CollectiveOp::kReduceScatter);
+}
+
+TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {
+  TestMapping m;
+  m.t = 8;
+  const DistributedTaskIR ir = Lower(m);
+  for (const Task& task : ir.tasks) {
+    EXPECT_EQ(task.lineage.pass, "LowerTensorParallelBlock");
+    EXPECT_FALSE(task.lineage.sources.empty()) << task.name;
+  }
+  const std::string text = ToText(ir);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "blueprinting.distributed_task_ir/1");
+}
+
+// The verifier rejects corrupted IRs with a message that says what broke.
+TEST(VerifyTaskIR, RejectsCorruption) {
+  TestMapping m;
+  m.t = 2;
+  const DistributedTaskIR good = Lower(m);
+  ASSERT_TRUE(VerifyTaskIR(good).ok());
+  struct Corruption {
+    const char* expect;
+    void (*apply)(DistributedTaskIR&);
+  };
+  const std::vector<Corruption> corruptions = {
+      {"must equal its index", [](DistributedTaskIR& ir) { ir.tasks[3].id = 7; }},
+      {"must name an earlier task",
+       [](DistributedTaskIR& ir) { ir.tasks[3].deps = {5}; }},
+      {"missing lineage",
+       [](DistributedTaskIR& ir) { ir.tasks[4].lineage.sources.clear(); }},
+      {"negative or NaN work",
+       [](DistributedTaskIR& ir) { ir.tasks[4].work[1].flops = -1; }},
+      {"outside a tensor-parallel shard boundary",
+       [](DistributedTaskIR& ir) {
+         ir.tasks[4].collectives[0][0].op = CollectiveOp::kAllReduce;
+       }},
+      {"work conservation",
+       [](DistributedTaskIR& ir) { ir.tasks[4].work[0].flops *= 2; }},
+  };
+  for (const Corruption& c : corruptions) {
+    DistributedTaskIR bad = good;
+    c.apply(bad);
+    const absl::Status status = VerifyTaskIR(bad);
+    EXPECT_FALSE(status.ok()) << c.expect;
+    EXPECT_NE(std::string(status.message()).find(c.expect), std::string::npos)
+        << status;
+  }
+}
+
+}  // namespace
+}  // namespace blueprint
