@@ -1,0 +1,172 @@
+"""Build macros shared by every Blueprinting package.
+
+  BP_COPTS           warnings for the project's own C++ (native gcc and emscripten clang)
+  bp_cc_test         a GoogleTest suite, run natively AND compiled to wasm under node
+  bp_wasm_node_binary  a cc_binary compiled to one self-contained .js for node
+  bp_embind_module   an embind ES module (NAME.mjs + NAME.wasm) for browsers and node
+  bp_dir             copies files into one output folder (npm package, static site)
+
+-ffp-contract=off and -std=c++17 are global (//:.bazelrc and the wasm toolchain).
+"""
+
+load(
+    "//tools/emscripten:wasm.bzl",
+    _wasm_files = "wasm_files",
+    _wasm_module = "wasm_module",
+)
+
+BP_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wno-missing-field-initializers",
+    # Exhaustive switches over enums are part of the design (no default: labels).
+    "-Werror=switch",
+    "-Werror=return-type",
+    "-Werror=implicit-fallthrough",
+    # absl::Status and StatusOr are [[nodiscard]]: a dropped error is a bug.
+    "-Werror=unused-result",
+    "-Werror=uninitialized",
+]
+
+# Only buildable with the emscripten toolchain (reached through wasm.bzl's
+# transition); "manual" keeps it out of //... in the native configuration.
+_WASM_ONLY = ["@platforms//cpu:wasm32"]
+
+# One self-contained .js (the .wasm inlined) that node runs like a native program:
+# exit code = main's return value, real file system (so `data` paths and the
+# working directory are the same as natively), stdout byte-exact.
+_NODE_PROGRAM_LINKOPTS = [
+    "-sSINGLE_FILE=1",
+    "-sENVIRONMENT=node",
+    "-sEXIT_RUNTIME=1",
+    "-sNODERAWFS=1",
+    "-sALLOW_MEMORY_GROWTH=1",
+]
+
+def bp_wasm_node_binary(name, srcs, deps, copts = [], linkopts = [], testonly = False, visibility = None):
+    """Compiles a C++ program to wasm as `NAME.js`, run with `node NAME.js ARGS...`.
+
+    `:NAME` is the .js built for wasm (use it in data and $(rootpath :NAME)).
+    """
+    native.cc_binary(
+        name = name + ".js",
+        srcs = srcs,
+        deps = deps,
+        copts = BP_COPTS + copts,
+        linkopts = _NODE_PROGRAM_LINKOPTS + linkopts,
+        target_compatible_with = _WASM_ONLY,
+        testonly = testonly,
+        tags = ["manual"],
+    )
+    _wasm_files(
+        name = name,
+        srcs = [":" + name + ".js"],
+        testonly = testonly,
+        visibility = visibility,
+    )
+
+def bp_cc_test(name, srcs, deps, data = [], size = "small", args = [], copts = [], tags = []):
+    """A C++ test run twice: natively (`NAME`) and compiled to wasm under node (`NAME_wasm`).
+
+    Both run in the test's runfiles folder with the same `args`, and both see
+    `data` at the same relative paths (the wasm build uses node's real file
+    system). A failing test fails both. Sources must not use threads or
+    exceptions (the wasm build has neither).
+    """
+    native.cc_test(
+        name = name,
+        srcs = srcs,
+        deps = deps,
+        data = data,
+        size = size,
+        args = args,
+        copts = BP_COPTS + copts,
+        tags = tags,
+    )
+    bp_wasm_node_binary(
+        name = name + "_wasm_js",
+        srcs = srcs,
+        deps = deps,
+        copts = copts,
+        testonly = True,
+    )
+    native.sh_test(
+        name = name + "_wasm",
+        srcs = ["//tools/emscripten:run_node.sh"],
+        args = ["$(rootpath :%s_wasm_js)" % name] + args,
+        data = [":%s_wasm_js" % name] + data,
+        size = size,
+        tags = tags + ["wasm"],
+    )
+
+def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], visibility = None):
+    """An embind ES module: `NAME.mjs` + `NAME.wasm`, default export `export_name`.
+
+    `await export_name()` resolves to the module in browsers and in node alike
+    (under node the .wasm next to the .mjs is read from disk). The C++ side is a
+    cc_binary `NAME.tar` built for wasm: add libraries to `deps`.
+    """
+    shim = "//tools/emscripten:node_esm_shim.js"
+    pre = "//tools/emscripten:node_wasm_binary.js"
+    native.cc_binary(
+        name = name + ".tar",
+        srcs = srcs,
+        deps = deps,
+        copts = BP_COPTS + copts,
+        additional_linker_inputs = [shim, pre],
+        linkopts = [
+            "-lembind",
+            "-sMODULARIZE=1",
+            "-sEXPORT_ES6=1",
+            "-sEXPORT_NAME=" + export_name,
+            "-sENVIRONMENT=web,node",
+            "-sALLOW_MEMORY_GROWTH=1",
+            # A library must not install process-wide handlers in its host.
+            "-sNODEJS_CATCH_EXIT=0",
+            "-sNODEJS_CATCH_REJECTION=0",
+            "--extern-pre-js",
+            "$(location %s)" % shim,
+            "--pre-js",
+            "$(location %s)" % pre,
+        ] + linkopts,
+        target_compatible_with = _WASM_ONLY,
+        tags = ["manual"],
+    )
+    _wasm_module(
+        name = name,
+        binary = ":" + name + ".tar",
+        es6 = True,
+        visibility = visibility,
+    )
+
+def _bp_dir_impl(ctx):
+    pkg = ctx.label.package
+    outs = []
+    for f in ctx.files.srcs:
+        # Files of this package keep their path below it; others (e.g. the wasm
+        # module) land at the top of the folder.
+        if pkg and f.short_path.startswith(pkg + "/"):
+            rel = f.short_path[len(pkg) + 1:]
+        else:
+            rel = f.basename
+        out = ctx.actions.declare_file(ctx.label.name + "/" + rel)
+        ctx.actions.run_shell(
+            inputs = [f],
+            outputs = [out],
+            command = "cp -f \"$1\" \"$2\"",
+            arguments = [f.path, out.path],
+            mnemonic = "BpCopy",
+            progress_message = "Copying %s into %s" % (f.short_path, ctx.label),
+        )
+        outs.append(out)
+    files = depset(outs)
+    return [DefaultInfo(files = files, runfiles = ctx.runfiles(transitive_files = files))]
+
+bp_dir = rule(
+    implementation = _bp_dir_impl,
+    doc = "Copies srcs into bazel-bin/<package>/<name>/ (package-relative paths kept).",
+    attrs = {
+        "srcs": attr.label_list(allow_files = True, mandatory = True),
+    },
+)

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Serves a folder on 127.0.0.1 with the MIME types ES modules and wasm need.
+
+usage: serve.py DIR [--port N] [--quiet]
+
+Browsers refuse a module script served without a JavaScript type, and
+WebAssembly.instantiateStreaming needs application/wasm; Python's defaults depend
+on the machine's /etc/mime.types, so both are set here. --port 0 picks a free
+port. The first line printed is "Serving DIR at http://127.0.0.1:PORT/".
+"""
+
+import argparse
+import functools
+import http.server
+import sys
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".css": "text/css",
+        ".html": "text/html",
+        ".js": "text/javascript",
+        ".json": "application/json",
+        ".mjs": "text/javascript",
+        ".svg": "image/svg+xml",
+        ".wasm": "application/wasm",
+    }
+
+    def __init__(self, *args, quiet=False, **kwargs):
+        self._quiet = quiet
+        super().__init__(*args, **kwargs)
+
+    def end_headers(self):
+        # Always serve the latest build.
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, fmt, *args):
+        if not self._quiet:
+            super().log_message(fmt, *args)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--quiet", action="store_true", help="no request log")
+    args = parser.parse_args()
+
+    handler = functools.partial(Handler, directory=args.dir, quiet=args.quiet)
+    http.server.ThreadingHTTPServer.allow_reuse_address = True
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    except OSError as e:
+        sys.exit(f"serve.py: cannot listen on 127.0.0.1:{args.port}: {e.strerror}")
+    try:
+        print(f"Serving {args.dir} at http://127.0.0.1:{server.server_address[1]}/",
+              flush=True)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()
