@@ -11,8 +11,44 @@ export interface BlueprintingOptions {
   printErr?: (text: string) => void;
 }
 
+/**
+ * What every command returns: `output` is byte-identical to the CLI's stdout
+ * for the same inputs; `errors` are the CLI's stderr lines without "error: ".
+ */
+export interface CommandResult {
+  ok: boolean;
+  output: string;
+  errors: string[];
+}
+
+/** The canonical text of one stage ("spec", "task_ir", "plan_ir", "iteration", "memory", "report", or "errors"). */
+export interface StageText {
+  stage: string;
+  text: string;
+}
+
 /** One instance of the module; every call to createBlueprinting() makes a new one. */
 export interface Blueprinting {
+  /** `blueprint check SPEC`: the program JSON (canonical spec + derived values). */
+  check(specJson: string): CommandResult;
+  /** `blueprint analyze SPEC`: the report JSON (over-capacity mappings: ok=false, output still set). */
+  analyze(specJson: string): CommandResult;
+  /** `blueprint digest SPEC`: "<stage> <sha256>" per line. */
+  digest(specJson: string): CommandResult;
+  /** `blueprint explain SPEC FIGURE`: the lineage chain of one report figure. */
+  explain(specJson: string, figure: string): CommandResult;
+  /** `blueprint calculon APP EXE SYS`: Calculon's stats JSON. */
+  calculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
+  /** `blueprint import calculon APP EXE SYS`: the canonical spec JSON. */
+  importCalculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
+  /** `blueprint import megatron --system SYS -- ARGS...`: the canonical spec JSON. */
+  importMegatron(sysJson: string, args: string[]): CommandResult;
+  /**
+   * The canonical text of every stage of a golden case (what `digest` hashes):
+   * `files` holds "spec.json", or "app.json" + "exe.json" + "sys.json", or
+   * "megatron.txt" + "sys.json".
+   */
+  evaluateCase(files: Record<string, string>): StageText[];
   /** "blueprinting <version>", the version of package.json. */
   version(): string;
   /** "pmath-fnv1a64 <hex>": a digest that is identical natively and in wasm. */

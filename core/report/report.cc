@@ -21,7 +21,6 @@ namespace blueprint {
 namespace {
 
 constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
-constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
 constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
 
 bool IsGemm(const TaskKind& kind) {

@@ -1,0 +1,95 @@
+#include "core/api/analysis_commands.h"
+
+#include <utility>
+
+#include "core/adapters/calculon.h"
+#include "core/spec/check.h"
+#include "core/spec/spec_json.h"
+
+namespace blueprint {
+namespace {
+
+// Parses, checks and runs the pipeline, or fills `failure`.
+bool RunSpec(const absl::StatusOr<MappingSpec>& spec, PipelineResult* result,
+             CommandResult* failure) {
+  if (!spec.ok()) {
+    *failure = InvalidInputResult(spec.status());
+    return false;
+  }
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  if (!program.ok()) {
+    *failure = InvalidInputResult(program.status());
+    return false;
+  }
+  absl::StatusOr<PipelineResult> run = RunPipeline(*program);
+  if (!run.ok()) {
+    // A verifier failure is a bug, not bad input; still report it as a value.
+    *failure = InvalidInputResult(run.status());
+    return false;
+  }
+  *result = std::move(*run);
+  return true;
+}
+
+void AddCapacityViolations(const PipelineResult& r, CommandResult* out) {
+  if (r.memory.violations.empty()) return;
+  out->exit_code = kExitInvalidInput;
+  out->errors = r.memory.violations;
+}
+
+}  // namespace
+
+CommandResult Analyze(const std::string& spec_json) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  out.output = ReportText(result);
+  AddCapacityViolations(result, &out);
+  return out;
+}
+
+CommandResult AnalyzeStages(const std::string& spec_json,
+                            std::vector<StageText>* stages) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  *stages = StageTexts(result);
+  out.output = ReportText(result);
+  AddCapacityViolations(result, &out);
+  return out;
+}
+
+CommandResult Calculon(const std::string& app_json, const std::string& exe_json,
+                       const std::string& sys_json) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(FromCalculon(app_json, exe_json, sys_json), &result, &out)) {
+    return out;
+  }
+  if (!result.memory.violations.empty()) {
+    AddCapacityViolations(result, &out);
+    return out;  // Calculon prints no stats for a rejected mapping.
+  }
+  out.output = CalculonStatsText(result);
+  return out;
+}
+
+CommandResult Digest(const std::string& spec_json) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  out.output = DigestText(result);
+  return out;
+}
+
+CommandResult Explain(const std::string& spec_json, const std::string& figure) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  absl::StatusOr<std::string> chain = ExplainFigure(result, figure);
+  if (!chain.ok()) return InvalidInputResult(chain.status());
+  out.output = *chain;
+  return out;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,39 @@
+// The analysing commands of the `blueprint` CLI as pure functions on strings
+// (see commands.h for the conventions): analyze, calculon, digest, explain.
+#ifndef BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_
+#define BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "core/api/commands.h"
+#include "core/report/report.h"
+
+namespace blueprint {
+
+// Analyze: `blueprint analyze SPEC`. Output: the report JSON. A mapping that
+// does not fit in memory still gets its report, with exit code 2 and one
+// error per capacity violation.
+CommandResult Analyze(const std::string& spec_json);
+
+// The canonical text of every stage (for `analyze --dump-ir DIR`), or the
+// errors. `stages` is empty on failure.
+CommandResult AnalyzeStages(const std::string& spec_json,
+                            std::vector<StageText>* stages);
+
+// Calculon: `blueprint calculon APP EXE SYS`. Output: one JSON object with
+// the top-level fields of Calculon's stats JSON. Invalid input, including a
+// mapping over memory capacity (Calculon's rejection), exits 2.
+CommandResult Calculon(const std::string& app_json, const std::string& exe_json,
+                       const std::string& sys_json);
+
+// Digest: `blueprint digest SPEC`. Output: "<stage> <sha256>" per line.
+CommandResult Digest(const std::string& spec_json);
+
+// Explain: `blueprint explain SPEC FIGURE`. Output: the lineage chain of one
+// report figure.
+CommandResult Explain(const std::string& spec_json, const std::string& figure);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_
