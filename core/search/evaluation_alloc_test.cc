@@ -1,0 +1,78 @@
+// The search evaluates each mapping without allocating: its per-mapping
+// steps (a block-table hit, the step shape, memory, iteration, the top-N
+// insertion once full) are run here under a counting operator new.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "core/analysis/figures.h"
+#include "core/search/block_table.h"
+#include "core/search/search.h"
+#include "core/search/top_n.h"
+#include "core/testing/programs.h"
+#include "gtest/gtest.h"
+
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++g_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  std::abort();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace blueprint {
+namespace {
+
+TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
+  const TransformerModel model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  const System system = testing::A100System();
+  BlockTable table(model, system, DataType::kFloat16);
+  const BlockConfig config{8, 2, RecomputePolicy::kAttentionOnly,
+                           TensorCommKind::kReduceScatterAllGather, false,
+                           TensorOverlap::kRing, true};
+  SearchExecution e;
+  e.num_procs = 512;
+  e.tensor = 8;
+  e.pipeline = 8;
+  e.data = 8;
+  e.interleaving = 4;
+  e.batch_size = 512;
+  e.microbatch_size = 2;
+  e.recompute = config.recompute;
+  e.comm = config.comm;
+  e.tp_overlap = config.tp_overlap;
+  e.optimizer_sharding = true;
+  e.dp_overlap = true;
+  e.offload = {true, true, true};
+  e.data_net = 1;
+  ASSERT_TRUE(table.Get(config, 0, 8).ok());  // computed: allocates
+  TopN<SearchExecution> top(4);
+  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
+
+  double checksum = 0;
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<const BlockFigures*> block = table.Get(config, 0, 8);
+    if (!block.ok()) break;
+    e.pipeline_net = i % 2;
+    e.data_net = (i / 2) % 2;
+    e.dp_overlap = i % 3 != 0;
+    const StepShape step = ExecutionStepShape(model, system, e);
+    MemoryFigures memory;
+    ComputeMemory(**block, step, memory);
+    IterationFigures iteration;
+    ComputeIteration(**block, step, iteration);
+    const double score = 1.0 + (i % 7);
+    if (top.Admits(score)) top.Insert(score) = e;
+    checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_GT(checksum, 0);
+}
+
+}  // namespace
+}  // namespace blueprint

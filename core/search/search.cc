@@ -1,0 +1,681 @@
+#include "core/search/search.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/status_macros.h"
+#include "core/search/block_table.h"
+#include "core/search/top_n.h"
+#include "core/spec/check.h"
+
+namespace blueprint {
+namespace {
+
+// Inputs beyond these would make the enumeration itself unreasonable.
+constexpr int64_t kMaxProcs = int64_t{1} << 31;
+constexpr int64_t kMaxBatch = int64_t{1} << 31;
+
+// Relative slack of the step-time lower bound: far above the rounding error
+// of the few dozen operations on either side, far below any real difference.
+constexpr double kBoundSlack = 1e-9;
+
+// Calculon's _factors: every divisor of x (x >= 1), increasing.
+std::vector<int64_t> Divisors(int64_t x) {
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i <= x / i; ++i) {
+    if (x % i != 0) continue;
+    low.push_back(i);
+    if (i != x / i) high.push_back(x / i);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+bool AnyOffload(const Offload& o) {
+  return o.weights || o.activations || o.optimizer;
+}
+
+TensorCommunication Communication(TensorCommKind kind, bool ag_redo) {
+  switch (kind) {
+    case TensorCommKind::kAllReduce:
+      return AllReduce{};
+    case TensorCommKind::kEdgeReduceScatterAllGather:
+      return EdgeReduceScatterAllGather{};
+    case TensorCommKind::kReduceScatterAllGather:
+      return ReduceScatterAllGather{ag_redo};
+  }
+  return AllReduce{};
+}
+
+// Calculon's _check_network_assignments: on every tier, the product of the
+// degrees (> 1) mapped to it fits, and divides the tier when it must be
+// filled.
+bool NetworkAssignmentValid(const System& system, int64_t t, int64_t tn,
+                            int64_t p, int64_t pn, int64_t d, int64_t dn) {
+  const int64_t tiers = static_cast<int64_t>(system.networks.size());
+  for (int64_t tier = 0; tier < tiers; ++tier) {
+    int64_t used = 1;
+    if (t > 1 && tn == tier) used *= t;
+    if (p > 1 && pn == tier) used *= p;
+    if (d > 1 && dn == tier) used *= d;
+    const NetworkTier& net = system.networks[static_cast<size_t>(tier)];
+    if (used > net.size) return false;
+    if (net.must_be_filled && net.size % used != 0) return false;
+  }
+  return true;
+}
+
+// Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v).
+struct Choice {
+  RecomputePolicy recompute;
+  bool optimizer_sharding;
+  TensorCommKind comm;
+  bool seq_par_ag_redo;
+  bool dp_overlap;
+  TensorOverlap tp_overlap;
+  Offload offload;
+  bool fused_activation;
+};
+
+std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
+                                     const SearchOptions& options) {
+  const std::vector<bool> both = {true, false};
+  const std::vector<bool> only_false = {false};
+  const std::vector<TensorOverlap> overlaps =
+      t > 1 && options.tp_overlap
+          ? std::vector<TensorOverlap>{TensorOverlap::kNone,
+                                       TensorOverlap::kRing,
+                                       TensorOverlap::kPipe}
+          : std::vector<TensorOverlap>{TensorOverlap::kNone};
+  std::vector<Choice> out;
+  for (RecomputePolicy recompute :
+       {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
+        RecomputePolicy::kNone}) {
+    for (bool sharding : d > 1 ? both : only_false) {
+      for (TensorCommKind comm :
+           {TensorCommKind::kAllReduce,
+            TensorCommKind::kEdgeReduceScatterAllGather,
+            TensorCommKind::kReduceScatterAllGather}) {
+        const bool can_redo = comm == TensorCommKind::kReduceScatterAllGather &&
+                              recompute != RecomputePolicy::kFull;
+        for (bool redo : can_redo ? both : only_false) {
+          for (bool dp_overlap :
+               d > 1 && options.dp_overlap ? both : only_false) {
+            for (TensorOverlap tp_overlap : overlaps) {
+              for (bool weights : has_mem2 ? both : only_false) {
+                const bool can_offload_activations =
+                    has_mem2 && recompute != RecomputePolicy::kFull;
+                for (bool activations :
+                     can_offload_activations ? both : only_false) {
+                  for (bool optimizer : has_mem2 ? both : only_false) {
+                    for (bool fused : options.fused_activation) {
+                      Choice c;
+                      c.recompute = recompute;
+                      c.optimizer_sharding = sharding;
+                      c.comm = comm;
+                      c.seq_par_ag_redo = redo;
+                      c.dp_overlap = dp_overlap;
+                      c.tp_overlap = tp_overlap;
+                      c.offload = {weights, activations, optimizer};
+                      c.fused_activation = fused;
+                      out.push_back(c);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Steps 1-5 of SEARCH.md: one (t, p, v) and what follows from it.
+struct Group {
+  int64_t t = 1, p = 1, d = 1, v = 1, batch = 1;
+  std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
+  std::vector<Choice> choices;
+  double weight = 0;  // the most executions it can have, for progress
+};
+
+// A lower bound on ComputeIteration's total_time for `block` and `step`,
+// whatever the PP and DP tiers: the compute of the step, its exposed TP and
+// re-communication time, and the compute part of the pipeline bubble (every
+// other term of total_time is >= 0, see figures.cc). 0 (no bound) for an
+// uneven stage layout, whose bubble is shortened (not in the search space).
+double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
+  if (s.bubble_reduction_blocks != 0) return 0;
+  const double p = static_cast<double>(s.p);
+  const double v = static_cast<double>(s.v);
+  const double m = static_cast<double>(s.m);
+  const double bpp = static_cast<double>(s.blocks_per_stage);
+  const double bpc = static_cast<double>(s.blocks_per_chunk);
+  const double mult = bpp * m;
+  const double compute = mult * b.block_fw_time + mult * b.block_agrad_time +
+                         mult * b.block_wgrad_time + bpp * b.block_optim_time +
+                         mult * b.block_re_time;
+  const double per_step = m * v;
+  const double exposed =
+      per_step * ((bpc - 1) * (b.baseblock_fw_tp_time_exposed +
+                               b.baseblock_agrad_tp_time_exposed +
+                               b.baseblock_recomm_time_exposed) +
+                  b.edgeblock_fw_tp_time_exposed +
+                  b.edgeblock_agrad_tp_time_exposed +
+                  b.edgeblock_recomm_time_exposed);
+  const int64_t leftover = s.m % s.p;
+  const double extra =
+      leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;
+  const double bubble = (p - 1 + extra) * bpc *
+                        (b.block_fw_time + b.block_re_time +
+                         b.block_agrad_time + b.block_wgrad_time);
+  return compute + exposed + bubble;
+}
+
+struct Ranked {
+  SearchExecution execution;
+  BlockFigures block;
+};
+
+class Searcher {
+ public:
+  Searcher(const TransformerModel& model, const System& system,
+           const SearchOptions& options, ProgressFn progress, CancelFn cancel)
+      : model_(model),
+        system_(system),
+        options_(options),
+        progress_(std::move(progress)),
+        cancel_(std::move(cancel)),
+        blocks_(model, system, options.datatype),
+        top_(static_cast<size_t>(options.top)) {}
+
+  absl::StatusOr<SearchResult> Run();
+
+ private:
+  // The network-tier assignments of one (t, p, d), in enumeration order.
+  struct Assignment {
+    int64_t tn, pn, dn;
+  };
+  struct GroupState {
+    const Group* group = nullptr;
+    int64_t blocks_per_stage = 0;
+    int64_t blocks_per_chunk = 0;
+    // Interleaving divides the blocks per stage (always so in this space),
+    // and t divides the feed-forward size (the search only filters t by
+    // hidden and heads; Calculon asserts, the checker rejects).
+    bool structure_ok = true;
+    int64_t assignments = 0;        // all of them
+    int64_t valid_assignments = 0;  // those passing the tier check
+    std::vector<Assignment> valid;  // in enumeration order
+  };
+
+  std::vector<Group> EnumerateGroups() const;
+  GroupState StartGroup(const Group& group) const;
+  absl::Status RunGroup(const Group& group, double done, double total);
+  SearchExecution Execution(const Group& g, const Choice& c, int64_t b) const;
+  // Both count the executions of one (choice, microbatch size) and offer the
+  // valid ones to the ranking.
+  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c,
+                              int64_t b);
+  absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
+                                  int64_t b);
+  void Offer(double rate, const SearchExecution& e, int64_t tn, int64_t pn,
+             int64_t dn, const BlockFigures& block);
+
+  const TransformerModel& model_;
+  const System& system_;
+  const SearchOptions& options_;
+  ProgressFn progress_;
+  CancelFn cancel_;
+  BlockTable blocks_;
+  TopN<Ranked> top_;
+  SearchResult result_;
+  double last_progress_ = -1;
+};
+
+std::vector<Group> Searcher::EnumerateGroups() const {
+  const int64_t n = options_.procs;
+  const int64_t blocks = model_.num_blocks;
+  const bool has_mem2 = system_.mem2.gib > 0;
+  const int64_t nets = static_cast<int64_t>(system_.networks.size());
+  std::vector<Group> groups;
+  for (int64_t t : Divisors(n)) {
+    if (model_.hidden % t != 0 || model_.attn_heads % t != 0) continue;
+    for (int64_t p : Divisors(std::min(n / t, blocks))) {
+      if (n % (t * p) != 0 || blocks % p != 0) continue;
+      const int64_t d = n / (t * p);
+      if (d > options_.max_batch) continue;
+      const std::vector<int64_t> interleavings =
+          p == 1 ? std::vector<int64_t>{1} : Divisors(blocks / p);
+      for (int64_t v : interleavings) {
+        Group g;
+        g.t = t;
+        g.p = p;
+        g.d = d;
+        g.v = v;
+        g.batch = options_.max_batch / d * d;
+        for (int64_t b : Divisors(g.batch / d)) {
+          if ((b * model_.seq_size) % t == 0) g.microbatch_sizes.push_back(b);
+        }
+        g.choices = EnumerateChoices(t, d, has_mem2, options_);
+        const double assignments = static_cast<double>(
+            (t > 1 ? nets : 1) * (p > 1 ? nets : 1) * (d > 1 ? nets : 1));
+        g.weight = static_cast<double>(g.choices.size()) *
+                   static_cast<double>(g.microbatch_sizes.size()) *
+                   assignments;
+        groups.push_back(std::move(g));
+      }
+    }
+  }
+  return groups;
+}
+
+Searcher::GroupState Searcher::StartGroup(const Group& g) const {
+  GroupState gs;
+  gs.group = &g;
+  const int64_t blocks = model_.num_blocks;
+  gs.blocks_per_stage = blocks / g.p + (blocks % g.p != 0 ? 1 : 0);
+  gs.blocks_per_chunk = gs.blocks_per_stage / g.v;
+  gs.structure_ok = g.v <= gs.blocks_per_stage &&
+                    gs.blocks_per_stage % g.v == 0 &&
+                    model_.feedforward % g.t == 0;
+  const int64_t nets = static_cast<int64_t>(system_.networks.size());
+  for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
+    for (int64_t pn = 0; pn < (g.p > 1 ? nets : 1); ++pn) {
+      for (int64_t dn = 0; dn < (g.d > 1 ? nets : 1); ++dn) {
+        ++gs.assignments;
+        if (NetworkAssignmentValid(system_, g.t, tn, g.p, pn, g.d, dn)) {
+          gs.valid.push_back({tn, pn, dn});
+        }
+      }
+    }
+  }
+  gs.valid_assignments = static_cast<int64_t>(gs.valid.size());
+  return gs;
+}
+
+SearchExecution Searcher::Execution(const Group& g, const Choice& c,
+                                    int64_t b) const {
+  SearchExecution e;
+  e.num_procs = options_.procs;
+  e.tensor = g.t;
+  e.pipeline = g.p;
+  e.data = g.d;
+  e.batch_size = g.batch;
+  e.microbatch_size = b;
+  e.interleaving = g.v;
+  e.datatype = options_.datatype;
+  e.fused_activation = c.fused_activation;
+  e.recompute = c.recompute;
+  e.optimizer_sharding = c.optimizer_sharding;
+  e.comm = c.comm;
+  e.tp_overlap = c.tp_overlap;
+  e.seq_par_ag_redo = c.seq_par_ag_redo;
+  e.dp_overlap = c.dp_overlap;
+  e.offload = c.offload;
+  return e;
+}
+
+void Searcher::Offer(double rate, const SearchExecution& e, int64_t tn,
+                     int64_t pn, int64_t dn, const BlockFigures& block) {
+  if (!top_.Admits(rate)) return;
+  Ranked& slot = top_.Insert(rate);
+  slot.execution = e;
+  slot.execution.tensor_net = tn;
+  slot.execution.pipeline_net = pn;
+  slot.execution.data_net = dn;
+  slot.block = block;
+}
+
+BlockConfig ConfigOf(const SearchExecution& e) {
+  BlockConfig config;
+  config.tensor = e.tensor;
+  config.microbatch_size = e.microbatch_size;
+  config.recompute = e.recompute;
+  config.comm = e.comm;
+  config.seq_par_ag_redo = e.seq_par_ag_redo;
+  config.tp_overlap = e.tp_overlap;
+  config.fused_activation = e.fused_activation;
+  return config;
+}
+
+bool MemoryFits(const MemoryFigures& m) {
+  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity) &&
+         !(m.proc_mem_tier2_cap_req > m.tier2_capacity);
+}
+
+// Every execution of one (choice, b) shares the checks that do not depend on
+// the network tiers (interleaving, offload, memory: the memory figures come
+// from footprints, not from times), so they are made once; the iteration is
+// evaluated per tier assignment unless the step-time bound rules the block
+// out of the top N.
+absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
+                                      int64_t b) {
+  const Group& g = *gs.group;
+  result_.total_executions += gs.assignments;
+  const bool offload_ok = !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
+  if (!gs.structure_ok || !offload_ok || gs.valid.empty()) {
+    result_.bad_executions += gs.assignments;
+    return absl::OkStatus();
+  }
+  SearchExecution e = Execution(g, c, b);
+  const BlockConfig config = ConfigOf(e);
+  const int64_t shard = c.optimizer_sharding ? g.d : 1;
+  e.tensor_net = gs.valid.front().tn;
+  e.pipeline_net = gs.valid.front().pn;
+  e.data_net = gs.valid.front().dn;
+  BP_ASSIGN_OR_RETURN(const BlockFigures* block,
+                      blocks_.Get(config, e.tensor_net, shard));
+  StepShape step = ExecutionStepShape(model_, system_, e);
+  MemoryFigures memory;
+  ComputeMemory(*block, step, memory);
+  ++result_.work.memory_evaluations;
+  if (!MemoryFits(memory)) {
+    result_.bad_executions += gs.assignments;
+    return absl::OkStatus();
+  }
+  result_.good_executions += gs.valid_assignments;
+  result_.bad_executions += gs.assignments - gs.valid_assignments;
+
+  IterationFigures iteration;
+  int64_t planned_tn = -1;
+  bool ruled_out = false;
+  for (const Assignment& a : gs.valid) {
+    if (a.tn != planned_tn) {
+      planned_tn = a.tn;
+      BP_ASSIGN_OR_RETURN(block, blocks_.Get(config, a.tn, shard));
+      ruled_out = false;
+      if (top_.full()) {
+        const double bound = StepTimeLowerBound(*block, step);
+        const double best_rate = static_cast<double>(g.batch) /
+                                 (bound * (1 - kBoundSlack));
+        ruled_out = best_rate <= top_.worst_score();
+      }
+    }
+    if (ruled_out) continue;
+    step.pipeline_net = &system_.networks[static_cast<size_t>(a.pn)];
+    step.data_net = &system_.networks[static_cast<size_t>(a.dn)];
+    step.data_net_is_tensor_net = a.dn == a.tn;
+    step.data_net_is_pipeline_net = a.dn == a.pn;
+    ComputeIteration(*block, step, iteration);
+    ++result_.work.iteration_evaluations;
+    Offer(iteration.sample_rate, e, a.tn, a.pn, a.dn, *block);
+  }
+  return absl::OkStatus();
+}
+
+// Each execution on its own, as Calculon runs it: tier check, interleaving
+// and offload checks, memory, iteration.
+absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
+                                          const Choice& c, int64_t b) {
+  const Group& g = *gs.group;
+  SearchExecution e = Execution(g, c, b);
+  const BlockConfig config = ConfigOf(e);
+  const int64_t shard = c.optimizer_sharding ? g.d : 1;
+  const int64_t nets = static_cast<int64_t>(system_.networks.size());
+  MemoryFigures memory;
+  IterationFigures iteration;
+  for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
+    for (int64_t pn = 0; pn < (g.p > 1 ? nets : 1); ++pn) {
+      for (int64_t dn = 0; dn < (g.d > 1 ? nets : 1); ++dn) {
+        ++result_.total_executions;
+        e.tensor_net = tn;
+        e.pipeline_net = pn;
+        e.data_net = dn;
+        const bool valid =
+            NetworkAssignmentValid(system_, g.t, tn, g.p, pn, g.d, dn) &&
+            gs.structure_ok &&
+            !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
+        if (!valid) {
+          ++result_.bad_executions;
+          continue;
+        }
+        BP_ASSIGN_OR_RETURN(const BlockFigures* block,
+                            blocks_.Get(config, tn, shard));
+        const StepShape step = ExecutionStepShape(model_, system_, e);
+        ComputeMemory(*block, step, memory);
+        ++result_.work.memory_evaluations;
+        if (!MemoryFits(memory)) {
+          ++result_.bad_executions;
+          continue;
+        }
+        ++result_.good_executions;
+        ComputeIteration(*block, step, iteration);
+        ++result_.work.iteration_evaluations;
+        Offer(iteration.sample_rate, e, tn, pn, dn, *block);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
+  const GroupState gs = StartGroup(g);
+  const double per_choice =
+      g.choices.empty() ? 0 : g.weight / static_cast<double>(g.choices.size());
+  for (size_t i = 0; i < g.choices.size(); ++i) {
+    if (cancel_ && cancel_()) return absl::CancelledError("search cancelled");
+    const Choice& c = g.choices[i];
+    for (int64_t b : g.microbatch_sizes) {
+      const int64_t good_before = result_.good_executions;
+      BP_RETURN_IF_ERROR(options_.exhaustive ? EvaluateExhaustive(gs, c, b)
+                                             : EvaluatePruned(gs, c, b));
+      if (options_.mbs_break && result_.good_executions == good_before) break;
+    }
+    if (progress_ && total > 0) {
+      const double fraction =
+          (done + per_choice * static_cast<double>(i + 1)) / total;
+      if (fraction - last_progress_ >= 1e-3) {
+        last_progress_ = fraction;
+        progress_(std::min(fraction, 1.0));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SearchResult> Searcher::Run() {
+  const std::vector<Group> groups = EnumerateGroups();
+  double total = 0;
+  for (const Group& g : groups) total += g.weight;
+  double done = 0;
+  int64_t current_t = 0;
+  for (const Group& g : groups) {
+    // No block is shared across t: keep the table to one t at a time.
+    if (g.t != current_t) {
+      blocks_.Clear();
+      current_t = g.t;
+    }
+    BP_RETURN_IF_ERROR(RunGroup(g, done, total));
+    done += g.weight;
+  }
+  if (progress_) progress_(1.0);
+
+  for (size_t i = 0; i < top_.size(); ++i) {
+    const Ranked& r = top_.entry(i);
+    RankedExecution out;
+    out.execution = r.execution;
+    out.block = r.block;
+    const StepShape step = ExecutionStepShape(model_, system_, r.execution);
+    ComputeIteration(out.block, step, out.iteration);
+    ComputeMemory(out.block, step, out.memory);
+    result_.top.push_back(out);
+  }
+  result_.work.blocks_planned = blocks_.blocks_planned();
+  result_.work.blocks_resharded = blocks_.blocks_resharded();
+  return std::move(result_);
+}
+
+// Options, model and system problems, one per line. The model and system are
+// judged by the checker on the simplest mapping (t = p = d = 1) with the
+// largest microbatch the search can try, so its messages name the fields.
+absl::Status ValidateInputs(const TransformerModel& model,
+                            const System& system,
+                            const SearchOptions& options) {
+  std::vector<std::string> problems;
+  if (options.procs < 1 || options.procs > kMaxProcs) {
+    problems.push_back(absl::StrCat("--procs (", options.procs,
+                                    ") must be between 1 and ", kMaxProcs));
+  }
+  if (options.max_batch < 1 || options.max_batch > kMaxBatch) {
+    problems.push_back(absl::StrCat("--max-batch (", options.max_batch,
+                                    ") must be between 1 and ", kMaxBatch));
+  }
+  if (options.top < 1) {
+    problems.push_back(
+        absl::StrCat("--top (", options.top, ") must be at least 1"));
+  }
+  if (options.fused_activation.empty()) {
+    problems.push_back("--fused-activation must allow true, false or both");
+  }
+  SearchExecution probe;
+  probe.datatype = options.datatype;
+  probe.batch_size = probe.microbatch_size =
+      options.max_batch >= 1 && options.max_batch <= kMaxBatch
+          ? options.max_batch
+          : 1;
+  for (const Violation& v :
+       FindViolations(ExecutionSpec(model, system, probe))) {
+    problems.push_back(v.message);
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+}
+
+}  // namespace
+
+const char* TensorCommKindName(TensorCommKind kind) {
+  switch (kind) {
+    case TensorCommKind::kAllReduce:
+      return "ar";
+    case TensorCommKind::kEdgeReduceScatterAllGather:
+      return "p2p_rs_ag";
+    case TensorCommKind::kReduceScatterAllGather:
+      return "rs_ag";
+  }
+  return "ar";
+}
+
+TransformerTrainingMappingSpec ExecutionSpec(const TransformerModel& model,
+                                             const System& system,
+                                             const SearchExecution& e) {
+  TransformerTrainingMappingSpec spec;
+  spec.model = model;
+  spec.system = system;
+  TensorParallel& tensor = spec.parallelism.tensor;
+  tensor.degree = e.tensor;
+  tensor.communication = Communication(e.comm, e.seq_par_ag_redo);
+  tensor.overlap = e.tp_overlap;
+  tensor.network_tier = e.tensor_net;
+  PipelineParallel& pipeline = spec.parallelism.pipeline;
+  pipeline.degree = e.pipeline;
+  pipeline.network_tier = e.pipeline_net;
+  if (e.interleaving > 1) {
+    pipeline.schedule = InterleavedOneForwardOneBackward{e.interleaving};
+  } else if (e.pipeline == 1) {
+    pipeline.schedule = SingleStage{};
+  } else {
+    pipeline.schedule = OneForwardOneBackward{};
+  }
+  pipeline.stage_layout = model.num_blocks % e.pipeline != 0
+                              ? StageLayout::kUneven
+                              : StageLayout::kEven;
+  spec.parallelism.data = {e.data, e.optimizer_sharding, e.dp_overlap,
+                           e.data_net};
+  spec.parallelism.recompute = e.recompute;
+  spec.batch = {e.batch_size, e.microbatch_size};
+  spec.options.datatype = e.datatype;
+  spec.options.fused_activation = e.fused_activation;
+  spec.options.attention = AttentionType::kMultiHead;
+  spec.options.offload = e.offload;
+  return spec;
+}
+
+TypedProgram ExecutionProgram(const TransformerModel& model,
+                              const System& system,
+                              const SearchExecution& e) {
+  TypedProgram program;
+  program.spec = ExecutionSpec(model, system, e);
+  DerivedValues& dv = program.derived;
+  const int64_t blocks = model.num_blocks;
+  dv.training = true;
+  dv.tensor = e.tensor;
+  dv.pipeline = e.pipeline;
+  dv.data = e.data;
+  dv.virtual_stages = e.interleaving;
+  dv.world_size = e.tensor * e.pipeline * e.data;
+  dv.local_batch = e.batch_size / e.data;
+  dv.microbatches = dv.local_batch / e.microbatch_size;
+  dv.blocks_per_stage = blocks / e.pipeline + (blocks % e.pipeline ? 1 : 0);
+  dv.blocks_per_chunk = dv.blocks_per_stage / e.interleaving;
+  dv.bubble_reduction_blocks =
+      blocks % e.pipeline ? e.pipeline - blocks % e.pipeline : 0;
+  dv.bytes_per_element = BytesPerElement(e.datatype);
+  dv.recompute = e.recompute;
+  dv.sequence_parallel = e.comm == TensorCommKind::kReduceScatterAllGather;
+  dv.pipeline_rs_ag = e.comm != TensorCommKind::kAllReduce;
+  dv.all_gather_redo = dv.sequence_parallel && e.seq_par_ag_redo;
+  dv.optimizer_sharding = e.optimizer_sharding;
+  dv.data_overlap = e.dp_overlap;
+  dv.tensor_network = e.tensor_net;
+  dv.pipeline_network = e.pipeline_net;
+  dv.data_network = e.data_net;
+  return program;
+}
+
+StepShape ExecutionStepShape(const TransformerModel& model,
+                             const System& system, const SearchExecution& e) {
+  const int64_t blocks = model.num_blocks;
+  StepShape s;
+  s.training = true;
+  s.p = e.pipeline;
+  s.v = e.interleaving;
+  s.d = e.data;
+  s.m = e.batch_size / e.data / e.microbatch_size;
+  s.blocks_per_stage = blocks / e.pipeline + (blocks % e.pipeline ? 1 : 0);
+  s.blocks_per_chunk = s.blocks_per_stage / e.interleaving;
+  s.bubble_reduction_blocks =
+      blocks % e.pipeline ? e.pipeline - blocks % e.pipeline : 0;
+  s.global_batch = e.batch_size;
+  s.recompute = e.recompute;
+  s.optimizer_sharding = e.optimizer_sharding;
+  s.data_overlap = e.dp_overlap;
+  s.offload = e.offload;
+  if (e.pipeline > 1) {
+    // As MakeStepShape: 1/t of the activation under rs_ag and p2p_rs_ag.
+    const int64_t batch_seq = e.microbatch_size * model.seq_size;
+    const double per_rank = e.comm != TensorCommKind::kAllReduce
+                                ? static_cast<double>(batch_seq / e.tensor)
+                                : static_cast<double>(batch_seq);
+    s.pipeline_message_bytes =
+        per_rank * model.hidden * BytesPerElement(e.datatype);
+  }
+  s.pipeline_net = &system.networks[static_cast<size_t>(e.pipeline_net)];
+  s.data_net = &system.networks[static_cast<size_t>(e.data_net)];
+  s.data_net_is_tensor_net = e.data_net == e.tensor_net;
+  s.data_net_is_pipeline_net = e.data_net == e.pipeline_net;
+  s.mem1 = &system.mem1;
+  s.mem2 = &system.mem2;
+  auto rate = system.matrix.rates.find(e.datatype);
+  s.matrix_peak_flops =
+      rate == system.matrix.rates.end() ? 0 : rate->second.tflops * 1e12;
+  return s;
+}
+
+absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
+                                       const System& system,
+                                       const SearchOptions& options,
+                                       ProgressFn progress, CancelFn cancel) {
+  BP_RETURN_IF_ERROR(ValidateInputs(model, system, options));
+  return Searcher(model, system, options, std::move(progress),
+                  std::move(cancel))
+      .Run();
+}
+
+}  // namespace blueprint

@@ -1,0 +1,141 @@
+// Strategy search: every training mapping of Calculon's llm-optimal-execution
+// space (calculon/SEARCH.md) for a model, a system, a processor count and a
+// maximum batch, ranked by sample rate. Same space, same enumeration order
+// (which also orders equal sample rates), same total / good / bad counts as
+// Calculon.
+//
+// Speed comes from the structure, not from trimming the space: block figures
+// are computed once per distinct block configuration (block_table.h) and
+// reused across pipeline, data-parallel, batch, network-tier, offload and
+// overlap choices; each mapping is then a few hundred floating-point
+// operations without allocation. In the default mode, memory validity is
+// shared by the mappings that differ only in network tiers and a mapping's
+// iteration is not evaluated when a lower bound on its step time shows it
+// cannot enter the top N; `exhaustive` evaluates every mapping in full and
+// must give the identical result (tested).
+//
+// Example:
+//   SearchOptions options;
+//   options.procs = 512;
+//   options.max_batch = 512;
+//   options.datatype = DataType::kFloat16;
+//   absl::StatusOr<SearchResult> result = RunSearch(model, system, options);
+//   if (!result.ok()) return result.status();
+//   std::cout << SearchResultJson(*result);  // search_json.h
+#ifndef BLUEPRINTING_CORE_SEARCH_SEARCH_H_
+#define BLUEPRINTING_CORE_SEARCH_SEARCH_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/analysis/figures.h"
+#include "core/analysis/schedule.h"
+#include "core/plan/plan_ir.h"
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+// Calculon's llm-optimal-execution options, under their CLI names.
+struct SearchOptions {
+  int64_t procs = 0;      // --procs: processors (num_procs of every mapping)
+  int64_t max_batch = 0;  // --max-batch: largest global batch
+  DataType datatype = DataType::kFloat16;  // --datatype
+  int top = 10;             // --top: how many mappings to keep
+  bool mbs_break = false;   // --mbs-break: stop growing the microbatch once
+                            // one size gives no valid mapping
+  bool tp_overlap = true;   // try TP overlap ring and pipe (--no-tp-overlap)
+  bool dp_overlap = true;   // try DP overlap (--no-dp-overlap)
+  // --fused-activation: true -> {true}, false -> {false}, all -> {true, false}.
+  std::vector<bool> fused_activation = {true};
+  // Evaluate every mapping in full: no shared validity, no bound (for tests).
+  bool exhaustive = false;
+  // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
+  bool json = false;
+};
+
+// The TP communication of Calculon's tensor_par_comm_type (+ seq_par_ag_redo).
+enum class TensorCommKind { kAllReduce, kEdgeReduceScatterAllGather,
+                            kReduceScatterAllGather };
+
+// One mapping of the search space: Calculon's 23 execution keys, of which
+// attention_type (multihead) and training (true) are the same for all.
+struct SearchExecution {
+  int64_t num_procs = 1;
+  int64_t tensor = 1, pipeline = 1, data = 1;  // t, p, d
+  int64_t tensor_net = 0, pipeline_net = 0, data_net = 0;
+  int64_t batch_size = 1;
+  int64_t microbatch_size = 1;
+  int64_t interleaving = 1;  // v
+  DataType datatype = DataType::kFloat16;
+  bool fused_activation = true;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+  bool optimizer_sharding = false;
+  TensorCommKind comm = TensorCommKind::kAllReduce;
+  TensorOverlap tp_overlap = TensorOverlap::kNone;
+  bool seq_par_ag_redo = false;
+  bool dp_overlap = false;
+  Offload offload;
+};
+
+// One ranked mapping with the figures Calculon's stats JSON prints.
+struct RankedExecution {
+  SearchExecution execution;
+  BlockFigures block;
+  IterationFigures iteration;
+  MemoryFigures memory;
+};
+
+// How much work the search did (for the benchmark; not part of the output).
+struct SearchWork {
+  int64_t blocks_planned = 0;     // Lower + Plan runs (per block and TP tier)
+  int64_t blocks_resharded = 0;   // optimizer-sharded variants derived
+  int64_t memory_evaluations = 0;
+  int64_t iteration_evaluations = 0;
+};
+
+struct SearchResult {
+  int64_t total_executions = 0;
+  int64_t good_executions = 0;
+  int64_t bad_executions = 0;
+  std::vector<RankedExecution> top;  // best first; ties in enumeration order
+  SearchWork work;
+};
+
+// Called with the fraction of the space done, in [0, 1], non-decreasing.
+using ProgressFn = std::function<void(double fraction)>;
+// Polled during the search; returning true stops it with kCancelled.
+using CancelFn = std::function<bool()>;
+
+// Runs the search. kInvalidArgument when an option, the model or the system
+// is unusable (one problem per line); kCancelled when `cancel` asked for it.
+absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
+                                       const System& system,
+                                       const SearchOptions& options,
+                                       ProgressFn progress = nullptr,
+                                       CancelFn cancel = nullptr);
+
+// The mapping as a spec, and as the checked program the checker would derive
+// from that spec (check.h; tested to agree), for loading it into the
+// calculator or running the full passes on it.
+TransformerTrainingMappingSpec ExecutionSpec(const TransformerModel& model,
+                                             const System& system,
+                                             const SearchExecution& execution);
+TypedProgram ExecutionProgram(const TransformerModel& model,
+                              const System& system,
+                              const SearchExecution& execution);
+
+// MakeStepShape(ExecutionProgram(model, system, execution)), built directly
+// (no allocation); it points into `system`.
+StepShape ExecutionStepShape(const TransformerModel& model,
+                             const System& system,
+                             const SearchExecution& execution);
+
+// Calculon's tensor_par_comm_type spelling: "ar", "p2p_rs_ag", "rs_ag".
+const char* TensorCommKindName(TensorCommKind kind);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SEARCH_SEARCH_H_

@@ -1,0 +1,239 @@
+#include "core/search/search_json.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "core/base/json.h"
+#include "core/report/calculon_stats.h"
+
+namespace blueprint {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+const char* YesNo(bool b) { return b ? "yes" : "no"; }
+
+// "w-o" style summary of the offloaded kinds, "-" when none.
+std::string OffloadSummary(const Offload& o) {
+  std::string s;
+  s += o.weights ? 'w' : '-';
+  s += o.activations ? 'a' : '-';
+  s += o.optimizer ? 'o' : '-';
+  return s;
+}
+
+// Parses a positive integer flag value into `out`.
+void ParsePositive(const std::string& flag, const std::string& value,
+                   int64_t max, std::vector<std::string>* problems,
+                   int64_t* out) {
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed) || parsed < 1 || parsed > max) {
+    problems->push_back(absl::StrCat(flag,
+                                     ": expected a positive integer (at most ",
+                                     max, "), got \"", value, "\""));
+    return;
+  }
+  *out = parsed;
+}
+
+}  // namespace
+
+absl::StatusOr<SearchOptions> ParseSearchFlags(
+    const std::vector<std::string>& args) {
+  static const char* const kValueFlags[] = {
+      "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
+      "--app",   "--system"};
+  static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
+                                          "--no-dp-overlap", "--json",
+                                          "--exhaustive"};
+  SearchOptions options;
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      problems.push_back(absl::StrCat("unexpected argument \"", arg, "\""));
+      continue;
+    }
+    std::string flag = arg;
+    std::optional<std::string> value;
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    bool takes_value = false, is_switch = false;
+    for (const char* f : kValueFlags) takes_value = takes_value || flag == f;
+    for (const char* f : kSwitches) is_switch = is_switch || flag == f;
+    if (!takes_value && !is_switch) {
+      problems.push_back(absl::StrCat(
+          "unknown flag \"", flag, "\" (expected ",
+          absl::StrJoin(kValueFlags, ", "), ", ",
+          absl::StrJoin(kSwitches, ", "), ")"));
+      continue;
+    }
+    if (!seen.insert(flag).second) {
+      problems.push_back(absl::StrCat(flag, " is given more than once"));
+    }
+    if (is_switch) {
+      if (value.has_value()) {
+        problems.push_back(absl::StrCat(flag, " takes no value"));
+      } else if (flag == "--mbs-break") {
+        options.mbs_break = true;
+      } else if (flag == "--no-tp-overlap") {
+        options.tp_overlap = false;
+      } else if (flag == "--no-dp-overlap") {
+        options.dp_overlap = false;
+      } else if (flag == "--json") {
+        options.json = true;
+      } else if (flag == "--exhaustive") {
+        options.exhaustive = true;
+      }
+      continue;
+    }
+    if (!value.has_value()) {
+      if (i + 1 >= args.size()) {
+        problems.push_back(absl::StrCat(flag, " needs a value"));
+        continue;
+      }
+      value = args[++i];
+    }
+    if (flag == "--procs") {
+      ParsePositive(flag, *value, int64_t{1} << 31, &problems, &options.procs);
+    } else if (flag == "--max-batch") {
+      ParsePositive(flag, *value, int64_t{1} << 31, &problems,
+                    &options.max_batch);
+    } else if (flag == "--top") {
+      int64_t top = options.top;
+      ParsePositive(flag, *value, int64_t{1} << 20, &problems, &top);
+      options.top = static_cast<int>(top);
+    } else if (flag == "--datatype") {
+      const std::optional<DataType> datatype = ParseDataType(*value);
+      if (datatype.has_value()) {
+        options.datatype = *datatype;
+      } else {
+        problems.push_back(absl::StrCat(
+            "--datatype: expected float8, float16, bfloat16 or float32, "
+            "got \"", *value, "\""));
+      }
+    } else if (flag == "--fused-activation") {
+      if (*value == "true") {
+        options.fused_activation = {true};
+      } else if (*value == "false") {
+        options.fused_activation = {false};
+      } else if (*value == "all") {
+        options.fused_activation = {true, false};
+      } else {
+        problems.push_back(absl::StrCat(
+            "--fused-activation: expected true, false or all, got \"", *value,
+            "\""));
+      }
+    }
+    // --app and --system: read by the caller.
+  }
+  for (const char* required : {"--procs", "--max-batch", "--datatype"}) {
+    if (seen.count(required) == 0) {
+      problems.push_back(absl::StrCat(required, " is required"));
+    }
+  }
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+  }
+  return options;
+}
+
+nlohmann::json CalculonExecutionJson(const SearchExecution& e) {
+  nlohmann::json j = nlohmann::json::object();
+  j["num_procs"] = e.num_procs;
+  j["tensor_par"] = e.tensor;
+  j["pipeline_par"] = e.pipeline;
+  j["data_par"] = e.data;
+  j["tensor_par_net"] = e.tensor_net;
+  j["pipeline_par_net"] = e.pipeline_net;
+  j["data_par_net"] = e.data_net;
+  j["batch_size"] = e.batch_size;
+  j["microbatch_size"] = e.microbatch_size;
+  j["datatype"] = DataTypeName(e.datatype);
+  j["fused_activation"] = e.fused_activation;
+  j["attention_type"] = AttentionName(AttentionType::kMultiHead);
+  j["activation_recompute"] = RecomputeName(e.recompute);
+  j["pipeline_interleaving"] = e.interleaving;
+  j["optimizer_sharding"] = e.optimizer_sharding;
+  j["tensor_par_comm_type"] = TensorCommKindName(e.comm);
+  j["tensor_par_overlap"] = TensorOverlapName(e.tp_overlap);
+  j["seq_par_ag_redo"] = e.seq_par_ag_redo;
+  j["data_par_overlap"] = e.dp_overlap;
+  j["weight_offload"] = e.offload.weights;
+  j["activations_offload"] = e.offload.activations;
+  j["optimizer_offload"] = e.offload.optimizer;
+  j["training"] = true;
+  return j;
+}
+
+nlohmann::json SearchResultJsonValue(const SearchResult& result) {
+  nlohmann::json top = nlohmann::json::array();
+  for (const RankedExecution& r : result.top) {
+    nlohmann::json entry = nlohmann::json::object();
+    entry["execution"] = CalculonExecutionJson(r.execution);
+    entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
+    top.push_back(std::move(entry));
+  }
+  nlohmann::json out = nlohmann::json::object();
+  out["total_executions"] = result.total_executions;
+  out["good_executions"] = result.good_executions;
+  out["bad_executions"] = result.bad_executions;
+  out["top"] = std::move(top);
+  return out;
+}
+
+std::string SearchResultJson(const SearchResult& result) {
+  return CanonicalJson(SearchResultJsonValue(result)) + "\n";
+}
+
+std::string SearchResultText(const SearchResult& result) {
+  std::string out = absl::StrFormat(
+      "%d executions: %d good, %d bad\n", result.total_executions,
+      result.good_executions, result.bad_executions);
+  if (result.top.empty()) return out + "no valid mapping\n";
+  absl::StrAppendFormat(
+      &out, "%4s %12s %10s %5s %4s %6s %4s %6s %4s %-9s %-9s %-4s %-6s %-6s "
+            "%-6s %-7s %-5s %9s %9s %6s\n",
+      "rank", "samples/s", "step_s", "t", "p", "d", "v", "batch", "mbs",
+      "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl", "shard", "offload",
+      "nets", "hbm_GiB", "mem2_GiB", "eff");
+  for (size_t i = 0; i < result.top.size(); ++i) {
+    const RankedExecution& r = result.top[i];
+    const SearchExecution& e = r.execution;
+    absl::StrAppendFormat(
+        &out, "%4d %12.4f %10.4f %5d %4d %6d %4d %6d %4d %-9s %-9s %-4s %-6s "
+              "%-6s %-6s %-7s %-5s %9.2f %9.2f %6.4f\n",
+        i + 1, r.iteration.sample_rate, r.iteration.total_time, e.tensor,
+        e.pipeline, e.data, e.interleaving, e.batch_size, e.microbatch_size,
+        RecomputeName(e.recompute), TensorCommKindName(e.comm),
+        YesNo(e.seq_par_ag_redo), TensorOverlapName(e.tp_overlap),
+        YesNo(e.dp_overlap), YesNo(e.optimizer_sharding),
+        OffloadSummary(e.offload),
+        absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net),
+        r.memory.proc_mem_tier1_cap_req / kGiB,
+        r.memory.proc_mem_tier2_cap_req / kGiB,
+        r.iteration.total_efficiency);
+  }
+  return out;
+}
+
+std::string FormatSearchResult(const SearchResult& result,
+                               const SearchOptions& options) {
+  return options.json ? SearchResultJson(result) : SearchResultText(result);
+}
+
+}  // namespace blueprint

@@ -1,0 +1,55 @@
+// Text in and out of the strategy search: the `blueprint search` flags (also
+// the argument array of the wasm `search` method), the result as JSON
+// (--json) and as a human-readable table.
+//
+// Example:
+//   absl::StatusOr<SearchOptions> options = ParseSearchFlags(args);
+//   if (!options.ok()) return options.status();  // one problem per line
+//   absl::StatusOr<SearchResult> result = RunSearch(model, system, *options);
+//   if (!result.ok()) return result.status();
+//   std::cout << FormatSearchResult(*result, *options);
+#ifndef BLUEPRINTING_CORE_SEARCH_SEARCH_JSON_H_
+#define BLUEPRINTING_CORE_SEARCH_SEARCH_JSON_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/search/search.h"
+#include "nlohmann/json.hpp"
+
+namespace blueprint {
+
+// ParseSearchFlags: the options of
+//   --procs N --max-batch B --datatype D [--top K] [--mbs-break]
+//   [--no-tp-overlap] [--no-dp-overlap] [--fused-activation true|false|all]
+//   [--json] [--exhaustive]
+// ("--flag value" or "--flag=value"). `--app PATH` and `--system PATH` are
+// the caller's (it reads the files) and are skipped with their value.
+// kInvalidArgument lists every problem, one per line, e.g.
+//   "--procs is required"
+//   "--top: expected a positive integer, got \"x\""
+absl::StatusOr<SearchOptions> ParseSearchFlags(
+    const std::vector<std::string>& args);
+
+// Calculon's 23-key execution object for one mapping.
+nlohmann::json CalculonExecutionJson(const SearchExecution& execution);
+
+// {"bad_executions": ..., "good_executions": ..., "top": [{"execution":
+// {Calculon's execution keys}, "stats": {Calculon's stats fields}}, ...],
+// "total_executions": ...}: canonical (core/base/json.h), ending in "\n".
+std::string SearchResultJson(const SearchResult& result);
+nlohmann::json SearchResultJsonValue(const SearchResult& result);
+
+// The counts, then one row per ranked mapping: rank, sample rate, step time,
+// t/p/d/v, batch and microbatch, recompute, TP comm, overlaps, sharding,
+// offloads, network tiers, HBM need and total efficiency. Ends in "\n".
+std::string SearchResultText(const SearchResult& result);
+
+// SearchResultJson when options.json, else SearchResultText.
+std::string FormatSearchResult(const SearchResult& result,
+                               const SearchOptions& options);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SEARCH_SEARCH_JSON_H_

@@ -1,0 +1,140 @@
+#include "core/search/search_json.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/testing/programs.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+TEST(ParseSearchFlagsTest, RequiredAndDefaults) {
+  absl::StatusOr<SearchOptions> o = ParseSearchFlags(
+      {"--procs", "512", "--max-batch", "256", "--datatype", "bfloat16"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->procs, 512);
+  EXPECT_EQ(o->max_batch, 256);
+  EXPECT_EQ(o->datatype, DataType::kBFloat16);
+  EXPECT_EQ(o->top, 10);
+  EXPECT_FALSE(o->mbs_break);
+  EXPECT_TRUE(o->tp_overlap);
+  EXPECT_TRUE(o->dp_overlap);
+  EXPECT_EQ(o->fused_activation, std::vector<bool>{true});
+  EXPECT_FALSE(o->json);
+  EXPECT_FALSE(o->exhaustive);
+}
+
+TEST(ParseSearchFlagsTest, EveryFlag) {
+  absl::StatusOr<SearchOptions> o = ParseSearchFlags(
+      {"--app", "a.json", "--system=s.json", "--procs=8", "--max-batch", "16",
+       "--datatype", "float16", "--top", "3", "--mbs-break", "--no-tp-overlap",
+       "--no-dp-overlap", "--fused-activation", "all", "--json",
+       "--exhaustive"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->procs, 8);
+  EXPECT_EQ(o->max_batch, 16);
+  EXPECT_EQ(o->top, 3);
+  EXPECT_TRUE(o->mbs_break);
+  EXPECT_FALSE(o->tp_overlap);
+  EXPECT_FALSE(o->dp_overlap);
+  EXPECT_EQ(o->fused_activation, (std::vector<bool>{true, false}));
+  EXPECT_TRUE(o->json);
+  EXPECT_TRUE(o->exhaustive);
+
+  o = ParseSearchFlags({"--procs", "8", "--max-batch", "16", "--datatype",
+                        "float16", "--fused-activation=false"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->fused_activation, std::vector<bool>{false});
+}
+
+TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
+  absl::StatusOr<SearchOptions> o = ParseSearchFlags(
+      {"--procs", "x", "--top", "0", "--datatype", "float64", "--bogus",
+       "stray", "--json=yes", "--fused-activation", "maybe", "--top", "2",
+       "--max-batch"});
+  ASSERT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string m(o.status().message());
+  for (const char* expected :
+       {"--procs: expected a positive integer", "got \"x\"",
+        "--top: expected a positive integer", "--datatype: expected float8",
+        "unknown flag \"--bogus\"", "unexpected argument \"stray\"",
+        "--json takes no value", "--fused-activation: expected true",
+        "--top is given more than once", "--max-batch needs a value"}) {
+    EXPECT_TRUE(absl::StrContains(m, expected)) << expected << "\n" << m;
+  }
+  o = ParseSearchFlags({});
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(std::string(o.status().message()),
+            "--procs is required\n--max-batch is required\n"
+            "--datatype is required");
+}
+
+SearchResult SmallResult(int top) {
+  SearchOptions o;
+  o.procs = 8;
+  o.max_batch = 8;
+  o.top = top;
+  const TransformerModel model = {"small", 256, 1024, 16, 16, 8, 64};
+  absl::StatusOr<SearchResult> r =
+      RunSearch(model, testing::A100System(), o);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : SearchResult{};
+}
+
+TEST(SearchResultJsonTest, ShapeAndKeys) {
+  const SearchResult r = SmallResult(3);
+  const std::string text = SearchResultJson(r);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  absl::StatusOr<nlohmann::json> parsed = ParseJson(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(CanonicalJson(*parsed) + "\n", text);  // canonical
+  EXPECT_EQ((*parsed)["total_executions"], r.total_executions);
+  EXPECT_EQ((*parsed)["good_executions"], r.good_executions);
+  EXPECT_EQ((*parsed)["bad_executions"], r.bad_executions);
+  ASSERT_EQ((*parsed)["top"].size(), 3u);
+  const nlohmann::json& first = (*parsed)["top"][0];
+  EXPECT_EQ(first.size(), 2u);
+  EXPECT_EQ(first["execution"].size(), 23u);
+  for (const char* key :
+       {"num_procs", "tensor_par", "pipeline_par", "data_par",
+        "tensor_par_net", "pipeline_par_net", "data_par_net", "batch_size",
+        "microbatch_size", "datatype", "fused_activation", "attention_type",
+        "activation_recompute", "pipeline_interleaving", "optimizer_sharding",
+        "tensor_par_comm_type", "tensor_par_overlap", "seq_par_ag_redo",
+        "data_par_overlap", "weight_offload", "activations_offload",
+        "optimizer_offload", "training"}) {
+    EXPECT_TRUE(first["execution"].contains(key)) << key;
+  }
+  EXPECT_EQ(first["execution"]["num_procs"], 8);
+  EXPECT_EQ(first["execution"]["attention_type"], "multihead");
+  EXPECT_EQ(first["execution"]["training"], true);
+  EXPECT_EQ(first["stats"]["sample_rate"].get<double>(),
+            r.top[0].iteration.sample_rate);
+  EXPECT_TRUE(first["stats"].contains("proc_mem_tier1_cap_req"));
+}
+
+TEST(SearchResultTextTest, CountsHeaderAndOneRowPerMapping) {
+  const SearchResult r = SmallResult(4);
+  const std::string text = SearchResultText(r);
+  EXPECT_TRUE(absl::StartsWith(
+      text, absl::StrCat(r.total_executions, " executions: ",
+                         r.good_executions, " good, ", r.bad_executions,
+                         " bad\n")))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "samples/s"));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 4);
+  SearchOptions json;
+  json.json = true;
+  EXPECT_EQ(FormatSearchResult(r, json), SearchResultJson(r));
+  EXPECT_EQ(FormatSearchResult(r, SearchOptions{}), text);
+}
+
+}  // namespace
+}  // namespace blueprint

@@ -1,0 +1,293 @@
+#include "core/search/search.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "core/analysis/schedule.h"
+#include "core/search/search_json.h"
+#include "core/spec/check.h"
+#include "core/testing/programs.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+// A small model (8 blocks) whose search space has every kind of choice.
+TransformerModel SmallModel() { return {"small", 256, 1024, 16, 16, 8, 64}; }
+
+SearchOptions Options(int64_t procs, int64_t max_batch, int top) {
+  SearchOptions o;
+  o.procs = procs;
+  o.max_batch = max_batch;
+  o.datatype = DataType::kFloat16;
+  o.top = top;
+  return o;
+}
+
+// Everything observable of a result: counts, and the ranked mappings with
+// their stats, as JSON text.
+std::string Observable(const SearchResult& r) { return SearchResultJson(r); }
+
+void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
+                                  const System& system, SearchOptions options) {
+  options.exhaustive = false;
+  absl::StatusOr<SearchResult> pruned = RunSearch(model, system, options);
+  options.exhaustive = true;
+  absl::StatusOr<SearchResult> exhaustive = RunSearch(model, system, options);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  ASSERT_TRUE(exhaustive.ok()) << exhaustive.status();
+  EXPECT_GT(pruned->total_executions, 0);
+  EXPECT_EQ(pruned->total_executions,
+            pruned->good_executions + pruned->bad_executions);
+  EXPECT_EQ(Observable(*pruned), Observable(*exhaustive));
+  // The exhaustive mode evaluates every good mapping; the pruned one fewer.
+  EXPECT_EQ(exhaustive->work.iteration_evaluations,
+            exhaustive->good_executions);
+  EXPECT_LE(pruned->work.iteration_evaluations,
+            exhaustive->work.iteration_evaluations);
+}
+
+TEST(SearchTest, ExhaustiveEqualsPrunedOnSmallSearches) {
+  const TransformerModel model = SmallModel();
+  const System a100 = testing::A100System();
+  System small_memory = a100;  // a few GiB: many mappings do not fit
+  small_memory.mem1.gib = 0.05;
+  small_memory.mem2.gib = 0.2;
+  System roofline = a100;
+  roofline.processing_mode = ProcessingMode::kRoofline;
+  for (const System* system :
+       std::vector<const System*>{&a100, &small_memory, &roofline}) {
+    for (int top : {1, 40}) {
+      SearchOptions o = Options(8, 4, top);
+      ExpectExhaustiveEqualsPruned(model, *system, o);
+      o = Options(4, 8, top);
+      o.mbs_break = true;
+      o.fused_activation = {true, false};
+      ExpectExhaustiveEqualsPruned(model, *system, o);
+      o = Options(8, 6, top);
+      o.tp_overlap = false;
+      o.dp_overlap = false;
+      ExpectExhaustiveEqualsPruned(model, *system, o);
+    }
+  }
+}
+
+TEST(SearchTest, CountsAddUpAndTopIsSortedAndValid) {
+  System system = testing::A100System();
+  system.mem1.gib = 0.05;
+  SearchOptions o = Options(16, 8, 25);
+  absl::StatusOr<SearchResult> r = RunSearch(SmallModel(), system, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->good_executions, 0);
+  EXPECT_GT(r->bad_executions, 0);
+  EXPECT_EQ(r->total_executions, r->good_executions + r->bad_executions);
+  ASSERT_EQ(r->top.size(), 25u);
+  for (size_t i = 0; i < r->top.size(); ++i) {
+    const RankedExecution& e = r->top[i];
+    EXPECT_LE(e.memory.proc_mem_tier1_cap_req, e.memory.tier1_capacity);
+    EXPECT_EQ(e.execution.tensor * e.execution.pipeline * e.execution.data,
+              16);
+    if (i > 0) {
+      EXPECT_GE(r->top[i - 1].iteration.sample_rate,
+                e.iteration.sample_rate);
+    }
+  }
+}
+
+TEST(SearchTest, FewerGoodMappingsThanTopKeepsThemAll) {
+  System system = testing::A100System();
+  system.mem1.gib = 0.02;
+  absl::StatusOr<SearchResult> r =
+      RunSearch(SmallModel(), system, Options(4, 4, 100000));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(static_cast<int64_t>(r->top.size()), r->good_executions);
+}
+
+TEST(SearchTest, NoValidMapping) {
+  System system = testing::A100System();
+  system.mem1.gib = 1e-6;
+  absl::StatusOr<SearchResult> r =
+      RunSearch(SmallModel(), system, Options(8, 8, 5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->total_executions, 0);
+  EXPECT_EQ(r->good_executions, 0);
+  EXPECT_TRUE(r->top.empty());
+  EXPECT_TRUE(absl::StrContains(SearchResultText(*r), "no valid mapping"));
+}
+
+TEST(SearchTest, MicrobatchBreakTriesFewerMappings) {
+  System system = testing::A100System();
+  system.mem1.gib = 0.05;
+  SearchOptions o = Options(8, 8, 5);
+  absl::StatusOr<SearchResult> all = RunSearch(SmallModel(), system, o);
+  o.mbs_break = true;
+  absl::StatusOr<SearchResult> broken = RunSearch(SmallModel(), system, o);
+  ASSERT_TRUE(all.ok() && broken.ok());
+  EXPECT_LT(broken->total_executions, all->total_executions);
+}
+
+// The checker derives the same program from the spec as ExecutionProgram,
+// and MakeStepShape the same step shape as ExecutionStepShape.
+TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
+  const TransformerModel model = {"uneven", 256, 1024, 16, 16, 10, 64};
+  const System system = testing::A100System();
+  int checked = 0;
+  for (int64_t p : {1, 2, 4}) {
+    for (TensorCommKind comm :
+         {TensorCommKind::kAllReduce,
+          TensorCommKind::kEdgeReduceScatterAllGather,
+          TensorCommKind::kReduceScatterAllGather}) {
+      for (bool flag : {true, false}) {
+        SearchExecution e;
+        e.tensor = 2;
+        e.pipeline = p;
+        e.data = 4;
+        e.num_procs = 8 * p;
+        e.tensor_net = 0;
+        e.pipeline_net = flag ? 1 : 0;
+        e.data_net = 1;
+        e.batch_size = 48;
+        e.microbatch_size = 3;
+        e.interleaving = p == 2 && flag ? 5 : 1;
+        e.recompute = flag ? RecomputePolicy::kAttentionOnly
+                           : RecomputePolicy::kFull;
+        e.comm = comm;
+        e.seq_par_ag_redo =
+            flag && comm == TensorCommKind::kReduceScatterAllGather;
+        e.tp_overlap = flag ? TensorOverlap::kPipe : TensorOverlap::kNone;
+        e.optimizer_sharding = flag;
+        e.dp_overlap = !flag;
+        e.offload = {flag, !flag, flag};
+        e.fused_activation = flag;
+        absl::StatusOr<TypedProgram> checked_program =
+            CheckSpec(ExecutionSpec(model, system, e));
+        ASSERT_TRUE(checked_program.ok()) << checked_program.status();
+        const TypedProgram ours = ExecutionProgram(model, system, e);
+        const DerivedValues& a = ours.derived;
+        const DerivedValues& b = checked_program->derived;
+        EXPECT_EQ(a.training, b.training);
+        EXPECT_EQ(a.tensor, b.tensor);
+        EXPECT_EQ(a.pipeline, b.pipeline);
+        EXPECT_EQ(a.data, b.data);
+        EXPECT_EQ(a.virtual_stages, b.virtual_stages);
+        EXPECT_EQ(a.world_size, b.world_size);
+        EXPECT_EQ(a.local_batch, b.local_batch);
+        EXPECT_EQ(a.microbatches, b.microbatches);
+        EXPECT_EQ(a.blocks_per_stage, b.blocks_per_stage);
+        EXPECT_EQ(a.blocks_per_chunk, b.blocks_per_chunk);
+        EXPECT_EQ(a.bubble_reduction_blocks, b.bubble_reduction_blocks);
+        EXPECT_EQ(a.bytes_per_element, b.bytes_per_element);
+        EXPECT_EQ(a.recompute, b.recompute);
+        EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
+        EXPECT_EQ(a.pipeline_rs_ag, b.pipeline_rs_ag);
+        EXPECT_EQ(a.all_gather_redo, b.all_gather_redo);
+        EXPECT_EQ(a.optimizer_sharding, b.optimizer_sharding);
+        EXPECT_EQ(a.data_overlap, b.data_overlap);
+        EXPECT_EQ(a.tensor_network, b.tensor_network);
+        EXPECT_EQ(a.pipeline_network, b.pipeline_network);
+        EXPECT_EQ(a.data_network, b.data_network);
+
+        const StepShape x = ExecutionStepShape(model, system, e);
+        const StepShape y = MakeStepShape(*checked_program);
+        EXPECT_EQ(x.training, y.training);
+        EXPECT_EQ(x.p, y.p);
+        EXPECT_EQ(x.v, y.v);
+        EXPECT_EQ(x.m, y.m);
+        EXPECT_EQ(x.d, y.d);
+        EXPECT_EQ(x.blocks_per_stage, y.blocks_per_stage);
+        EXPECT_EQ(x.blocks_per_chunk, y.blocks_per_chunk);
+        EXPECT_EQ(x.bubble_reduction_blocks, y.bubble_reduction_blocks);
+        EXPECT_EQ(x.global_batch, y.global_batch);
+        EXPECT_EQ(x.recompute, y.recompute);
+        EXPECT_EQ(x.optimizer_sharding, y.optimizer_sharding);
+        EXPECT_EQ(x.data_overlap, y.data_overlap);
+        EXPECT_EQ(x.offload.weights, y.offload.weights);
+        EXPECT_EQ(x.offload.activations, y.offload.activations);
+        EXPECT_EQ(x.offload.optimizer, y.offload.optimizer);
+        EXPECT_EQ(x.pipeline_message_bytes, y.pipeline_message_bytes);
+        // Same tiers (y points into the program's copy of the system).
+        EXPECT_EQ(x.pipeline_net - system.networks.data(),
+                  y.pipeline_net - checked_program->system().networks.data());
+        EXPECT_EQ(x.data_net - system.networks.data(),
+                  y.data_net - checked_program->system().networks.data());
+        EXPECT_EQ(x.data_net_is_tensor_net, y.data_net_is_tensor_net);
+        EXPECT_EQ(x.data_net_is_pipeline_net, y.data_net_is_pipeline_net);
+        EXPECT_EQ(x.mem1->gib, y.mem1->gib);
+        EXPECT_EQ(x.mem2->gib, y.mem2->gib);
+        EXPECT_EQ(x.matrix_peak_flops, y.matrix_peak_flops);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 18);
+}
+
+TEST(SearchTest, ProgressIsMonotoneAndEndsAtOne) {
+  std::vector<double> reported;
+  absl::StatusOr<SearchResult> r =
+      RunSearch(SmallModel(), testing::A100System(), Options(8, 4, 3),
+                [&](double f) { reported.push_back(f); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GE(reported.size(), 10u);
+  for (size_t i = 1; i < reported.size(); ++i) {
+    EXPECT_LE(reported[i - 1], reported[i]);
+  }
+  EXPECT_GE(reported.front(), 0.0);
+  EXPECT_EQ(reported.back(), 1.0);
+}
+
+TEST(SearchTest, CancelStopsTheSearch) {
+  int polls = 0;
+  absl::StatusOr<SearchResult> r =
+      RunSearch(SmallModel(), testing::A100System(), Options(16, 32, 3),
+                nullptr, [&]() { return ++polls > 5; });
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(polls, 6);
+}
+
+TEST(SearchTest, RejectsUnusableInputs) {
+  const System system = testing::A100System();
+  SearchOptions o = Options(0, 0, 0);
+  o.fused_activation.clear();
+  absl::StatusOr<SearchResult> r = RunSearch(SmallModel(), system, o);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(r.status().message());
+  EXPECT_TRUE(absl::StrContains(message, "--procs (0)")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "--max-batch (0)")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "--top (0)")) << message;
+  EXPECT_TRUE(absl::StrContains(message, "--fused-activation")) << message;
+
+  o = Options(8, 8, 1);
+  o.datatype = DataType::kFloat8;  // not in a100_80g
+  r = RunSearch(SmallModel(), system, o);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+
+  TransformerModel bad = SmallModel();
+  bad.num_blocks = 0;
+  r = RunSearch(bad, system, Options(8, 8, 1));
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "model.num_blocks"));
+
+  System no_networks = system;
+  no_networks.networks.clear();
+  r = RunSearch(SmallModel(), no_networks, Options(8, 8, 1));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A feed-forward size t does not divide: those mappings are bad (Calculon
+// asserts; the checker rejects them).
+TEST(SearchTest, FeedforwardNotDividedByTensorIsBad) {
+  const TransformerModel model = {"odd_ff", 256, 1001, 16, 16, 8, 64};
+  SearchOptions o = Options(2, 2, 5);
+  absl::StatusOr<SearchResult> r =
+      RunSearch(model, testing::A100System(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const RankedExecution& e : r->top) EXPECT_EQ(e.execution.tensor, 1);
+  ExpectExhaustiveEqualsPruned(model, testing::A100System(), o);
+}
+
+}  // namespace
+}  // namespace blueprint

@@ -1,0 +1,150 @@
+// search_bench: times the strategy search on the two reference searches and
+// prints executions evaluated per second and the wall time of each (the
+// first run, and the best of the following ones), in the default (pruned)
+// and the exhaustive mode.
+//   1. turing-530B, 5128 GPUs, max batch 2520, a100_80g, float16, top 5,
+//      --mbs-break: Calculon's recorded search (8112 executions, 66.57/s).
+//   2. gpt3-175B, 512 GPUs, max batch 512, a100_80g, float16, top 10
+//      (6,582,816 executions).
+//
+// Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N]
+// (DIR defaults to tests/search/testdata, which `bazel run` provides).
+// The same program for wasm: `bazel build //tools:search_bench_wasm`, then
+// from the workspace root:
+//   node bazel-out/k8-optwasm-*/bin/tools/search_bench_wasm.js
+// tools/search_bench.mjs times the wasm package's search() method instead.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "core/adapters/calculon.h"
+#include "core/search/search.h"
+
+namespace blueprint {
+namespace {
+
+// Calculon's rate on this kind of machine (calculon/SEARCH.md).
+constexpr double kCalculonExecutionsPerSecond = 66.57;
+
+struct Case {
+  const char* name;
+  const char* model_file;
+  const char* system_file;
+  int64_t procs;
+  int64_t max_batch;
+  int top;
+  bool mbs_break;
+  int runs;  // timed runs after the first (cold) one
+};
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  return true;
+}
+
+int Run(const std::string& data, int runs_override) {
+  const Case cases[] = {
+      {"turing-530B 5128 GPUs b2520 top5 mbs-break", "turing-530B.json",
+       "a100_80g.json", 5128, 2520, 5, true, 50},
+      {"gpt3-175B 512 GPUs b512 top10", "gpt3-175B.json", "a100_80g.json",
+       512, 512, 10, false, 5},
+  };
+  std::printf("%-44s %-10s %10s %10s %10s %14s %11s\n", "search", "mode",
+              "executions", "first_ms", "best_ms", "executions/s",
+              "vs_calculon");
+  for (const Case& c : cases) {
+    std::string model_text, system_text;
+    if (!ReadFile(data + "/" + c.model_file, &model_text) ||
+        !ReadFile(data + "/" + c.system_file, &system_text)) {
+      std::fprintf(stderr, "error: cannot read %s/%s or %s/%s\n",
+                   data.c_str(), c.model_file, data.c_str(), c.system_file);
+      return 2;
+    }
+    absl::StatusOr<TransformerModel> model =
+        FromCalculonApplication(model_text);
+    absl::StatusOr<System> system = FromCalculonSystem(system_text);
+    if (!model.ok() || !system.ok()) {
+      std::fprintf(stderr, "error: %s %s\n",
+                   std::string(model.status().message()).c_str(),
+                   std::string(system.status().message()).c_str());
+      return 2;
+    }
+    for (bool exhaustive : {false, true}) {
+      SearchOptions options;
+      options.procs = c.procs;
+      options.max_batch = c.max_batch;
+      options.datatype = DataType::kFloat16;
+      options.top = c.top;
+      options.mbs_break = c.mbs_break;
+      options.exhaustive = exhaustive;
+      const int runs = runs_override > 0 ? runs_override : c.runs;
+      double first_ms = 0, best_ms = 1e300;
+      SearchResult last;
+      for (int i = 0; i <= runs; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        absl::StatusOr<SearchResult> result =
+            RunSearch(*model, *system, options);
+        const auto end = std::chrono::steady_clock::now();
+        if (!result.ok()) {
+          std::fprintf(stderr, "error: %s\n",
+                       std::string(result.status().message()).c_str());
+          return 2;
+        }
+        const double ms =
+            std::chrono::duration<double, std::milli>(end - start).count();
+        // Run 0 is the cold one (under wasm, before the engine optimizes).
+        if (i == 0) first_ms = ms;
+        if (i > 0) best_ms = std::min(best_ms, ms);
+        last = *std::move(result);
+      }
+      const double rate =
+          static_cast<double>(last.total_executions) / (best_ms / 1000);
+      std::printf("%-44s %-10s %10lld %10.3f %10.3f %14.4g %10.0fx\n",
+                  c.name, exhaustive ? "exhaustive" : "pruned",
+                  static_cast<long long>(last.total_executions), first_ms,
+                  best_ms, rate, rate / kCalculonExecutionsPerSecond);
+      std::printf(
+          "    good %lld, bad %lld; best %.10g samples/s; %lld blocks "
+          "planned, %lld resharded, %lld memory and %lld iteration "
+          "evaluations\n",
+          static_cast<long long>(last.good_executions),
+          static_cast<long long>(last.bad_executions),
+          last.top.empty() ? 0.0 : last.top[0].iteration.sample_rate,
+          static_cast<long long>(last.work.blocks_planned),
+          static_cast<long long>(last.work.blocks_resharded),
+          static_cast<long long>(last.work.memory_evaluations),
+          static_cast<long long>(last.work.iteration_evaluations));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace blueprint
+
+int main(int argc, char** argv) {
+  std::string data = "tests/search/testdata";
+  int runs = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--data" && i + 1 < argc) {
+      data = argv[++i];
+    } else if (arg == "--runs" && i + 1 < argc &&
+               absl::SimpleAtoi(argv[i + 1], &runs) && runs > 0) {
+      ++i;
+    } else {
+      std::fprintf(stderr, "usage: search_bench [--data DIR] [--runs N]\n");
+      return 1;
+    }
+  }
+  return blueprint::Run(data, runs);
+}

@@ -1,0 +1,82 @@
+// usage: node tools/search_bench.mjs [PACKAGE_DIR] [TESTDATA_DIR] [RUNS]
+//   PACKAGE_DIR   the wasm npm package (default bazel-bin/wasm/package)
+//   TESTDATA_DIR  Calculon's model and system files (default tests/search/testdata)
+//   RUNS          timed runs after the first, cold one (default 20 and 3)
+// Times the package's search(appJson, sysJson, args) method on the reference
+// searches of tools/search_bench.cc and prints executions per second and wall
+// time, like the native benchmark (the time includes parsing the inputs and
+// printing the JSON result, which the native numbers do not).
+import {readFileSync} from 'node:fs';
+import path from 'node:path';
+import {performance} from 'node:perf_hooks';
+import {pathToFileURL} from 'node:url';
+
+// Calculon's rate on this kind of machine (calculon/SEARCH.md).
+const CALCULON_EXECUTIONS_PER_SECOND = 66.57;
+
+const [packageDir = 'bazel-bin/wasm/package', dataDir = 'tests/search/testdata', runsArg] =
+  process.argv.slice(2);
+const cases = [
+  {
+    name: 'turing-530B 5128 GPUs b2520 top5 mbs-break',
+    model: 'turing-530B.json',
+    system: 'a100_80g.json',
+    args: ['--procs', '5128', '--max-batch', '2520', '--datatype', 'float16', '--top', '5',
+           '--mbs-break'],
+    runs: 20,
+  },
+  {
+    name: 'gpt3-175B 512 GPUs b512 top10',
+    model: 'gpt3-175B.json',
+    system: 'a100_80g.json',
+    args: ['--procs', '512', '--max-batch', '512', '--datatype', 'float16', '--top', '10'],
+    runs: 3,
+  },
+];
+
+const entry = path.resolve(packageDir, 'blueprinting.mjs');
+const {default: createBlueprinting} = await import(pathToFileURL(entry).href);
+const bp = await createBlueprinting();
+if (typeof bp.search !== 'function') {
+  console.error(`error: ${entry} has no search() method`);
+  process.exit(2);
+}
+
+const errorsOf = (result) =>
+  Array.isArray(result.errors) ? result.errors.join('\n') : String(result.errors);
+
+console.log(['search'.padEnd(44), 'mode'.padEnd(10), 'executions'.padStart(10),
+             'first_ms'.padStart(10), 'best_ms'.padStart(10), 'executions/s'.padStart(14),
+             'vs_calculon'.padStart(11)].join(' '));
+for (const c of cases) {
+  const app = readFileSync(path.join(dataDir, c.model), 'utf8');
+  const sys = readFileSync(path.join(dataDir, c.system), 'utf8');
+  for (const exhaustive of [false, true]) {
+    const args = [...c.args, '--json', ...(exhaustive ? ['--exhaustive'] : [])];
+    const runs = runsArg ? Number(runsArg) : c.runs;
+    let first = 0;
+    let best = Infinity;
+    let result;
+    for (let i = 0; i <= runs; ++i) {
+      const start = performance.now();
+      result = bp.search(app, sys, args);
+      const ms = performance.now() - start;
+      if (i === 0) first = ms;
+      else best = Math.min(best, ms);
+      if (!result.ok) {
+        console.error(`error: ${errorsOf(result)}`);
+        process.exit(2);
+      }
+    }
+    const output = JSON.parse(result.output);
+    const total = output.total_executions;
+    const rate = total / (best / 1000);
+    console.log([c.name.padEnd(44), (exhaustive ? 'exhaustive' : 'pruned').padEnd(10),
+                 String(total).padStart(10), first.toFixed(3).padStart(10),
+                 best.toFixed(3).padStart(10), rate.toPrecision(4).padStart(14),
+                 `${(rate / CALCULON_EXECUTIONS_PER_SECOND).toFixed(0)}x`.padStart(11)].join(' '));
+    const top = output.top.length ? output.top[0].stats.sample_rate : 0;
+    console.log(`    good ${output.good_executions}, bad ${output.bad_executions}; ` +
+                `best ${top} samples/s`);
+  }
+}
