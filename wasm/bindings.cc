@@ -3,6 +3,7 @@
 // `output` is byte-identical to the CLI's stdout. Errors are values: the core
 // never throws (wasm builds have no exceptions) and never aborts on input.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <emscripten/bind.h>
@@ -10,6 +11,7 @@
 
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
+#include "core/api/search_command.h"
 #include "core/golden/golden.h"
 #include "wasm/demo.h"
 
@@ -68,6 +70,24 @@ val ImportMegatron(std::string sys, val args) {
   return ToJs(blueprint::ImportMegatron(sys, words));
 }
 
+// `blueprint search`: `args` are the CLI's search flags; `progress`, when a
+// function, is called with the fraction done (the search runs synchronously:
+// call it from a Web Worker and terminate the worker to cancel).
+val Search(std::string app, std::string sys, val args, val progress) {
+  std::vector<std::string> words;
+  if (!StringsFromJs(args, &words)) {
+    return UsageError("search: args must be an array of strings");
+  }
+  blueprint::ProgressFn report = nullptr;
+  if (progress.typeOf().as<std::string>() == "function") {
+    report = [progress](double fraction) { progress(fraction); };
+  }
+  return ToJs(blueprint::Search(app, sys, words, report));
+}
+val SearchQuietly(std::string app, std::string sys, val args) {
+  return Search(std::move(app), std::move(sys), std::move(args), val::undefined());
+}
+
 // The canonical text of every stage of a golden case (core/golden/golden.h):
 // `files` maps input file names (spec.json, or app.json + exe.json +
 // sys.json, or megatron.txt + sys.json) to their text. Returns
@@ -101,4 +121,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("evaluateCase", &EvaluateCase);
+  // embind overloads by argument count: progress is optional.
+  emscripten::function("search", &Search);
+  emscripten::function("search", &SearchQuietly);
 }

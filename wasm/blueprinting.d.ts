@@ -44,6 +44,13 @@ export interface Blueprinting {
   /** `blueprint import megatron --system SYS -- ARGS...`: the canonical spec JSON. */
   importMegatron(sysJson: string, args: string[]): CommandResult;
   /**
+   * `blueprint search --procs N --max-batch B --datatype D ...`: `args` are the
+   * CLI flags (add "--json" for JSON output). Runs synchronously: call it from
+   * a Web Worker; `progress` receives the fraction done.
+   */
+  search(appJson: string, sysJson: string, args: string[],
+         progress?: (fraction: number) => void): CommandResult;
+  /**
    * The canonical text of every stage of a golden case (what `digest` hashes):
    * `files` holds "spec.json", or "app.json" + "exe.json" + "sys.json", or
    * "megatron.txt" + "sys.json".

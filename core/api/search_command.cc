@@ -1,0 +1,38 @@
+#include "core/api/search_command.h"
+
+#include <utility>
+
+#include "absl/strings/str_split.h"
+#include "core/adapters/calculon.h"
+#include "core/search/search_json.h"
+
+namespace blueprint {
+
+CommandResult Search(const std::string& app_json, const std::string& sys_json,
+                     const std::vector<std::string>& args, ProgressFn progress,
+                     CancelFn cancel) {
+  absl::StatusOr<SearchOptions> options = ParseSearchFlags(args);
+  if (!options.ok()) return InvalidInputResult(options.status());
+  absl::StatusOr<TransformerModel> model = FromCalculonApplication(app_json);
+  absl::StatusOr<System> system = FromCalculonSystem(sys_json);
+  if (!model.ok() || !system.ok()) {
+    CommandResult out = InvalidInputResult(!model.ok() ? model.status()
+                                                       : system.status());
+    if (!model.ok() && !system.ok()) {
+      for (absl::string_view line :
+           absl::StrSplit(system.status().message(), '\n')) {
+        out.errors.emplace_back(line);
+      }
+    }
+    return out;
+  }
+  absl::StatusOr<SearchResult> result =
+      RunSearch(*model, *system, *options, std::move(progress),
+                std::move(cancel));
+  if (!result.ok()) return InvalidInputResult(result.status());
+  CommandResult out;
+  out.output = FormatSearchResult(*result, *options);
+  return out;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,23 @@
+// `blueprint search` as a pure function on strings (see commands.h): the
+// Calculon application and system texts and the search flags in, the ranked
+// mappings out (JSON with --json, a table otherwise).
+#ifndef BLUEPRINTING_CORE_API_SEARCH_COMMAND_H_
+#define BLUEPRINTING_CORE_API_SEARCH_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "core/api/commands.h"
+#include "core/search/search.h"
+
+namespace blueprint {
+
+// `args` are the search flags (--procs N --max-batch B --datatype D ...);
+// `progress` (fraction done) and `cancel` may be null.
+CommandResult Search(const std::string& app_json, const std::string& sys_json,
+                     const std::vector<std::string>& args,
+                     ProgressFn progress = nullptr, CancelFn cancel = nullptr);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_API_SEARCH_COMMAND_H_
