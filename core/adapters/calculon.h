@@ -1,0 +1,69 @@
+// The Calculon adapter: Calculon's application, execution and system JSON
+// files (calculon/MODEL.md §2) to a MappingSpec, and back.
+//
+// The execution JSON must hold exactly Calculon's 23 keys with Calculon's
+// meanings; a missing or unknown key is an error naming it. The mapping:
+//   training true  -> TransformerTrainingMappingSpec, data_par -> DataParallel
+//   training false -> TransformerInferenceMappingSpec, data_par ->
+//                     ReplicaParallel (data_par_net is its network tier)
+//   pipeline_interleaving v: v == 1 and p == 1 -> SingleStage,
+//       v == 1 and p > 1 -> OneForwardOneBackward (training) or ForwardOnly
+//       (inference), v > 1 -> InterleavedOneForwardOneBackward(v) (the checker
+//       rejects it with p == 1 or for inference, as Calculon rejects p == 1)
+//   num_blocks % pipeline_par != 0 -> stage_layout uneven (Calculon rounds
+//       blocks per stage up), else even
+//   tensor_par_comm_type ar | rs_ag (+ seq_par_ag_redo) | p2p_rs_ag ->
+//       AllReduce | ReduceScatterAllGather{all_gather_redo} |
+//       EdgeReduceScatterAllGather
+// The adapter rejects what the typed spec cannot hold, with Calculon's
+// execution-level assertions turned into messages: num_procs != t*p*d,
+// pipeline_interleaving < 1, recompute / data_par_overlap /
+// optimizer_offload without training, seq_par_ag_redo without rs_ag, and
+// unknown enum spellings. optimizer_sharding with training false has no
+// effect in Calculon and is dropped. Every other rule is the checker's
+// (check.h): import, then check.
+//
+// Example:
+//   absl::StatusOr<MappingSpec> spec = FromCalculon(app, exe, sys);
+//   if (!spec.ok()) return spec.status();  // one problem per line
+//   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+#ifndef BLUEPRINTING_CORE_ADAPTERS_CALCULON_H_
+#define BLUEPRINTING_CORE_ADAPTERS_CALCULON_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+#include "nlohmann/json.hpp"
+
+namespace blueprint {
+
+// FromCalculon: a spec from the texts of Calculon's application, execution
+// and system JSON files. Model and system names are empty (Calculon's files
+// carry none). kInvalidArgument lists every problem of the three files, one
+// per line, each naming "app.", "exe." or "sys." and the key.
+absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
+                                         const std::string& exe_json,
+                                         const std::string& sys_json);
+
+// FromCalculonApplication / FromCalculonSystem: one file alone; errors name
+// "app." / "sys." paths.
+absl::StatusOr<TransformerModel> FromCalculonApplication(
+    const std::string& app_json);
+absl::StatusOr<System> FromCalculonSystem(const std::string& sys_json);
+
+// ToCalculonExecution: the 23-key execution JSON Calculon would run for a
+// checked program (canonical text, ending in "\n"). Inference specs give
+// training false, data_par = the replica degree and data_par_net = its tier.
+nlohmann::json ToCalculonExecutionJson(const TypedProgram& program);
+std::string ToCalculonExecution(const TypedProgram& program);
+
+// ToCalculonApplication / ToCalculonSystem: Calculon's application and
+// system JSON (canonical text, ending in "\n"; names are dropped).
+std::string ToCalculonApplication(const TransformerModel& model);
+std::string ToCalculonSystem(const System& system);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_ADAPTERS_CALCULON_H_

@@ -1,0 +1,57 @@
+// The `blueprint` CLI's commands as pure functions on strings. The CLI
+// (tools/blueprint.cc) only reads files and prints; the wasm module calls the
+// same functions, so its output is byte-identical to the CLI's stdout.
+//
+// Example:
+//   CommandResult result = Check(spec_text);
+//   if (result.exit_code == kExitOk) std::cout << result.output;
+//   for (const std::string& e : result.errors) std::cerr << "error: " << e <<
+//   "\n";
+#ifndef BLUEPRINTING_CORE_API_COMMANDS_H_
+#define BLUEPRINTING_CORE_API_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace blueprint {
+
+// Exit codes shared by the CLI and the wasm module (DESIGN.md "Interfaces").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 1;         // bad command line (CLI only)
+inline constexpr int kExitInvalidInput = 2;  // the inputs break a rule
+
+// CommandResult: what a command prints. `output` is stdout (empty on
+// failure); `errors` are the stderr lines without the "error: " prefix the
+// CLI adds, one per violated rule.
+struct CommandResult {
+  int exit_code = kExitOk;
+  std::string output;
+  std::vector<std::string> errors;
+};
+
+// InvalidInputResult: exit 2 with one error per line of `status`'s message.
+CommandResult InvalidInputResult(const absl::Status& status);
+
+// ImportCalculon: `blueprint import calculon APP EXE SYS`. Output: the
+// canonical spec JSON (core/spec/README.md). Only the adapter's errors are
+// reported; run Check for the rules.
+CommandResult ImportCalculon(const std::string& app_json,
+                             const std::string& exe_json,
+                             const std::string& sys_json);
+
+// ImportMegatron: `blueprint import megatron --system SYS -- ARGS...`.
+// `system_json` is a Calculon system file; `args` are Megatron-LM flags
+// (core/adapters/megatron.h). Output: the canonical spec JSON.
+CommandResult ImportMegatron(const std::string& system_json,
+                             const std::vector<std::string>& args);
+
+// Check: `blueprint check SPEC`. Output: the program JSON, i.e. the canonical
+// spec with every default spelled out plus its derived values; errors: every
+// problem of the document, or every violated rule.
+CommandResult Check(const std::string& spec_json);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_API_COMMANDS_H_

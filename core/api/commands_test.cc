@@ -1,0 +1,141 @@
+#include "core/api/commands.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+constexpr char kSeeds[] = "core/adapters/fuzz_seeds/";
+constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
+// What `blueprint check` prints for kExample; the same bytes natively and
+// under wasm. Regenerate with
+//   bazel run //tools:blueprint -- check
+//   $PWD/core/spec/testdata/175b_t8p8_v3.json \
+//     > core/spec/testdata/175b_t8p8_v3.program.json
+constexpr char kExampleProgram[] =
+    "core/spec/testdata/175b_t8p8_v3.program.json";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// Calculon's three files of an oracle case.
+std::vector<std::string> CalculonFiles(const std::string& name) {
+  const std::string seed = ReadFile(kSeeds + ("calculon-" + name));
+  std::vector<std::string> parts = absl::StrSplit(seed.substr(1), '\0');
+  parts.resize(3);
+  return parts;
+}
+
+TEST(Commands, ImportCalculonThenCheck) {
+  const std::vector<std::string> files =
+      CalculonFiles("v09_175B_t8p8_v3_full_ar_paperval");
+  const CommandResult imported = ImportCalculon(files[0], files[1], files[2]);
+  ASSERT_EQ(imported.exit_code, kExitOk);
+  EXPECT_TRUE(imported.errors.empty());
+  EXPECT_EQ(imported.output.back(), '\n');
+
+  const CommandResult checked = Check(imported.output);
+  ASSERT_EQ(checked.exit_code, kExitOk);
+  EXPECT_TRUE(checked.errors.empty());
+  EXPECT_NE(checked.output.find("\"format\": \"blueprinting.program/1\""),
+            std::string::npos);
+  EXPECT_NE(checked.output.find("\"blocks_per_chunk\": 4"), std::string::npos);
+}
+
+TEST(Commands, ExampleSpecChecksToTheGoldenProgram) {
+  const CommandResult checked = Check(ReadFile(kExample));
+  ASSERT_EQ(checked.exit_code, kExitOk) << checked.errors.front();
+  EXPECT_EQ(checked.output, ReadFile(kExampleProgram));
+}
+
+TEST(Commands, ViolationsAreOneErrorEach) {
+  const std::vector<std::string> files =
+      CalculonFiles("x05_interleave_not_factor");
+  const CommandResult imported = ImportCalculon(files[0], files[1], files[2]);
+  ASSERT_EQ(imported.exit_code, kExitOk);
+  const CommandResult checked = Check(imported.output);
+  EXPECT_EQ(checked.exit_code, kExitInvalidInput);
+  EXPECT_TRUE(checked.output.empty());
+  EXPECT_EQ(checked.errors,
+            std::vector<std::string>{
+                "parallelism.pipeline.schedule.virtual_stages (5) must divide "
+                "blocks_per_stage (12)"});
+}
+
+TEST(Commands, AdapterErrorsAreInvalidInput) {
+  const std::vector<std::string> files = CalculonFiles("x01_procs_mismatch");
+  const CommandResult imported = ImportCalculon(files[0], files[1], files[2]);
+  EXPECT_EQ(imported.exit_code, kExitInvalidInput);
+  EXPECT_TRUE(imported.output.empty());
+  EXPECT_EQ(imported.errors.size(), 1u);
+
+  const CommandResult garbage = Check("not json");
+  EXPECT_EQ(garbage.exit_code, kExitInvalidInput);
+  ASSERT_EQ(garbage.errors.size(), 1u);
+  EXPECT_EQ(garbage.errors[0].rfind("malformed JSON: parse error at line 1", 0),
+            0u);
+}
+
+TEST(Commands, ImportMegatron) {
+  const std::string system =
+      ReadFile(kSeeds + std::string("system-a100_80g")).substr(1);
+  const CommandResult imported =
+      ImportMegatron(system, {"--num-layers",
+                              "96",
+                              "--hidden-size",
+                              "12288",
+                              "--num-attention-heads",
+                              "96",
+                              "--seq-length",
+                              "2048",
+                              "--micro-batch-size",
+                              "1",
+                              "--tensor-model-parallel-size",
+                              "8",
+                              "--pipeline-model-parallel-size",
+                              "8",
+                              "--num-layers-per-virtual-pipeline-stage",
+                              "4",
+                              "--world-size",
+                              "64",
+                              "--global-batch-size",
+                              "64",
+                              "--recompute-granularity",
+                              "full",
+                              "--recompute-method",
+                              "uniform",
+                              "--fp16"});
+  ASSERT_EQ(imported.exit_code, kExitOk) << imported.errors.front();
+  const std::vector<std::string> files =
+      CalculonFiles("v09_175B_t8p8_v3_full_ar_paperval");
+  EXPECT_EQ(imported.output,
+            ImportCalculon(files[0], files[1], files[2]).output);
+
+  const CommandResult bad_system = ImportMegatron("{}", {});
+  EXPECT_EQ(bad_system.exit_code, kExitInvalidInput);
+  EXPECT_EQ(bad_system.errors.front(), "sys.matrix: required key is missing");
+
+  const CommandResult bad_flags = ImportMegatron(system, {"--bogus"});
+  EXPECT_EQ(bad_flags.exit_code, kExitInvalidInput);
+  EXPECT_GE(bad_flags.errors.size(), 2u);
+}
+
+TEST(Commands, InvalidInputResultSplitsLines) {
+  const CommandResult result =
+      InvalidInputResult(absl::InvalidArgumentError("a\nb\n"));
+  EXPECT_EQ(result.exit_code, kExitInvalidInput);
+  EXPECT_EQ(result.errors, (std::vector<std::string>{"a", "b"}));
+}
+
+}  // namespace
+}  // namespace blueprint

@@ -1,0 +1,297 @@
+#include "core/base/json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/format.h"
+
+namespace blueprint {
+namespace {
+
+using Json = nlohmann::json;
+
+void AppendScalar(const Json& value, std::string* out);
+
+// Builds the DOM through nlohmann's own SAX DOM builder while tracking where
+// it is, so that a duplicate key or an over-deep nesting can be reported with
+// its path. Hides (does not override: sax_parse is a template over the SAX
+// type) the events it needs to see.
+class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
+ public:
+  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
+
+  explicit StrictDomBuilder(Json* result)
+      : Base(*result, /*allow_exceptions_=*/false) {}
+
+  const std::string& error() const { return error_; }
+
+  bool null() { return Value() && Base::null(); }
+  bool boolean(bool v) { return Value() && Base::boolean(v); }
+  bool number_integer(number_integer_t v) {
+    return Value() && Base::number_integer(v);
+  }
+  bool number_unsigned(number_unsigned_t v) {
+    return Value() && Base::number_unsigned(v);
+  }
+  bool number_float(number_float_t v, const string_t& s) {
+    return Value() && Base::number_float(v, s);
+  }
+  bool string(string_t& v) { return Value() && Base::string(v); }
+  bool binary(binary_t& v) { return Value() && Base::binary(v); }
+
+  bool start_object(std::size_t len) {
+    return Value() && Open(/*is_object=*/true) && Base::start_object(len);
+  }
+  bool key(string_t& name) {
+    Frame& frame = frames_.back();
+    if (!frame.keys.insert(name).second) {
+      std::string quoted;
+      AppendScalar(Json(name), &quoted);
+      error_ = absl::StrCat("duplicate key ", quoted, " in ",
+                            Path(/*include_innermost=*/false));
+      return false;
+    }
+    frame.current_key = name;
+    return Base::key(name);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return Base::end_object();
+  }
+  bool start_array(std::size_t len) {
+    return Value() && Open(/*is_object=*/false) && Base::start_array(len);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return Base::end_array();
+  }
+
+  template <class Exception>
+  bool parse_error(std::size_t byte, const std::string& /*last_token*/,
+                   const Exception& ex) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1,
+    // column 5: ..."; keep what follows the bracketed id.
+    std::string what = ex.what();
+    const std::size_t close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    if (what.rfind("parse error", 0) != 0) {
+      what = absl::StrCat("at byte ", byte, ": ", what);
+    }
+    error_ = what;
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    std::set<std::string> keys;  // objects: the keys seen so far
+    std::string current_key;     // objects: the key of the value being read
+    int64_t next_index = 0;      // arrays: index of the next element
+    int64_t current_index = -1;  // arrays: index of the value being read
+  };
+
+  // Called at the start of every value: advances the enclosing array's index.
+  bool Value() {
+    if (!frames_.empty() && !frames_.back().is_object) {
+      frames_.back().current_index = frames_.back().next_index++;
+    }
+    return true;
+  }
+
+  bool Open(bool is_object) {
+    if (static_cast<int>(frames_.size()) >= kMaxJsonDepth) {
+      error_ = absl::StrCat("nesting deeper than ", kMaxJsonDepth,
+                            " levels at ", Path(/*include_innermost=*/true));
+      return false;
+    }
+    frames_.emplace_back();
+    frames_.back().is_object = is_object;
+    return true;
+  }
+
+  // The path of the value being read; without the innermost container's
+  // current member when `include_innermost` is false.
+  std::string Path(bool include_innermost) const {
+    std::string path;
+    const size_t n = frames_.size() - (include_innermost ? 0 : 1);
+    for (size_t i = 0; i < n; ++i) {
+      const Frame& frame = frames_[i];
+      if (frame.is_object) {
+        if (frame.keys.empty()) continue;  // no member read yet
+        path = MemberPath(path, frame.current_key);
+      } else if (frame.current_index >= 0) {
+        path = ElementPath(path, static_cast<size_t>(frame.current_index));
+      }
+    }
+    return path.empty() ? "the top level" : path;
+  }
+
+  std::vector<Frame> frames_;
+  std::string error_;
+};
+
+bool IsScalar(const Json& value) {
+  return !value.is_object() && !value.is_array();
+}
+
+void AppendScalar(const Json& value, std::string* out) {
+  if (value.is_number_unsigned()) {
+    absl::StrAppend(out, value.get<uint64_t>());
+  } else if (value.is_number_integer()) {
+    absl::StrAppend(out, value.get<int64_t>());
+  } else if (value.is_number_float()) {
+    const double d = value.get<double>();
+    // JSON has no NaN or infinity; and "-0" would parse back as the integer
+    // 0, so negative zero prints as 0 to keep the text a fixed point.
+    if (!std::isfinite(d)) {
+      out->append("null");
+    } else {
+      out->append(d == 0 ? "0" : FormatDouble(d));
+    }
+  } else {
+    // null, booleans and strings: nlohmann's serializer is exact and escapes
+    // strings as JSON requires.
+    out->append(value.dump(-1, ' ', /*ensure_ascii=*/false,
+                           Json::error_handler_t::replace));
+  }
+}
+
+void AppendValue(const Json& value, int indent, int depth, std::string* out) {
+  if (IsScalar(value)) {
+    AppendScalar(value, out);
+    return;
+  }
+  const bool is_object = value.is_object();
+  const char open = is_object ? '{' : '[';
+  const char close = is_object ? '}' : ']';
+  if (value.empty()) {
+    out->push_back(open);
+    out->push_back(close);
+    return;
+  }
+  const bool pretty = indent >= 0;
+  bool inline_array = !is_object;
+  if (!is_object) {
+    for (const Json& element : value) inline_array &= IsScalar(element);
+  }
+  if (!pretty || inline_array) {
+    const char* separator = pretty ? ", " : ",";
+    out->push_back(open);
+    bool first = true;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!first) out->append(separator);
+      first = false;
+      if (is_object) {
+        AppendScalar(Json(it.key()), out);
+        out->push_back(':');
+      }
+      AppendValue(*it, indent, depth + 1, out);
+    }
+    out->push_back(close);
+    return;
+  }
+  const std::string inner(static_cast<size_t>(indent) * (depth + 1), ' ');
+  out->push_back(open);
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    out->append(first ? "\n" : ",\n");
+    first = false;
+    out->append(inner);
+    if (is_object) {
+      AppendScalar(Json(it.key()), out);
+      out->append(": ");
+    }
+    AppendValue(*it, indent, depth + 1, out);
+  }
+  out->push_back('\n');
+  out->append(static_cast<size_t>(indent) * depth, ' ');
+  out->push_back(close);
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> ParseJson(const std::string& text) {
+  Json result;
+  StrictDomBuilder builder(&result);
+  const bool ok = Json::sax_parse(text, &builder, Json::input_format_t::json,
+                                  /*strict=*/true, /*ignore_comments=*/false);
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON: ", builder.error()));
+  }
+  return result;
+}
+
+std::string CanonicalJson(const nlohmann::json& value, int indent) {
+  std::string out;
+  AppendValue(value, indent, 0, &out);
+  return out;
+}
+
+std::string MemberPath(const std::string& parent, const std::string& key) {
+  const bool plain =
+      !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+               (c >= '0' && c <= '9') || c == '_';
+      });
+  if (plain) return parent.empty() ? key : absl::StrCat(parent, ".", key);
+  std::string quoted;
+  AppendScalar(Json(key), &quoted);
+  return absl::StrCat(parent, "[", quoted, "]");
+}
+
+std::string ElementPath(const std::string& parent, size_t index) {
+  return absl::StrCat(parent, "[", index, "]");
+}
+
+const char* JsonTypeName(const nlohmann::json& value) {
+  switch (value.type()) {
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "an integer";
+    case Json::value_t::number_float:
+      return "a number";
+    case Json::value_t::binary:
+      return "binary data";
+    case Json::value_t::null:
+    case Json::value_t::discarded:
+      return "null";
+  }
+  return "null";
+}
+
+std::string JsonSnippet(const nlohmann::json& value) {
+  if (!IsScalar(value)) return JsonTypeName(value);
+  if (value.is_string()) {
+    const std::string& s = value.get_ref<const std::string&>();
+    constexpr size_t kMaxChars = 40;
+    if (s.size() > kMaxChars) {
+      std::string cut;
+      AppendScalar(Json(s.substr(0, kMaxChars)), &cut);
+      cut.insert(cut.size() - 1, "...");
+      return absl::StrCat("string ", cut);
+    }
+    std::string quoted;
+    AppendScalar(value, &quoted);
+    return absl::StrCat("string ", quoted);
+  }
+  std::string text;
+  AppendScalar(value, &text);
+  return text;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,735 @@
+#include "core/spec/check.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/checked_math.h"
+#include "core/base/format.h"
+#include "core/base/status_macros.h"
+
+namespace blueprint {
+namespace {
+
+// The fields every rule reads, gathered once from either spec kind.
+struct SpecView {
+  bool training = true;
+  const TransformerModel* model = nullptr;
+  const System* system = nullptr;
+  const TensorParallel* tensor = nullptr;
+  const PipelineParallel* pipeline = nullptr;
+  const Batch* batch = nullptr;
+  const ExecutionOptions* options = nullptr;
+  // The third dimension: DataParallel for training, ReplicaParallel for
+  // inference. `data_path` is its field path in the canonical JSON.
+  const char* data_path = "parallelism.data";
+  int64_t data_degree = 1;
+  int64_t data_network_tier = 0;
+  bool optimizer_sharding = false;
+  bool data_overlap = false;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+};
+
+SpecView ViewOf(const MappingSpec& spec) {
+  SpecView view;
+  std::visit(
+      Overloaded{[&](const TransformerTrainingMappingSpec& s) {
+                   view.training = true;
+                   view.model = &s.model;
+                   view.system = &s.system;
+                   view.tensor = &s.parallelism.tensor;
+                   view.pipeline = &s.parallelism.pipeline;
+                   view.batch = &s.batch;
+                   view.options = &s.options;
+                   view.data_path = "parallelism.data";
+                   view.data_degree = s.parallelism.data.degree;
+                   view.data_network_tier = s.parallelism.data.network_tier;
+                   view.optimizer_sharding =
+                       s.parallelism.data.optimizer_sharding;
+                   view.data_overlap = s.parallelism.data.overlap;
+                   view.recompute = s.parallelism.recompute;
+                 },
+                 [&](const TransformerInferenceMappingSpec& s) {
+                   view.training = false;
+                   view.model = &s.model;
+                   view.system = &s.system;
+                   view.tensor = &s.parallelism.tensor;
+                   view.pipeline = &s.parallelism.pipeline;
+                   view.batch = &s.batch;
+                   view.options = &s.options;
+                   view.data_path = "parallelism.replica";
+                   view.data_degree = s.parallelism.replica.degree;
+                   view.data_network_tier = s.parallelism.replica.network_tier;
+                 }},
+      spec);
+  return view;
+}
+
+std::string Num(double value) { return FormatDouble(value); }
+
+// "path (value)", the way every message names a field.
+std::string Named(const std::string& path, int64_t value) {
+  return absl::StrCat(path, " (", value, ")");
+}
+std::string Named(const std::string& path, double value) {
+  return absl::StrCat(path, " (", Num(value), ")");
+}
+
+class Collector {
+ public:
+  void Add(std::string field, std::string message) {
+    violations_.push_back({std::move(field), std::move(message)});
+  }
+
+  // Each Require* adds a violation and returns false when the rule fails.
+  bool RequirePositive(const std::string& path, int64_t value) {
+    if (value > 0) return true;
+    Add(path, absl::StrCat(Named(path, value), " must be positive"));
+    return false;
+  }
+  bool RequireAtLeastOne(const std::string& path, int64_t value) {
+    if (value >= 1) return true;
+    Add(path, absl::StrCat(Named(path, value), " must be at least 1"));
+    return false;
+  }
+  bool RequirePositiveFinite(const std::string& path, double value) {
+    if (std::isfinite(value) && value > 0) return true;
+    Add(path,
+        absl::StrCat(Named(path, value), " must be a positive finite number"));
+    return false;
+  }
+  bool RequireFraction(const std::string& path, double value) {
+    if (std::isfinite(value) && value > 0 && value <= 1) return true;
+    Add(path, absl::StrCat(Named(path, value), " must be in (0, 1]"));
+    return false;
+  }
+
+  std::vector<Violation> Take() { return std::move(violations_); }
+  bool empty() const { return violations_.empty(); }
+
+ private:
+  std::vector<Violation> violations_;
+};
+
+//----- Model and system
+//---------------------------------------------------------
+
+void CheckModel(const TransformerModel& model, Collector* out) {
+  out->RequirePositive("model.hidden", model.hidden);
+  out->RequirePositive("model.feedforward", model.feedforward);
+  out->RequirePositive("model.attn_heads", model.attn_heads);
+  out->RequirePositive("model.attn_size", model.attn_size);
+  out->RequirePositive("model.num_blocks", model.num_blocks);
+  out->RequirePositive("model.seq_size", model.seq_size);
+}
+
+// Calculon looks efficiencies up by taking the first row whose threshold is
+// <= the operation size, so rows must descend strictly and end at 0 for every
+// size to find one.
+void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
+                          const std::string& path, Collector* out) {
+  if (rows.empty()) {
+    out->Add(path, absl::StrCat(path, " must have at least one row"));
+    return;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string row = absl::StrCat(path, "[", i, "]");
+    const double threshold = rows[i].threshold;
+    if (!std::isfinite(threshold) || threshold < 0) {
+      out->Add(row + "[0]", absl::StrCat(Named(row + "[0]", threshold),
+                                         " must be a finite threshold >= 0"));
+    }
+    out->RequireFraction(row + "[1]", rows[i].efficiency);
+    if (i > 0 && !(threshold < rows[i - 1].threshold)) {
+      out->Add(row + "[0]",
+               absl::StrCat(path, " thresholds must be strictly descending: ",
+                            Named(row + "[0]", threshold), " is not below ",
+                            Named(absl::StrCat(path, "[", i - 1, "][0]"),
+                                  rows[i - 1].threshold)));
+    }
+  }
+  const double last = rows.back().threshold;
+  if (last != 0) {
+    const std::string field = absl::StrCat(path, "[", rows.size() - 1, "][0]");
+    out->Add(field, absl::StrCat(path,
+                                 " must end with threshold 0 so that "
+                                 "every size finds an efficiency (",
+                                 field, " is ", Num(last), ")"));
+  }
+}
+
+void CheckProcessor(const Processor& processor, const std::string& path,
+                    Collector* out) {
+  if (processor.rates.empty()) {
+    out->Add(path, absl::StrCat(path, " must list at least one datatype"));
+  }
+  for (const auto& [datatype, rate] : processor.rates) {
+    const std::string rate_path =
+        absl::StrCat(path, ".", DataTypeName(datatype));
+    out->RequirePositiveFinite(rate_path + ".tflops", rate.tflops);
+    CheckEfficiencyTable(rate.gflops_efficiency,
+                         rate_path + ".gflops_efficiency", out);
+  }
+}
+
+void CheckMemory(const MemoryTier& memory, const std::string& path,
+                 Collector* out) {
+  out->RequirePositiveFinite(path + ".GiB", memory.gib);
+  out->RequirePositiveFinite(path + ".GBps", memory.gbps);
+  CheckEfficiencyTable(memory.mb_efficiency, path + ".MB_efficiency", out);
+}
+
+void CheckNetworkOp(const NetworkOpCost& op, const std::string& path,
+                    bool collective, Collector* out) {
+  out->RequirePositiveFinite(path + "[0]", op.scalar);
+  const std::string offset_path = path + "[1]";
+  if (collective) {
+    if (!op.offset.has_value()) {
+      out->Add(offset_path,
+               absl::StrCat(offset_path,
+                            " must be a number: a collective needs an offset"));
+    } else if (!std::isfinite(*op.offset)) {
+      out->Add(offset_path, absl::StrCat(Named(offset_path, *op.offset),
+                                         " must be a finite number"));
+    }
+  } else if (op.offset.has_value()) {
+    out->Add(
+        offset_path,
+        absl::StrCat(Named(offset_path, *op.offset),
+                     " must be null: point-to-point sends have no offset"));
+  }
+}
+
+void CheckNetwork(const NetworkTier& network, const std::string& path,
+                  Collector* out) {
+  out->RequirePositiveFinite(path + ".bandwidth", network.bandwidth_gbps);
+  out->RequireFraction(path + ".efficiency", network.efficiency);
+  out->RequireAtLeastOne(path + ".size", network.size);
+  if (!std::isfinite(network.latency_s) || network.latency_s < 0) {
+    out->Add(path + ".latency",
+             absl::StrCat(Named(path + ".latency", network.latency_s),
+                          " must be a finite number >= 0"));
+  }
+  CheckNetworkOp(network.p2p, path + ".ops.p2p", /*collective=*/false, out);
+  CheckNetworkOp(network.reduce_scatter, path + ".ops.reduce_scatter",
+                 /*collective=*/true, out);
+  CheckNetworkOp(network.all_gather, path + ".ops.all_gather",
+                 /*collective=*/true, out);
+  CheckNetworkOp(network.all_reduce, path + ".ops.all_reduce",
+                 /*collective=*/true, out);
+  const double usage = network.processor_usage;
+  if (!std::isfinite(usage) || usage < 0 || usage >= 1) {
+    out->Add(path + ".processor_usage",
+             absl::StrCat(Named(path + ".processor_usage", usage),
+                          " must be in [0, 1)"));
+  }
+}
+
+void CheckSystem(const System& system, Collector* out) {
+  CheckProcessor(system.matrix, "system.matrix", out);
+  CheckProcessor(system.vector, "system.vector", out);
+  CheckMemory(system.mem1, "system.mem1", out);
+  CheckMemory(system.mem2, "system.mem2", out);
+  if (system.networks.empty()) {
+    out->Add("system.networks",
+             "system.networks must list at least one network tier");
+  }
+  for (size_t i = 0; i < system.networks.size(); ++i) {
+    CheckNetwork(system.networks[i], absl::StrCat("system.networks[", i, "]"),
+                 out);
+  }
+}
+
+// Calculon's System.set_datatype: both engines must support the datatype.
+void CheckDatatype(const SpecView& view, Collector* out) {
+  const DataType datatype = view.options->datatype;
+  for (const auto& [engine, path] : {std::pair<const Processor*, const char*>{
+                                         &view.system->matrix, "system.matrix"},
+                                     {&view.system->vector, "system.vector"}}) {
+    if (engine->rates.count(datatype) > 0) continue;
+    std::vector<std::string> supported;
+    for (const auto& [name, rate] : engine->rates) {
+      supported.push_back(DataTypeName(name));
+    }
+    out->Add(
+        "options.datatype",
+        absl::StrCat(
+            "options.datatype (", DataTypeName(datatype),
+            ") is not supported by ", path, " (it has: ",
+            supported.empty() ? "none" : absl::StrJoin(supported, ", "), ")"));
+  }
+}
+
+//----- Degrees and networks
+//------------------------------------------------------
+
+// One parallel dimension as the network rules see it.
+struct Dimension {
+  std::string degree_path;
+  std::string tier_path;
+  int64_t degree;
+  int64_t tier;
+};
+
+std::vector<Dimension> DimensionsOf(const SpecView& view) {
+  return {
+      {"parallelism.tensor.degree", "parallelism.tensor.network_tier",
+       view.tensor->degree, view.tensor->network_tier},
+      {"parallelism.pipeline.degree", "parallelism.pipeline.network_tier",
+       view.pipeline->degree, view.pipeline->network_tier},
+      {absl::StrCat(view.data_path, ".degree"),
+       absl::StrCat(view.data_path, ".network_tier"), view.data_degree,
+       view.data_network_tier},
+  };
+}
+
+// Returns true when every degree is >= 1 and the world size fits in int64.
+bool CheckDegrees(const std::vector<Dimension>& dims, Collector* out) {
+  bool ok = true;
+  for (const Dimension& dim : dims) {
+    ok &= out->RequireAtLeastOne(dim.degree_path, dim.degree);
+  }
+  if (!ok) return false;
+  if (!CheckedProduct({dims[0].degree, dims[1].degree, dims[2].degree})) {
+    out->Add(
+        "parallelism",
+        absl::StrCat("world size ", Named(dims[0].degree_path, dims[0].degree),
+                     " * ", Named(dims[1].degree_path, dims[1].degree), " * ",
+                     Named(dims[2].degree_path, dims[2].degree),
+                     " overflows 64-bit integers"));
+    return false;
+  }
+  return true;
+}
+
+// Returns true when every dimension names an existing network tier.
+bool CheckNetworkTiers(const std::vector<Dimension>& dims, const System& system,
+                       Collector* out) {
+  const int64_t tiers = static_cast<int64_t>(system.networks.size());
+  if (tiers == 0) return false;  // reported by CheckSystem
+  bool ok = true;
+  for (const Dimension& dim : dims) {
+    if (dim.tier >= 0 && dim.tier < tiers) continue;
+    ok = false;
+    out->Add(dim.tier_path,
+             absl::StrCat(Named(dim.tier_path, dim.tier),
+                          " must name one of the system's ", tiers,
+                          " network tiers (0 to ", tiers - 1, ")"));
+  }
+  return ok;
+}
+
+// Calculon's _check_network_assignments: on each tier, the product of the
+// degrees (> 1) mapped to it must fit in the tier and, when the tier must be
+// filled, divide its size.
+void CheckNetworkAssignments(const std::vector<Dimension>& dims,
+                             const System& system, Collector* out) {
+  for (size_t tier = 0; tier < system.networks.size(); ++tier) {
+    const NetworkTier& network = system.networks[tier];
+    std::vector<std::string> users;
+    std::optional<int64_t> product = 1;
+    for (const Dimension& dim : dims) {
+      if (dim.degree <= 1 || dim.tier != static_cast<int64_t>(tier)) continue;
+      users.push_back(Named(dim.degree_path, dim.degree));
+      if (product) product = CheckedMul(*product, dim.degree);
+    }
+    if (users.empty() || network.size < 1) continue;
+    const std::string size_path =
+        absl::StrCat("system.networks[", tier, "].size");
+    const std::string who = absl::StrJoin(users, " * ");
+    const char* verb = users.size() == 1 ? "needs" : "need";
+    if (!product || *product > network.size) {
+      out->Add(
+          size_path,
+          absl::StrCat("network tier ", tier, " isn't big enough: ", who,
+                       " mapped to it ", verb, " ",
+                       product ? absl::StrCat(*product) : "more than 2^63",
+                       " processors, but ", size_path, " is ", network.size));
+    } else if (network.must_be_filled && network.size % *product != 0) {
+      out->Add(size_path,
+               absl::StrCat("network tier ", tier, " isn't fully used: ", who,
+                            " mapped to it ",
+                            users.size() == 1 ? "uses" : "use", " ", *product,
+                            " processors, which does not divide ", size_path,
+                            " (", network.size, ") although system.networks[",
+                            tier, "].must_be_filled is true"));
+    }
+  }
+}
+
+//----- Batch, tensor and pipeline rules
+//------------------------------------------
+
+// Fills local_batch and microbatches when the batch divides evenly.
+void CheckBatch(const SpecView& view, bool degrees_ok, DerivedValues* derived,
+                Collector* out) {
+  const Batch& batch = *view.batch;
+  const bool global_ok =
+      out->RequirePositive("batch.global_batch_size", batch.global_batch_size);
+  const bool micro_ok =
+      out->RequirePositive("batch.microbatch_size", batch.microbatch_size);
+  if (!global_ok || !degrees_ok) return;
+  const std::string data_degree = absl::StrCat(view.data_path, ".degree");
+  if (batch.global_batch_size % view.data_degree != 0) {
+    out->Add(
+        "batch.global_batch_size",
+        absl::StrCat(Named("batch.global_batch_size", batch.global_batch_size),
+                     " must be divisible by ",
+                     Named(data_degree, view.data_degree)));
+    return;
+  }
+  derived->local_batch = batch.global_batch_size / view.data_degree;
+  if (!micro_ok) return;
+  if (derived->local_batch % batch.microbatch_size != 0) {
+    out->Add(
+        "batch.microbatch_size",
+        absl::StrCat("local batch size (batch.global_batch_size ",
+                     batch.global_batch_size, " / ", data_degree, " ",
+                     view.data_degree, " = ", derived->local_batch,
+                     ") must be divisible by ",
+                     Named("batch.microbatch_size", batch.microbatch_size)));
+    return;
+  }
+  derived->microbatches = derived->local_batch / batch.microbatch_size;
+}
+
+void CheckTensorSplits(const SpecView& view, Collector* out) {
+  const int64_t t = view.tensor->degree;
+  if (t < 1) return;
+  const TransformerModel& model = *view.model;
+  for (const auto& [path, value] :
+       {std::pair<const char*, int64_t>{"model.hidden", model.hidden},
+        {"model.feedforward", model.feedforward},
+        {"model.attn_heads", model.attn_heads}}) {
+    if (value > 0 && value % t != 0) {
+      out->Add(path, absl::StrCat(Named(path, value), " must be divisible by ",
+                                  Named("parallelism.tensor.degree", t)));
+    }
+  }
+}
+
+bool SplitsActivations(const TensorCommunication& communication) {
+  return std::visit(
+      Overloaded{[](const AllReduce&) { return false; },
+                 [](const ReduceScatterAllGather&) { return true; },
+                 [](const EdgeReduceScatterAllGather&) { return true; }},
+      communication);
+}
+
+// Calculon's batch_seq rule: with rs_ag or p2p_rs_ag the activations
+// (microbatch * sequence rows) are split t ways.
+void CheckSequenceSplit(const SpecView& view, Collector* out) {
+  const int64_t t = view.tensor->degree;
+  const int64_t b = view.batch->microbatch_size;
+  const int64_t s = view.model->seq_size;
+  if (!SplitsActivations(view.tensor->communication) || t < 1 || b < 1 ||
+      s < 1) {
+    return;
+  }
+  const std::string operands = absl::StrCat(Named("batch.microbatch_size", b),
+                                            " * ", Named("model.seq_size", s));
+  const std::optional<int64_t> batch_seq = CheckedMul(b, s);
+  if (!batch_seq) {
+    out->Add("batch.microbatch_size",
+             absl::StrCat(operands, " overflows 64-bit integers"));
+    return;
+  }
+  if (*batch_seq % t != 0) {
+    out->Add("parallelism.tensor.communication",
+             absl::StrCat(operands, " = ", *batch_seq, " must be divisible by ",
+                          Named("parallelism.tensor.degree", t),
+                          " with parallelism.tensor.communication ",
+                          TensorCommunicationName(view.tensor->communication),
+                          ": its activations are split t ways"));
+  }
+}
+
+// Later passes count one block's GEMM work in 64-bit integers: refuse sizes
+// whose largest per-block products would overflow.
+void CheckWorkFits(const SpecView& view, Collector* out) {
+  const TransformerModel& m = *view.model;
+  const int64_t b = view.batch->microbatch_size;
+  if (m.hidden < 1 || m.feedforward < 1 || m.attn_heads < 1 ||
+      m.attn_size < 1 || m.seq_size < 1 || b < 1) {
+    return;
+  }
+  const struct {
+    const char* formula;
+    std::optional<int64_t> value;
+  } products[] = {
+      {"2 * b * s * hidden * feedforward",
+       CheckedProduct({2, b, m.seq_size, m.hidden, m.feedforward})},
+      {"2 * b * s * hidden * attn_heads * attn_size",
+       CheckedProduct({2, b, m.seq_size, m.hidden, m.attn_heads, m.attn_size})},
+      {"4 * b * attn_heads * s * s * attn_size",
+       CheckedProduct(
+           {4, b, m.attn_heads, m.seq_size, m.seq_size, m.attn_size})},
+  };
+  for (const auto& product : products) {
+    if (product.value) continue;
+    out->Add("model",
+             absl::StrCat("one block's work ", product.formula,
+                          " (b = batch.microbatch_size, s = model.seq_size) "
+                          "overflows 64-bit integers"));
+  }
+}
+
+// Returns v for an interleaved schedule, 1 otherwise, after checking that the
+// schedule suits the spec kind and the pipeline degree.
+int64_t CheckSchedule(const SpecView& view, Collector* out) {
+  const PipelineSchedule& schedule = view.pipeline->schedule;
+  const int64_t p = view.pipeline->degree;
+  const std::string name = PipelineScheduleName(schedule);
+  const std::string field = "parallelism.pipeline.schedule";
+  const std::string degree = Named("parallelism.pipeline.degree", p);
+  const auto wrong_kind = [&]() {
+    out->Add(
+        field,
+        view.training
+            ? absl::StrCat(field, " ", name,
+                           " is an inference schedule; "
+                           "training uses single_stage (pipeline degree 1), "
+                           "1f1b or interleaved_1f1b")
+            : absl::StrCat(field, " ", name,
+                           " is a training schedule; "
+                           "inference uses single_stage (pipeline degree 1) "
+                           "or forward_only"));
+  };
+  const auto needs_pipeline = [&](const std::string& what,
+                                  const char* instead) {
+    if (p != 1) return;  // p < 1 is reported by CheckDegrees
+    out->Add(field, absl::StrCat(field, " ", what,
+                                 " requires parallelism.pipeline.degree > 1 "
+                                 "(got 1); use ",
+                                 instead));
+  };
+  return std::visit(
+      Overloaded{
+          [&](const SingleStage&) -> int64_t {
+            if (p > 1) {
+              out->Add(field,
+                       absl::StrCat(field,
+                                    " single_stage requires "
+                                    "parallelism.pipeline.degree 1, but ",
+                                    degree, " is larger; use ",
+                                    view.training ? "1f1b or interleaved_1f1b"
+                                                  : "forward_only"));
+            }
+            return 1;
+          },
+          [&](const OneForwardOneBackward&) -> int64_t {
+            if (!view.training) {
+              wrong_kind();
+            } else {
+              needs_pipeline("1f1b", "single_stage");
+            }
+            return 1;
+          },
+          [&](const InterleavedOneForwardOneBackward& s) -> int64_t {
+            const std::string v_path = field + ".virtual_stages";
+            if (!view.training) wrong_kind();
+            if (s.virtual_stages < 2) {
+              out->Add(v_path,
+                       absl::StrCat(Named(v_path, s.virtual_stages),
+                                    " must be at least 2 (one virtual stage "
+                                    "is the 1f1b schedule)"));
+              return 1;
+            }
+            if (view.training) {
+              needs_pipeline(absl::StrCat("interleaved_1f1b with ",
+                                          Named(v_path, s.virtual_stages)),
+                             "single_stage");
+            }
+            return s.virtual_stages;
+          },
+          [&](const ForwardOnly&) -> int64_t {
+            if (view.training) {
+              wrong_kind();
+            } else {
+              needs_pipeline("forward_only", "single_stage");
+            }
+            return 1;
+          }},
+      schedule);
+}
+
+bool AnyOffload(const Offload& offload) {
+  return offload.weights || offload.activations || offload.optimizer;
+}
+
+std::string OffloadNames(const Offload& offload) {
+  std::vector<const char*> names;
+  if (offload.weights) names.push_back("weights");
+  if (offload.activations) names.push_back("activations");
+  if (offload.optimizer) names.push_back("optimizer");
+  return absl::StrJoin(names, ", ");
+}
+
+// Blocks per stage and per virtual chunk (Calculon's compile()). Fills the
+// derived block counts when they are well defined.
+void CheckStages(const SpecView& view, int64_t v, DerivedValues* derived,
+                 Collector* out) {
+  const int64_t p = view.pipeline->degree;
+  const int64_t nb = view.model->num_blocks;
+  if (p < 1 || nb < 1) return;
+  const std::string degree = Named("parallelism.pipeline.degree", p);
+  const std::string blocks = Named("model.num_blocks", nb);
+  const int64_t remainder = nb % p;
+  switch (view.pipeline->stage_layout) {
+    case StageLayout::kEven:
+      if (remainder != 0) {
+        out->Add("parallelism.pipeline.stage_layout",
+                 absl::StrCat(blocks, " must be divisible by ", degree,
+                              " with parallelism.pipeline.stage_layout even "
+                              "(uneven rounds blocks_per_stage up and shortens "
+                              "the bubble, as Calculon does)"));
+        return;
+      }
+      break;
+    case StageLayout::kUneven:
+      if (p > nb) {
+        out->Add("parallelism.pipeline.degree",
+                 absl::StrCat(degree, " must not exceed ", blocks,
+                              ": every stage needs at least one block"));
+        return;
+      }
+      break;
+  }
+  const int64_t per_stage = nb / p + (remainder != 0 ? 1 : 0);
+  derived->blocks_per_stage = per_stage;
+  derived->bubble_reduction_blocks = remainder != 0 ? p - remainder : 0;
+
+  if (v > per_stage) {
+    out->Add(
+        "parallelism.pipeline.schedule.virtual_stages",
+        absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
+                     " must be at most blocks_per_stage (", per_stage, ")"));
+  } else if (per_stage % v != 0) {
+    out->Add(
+        "parallelism.pipeline.schedule.virtual_stages",
+        absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
+                     " must divide blocks_per_stage (", per_stage, ")"));
+  } else {
+    derived->blocks_per_chunk = per_stage / v;
+  }
+
+  const Offload& offload = view.options->offload;
+  if (AnyOffload(offload) && per_stage <= 2) {
+    out->Add(
+        "options.offload",
+        absl::StrCat("options.offload (", OffloadNames(offload),
+                     ") requires blocks_per_stage >= 3 (got ", per_stage, ")"));
+  }
+}
+
+void CheckOptions(const SpecView& view, Collector* out) {
+  const TensorParallel& tensor = *view.tensor;
+  if (tensor.overlap != TensorOverlap::kNone && tensor.degree == 1) {
+    out->Add("parallelism.tensor.overlap",
+             absl::StrCat("parallelism.tensor.overlap (",
+                          TensorOverlapName(tensor.overlap),
+                          ") requires parallelism.tensor.degree > 1 (got 1)"));
+  }
+  const auto* rs_ag =
+      std::get_if<ReduceScatterAllGather>(&tensor.communication);
+  if (rs_ag != nullptr && rs_ag->all_gather_redo &&
+      view.recompute == RecomputePolicy::kFull) {
+    out->Add("parallelism.tensor.communication.all_gather_redo",
+             "parallelism.tensor.communication.all_gather_redo cannot be "
+             "combined with parallelism.recompute (full): full recompute "
+             "already redoes every all-gather");
+  }
+  if (view.optimizer_sharding && view.data_degree == 1) {
+    out->Add("parallelism.data.optimizer_sharding",
+             "parallelism.data.optimizer_sharding requires "
+             "parallelism.data.degree > 1 (got 1)");
+  }
+  if (view.data_overlap && view.data_degree == 1) {
+    out->Add("parallelism.data.overlap",
+             "parallelism.data.overlap requires parallelism.data.degree > 1 "
+             "(got 1)");
+  }
+  if (!view.training && view.options->offload.optimizer) {
+    out->Add("options.offload.optimizer",
+             "options.offload.optimizer requires a training spec: inference "
+             "keeps no optimizer state");
+  }
+}
+
+// Runs every rule; fills `derived` as far as the spec allows.
+std::vector<Violation> Verify(const MappingSpec& spec, DerivedValues* derived) {
+  Collector out;
+  const SpecView view = ViewOf(spec);
+  CheckModel(*view.model, &out);
+  CheckSystem(*view.system, &out);
+  CheckDatatype(view, &out);
+
+  const std::vector<Dimension> dims = DimensionsOf(view);
+  const bool degrees_ok = CheckDegrees(dims, &out);
+  const bool tiers_ok = CheckNetworkTiers(dims, *view.system, &out);
+  if (degrees_ok && tiers_ok) {
+    CheckNetworkAssignments(dims, *view.system, &out);
+  }
+  CheckBatch(view, degrees_ok, derived, &out);
+  CheckTensorSplits(view, &out);
+  CheckSequenceSplit(view, &out);
+  CheckWorkFits(view, &out);
+  const int64_t v = CheckSchedule(view, &out);
+  CheckStages(view, v, derived, &out);
+  CheckOptions(view, &out);
+
+  derived->training = view.training;
+  derived->tensor = view.tensor->degree;
+  derived->pipeline = view.pipeline->degree;
+  derived->data = view.data_degree;
+  derived->virtual_stages = v;
+  if (degrees_ok) {
+    derived->world_size = view.tensor->degree * view.pipeline->degree *
+                          view.data_degree;  // checked by CheckDegrees
+  }
+  derived->bytes_per_element = BytesPerElement(view.options->datatype);
+  derived->recompute = view.recompute;
+  derived->sequence_parallel = std::holds_alternative<ReduceScatterAllGather>(
+      view.tensor->communication);
+  derived->pipeline_rs_ag = SplitsActivations(view.tensor->communication);
+  const auto* rs_ag =
+      std::get_if<ReduceScatterAllGather>(&view.tensor->communication);
+  derived->all_gather_redo = rs_ag != nullptr && rs_ag->all_gather_redo;
+  derived->optimizer_sharding = view.optimizer_sharding;
+  derived->data_overlap = view.data_overlap;
+  derived->tensor_network = view.tensor->network_tier;
+  derived->pipeline_network = view.pipeline->network_tier;
+  derived->data_network = view.data_network_tier;
+  return out.Take();
+}
+
+}  // namespace
+
+std::vector<Violation> FindViolations(const MappingSpec& spec) {
+  DerivedValues unused;
+  return Verify(spec, &unused);
+}
+
+absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
+  TypedProgram program;
+  const std::vector<Violation> violations = Verify(spec, &program.derived);
+  if (!violations.empty()) {
+    std::vector<std::string> lines;
+    lines.reserve(violations.size());
+    for (const Violation& violation : violations) {
+      lines.push_back(violation.message);
+    }
+    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+  }
+  program.spec = spec;
+  return program;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,546 @@
+#include "core/spec/check.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+#include "core/spec/spec_json.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+// Calculon's a100_80g system (calculon/systems/a100_80g.json).
+System A100() {
+  System system;
+  system.name = "a100_80g";
+  system.matrix.rates[DataType::kFloat16] = {
+      312, {{128, 0.95}, {16, 0.9}, {1, 0.6}, {0, 0.1}}};
+  system.vector.rates[DataType::kFloat16] = {78,
+                                             {{16, 0.95}, {1, 0.5}, {0, 0.1}}};
+  system.mem1 = {80, 2048, {{100, 0.9}, {10, 0.75}, {1, 0.6}, {0, 0.3}}};
+  system.mem2 = {512, 32, {{100, 0.95}, {10, 0.9}, {1, 0.7}, {0, 0.3}}};
+  NetworkTier nvlink;
+  nvlink.bandwidth_gbps = 300;
+  nvlink.efficiency = 0.65;
+  nvlink.size = 8;
+  nvlink.latency_s = 1e-5;
+  nvlink.p2p = {1.0, std::nullopt};
+  nvlink.reduce_scatter = {1.5, -1.0};
+  nvlink.all_gather = {1.5, -1.0};
+  nvlink.all_reduce = {2.0, -1.0};
+  nvlink.must_be_filled = true;
+  nvlink.processor_usage = 0.15;
+  NetworkTier infiniband;
+  infiniband.bandwidth_gbps = 25;
+  infiniband.efficiency = 0.9;
+  infiniband.size = 65536;
+  infiniband.latency_s = 2e-5;
+  infiniband.p2p = {1.0, std::nullopt};
+  infiniband.reduce_scatter = {1.0, 0.0};
+  infiniband.all_gather = {1.0, 0.0};
+  infiniband.all_reduce = {1.0, 0.0};
+  infiniband.processor_usage = 0.02;
+  system.networks = {nvlink, infiniband};
+  return system;
+}
+
+// GPT-3 175B, t8 p8 v3, full recompute: oracle case v09.
+TransformerTrainingMappingSpec Gpt3Training() {
+  TransformerTrainingMappingSpec spec;
+  spec.model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  spec.system = A100();
+  spec.parallelism.tensor.degree = 8;
+  spec.parallelism.tensor.network_tier = 0;
+  spec.parallelism.pipeline.degree = 8;
+  spec.parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{3};
+  spec.parallelism.pipeline.network_tier = 1;
+  spec.parallelism.data.degree = 1;
+  spec.parallelism.data.network_tier = 1;
+  spec.parallelism.recompute = RecomputePolicy::kFull;
+  spec.batch = {64, 1};
+  return spec;
+}
+
+TransformerInferenceMappingSpec Gpt3Inference() {
+  TransformerInferenceMappingSpec spec;
+  spec.model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  spec.system = A100();
+  spec.parallelism.tensor.degree = 8;
+  spec.parallelism.pipeline.degree = 2;
+  spec.parallelism.pipeline.schedule = ForwardOnly{};
+  spec.parallelism.pipeline.network_tier = 1;
+  spec.parallelism.replica.degree = 1;
+  spec.parallelism.replica.network_tier = 1;
+  spec.batch = {16, 1};
+  return spec;
+}
+
+std::vector<std::string> Messages(const MappingSpec& spec) {
+  std::vector<std::string> out;
+  for (const Violation& v : FindViolations(spec)) out.push_back(v.message);
+  return out;
+}
+
+TEST(CheckSpec, ValidTrainingSpecDerivesEveryValue) {
+  absl::StatusOr<TypedProgram> program = CheckSpec(Gpt3Training());
+  ASSERT_TRUE(program.ok()) << program.status();
+  const DerivedValues& d = program->derived;
+  EXPECT_TRUE(d.training);
+  EXPECT_EQ(d.tensor, 8);
+  EXPECT_EQ(d.pipeline, 8);
+  EXPECT_EQ(d.data, 1);
+  EXPECT_EQ(d.virtual_stages, 3);
+  EXPECT_EQ(d.world_size, 64);
+  EXPECT_EQ(d.local_batch, 64);
+  EXPECT_EQ(d.microbatches, 64);
+  EXPECT_EQ(d.blocks_per_stage, 12);
+  EXPECT_EQ(d.blocks_per_chunk, 4);
+  EXPECT_EQ(d.bubble_reduction_blocks, 0);
+  EXPECT_EQ(d.bytes_per_element, 2);
+  EXPECT_EQ(d.recompute, RecomputePolicy::kFull);
+  EXPECT_FALSE(d.sequence_parallel);
+  EXPECT_FALSE(d.pipeline_rs_ag);
+  EXPECT_FALSE(d.all_gather_redo);
+  EXPECT_FALSE(d.optimizer_sharding);
+  EXPECT_FALSE(d.data_overlap);
+  EXPECT_EQ(d.tensor_network, 0);
+  EXPECT_EQ(d.pipeline_network, 1);
+  EXPECT_EQ(d.data_network, 1);
+  EXPECT_EQ(SpecToJson(program->spec), SpecToJson(Gpt3Training()));
+}
+
+TEST(CheckSpec, ValidInferenceSpec) {
+  TransformerInferenceMappingSpec spec = Gpt3Inference();
+  spec.parallelism.tensor.communication = ReduceScatterAllGather{true};
+  spec.parallelism.replica.degree = 4;
+  spec.batch.global_batch_size = 64;
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const DerivedValues& d = program->derived;
+  EXPECT_FALSE(d.training);
+  EXPECT_EQ(d.data, 4);
+  EXPECT_EQ(d.world_size, 64);
+  EXPECT_EQ(d.local_batch, 16);
+  EXPECT_EQ(d.microbatches, 16);
+  EXPECT_EQ(d.blocks_per_stage, 48);
+  EXPECT_EQ(d.blocks_per_chunk, 48);
+  EXPECT_EQ(d.recompute, RecomputePolicy::kNone);
+  EXPECT_TRUE(d.sequence_parallel);
+  EXPECT_TRUE(d.pipeline_rs_ag);
+  EXPECT_TRUE(d.all_gather_redo);
+  EXPECT_EQ(d.data_network, 1);
+}
+
+TEST(CheckSpec, UnevenLayoutRoundsUpAndShortensTheBubble) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();  // oracle v13
+  spec.parallelism.pipeline.degree = 7;
+  spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
+  spec.batch.global_batch_size = 56;
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "model.num_blocks (96) must be divisible by "
+                "parallelism.pipeline.degree (7) with "
+                "parallelism.pipeline.stage_layout even (uneven rounds "
+                "blocks_per_stage up and shortens the bubble, as Calculon "
+                "does)"});
+  spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->derived.blocks_per_stage, 14);
+  EXPECT_EQ(program->derived.bubble_reduction_blocks, 2);
+  EXPECT_EQ(program->derived.blocks_per_chunk, 14);
+}
+
+TEST(CheckSpec, UnevenLayoutNeedsABlockPerStage) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.num_blocks = 5;
+  spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
+  spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.degree (8) must not exceed "
+                "model.num_blocks (5): every stage needs at least one block"});
+}
+
+// One rule per row: the mutation, the field and the exact message.
+struct RuleCase {
+  const char* name;
+  std::function<void(TransformerTrainingMappingSpec&)> mutate;
+  const char* field;
+  const char* message;
+};
+
+class TrainingRuleTest : public testing::TestWithParam<RuleCase> {};
+
+TEST_P(TrainingRuleTest, ReportsExactlyThisViolation) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  GetParam().mutate(spec);
+  const std::vector<Violation> violations = FindViolations(spec);
+  ASSERT_EQ(violations.size(), 1u) << Messages(spec).front();
+  EXPECT_EQ(violations[0].field, GetParam().field);
+  EXPECT_EQ(violations[0].message, GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, TrainingRuleTest,
+    testing::Values(
+        RuleCase{"hidden_positive", [](auto& s) { s.model.hidden = 0; },
+                 "model.hidden", "model.hidden (0) must be positive"},
+        RuleCase{"world_size",  // x01 is the adapter's; x02: batch vs d
+                 [](auto& s) { s.parallelism.data.degree = 3; },
+                 "batch.global_batch_size",
+                 "batch.global_batch_size (64) must be divisible by "
+                 "parallelism.data.degree (3)"},
+        RuleCase{"local_batch",  // x03
+                 [](auto& s) { s.batch.microbatch_size = 3; },
+                 "batch.microbatch_size",
+                 "local batch size (batch.global_batch_size 64 / "
+                 "parallelism.data.degree 1 = 64) must be divisible by "
+                 "batch.microbatch_size (3)"},
+        RuleCase{"v_at_most_blocks",  // x04
+                 [](auto& s) {
+                   s.parallelism.pipeline.schedule =
+                       InterleavedOneForwardOneBackward{24};
+                 },
+                 "parallelism.pipeline.schedule.virtual_stages",
+                 "parallelism.pipeline.schedule.virtual_stages (24) must be "
+                 "at most blocks_per_stage (12)"},
+        RuleCase{"v_divides_blocks",  // x05
+                 [](auto& s) {
+                   s.parallelism.pipeline.schedule =
+                       InterleavedOneForwardOneBackward{5};
+                 },
+                 "parallelism.pipeline.schedule.virtual_stages",
+                 "parallelism.pipeline.schedule.virtual_stages (5) must "
+                 "divide blocks_per_stage (12)"},
+        RuleCase{"v_at_least_two",
+                 [](auto& s) {
+                   s.parallelism.pipeline.schedule =
+                       InterleavedOneForwardOneBackward{1};
+                 },
+                 "parallelism.pipeline.schedule.virtual_stages",
+                 "parallelism.pipeline.schedule.virtual_stages (1) must be at "
+                 "least 2 (one virtual stage is the 1f1b schedule)"},
+        RuleCase{"hidden_split",  // x06
+                 [](auto& s) { s.model.hidden = 12289; }, "model.hidden",
+                 "model.hidden (12289) must be divisible by "
+                 "parallelism.tensor.degree (8)"},
+        RuleCase{"feedforward_split",
+                 [](auto& s) { s.model.feedforward = 49156; },
+                 "model.feedforward",
+                 "model.feedforward (49156) must be divisible by "
+                 "parallelism.tensor.degree (8)"},
+        RuleCase{"heads_split", [](auto& s) { s.model.attn_heads = 100; },
+                 "model.attn_heads",
+                 "model.attn_heads (100) must be divisible by "
+                 "parallelism.tensor.degree (8)"},
+        RuleCase{"tier_too_small",  // x07
+                 [](auto& s) {
+                   s.parallelism.tensor.degree = 16;
+                   s.batch.global_batch_size = 64;
+                 },
+                 "system.networks[0].size",
+                 "network tier 0 isn't big enough: parallelism.tensor.degree "
+                 "(16) mapped to it needs 16 processors, but "
+                 "system.networks[0].size is 8"},
+        RuleCase{"tier_not_filled",  // x08
+                 [](auto& s) {
+                   s.parallelism.tensor.degree = 2;
+                   s.parallelism.pipeline.degree = 3;
+                   s.parallelism.pipeline.schedule = OneForwardOneBackward{};
+                   s.parallelism.pipeline.network_tier = 0;
+                 },
+                 "system.networks[0].size",
+                 "network tier 0 isn't fully used: parallelism.tensor.degree "
+                 "(2) * parallelism.pipeline.degree (3) mapped to it use 6 "
+                 "processors, which does not divide system.networks[0].size "
+                 "(8) although system.networks[0].must_be_filled is true"},
+        RuleCase{"tier_shared_too_small",
+                 [](auto& s) { s.parallelism.pipeline.network_tier = 0; },
+                 "system.networks[0].size",
+                 "network tier 0 isn't big enough: parallelism.tensor.degree "
+                 "(8) * parallelism.pipeline.degree (8) mapped to it need 64 "
+                 "processors, but system.networks[0].size is 8"},
+        RuleCase{"tier_out_of_range",
+                 [](auto& s) { s.parallelism.data.network_tier = 2; },
+                 "parallelism.data.network_tier",
+                 "parallelism.data.network_tier (2) must name one of the "
+                 "system's 2 network tiers (0 to 1)"},
+        RuleCase{"optimizer_sharding_d1",  // x10
+                 [](auto& s) { s.parallelism.data.optimizer_sharding = true; },
+                 "parallelism.data.optimizer_sharding",
+                 "parallelism.data.optimizer_sharding requires "
+                 "parallelism.data.degree > 1 (got 1)"},
+        RuleCase{"interleaved_p1",  // x12
+                 [](auto& s) {
+                   s.parallelism.pipeline.degree = 1;
+                   s.parallelism.pipeline.schedule =
+                       InterleavedOneForwardOneBackward{2};
+                   s.batch.global_batch_size = 8;
+                 },
+                 "parallelism.pipeline.schedule",
+                 "parallelism.pipeline.schedule interleaved_1f1b with "
+                 "parallelism.pipeline.schedule.virtual_stages (2) requires "
+                 "parallelism.pipeline.degree > 1 (got 1); use single_stage"},
+        RuleCase{"one_f_one_b_p1",
+                 [](auto& s) {
+                   s.parallelism.pipeline.degree = 1;
+                   s.parallelism.pipeline.schedule = OneForwardOneBackward{};
+                 },
+                 "parallelism.pipeline.schedule",
+                 "parallelism.pipeline.schedule 1f1b requires "
+                 "parallelism.pipeline.degree > 1 (got 1); use single_stage"},
+        RuleCase{
+            "single_stage_p8",
+            [](auto& s) { s.parallelism.pipeline.schedule = SingleStage{}; },
+            "parallelism.pipeline.schedule",
+            "parallelism.pipeline.schedule single_stage requires "
+            "parallelism.pipeline.degree 1, but "
+            "parallelism.pipeline.degree (8) is larger; use 1f1b or "
+            "interleaved_1f1b"},
+        RuleCase{
+            "forward_only_in_training",
+            [](auto& s) { s.parallelism.pipeline.schedule = ForwardOnly{}; },
+            "parallelism.pipeline.schedule",
+            "parallelism.pipeline.schedule forward_only is an inference "
+            "schedule; training uses single_stage (pipeline degree 1), "
+            "1f1b or interleaved_1f1b"},
+        RuleCase{"offload_few_blocks",  // x13
+                 [](auto& s) {
+                   s.parallelism.pipeline.degree = 48;
+                   s.parallelism.pipeline.schedule = OneForwardOneBackward{};
+                   s.options.offload.weights = true;
+                 },
+                 "options.offload",
+                 "options.offload (weights) requires blocks_per_stage >= 3 "
+                 "(got 2)"},
+        RuleCase{"dp_overlap_d1",  // x14
+                 [](auto& s) { s.parallelism.data.overlap = true; },
+                 "parallelism.data.overlap",
+                 "parallelism.data.overlap requires parallelism.data.degree "
+                 "> 1 (got 1)"},
+        RuleCase{"tp_overlap_t1",  // x17
+                 [](auto& s) {
+                   s.parallelism.tensor.degree = 1;
+                   s.parallelism.tensor.overlap = TensorOverlap::kRing;
+                 },
+                 "parallelism.tensor.overlap",
+                 "parallelism.tensor.overlap (ring) requires "
+                 "parallelism.tensor.degree > 1 (got 1)"},
+        RuleCase{"ag_redo_with_full",
+                 [](auto& s) {
+                   s.parallelism.tensor.communication =
+                       ReduceScatterAllGather{true};
+                 },
+                 "parallelism.tensor.communication.all_gather_redo",
+                 "parallelism.tensor.communication.all_gather_redo cannot be "
+                 "combined with parallelism.recompute (full): full recompute "
+                 "already redoes every all-gather"},
+        RuleCase{"batch_seq_split",
+                 [](auto& s) {
+                   s.model.seq_size = 2047;
+                   s.parallelism.tensor.communication =
+                       EdgeReduceScatterAllGather{};
+                 },
+                 "parallelism.tensor.communication",
+                 "batch.microbatch_size (1) * model.seq_size (2047) = 2047 "
+                 "must be divisible by parallelism.tensor.degree (8) with "
+                 "parallelism.tensor.communication p2p_rs_ag: its activations "
+                 "are split t ways"},
+        RuleCase{"datatype_missing",
+                 [](auto& s) {
+                   s.system.vector.rates[DataType::kFloat8] =
+                       s.system.vector.rates[DataType::kFloat16];
+                   s.options.datatype = DataType::kFloat8;
+                 },
+                 "options.datatype",
+                 "options.datatype (float8) is not supported by system.matrix "
+                 "(it has: float16)"},
+        RuleCase{"efficiency_not_descending",
+                 [](auto& s) {
+                   s.system.matrix.rates[DataType::kFloat16]
+                       .gflops_efficiency[1]
+                       .threshold = 128;
+                 },
+                 "system.matrix.float16.gflops_efficiency[1][0]",
+                 "system.matrix.float16.gflops_efficiency thresholds must be "
+                 "strictly descending: "
+                 "system.matrix.float16.gflops_efficiency[1][0] (128) is not "
+                 "below system.matrix.float16.gflops_efficiency[0][0] (128)"},
+        RuleCase{"efficiency_last_not_zero",
+                 [](auto& s) { s.system.mem1.mb_efficiency.pop_back(); },
+                 "system.mem1.MB_efficiency[2][0]",
+                 "system.mem1.MB_efficiency must end with threshold 0 so that "
+                 "every size finds an efficiency "
+                 "(system.mem1.MB_efficiency[2][0] is 1)"},
+        RuleCase{
+            "efficiency_range",
+            [](auto& s) { s.system.mem2.mb_efficiency[0].efficiency = 1.5; },
+            "system.mem2.MB_efficiency[0][1]",
+            "system.mem2.MB_efficiency[0][1] (1.5) must be in (0, 1]"},
+        RuleCase{"bandwidth",
+                 [](auto& s) { s.system.networks[1].bandwidth_gbps = -25; },
+                 "system.networks[1].bandwidth",
+                 "system.networks[1].bandwidth (-25) must be a positive "
+                 "finite number"},
+        RuleCase{"processor_usage",
+                 [](auto& s) { s.system.networks[0].processor_usage = 1; },
+                 "system.networks[0].processor_usage",
+                 "system.networks[0].processor_usage (1) must be in [0, 1)"},
+        RuleCase{"p2p_offset",
+                 [](auto& s) { s.system.networks[0].p2p.offset = 0.5; },
+                 "system.networks[0].ops.p2p[1]",
+                 "system.networks[0].ops.p2p[1] (0.5) must be null: "
+                 "point-to-point sends have no offset"},
+        RuleCase{"collective_offset",
+                 [](auto& s) {
+                   s.system.networks[0].all_reduce.offset = std::nullopt;
+                 },
+                 "system.networks[0].ops.all_reduce[1]",
+                 "system.networks[0].ops.all_reduce[1] must be a number: a "
+                 "collective needs an offset"},
+        RuleCase{"tflops_nan",
+                 [](auto& s) {
+                   s.system.vector.rates[DataType::kFloat16].tflops = NAN;
+                 },
+                 "system.vector.float16.tflops",
+                 "system.vector.float16.tflops (nan) must be a positive "
+                 "finite number"}),
+    [](const testing::TestParamInfo<RuleCase>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(CheckSpec, ReportsEveryViolationInAFixedOrder) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.hidden = 12289;
+  spec.parallelism.data.degree = 0;
+  spec.parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{5};
+  spec.parallelism.tensor.overlap = TensorOverlap::kPipe;
+  spec.parallelism.tensor.degree = 1;
+  spec.options.datatype = DataType::kBFloat16;
+  const std::vector<std::string> expected = {
+      "options.datatype (bfloat16) is not supported by system.matrix (it "
+      "has: float16)",
+      "options.datatype (bfloat16) is not supported by system.vector (it "
+      "has: float16)",
+      "parallelism.data.degree (0) must be at least 1",
+      "parallelism.pipeline.schedule.virtual_stages (5) must divide "
+      "blocks_per_stage (12)",
+      "parallelism.tensor.overlap (pipe) requires parallelism.tensor.degree "
+      "> 1 (got 1)",
+  };
+  EXPECT_EQ(Messages(spec), expected);
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  std::string joined;
+  for (const std::string& line : expected) {
+    joined += (joined.empty() ? "" : "\n") + line;
+  }
+  EXPECT_EQ(std::string(program.status().message()), joined);
+}
+
+TEST(CheckSpec, HugeDegreesAreErrorsNotOverflows) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.parallelism.tensor.degree = int64_t{1} << 62;
+  spec.parallelism.data.degree = 4;
+  spec.batch.global_batch_size = INT64_MAX;
+  const std::vector<std::string> messages = Messages(spec);
+  ASSERT_FALSE(messages.empty());
+  EXPECT_EQ(messages[0],
+            "world size parallelism.tensor.degree (4611686018427387904) * "
+            "parallelism.pipeline.degree (8) * parallelism.data.degree (4) "
+            "overflows 64-bit integers");
+
+  // The product of any subset of the degrees fits once the world size does.
+  TransformerTrainingMappingSpec tiers = Gpt3Training();
+  tiers.parallelism.tensor.degree = int64_t{1} << 40;
+  tiers.parallelism.pipeline.degree = int64_t{1} << 40;
+  const std::vector<std::string> tier_messages = Messages(tiers);
+  ASSERT_FALSE(tier_messages.empty());
+  EXPECT_EQ(tier_messages[0],
+            "world size parallelism.tensor.degree (1099511627776) * "
+            "parallelism.pipeline.degree (1099511627776) * "
+            "parallelism.data.degree (1) overflows 64-bit integers");
+}
+
+TEST(CheckSpec, HugeModelsAreErrorsNotOverflows) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.seq_size = int64_t{1} << 40;
+  spec.model.hidden = int64_t{1} << 40;
+  spec.parallelism.tensor.communication = ReduceScatterAllGather{};
+  spec.batch.microbatch_size = int64_t{1} << 40;
+  spec.batch.global_batch_size = int64_t{1} << 40;
+  const std::vector<std::string> messages = Messages(spec);
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{
+                "batch.microbatch_size (1099511627776) * model.seq_size "
+                "(1099511627776) overflows 64-bit integers",
+                "one block's work 2 * b * s * hidden * feedforward (b = "
+                "batch.microbatch_size, s = model.seq_size) overflows 64-bit "
+                "integers",
+                "one block's work 2 * b * s * hidden * attn_heads * attn_size "
+                "(b = batch.microbatch_size, s = model.seq_size) overflows "
+                "64-bit integers",
+                "one block's work 4 * b * attn_heads * s * s * attn_size (b = "
+                "batch.microbatch_size, s = model.seq_size) overflows 64-bit "
+                "integers",
+            }));
+}
+
+TEST(CheckSpec, InferenceSchedules) {
+  TransformerInferenceMappingSpec spec = Gpt3Inference();
+  spec.parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{2};
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.schedule interleaved_1f1b is a training "
+                "schedule; inference uses single_stage (pipeline degree 1) or "
+                "forward_only"});
+  spec.parallelism.pipeline.schedule = SingleStage{};
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.schedule single_stage requires "
+                "parallelism.pipeline.degree 1, but "
+                "parallelism.pipeline.degree (2) is larger; use forward_only"});
+  spec.parallelism.pipeline.degree = 1;
+  EXPECT_TRUE(Messages(spec).empty());
+  spec.parallelism.pipeline.schedule = ForwardOnly{};
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.schedule forward_only requires "
+                "parallelism.pipeline.degree > 1 (got 1); use single_stage"});
+}
+
+TEST(CheckSpec, InferenceHasNoOptimizerToOffload) {
+  TransformerInferenceMappingSpec spec = Gpt3Inference();
+  spec.parallelism.pipeline.degree = 8;
+  spec.options.offload.optimizer = true;
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "options.offload.optimizer requires a training spec: "
+                "inference keeps no optimizer state"});
+}
+
+TEST(CheckSpec, OutOfMemoryIsNotTheCheckersConcern) {
+  // Oracle x09: Calculon rejects it only in its memory-capacity check.
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.parallelism.recompute = RecomputePolicy::kNone;
+  spec.parallelism.tensor.communication = ReduceScatterAllGather{};
+  EXPECT_TRUE(CheckSpec(spec).ok());
+}
+
+TEST(CheckSpec, EmptySpecReportsWithoutCrashing) {
+  const std::vector<std::string> training =
+      Messages(TransformerTrainingMappingSpec{});
+  EXPECT_FALSE(training.empty());
+  const std::vector<std::string> inference =
+      Messages(TransformerInferenceMappingSpec{});
+  EXPECT_FALSE(inference.empty());
+}
+
+}  // namespace
+}  // namespace blueprint

@@ -1,0 +1,713 @@
+#include "core/spec/spec_json.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/json.h"
+#include "core/base/json_reader.h"
+#include "core/base/status_macros.h"
+
+namespace blueprint {
+namespace {
+
+using Json = nlohmann::json;
+
+//----- Enum spellings
+//-------------------------------------------------------------
+
+const std::vector<std::string>& DataTypeChoices() {
+  static const auto* choices = new std::vector<std::string>{
+      DataTypeName(DataType::kFloat8), DataTypeName(DataType::kFloat16),
+      DataTypeName(DataType::kBFloat16), DataTypeName(DataType::kFloat32)};
+  return *choices;
+}
+
+const std::vector<std::string>& TensorOverlapChoices() {
+  static const auto* choices =
+      new std::vector<std::string>{TensorOverlapName(TensorOverlap::kNone),
+                                   TensorOverlapName(TensorOverlap::kRing),
+                                   TensorOverlapName(TensorOverlap::kPipe)};
+  return *choices;
+}
+
+const std::vector<std::string>& RecomputeChoices() {
+  static const auto* choices = new std::vector<std::string>{
+      RecomputeName(RecomputePolicy::kNone),
+      RecomputeName(RecomputePolicy::kAttentionOnly),
+      RecomputeName(RecomputePolicy::kFull)};
+  return *choices;
+}
+
+const std::vector<std::string>& AttentionChoices() {
+  static const auto* choices =
+      new std::vector<std::string>{AttentionName(AttentionType::kMultiHead),
+                                   AttentionName(AttentionType::kMultiQuery)};
+  return *choices;
+}
+
+const std::vector<std::string>& ProcessingModeChoices() {
+  static const auto* choices = new std::vector<std::string>{
+      ProcessingModeName(ProcessingMode::kNoOverlap),
+      ProcessingModeName(ProcessingMode::kRoofline)};
+  return *choices;
+}
+
+const std::vector<std::string>& StageLayoutChoices() {
+  static const auto* choices =
+      new std::vector<std::string>{StageLayoutName(StageLayout::kEven),
+                                   StageLayoutName(StageLayout::kUneven)};
+  return *choices;
+}
+
+const std::vector<std::string>& KindChoices() {
+  static const auto* choices =
+      new std::vector<std::string>{"training", "inference"};
+  return *choices;
+}
+
+//----- Writing
+//----------------------------------------------------------------------
+
+Json EfficiencyToJson(const std::vector<EfficiencyRow>& rows) {
+  Json out = Json::array();
+  for (const EfficiencyRow& row : rows) {
+    out.push_back(Json::array({row.threshold, row.efficiency}));
+  }
+  return out;
+}
+
+Json ProcessorToJson(const Processor& processor) {
+  Json out = Json::object();
+  for (const auto& [datatype, rate] : processor.rates) {
+    Json entry = Json::object();
+    entry["tflops"] = rate.tflops;
+    entry["gflops_efficiency"] = EfficiencyToJson(rate.gflops_efficiency);
+    out[DataTypeName(datatype)] = std::move(entry);
+  }
+  return out;
+}
+
+Json MemoryToJson(const MemoryTier& memory) {
+  Json out = Json::object();
+  out["GiB"] = memory.gib;
+  out["GBps"] = memory.gbps;
+  out["MB_efficiency"] = EfficiencyToJson(memory.mb_efficiency);
+  return out;
+}
+
+Json OpToJson(const NetworkOpCost& op) {
+  Json offset = nullptr;
+  if (op.offset.has_value()) offset = *op.offset;
+  return Json::array({op.scalar, offset});
+}
+
+Json NetworkToJson(const NetworkTier& network) {
+  Json out = Json::object();
+  out["bandwidth"] = network.bandwidth_gbps;
+  out["efficiency"] = network.efficiency;
+  out["size"] = network.size;
+  out["latency"] = network.latency_s;
+  out["ops"] = Json::object();
+  out["ops"]["p2p"] = OpToJson(network.p2p);
+  out["ops"]["reduce_scatter"] = OpToJson(network.reduce_scatter);
+  out["ops"]["all_gather"] = OpToJson(network.all_gather);
+  out["ops"]["all_reduce"] = OpToJson(network.all_reduce);
+  out["must_be_filled"] = network.must_be_filled;
+  out["processor_usage"] = network.processor_usage;
+  return out;
+}
+
+Json CommunicationToJson(const TensorCommunication& communication) {
+  Json out = Json::object();
+  out["type"] = TensorCommunicationName(communication);
+  std::visit(Overloaded{[](const AllReduce&) {},
+                        [&](const ReduceScatterAllGather& c) {
+                          out["all_gather_redo"] = c.all_gather_redo;
+                        },
+                        [](const EdgeReduceScatterAllGather&) {}},
+             communication);
+  return out;
+}
+
+Json ScheduleToJson(const PipelineSchedule& schedule) {
+  Json out = Json::object();
+  out["type"] = PipelineScheduleName(schedule);
+  std::visit(
+      Overloaded{[](const SingleStage&) {}, [](const OneForwardOneBackward&) {},
+                 [&](const InterleavedOneForwardOneBackward& s) {
+                   out["virtual_stages"] = s.virtual_stages;
+                 },
+                 [](const ForwardOnly&) {}},
+      schedule);
+  return out;
+}
+
+Json TensorToJson(const TensorParallel& tensor) {
+  Json out = Json::object();
+  out["degree"] = tensor.degree;
+  out["communication"] = CommunicationToJson(tensor.communication);
+  out["overlap"] = TensorOverlapName(tensor.overlap);
+  out["network_tier"] = tensor.network_tier;
+  return out;
+}
+
+Json PipelineToJson(const PipelineParallel& pipeline) {
+  Json out = Json::object();
+  out["degree"] = pipeline.degree;
+  out["schedule"] = ScheduleToJson(pipeline.schedule);
+  out["network_tier"] = pipeline.network_tier;
+  out["stage_layout"] = StageLayoutName(pipeline.stage_layout);
+  return out;
+}
+
+Json BatchToJson(const Batch& batch) {
+  Json out = Json::object();
+  out["global_batch_size"] = batch.global_batch_size;
+  out["microbatch_size"] = batch.microbatch_size;
+  return out;
+}
+
+Json OptionsToJson(const ExecutionOptions& options) {
+  Json out = Json::object();
+  out["datatype"] = DataTypeName(options.datatype);
+  out["fused_activation"] = options.fused_activation;
+  out["attention"] = AttentionName(options.attention);
+  out["offload"] = Json::object();
+  out["offload"]["weights"] = options.offload.weights;
+  out["offload"]["activations"] = options.offload.activations;
+  out["offload"]["optimizer"] = options.offload.optimizer;
+  return out;
+}
+
+//----- Reading
+//----------------------------------------------------------------------
+
+// Each Read* reads one object at `path` into `out`, appending a line to
+// `errors` for every problem; `out` keeps defaults where a field was bad.
+
+void ReadEfficiency(const Json& value, const std::string& path,
+                    std::vector<std::string>* errors,
+                    std::vector<EfficiencyRow>* out) {
+  if (!value.is_array()) {
+    errors->push_back(absl::StrCat(path,
+                                   ": expected an array of "
+                                   "[threshold, efficiency] rows, got ",
+                                   JsonSnippet(value)));
+    return;
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string row_path = ElementPath(path, i);
+    const Json& row = value[i];
+    if (!row.is_array() || row.size() != 2) {
+      errors->push_back(absl::StrCat(row_path,
+                                     ": expected a [threshold, "
+                                     "efficiency] pair, got ",
+                                     JsonSnippet(row)));
+      continue;
+    }
+    // Both halves are read, so that both can be reported.
+    EfficiencyRow parsed;
+    const bool threshold_ok = JsonToDouble(row[0], ElementPath(row_path, 0),
+                                           errors, &parsed.threshold);
+    const bool efficiency_ok = JsonToDouble(row[1], ElementPath(row_path, 1),
+                                            errors, &parsed.efficiency);
+    if (threshold_ok && efficiency_ok) out->push_back(parsed);
+  }
+}
+
+void ReadProcessor(const Json& value, const std::string& path,
+                   std::vector<std::string>* errors, Processor* out) {
+  if (!value.is_object()) {
+    errors->push_back(
+        absl::StrCat(path, ": expected an object keyed by datatype, got ",
+                     JsonSnippet(value)));
+    return;
+  }
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string rate_path = MemberPath(path, it.key());
+    const std::optional<DataType> datatype = ParseDataType(it.key());
+    if (!datatype.has_value()) {
+      errors->push_back(
+          absl::StrCat(rate_path, ": unknown datatype (expected one of: ",
+                       absl::StrJoin(DataTypeChoices(), ", "), ")"));
+      continue;
+    }
+    JsonObjectReader reader(*it, rate_path, errors);
+    ProcessorRate rate;
+    reader.ReadDouble("tflops", &rate.tflops);
+    if (const Json* table = reader.Member("gflops_efficiency")) {
+      ReadEfficiency(*table, reader.PathOf("gflops_efficiency"), errors,
+                     &rate.gflops_efficiency);
+    }
+    reader.RejectUnknownKeys();
+    out->rates[*datatype] = std::move(rate);
+  }
+}
+
+void ReadMemory(const Json& value, const std::string& path,
+                std::vector<std::string>* errors, MemoryTier* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadDouble("GiB", &out->gib);
+  reader.ReadDouble("GBps", &out->gbps);
+  if (const Json* table = reader.Member("MB_efficiency")) {
+    ReadEfficiency(*table, reader.PathOf("MB_efficiency"), errors,
+                   &out->mb_efficiency);
+  }
+  reader.RejectUnknownKeys();
+}
+
+// An op is [scalar, offset] with offset null for p2p (Calculon's format).
+void ReadOp(const Json& value, const std::string& path,
+            std::vector<std::string>* errors, NetworkOpCost* out) {
+  if (!value.is_array() || value.size() != 2) {
+    errors->push_back(absl::StrCat(
+        path, ": expected a [scalar, offset] pair, got ", JsonSnippet(value)));
+    return;
+  }
+  JsonToDouble(value[0], ElementPath(path, 0), errors, &out->scalar);
+  if (value[1].is_null()) {
+    out->offset.reset();
+  } else {
+    double offset = 0;
+    if (JsonToDouble(value[1], ElementPath(path, 1), errors, &offset)) {
+      out->offset = offset;
+    }
+  }
+}
+
+void ReadNetwork(const Json& value, const std::string& path,
+                 std::vector<std::string>* errors, NetworkTier* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadDouble("bandwidth", &out->bandwidth_gbps);
+  reader.ReadDouble("efficiency", &out->efficiency);
+  reader.ReadInt("size", &out->size);
+  reader.ReadDouble("latency", &out->latency_s);
+  if (const Json* ops = reader.Member("ops")) {
+    JsonObjectReader ops_reader(*ops, reader.PathOf("ops"), errors);
+    for (const auto& [key, op] :
+         {std::pair<const char*, NetworkOpCost*>{"p2p", &out->p2p},
+          {"reduce_scatter", &out->reduce_scatter},
+          {"all_gather", &out->all_gather},
+          {"all_reduce", &out->all_reduce}}) {
+      if (const Json* op_value = ops_reader.Member(key)) {
+        ReadOp(*op_value, ops_reader.PathOf(key), errors, op);
+      }
+    }
+    ops_reader.RejectUnknownKeys();
+  }
+  reader.ReadBool("must_be_filled", &out->must_be_filled);
+  reader.ReadDouble("processor_usage", &out->processor_usage);
+  reader.RejectUnknownKeys();
+}
+
+void ReadCommunication(const Json& value, const std::string& path,
+                       std::vector<std::string>* errors,
+                       TensorCommunication* out) {
+  JsonObjectReader reader(value, path, errors);
+  std::string type;
+  const Json* type_value = reader.Member("type");
+  if (type_value == nullptr) return;  // the other keys depend on the type
+  if (type_value->is_string()) type = type_value->get_ref<const std::string&>();
+  if (type == TensorCommunicationName(AllReduce{})) {
+    *out = AllReduce{};
+  } else if (type == TensorCommunicationName(ReduceScatterAllGather{})) {
+    ReduceScatterAllGather rs_ag;
+    reader.ReadBool("all_gather_redo", &rs_ag.all_gather_redo);
+    *out = rs_ag;
+  } else if (type == TensorCommunicationName(EdgeReduceScatterAllGather{})) {
+    *out = EdgeReduceScatterAllGather{};
+  } else {
+    errors->push_back(UnknownChoiceMessage(
+        reader.PathOf("type"), TensorCommunicationChoices(), *type_value));
+    return;
+  }
+  reader.RejectUnknownKeys();
+}
+
+void ReadSchedule(const Json& value, const std::string& path,
+                  std::vector<std::string>* errors, PipelineSchedule* out) {
+  JsonObjectReader reader(value, path, errors);
+  std::string type;
+  const Json* type_value = reader.Member("type");
+  if (type_value == nullptr) return;  // the other keys depend on the type
+  if (type_value->is_string()) type = type_value->get_ref<const std::string&>();
+  if (type == PipelineScheduleName(SingleStage{})) {
+    *out = SingleStage{};
+  } else if (type == PipelineScheduleName(OneForwardOneBackward{})) {
+    *out = OneForwardOneBackward{};
+  } else if (type == PipelineScheduleName(InterleavedOneForwardOneBackward{})) {
+    InterleavedOneForwardOneBackward interleaved;
+    reader.ReadInt("virtual_stages", &interleaved.virtual_stages);
+    *out = interleaved;
+  } else if (type == PipelineScheduleName(ForwardOnly{})) {
+    *out = ForwardOnly{};
+  } else {
+    errors->push_back(UnknownChoiceMessage(
+        reader.PathOf("type"), PipelineScheduleChoices(), *type_value));
+    return;
+  }
+  reader.RejectUnknownKeys();
+}
+
+void ReadTensor(const Json& value, const std::string& path,
+                std::vector<std::string>* errors, TensorParallel* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadInt("degree", &out->degree);
+  if (const Json* communication = reader.Member("communication")) {
+    ReadCommunication(*communication, reader.PathOf("communication"), errors,
+                      &out->communication);
+  }
+  reader.ReadEnum("overlap", &ParseTensorOverlap, TensorOverlapChoices(),
+                  &out->overlap);
+  reader.ReadInt("network_tier", &out->network_tier);
+  reader.RejectUnknownKeys();
+}
+
+void ReadPipeline(const Json& value, const std::string& path,
+                  std::vector<std::string>* errors, PipelineParallel* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadInt("degree", &out->degree);
+  if (const Json* schedule = reader.Member("schedule")) {
+    ReadSchedule(*schedule, reader.PathOf("schedule"), errors, &out->schedule);
+  }
+  reader.ReadInt("network_tier", &out->network_tier);
+  reader.ReadEnum("stage_layout", &ParseStageLayout, StageLayoutChoices(),
+                  &out->stage_layout);
+  reader.RejectUnknownKeys();
+}
+
+void ReadData(const Json& value, const std::string& path,
+              std::vector<std::string>* errors, DataParallel* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadInt("degree", &out->degree);
+  reader.ReadBool("optimizer_sharding", &out->optimizer_sharding);
+  reader.ReadBool("overlap", &out->overlap);
+  reader.ReadInt("network_tier", &out->network_tier);
+  reader.RejectUnknownKeys();
+}
+
+void ReadReplica(const Json& value, const std::string& path,
+                 std::vector<std::string>* errors, ReplicaParallel* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadInt("degree", &out->degree);
+  reader.ReadInt("network_tier", &out->network_tier);
+  reader.RejectUnknownKeys();
+}
+
+void ReadBatch(const Json& value, const std::string& path,
+               std::vector<std::string>* errors, Batch* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadInt("global_batch_size", &out->global_batch_size);
+  reader.ReadInt("microbatch_size", &out->microbatch_size);
+  reader.RejectUnknownKeys();
+}
+
+void ReadOptions(const Json& value, const std::string& path,
+                 std::vector<std::string>* errors, ExecutionOptions* out) {
+  JsonObjectReader reader(value, path, errors);
+  reader.ReadEnum("datatype", &ParseDataType, DataTypeChoices(),
+                  &out->datatype);
+  reader.ReadBool("fused_activation", &out->fused_activation);
+  reader.ReadEnum("attention", &ParseAttention, AttentionChoices(),
+                  &out->attention);
+  if (const Json* offload = reader.Member("offload")) {
+    JsonObjectReader offload_reader(*offload, reader.PathOf("offload"), errors);
+    offload_reader.ReadBool("weights", &out->offload.weights);
+    offload_reader.ReadBool("activations", &out->offload.activations);
+    offload_reader.ReadBool("optimizer", &out->offload.optimizer);
+    offload_reader.RejectUnknownKeys();
+  }
+  reader.RejectUnknownKeys();
+}
+
+// Reads the members both spec kinds share and the kind's parallelism.
+template <typename Spec>
+void ReadCommon(JsonObjectReader* top, Spec* spec) {
+  std::vector<std::string>* errors = top->errors();
+  if (const Json* model = top->Member("model")) {
+    ReadModelJson(*model, "model", NameKey::kPresent, errors, &spec->model);
+  }
+  if (const Json* system = top->Member("system")) {
+    ReadSystemJson(*system, "system", NameKey::kPresent, errors, &spec->system);
+  }
+  if (const Json* batch = top->Member("batch")) {
+    ReadBatch(*batch, "batch", errors, &spec->batch);
+  }
+  if (const Json* options = top->Member("options")) {
+    ReadOptions(*options, "options", errors, &spec->options);
+  }
+}
+
+void ReadParallelism(const Json& value, std::vector<std::string>* errors,
+                     TransformerTrainingParallelism* out) {
+  JsonObjectReader reader(value, "parallelism", errors);
+  if (const Json* tensor = reader.Member("tensor")) {
+    ReadTensor(*tensor, reader.PathOf("tensor"), errors, &out->tensor);
+  }
+  if (const Json* pipeline = reader.Member("pipeline")) {
+    ReadPipeline(*pipeline, reader.PathOf("pipeline"), errors, &out->pipeline);
+  }
+  if (const Json* data = reader.Member("data")) {
+    ReadData(*data, reader.PathOf("data"), errors, &out->data);
+  }
+  reader.ReadEnum("recompute", &ParseRecompute, RecomputeChoices(),
+                  &out->recompute);
+  reader.RejectUnknownKeys();
+}
+
+void ReadParallelism(const Json& value, std::vector<std::string>* errors,
+                     TransformerInferenceParallelism* out) {
+  JsonObjectReader reader(value, "parallelism", errors);
+  if (const Json* tensor = reader.Member("tensor")) {
+    ReadTensor(*tensor, reader.PathOf("tensor"), errors, &out->tensor);
+  }
+  if (const Json* pipeline = reader.Member("pipeline")) {
+    ReadPipeline(*pipeline, reader.PathOf("pipeline"), errors, &out->pipeline);
+  }
+  if (const Json* replica = reader.Member("replica")) {
+    ReadReplica(*replica, reader.PathOf("replica"), errors, &out->replica);
+  }
+  reader.RejectUnknownKeys();
+}
+
+template <typename Spec>
+Spec ReadSpec(JsonObjectReader* top) {
+  Spec spec;
+  ReadCommon(top, &spec);
+  if (const Json* parallelism = top->Member("parallelism")) {
+    ReadParallelism(*parallelism, top->errors(), &spec.parallelism);
+  }
+  return spec;
+}
+
+absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
+  return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+}
+
+}  // namespace
+
+const std::vector<std::string>& TensorCommunicationChoices() {
+  static const auto* choices = new std::vector<std::string>{
+      TensorCommunicationName(AllReduce{}),
+      TensorCommunicationName(ReduceScatterAllGather{}),
+      TensorCommunicationName(EdgeReduceScatterAllGather{})};
+  return *choices;
+}
+
+const std::vector<std::string>& PipelineScheduleChoices() {
+  static const auto* choices = new std::vector<std::string>{
+      PipelineScheduleName(SingleStage{}),
+      PipelineScheduleName(OneForwardOneBackward{}),
+      PipelineScheduleName(InterleavedOneForwardOneBackward{}),
+      PipelineScheduleName(ForwardOnly{})};
+  return *choices;
+}
+
+nlohmann::json ModelToJsonValue(const TransformerModel& model, NameKey name) {
+  Json out = Json::object();
+  if (name == NameKey::kPresent) out["name"] = model.name;
+  out["hidden"] = model.hidden;
+  out["feedforward"] = model.feedforward;
+  out["seq_size"] = model.seq_size;
+  out["attn_heads"] = model.attn_heads;
+  out["attn_size"] = model.attn_size;
+  out["num_blocks"] = model.num_blocks;
+  return out;
+}
+
+void ReadModelJson(const nlohmann::json& value, const std::string& path,
+                   NameKey name, std::vector<std::string>* errors,
+                   TransformerModel* out) {
+  JsonObjectReader reader(value, path, errors);
+  if (name == NameKey::kPresent) reader.ReadString("name", &out->name);
+  reader.ReadInt("hidden", &out->hidden);
+  reader.ReadInt("feedforward", &out->feedforward);
+  reader.ReadInt("seq_size", &out->seq_size);
+  reader.ReadInt("attn_heads", &out->attn_heads);
+  reader.ReadInt("attn_size", &out->attn_size);
+  reader.ReadInt("num_blocks", &out->num_blocks);
+  reader.RejectUnknownKeys();
+}
+
+nlohmann::json SystemToJsonValue(const System& system, NameKey name) {
+  Json out = Json::object();
+  if (name == NameKey::kPresent) out["name"] = system.name;
+  out["matrix"] = ProcessorToJson(system.matrix);
+  out["vector"] = ProcessorToJson(system.vector);
+  out["mem1"] = MemoryToJson(system.mem1);
+  out["mem2"] = MemoryToJson(system.mem2);
+  out["processing_mode"] = ProcessingModeName(system.processing_mode);
+  out["networks"] = Json::array();
+  for (const NetworkTier& network : system.networks) {
+    out["networks"].push_back(NetworkToJson(network));
+  }
+  return out;
+}
+
+void ReadSystemJson(const nlohmann::json& value, const std::string& path,
+                    NameKey name, std::vector<std::string>* errors,
+                    System* out) {
+  JsonObjectReader reader(value, path, errors);
+  if (name == NameKey::kPresent) reader.ReadString("name", &out->name);
+  if (const Json* matrix = reader.Member("matrix")) {
+    ReadProcessor(*matrix, reader.PathOf("matrix"), errors, &out->matrix);
+  }
+  if (const Json* vector = reader.Member("vector")) {
+    ReadProcessor(*vector, reader.PathOf("vector"), errors, &out->vector);
+  }
+  if (const Json* mem1 = reader.Member("mem1")) {
+    ReadMemory(*mem1, reader.PathOf("mem1"), errors, &out->mem1);
+  }
+  if (const Json* mem2 = reader.Member("mem2")) {
+    ReadMemory(*mem2, reader.PathOf("mem2"), errors, &out->mem2);
+  }
+  reader.ReadEnum("processing_mode", &ParseProcessingMode,
+                  ProcessingModeChoices(), &out->processing_mode);
+  if (const Json* networks = reader.Member("networks")) {
+    const std::string networks_path = reader.PathOf("networks");
+    if (!networks->is_array()) {
+      errors->push_back(absl::StrCat(
+          networks_path, ": expected an array of network tiers, got ",
+          JsonSnippet(*networks)));
+    } else {
+      for (size_t i = 0; i < networks->size(); ++i) {
+        NetworkTier network;
+        ReadNetwork((*networks)[i], ElementPath(networks_path, i), errors,
+                    &network);
+        out->networks.push_back(std::move(network));
+      }
+    }
+  }
+  reader.RejectUnknownKeys();
+}
+
+nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
+  Json out = Json::object();
+  out["format"] = kSpecFormat;
+  std::visit(
+      Overloaded{
+          [&](const TransformerTrainingMappingSpec& s) {
+            out["kind"] = "training";
+            out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
+            out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
+            Json parallelism = Json::object();
+            parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
+            parallelism["pipeline"] = PipelineToJson(s.parallelism.pipeline);
+            Json data = Json::object();
+            data["degree"] = s.parallelism.data.degree;
+            data["optimizer_sharding"] = s.parallelism.data.optimizer_sharding;
+            data["overlap"] = s.parallelism.data.overlap;
+            data["network_tier"] = s.parallelism.data.network_tier;
+            parallelism["data"] = std::move(data);
+            parallelism["recompute"] = RecomputeName(s.parallelism.recompute);
+            out["parallelism"] = std::move(parallelism);
+            out["batch"] = BatchToJson(s.batch);
+            out["options"] = OptionsToJson(s.options);
+          },
+          [&](const TransformerInferenceMappingSpec& s) {
+            out["kind"] = "inference";
+            out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
+            out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
+            Json parallelism = Json::object();
+            parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
+            parallelism["pipeline"] = PipelineToJson(s.parallelism.pipeline);
+            Json replica = Json::object();
+            replica["degree"] = s.parallelism.replica.degree;
+            replica["network_tier"] = s.parallelism.replica.network_tier;
+            parallelism["replica"] = std::move(replica);
+            out["parallelism"] = std::move(parallelism);
+            out["batch"] = BatchToJson(s.batch);
+            out["options"] = OptionsToJson(s.options);
+          }},
+      spec);
+  return out;
+}
+
+std::string SpecToJson(const MappingSpec& spec) {
+  return CanonicalJson(SpecToJsonValue(spec)) + "\n";
+}
+
+absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
+  std::vector<std::string> errors;
+  JsonObjectReader top(value, "", &errors);
+  if (!top.is_object()) return ErrorsToStatus(errors);
+
+  if (const Json* format = top.Member("format")) {
+    if (!format->is_string() ||
+        format->get_ref<const std::string&>() != kSpecFormat) {
+      errors.push_back(absl::StrCat("format: expected \"", kSpecFormat,
+                                    "\", got ", JsonSnippet(*format)));
+    }
+  }
+  std::string kind;
+  if (const Json* kind_value = top.Member("kind")) {
+    if (kind_value->is_string())
+      kind = kind_value->get_ref<const std::string&>();
+    if (kind != "training" && kind != "inference") {
+      errors.push_back(
+          UnknownChoiceMessage("kind", KindChoices(), *kind_value));
+    }
+  }
+  MappingSpec spec;
+  if (kind == "inference") {
+    spec = ReadSpec<TransformerInferenceMappingSpec>(&top);
+  } else if (kind == "training") {
+    spec = ReadSpec<TransformerTrainingMappingSpec>(&top);
+  } else {
+    // Without a kind the parallelism's keys are unknown; still report every
+    // problem of the other sections.
+    TransformerTrainingMappingSpec ignored;
+    ReadCommon(&top, &ignored);
+    top.Member("parallelism");
+  }
+  top.RejectUnknownKeys();
+  if (!errors.empty()) return ErrorsToStatus(errors);
+  return spec;
+}
+
+absl::StatusOr<MappingSpec> ParseSpecJson(const std::string& text) {
+  BP_ASSIGN_OR_RETURN(const Json value, ParseJson(text));
+  return SpecFromJsonValue(value);
+}
+
+nlohmann::json DerivedToJsonValue(const DerivedValues& derived) {
+  Json out = Json::object();
+  out["training"] = derived.training;
+  out["tensor"] = derived.tensor;
+  out["pipeline"] = derived.pipeline;
+  out["data"] = derived.data;
+  out["virtual_stages"] = derived.virtual_stages;
+  out["world_size"] = derived.world_size;
+  out["local_batch"] = derived.local_batch;
+  out["microbatches"] = derived.microbatches;
+  out["blocks_per_stage"] = derived.blocks_per_stage;
+  out["blocks_per_chunk"] = derived.blocks_per_chunk;
+  out["bubble_reduction_blocks"] = derived.bubble_reduction_blocks;
+  out["bytes_per_element"] = derived.bytes_per_element;
+  out["recompute"] = RecomputeName(derived.recompute);
+  out["sequence_parallel"] = derived.sequence_parallel;
+  out["pipeline_rs_ag"] = derived.pipeline_rs_ag;
+  out["all_gather_redo"] = derived.all_gather_redo;
+  out["optimizer_sharding"] = derived.optimizer_sharding;
+  out["data_overlap"] = derived.data_overlap;
+  out["tensor_network"] = derived.tensor_network;
+  out["pipeline_network"] = derived.pipeline_network;
+  out["data_network"] = derived.data_network;
+  return out;
+}
+
+std::string ProgramToJson(const TypedProgram& program) {
+  Json out = Json::object();
+  out["format"] = kProgramFormat;
+  out["spec"] = SpecToJsonValue(program.spec);
+  out["derived"] = DerivedToJsonValue(program.derived);
+  return CanonicalJson(out) + "\n";
+}
+
+}  // namespace blueprint

@@ -1,0 +1,245 @@
+#include "core/spec/spec_json.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "core/spec/check.h"
+#include "core/spec/spec.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+// Tests run in the runfiles root, natively and under node alike.
+constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+std::vector<std::string> ErrorLines(const absl::Status& status) {
+  return absl::StrSplit(std::string(status.message()), '\n');
+}
+
+TEST(SpecJson, ExampleFileIsCanonicalAndValid) {
+  const std::string text = ReadFile(kExample);
+  ASSERT_FALSE(text.empty()) << "cannot read " << kExample;
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(SpecToJson(*spec), text);
+
+  const auto* training = std::get_if<TransformerTrainingMappingSpec>(&*spec);
+  ASSERT_NE(training, nullptr);
+  EXPECT_EQ(training->model.name, "gpt3-175B");
+  EXPECT_EQ(training->model.num_blocks, 96);
+  EXPECT_EQ(training->system.name, "a100_80g");
+  EXPECT_EQ(training->system.networks.size(), 2u);
+  EXPECT_EQ(training->system.networks[0].latency_s, 1e-5);
+  EXPECT_FALSE(training->system.networks[0].p2p.offset.has_value());
+  EXPECT_EQ(training->system.networks[0].all_reduce.offset, -1.0);
+  EXPECT_EQ(std::get<InterleavedOneForwardOneBackward>(
+                training->parallelism.pipeline.schedule)
+                .virtual_stages,
+            3);
+  EXPECT_TRUE(CheckSpec(*spec).ok());
+}
+
+// Specs exercising every alternative of every sum type.
+std::vector<MappingSpec> Variants(const MappingSpec& base) {
+  std::vector<MappingSpec> out;
+  const auto& training = std::get<TransformerTrainingMappingSpec>(base);
+  for (const TensorCommunication& communication :
+       {TensorCommunication{AllReduce{}},
+        TensorCommunication{ReduceScatterAllGather{true}},
+        TensorCommunication{ReduceScatterAllGather{false}},
+        TensorCommunication{EdgeReduceScatterAllGather{}}}) {
+    for (const PipelineSchedule& schedule :
+         {PipelineSchedule{SingleStage{}},
+          PipelineSchedule{OneForwardOneBackward{}},
+          PipelineSchedule{InterleavedOneForwardOneBackward{4}},
+          PipelineSchedule{ForwardOnly{}}}) {
+      TransformerTrainingMappingSpec t = training;
+      t.parallelism.tensor.communication = communication;
+      t.parallelism.pipeline.schedule = schedule;
+      t.parallelism.pipeline.stage_layout = StageLayout::kUneven;
+      t.parallelism.recompute = RecomputePolicy::kAttentionOnly;
+      t.options.offload.activations = true;
+      t.system.processing_mode = ProcessingMode::kRoofline;
+      out.push_back(t);
+
+      TransformerInferenceMappingSpec i;
+      i.model = training.model;
+      i.system = training.system;
+      i.parallelism.tensor = t.parallelism.tensor;
+      i.parallelism.pipeline = t.parallelism.pipeline;
+      i.parallelism.replica.degree = 3;
+      i.parallelism.replica.network_tier = 1;
+      i.batch = training.batch;
+      i.options = training.options;
+      i.options.attention = AttentionType::kMultiQuery;
+      i.options.datatype = DataType::kBFloat16;
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+TEST(SpecJson, RoundTripsEveryAlternative) {
+  absl::StatusOr<MappingSpec> base = ParseSpecJson(ReadFile(kExample));
+  ASSERT_TRUE(base.ok()) << base.status();
+  for (const MappingSpec& spec : Variants(*base)) {
+    const std::string text = SpecToJson(spec);
+    absl::StatusOr<MappingSpec> parsed = ParseSpecJson(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << text;
+    EXPECT_EQ(parsed->index(), spec.index());
+    EXPECT_EQ(SpecToJson(*parsed), text);
+  }
+}
+
+TEST(SpecJson, ShortestDoublesSurviveTheRoundTrip) {
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(ReadFile(kExample));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto& training = std::get<TransformerTrainingMappingSpec>(*spec);
+  training.system.networks[0].latency_s = 0.1 + 0.2;
+  training.system.mem1.gib = 80e9;
+  training.system.networks[1].efficiency = 1.0 / 3.0;
+  absl::StatusOr<MappingSpec> parsed = ParseSpecJson(SpecToJson(*spec));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const auto& back = std::get<TransformerTrainingMappingSpec>(*parsed);
+  EXPECT_EQ(back.system.networks[0].latency_s, 0.1 + 0.2);
+  EXPECT_EQ(back.system.mem1.gib, 80e9);
+  EXPECT_EQ(back.system.networks[1].efficiency, 1.0 / 3.0);
+}
+
+TEST(SpecJson, ReportsEveryProblemWithItsPath) {
+  std::string text = ReadFile(kExample);
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("\"degree\": 8,\n      \"network_tier\": 0",
+          "\"degree\": \"8\",\n      \"network_tier\": 0.5");
+  replace("\"global_batch_size\": 64", "\"global_batch_size\": 1e3");
+  replace("\"microbatch_size\": 1",
+          "\"microbatch_size\": 99999999999999999999");
+  replace("\"recompute\": \"full\"", "\"recompute\": \"most\"");
+  replace("\"virtual_stages\": 3", "\"virtual_stages\": 3, \"extra\": true");
+  replace("\"fused_activation\": false,", "");
+  replace("\"size\": 8", "\"size\": 18446744073709551615");
+  replace("\"p2p\": [1, null],\n          \"reduce_scatter\": [1.5, -1]",
+          "\"p2p\": [1],\n          \"reduce_scatter\": [\"1.5\", -1]");
+  replace("\"float16\": {\n        \"gflops_efficiency\"",
+          "\"fp16\": {\n        \"gflops_efficiency\"");
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ErrorLines(spec.status()),
+      (std::vector<std::string>{
+          "system.matrix.fp16: unknown datatype (expected one of: float8, "
+          "float16, bfloat16, float32)",
+          "system.networks[0].size: integer 18446744073709551615 is too large "
+          "(at most 9223372036854775807)",
+          "system.networks[0].ops.p2p: expected a [scalar, offset] pair, got "
+          "an array",
+          "system.networks[0].ops.reduce_scatter[0]: expected a number, got "
+          "string \"1.5\"",
+          "batch.global_batch_size: expected an integer, got 1000",
+          "batch.microbatch_size: expected an integer, got 1e+20",
+          "options.fused_activation: required key is missing",
+          "parallelism.tensor.degree: expected an integer, got string \"8\"",
+          "parallelism.tensor.network_tier: expected an integer, got 0.5",
+          "parallelism.pipeline.schedule.extra: unknown key (expected keys: "
+          "type, virtual_stages)",
+          "parallelism.recompute: expected one of \"none\", \"attn_only\", "
+          "\"full\", got string \"most\"",
+      }));
+}
+
+TEST(SpecJson, MalformedJsonNamesThePosition) {
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson("{\"format\": }");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(std::string(spec.status().message()),
+            "malformed JSON: parse error at line 1, column 12: syntax error "
+            "while parsing value - unexpected '}'; expected '[', '{', or a "
+            "literal");
+}
+
+TEST(SpecJson, TopLevelProblems) {
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson("[1]");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(
+      ErrorLines(spec.status()),
+      std::vector<std::string>{"top level: expected an object, got an array"});
+
+  spec = ParseSpecJson(R"({"format": "blueprinting.spec/2", "kind": "serving",
+                           "bonus": 1})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(ErrorLines(spec.status()),
+            (std::vector<std::string>{
+                "format: expected \"blueprinting.spec/1\", got string "
+                "\"blueprinting.spec/2\"",
+                "kind: expected one of \"training\", \"inference\", got "
+                "string \"serving\"",
+                "model: required key is missing",
+                "system: required key is missing",
+                "batch: required key is missing",
+                "options: required key is missing",
+                "parallelism: required key is missing",
+                "bonus: unknown key (expected keys: format, kind, model, "
+                "system, batch, options, parallelism)",
+            }));
+}
+
+TEST(SpecJson, InferenceHasReplicasNotData) {
+  std::string text = ReadFile(kExample);
+  text.replace(text.find("\"training\""), 10, "\"inference\"");
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(ErrorLines(spec.status()),
+            (std::vector<std::string>{
+                "parallelism.replica: required key is missing",
+                "parallelism.data: unknown key (expected keys: tensor, "
+                "pipeline, replica)",
+                "parallelism.recompute: unknown key (expected keys: tensor, "
+                "pipeline, replica)",
+            }));
+}
+
+TEST(SpecJson, ValuesAreTheCheckersConcern) {
+  std::string text = ReadFile(kExample);
+  text.replace(text.find("\"degree\": 8"), 11, "\"degree\": -8");
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::vector<Violation> violations = FindViolations(*spec);
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations[0].message,
+            "parallelism.pipeline.degree (-8) must be at least 1");
+}
+
+TEST(ProgramJson, HoldsSpecAndDerivedValues) {
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(ReadFile(kExample));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = ProgramToJson(*program);
+  nlohmann::json value =
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(value.is_object());
+  EXPECT_EQ(value["format"], kProgramFormat);
+  EXPECT_EQ(value["derived"]["blocks_per_chunk"], 4);
+  EXPECT_EQ(value["derived"]["recompute"], "full");
+  EXPECT_EQ(value["derived"].size(), 21u);
+  EXPECT_EQ(value["spec"], SpecToJsonValue(*spec));
+  EXPECT_EQ(text.back(), '\n');
+}
+
+}  // namespace
+}  // namespace blueprint

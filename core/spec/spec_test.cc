@@ -1,0 +1,132 @@
+#include "core/spec/spec.h"
+
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "core/base/status_macros.h"
+#include "core/spec/program.h"
+#include "gtest/gtest.h"
+
+namespace blueprint {
+namespace {
+
+// HandlesEvery<Visitor, Variant>: whether `Visitor` accepts every
+// alternative, which is what std::visit requires to compile.
+template <typename Visitor, typename Variant>
+struct HandlesEvery;
+template <typename Visitor, typename... Alternatives>
+struct HandlesEvery<Visitor, std::variant<Alternatives...>>
+    : std::conjunction<std::is_invocable<Visitor, const Alternatives&>...> {};
+
+// The compile-fail proof of DESIGN.md "Typed strategy": a consumer that
+// forgets one schedule constructor cannot call std::visit, because the
+// alternatives are distinct structs that convert to nothing and Overloaded
+// adds no catch-all. (A file calling std::visit with `incomplete` would not
+// compile; the static_asserts state exactly why.)
+constexpr auto kComplete =
+    Overloaded{[](const SingleStage&) { return 1; },
+               [](const OneForwardOneBackward&) { return 2; },
+               [](const InterleavedOneForwardOneBackward&) { return 3; },
+               [](const ForwardOnly&) { return 4; }};
+constexpr auto kMissingForwardOnly =
+    Overloaded{[](const SingleStage&) { return 1; },
+               [](const OneForwardOneBackward&) { return 2; },
+               [](const InterleavedOneForwardOneBackward&) { return 3; }};
+static_assert(HandlesEvery<decltype(kComplete), PipelineSchedule>::value);
+static_assert(
+    !HandlesEvery<decltype(kMissingForwardOnly), PipelineSchedule>::value);
+static_assert(
+    !std::is_invocable_v<decltype(kMissingForwardOnly), const ForwardOnly&>);
+
+constexpr auto kMissingEdge =
+    Overloaded{[](const AllReduce&) { return 1; },
+               [](const ReduceScatterAllGather&) { return 2; }};
+static_assert(
+    !HandlesEvery<decltype(kMissingEdge), TensorCommunication>::value);
+static_assert(!std::is_convertible_v<ForwardOnly, SingleStage>);
+static_assert(!std::is_convertible_v<EdgeReduceScatterAllGather, AllReduce>);
+
+TEST(PipelineSchedule, VisitIsExhaustive) {
+  EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ForwardOnly{}}), 4);
+  EXPECT_EQ(std::visit(kComplete,
+                       PipelineSchedule{InterleavedOneForwardOneBackward{3}}),
+            3);
+}
+
+TEST(Names, SumTypes) {
+  EXPECT_STREQ(TensorCommunicationName(AllReduce{}), "ar");
+  EXPECT_STREQ(TensorCommunicationName(ReduceScatterAllGather{true}), "rs_ag");
+  EXPECT_STREQ(TensorCommunicationName(EdgeReduceScatterAllGather{}),
+               "p2p_rs_ag");
+  EXPECT_STREQ(PipelineScheduleName(SingleStage{}), "single_stage");
+  EXPECT_STREQ(PipelineScheduleName(OneForwardOneBackward{}), "1f1b");
+  EXPECT_STREQ(PipelineScheduleName(InterleavedOneForwardOneBackward{2}),
+               "interleaved_1f1b");
+  EXPECT_STREQ(PipelineScheduleName(ForwardOnly{}), "forward_only");
+}
+
+TEST(Names, EnumsRoundTrip) {
+  for (DataType t : {DataType::kFloat8, DataType::kFloat16, DataType::kBFloat16,
+                     DataType::kFloat32}) {
+    EXPECT_EQ(ParseDataType(DataTypeName(t)), t);
+  }
+  for (TensorOverlap o :
+       {TensorOverlap::kNone, TensorOverlap::kRing, TensorOverlap::kPipe}) {
+    EXPECT_EQ(ParseTensorOverlap(TensorOverlapName(o)), o);
+  }
+  for (RecomputePolicy r :
+       {RecomputePolicy::kNone, RecomputePolicy::kAttentionOnly,
+        RecomputePolicy::kFull}) {
+    EXPECT_EQ(ParseRecompute(RecomputeName(r)), r);
+  }
+  for (AttentionType a :
+       {AttentionType::kMultiHead, AttentionType::kMultiQuery}) {
+    EXPECT_EQ(ParseAttention(AttentionName(a)), a);
+  }
+  for (ProcessingMode m :
+       {ProcessingMode::kNoOverlap, ProcessingMode::kRoofline}) {
+    EXPECT_EQ(ParseProcessingMode(ProcessingModeName(m)), m);
+  }
+  for (StageLayout l : {StageLayout::kEven, StageLayout::kUneven}) {
+    EXPECT_EQ(ParseStageLayout(StageLayoutName(l)), l);
+  }
+}
+
+TEST(Names, CalculonSpellings) {
+  EXPECT_STREQ(DataTypeName(DataType::kBFloat16), "bfloat16");
+  EXPECT_EQ(BytesPerElement(DataType::kFloat8), 1);
+  EXPECT_EQ(BytesPerElement(DataType::kBFloat16), 2);
+  EXPECT_EQ(BytesPerElement(DataType::kFloat32), 4);
+  EXPECT_STREQ(RecomputeName(RecomputePolicy::kAttentionOnly), "attn_only");
+  EXPECT_STREQ(ProcessingModeName(ProcessingMode::kNoOverlap), "no_overlap");
+  EXPECT_EQ(ParseDataType("fp16"), std::nullopt);
+  EXPECT_EQ(ParseRecompute("Full"), std::nullopt);
+  EXPECT_EQ(ParseStageLayout(""), std::nullopt);
+}
+
+TEST(TypedProgram, AccessorsReadEitherKind) {
+  TransformerInferenceMappingSpec inference;
+  inference.model.hidden = 64;
+  inference.parallelism.tensor.degree = 4;
+  inference.parallelism.pipeline.schedule = ForwardOnly{};
+  inference.batch.microbatch_size = 3;
+  inference.options.datatype = DataType::kBFloat16;
+  inference.system.name = "sys";
+  TypedProgram program;
+  program.spec = inference;
+  EXPECT_EQ(program.model().hidden, 64);
+  EXPECT_EQ(program.tensor().degree, 4);
+  EXPECT_TRUE(std::holds_alternative<ForwardOnly>(program.pipeline().schedule));
+  EXPECT_EQ(program.batch().microbatch_size, 3);
+  EXPECT_EQ(program.options().datatype, DataType::kBFloat16);
+  EXPECT_EQ(program.system().name, "sys");
+
+  TransformerTrainingMappingSpec training;
+  training.model.num_blocks = 7;
+  program.spec = training;
+  EXPECT_EQ(program.model().num_blocks, 7);
+}
+
+}  // namespace
+}  // namespace blueprint
