@@ -12,8 +12,14 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
+#include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
+#include "core/api/search_command.h"
 
 namespace blueprint {
 namespace {
@@ -109,6 +115,104 @@ std::optional<CommandResult> RunCheck(const Args& args) {
   return Check(files[0]);
 }
 
+// Reads the one spec file `args` must name.
+std::optional<CommandResult> WithSpec(
+    const Args& args, CommandResult (*command)(const std::string&)) {
+  if (args.size() != 1) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles(args, &files)) {
+    return failed;
+  }
+  return command(files[0]);
+}
+
+// Writes one stage text per file into `dir` (created if missing).
+std::optional<std::string> DumpStages(const std::string& dir,
+                                      const std::vector<StageText>& stages) {
+  mkdir(dir.c_str(), 0755);
+  for (const StageText& stage : stages) {
+    const std::string path = absl::StrCat(dir, "/", stage.stage, ".txt");
+    FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) {
+      return absl::StrCat("cannot write ", path, ": ", std::strerror(errno));
+    }
+    std::fwrite(stage.text.data(), 1, stage.text.size(), file);
+    if (std::fclose(file) != 0) {
+      return absl::StrCat("cannot write ", path, ": ", std::strerror(errno));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<CommandResult> RunAnalyze(const Args& args) {
+  // SPEC.json [--dump-ir DIR]
+  if (args.size() == 1) return WithSpec(args, &Analyze);
+  if (args.size() != 3 || args[1] != "--dump-ir") return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
+    return failed;
+  }
+  std::vector<StageText> stages;
+  CommandResult result = AnalyzeStages(files[0], &stages);
+  if (!stages.empty()) {
+    if (std::optional<std::string> error = DumpStages(args[2], stages)) {
+      result.exit_code = kExitInvalidInput;
+      result.errors.push_back(*error);
+    }
+  }
+  return result;
+}
+
+std::optional<CommandResult> RunCalculon(const Args& args) {
+  if (args.size() != 3) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles(args, &files)) {
+    return failed;
+  }
+  return Calculon(files[0], files[1], files[2]);
+}
+
+std::optional<CommandResult> RunDigest(const Args& args) {
+  return WithSpec(args, &Digest);
+}
+
+std::optional<CommandResult> RunExplain(const Args& args) {
+  if (args.size() != 2) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
+    return failed;
+  }
+  return Explain(files[0], args[1]);
+}
+
+std::optional<CommandResult> RunSearch(const Args& args) {
+  // --app APP --system SYS plus the search flags, in any order.
+  std::string app_path, system_path;
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--app") app_path = args[i + 1];
+    if (args[i] == "--system") system_path = args[i + 1];
+  }
+  if (app_path.empty() || system_path.empty()) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed =
+          ReadFiles({app_path, system_path}, &files)) {
+    return failed;
+  }
+  // A progress line on stderr once a search has run for a second.
+  const auto start = std::chrono::steady_clock::now();
+  bool shown = false;
+  ProgressFn progress = [&](double fraction) {
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed < std::chrono::seconds(1)) return;
+    shown = true;
+    std::fprintf(stderr, "\rsearching: %3d%%", static_cast<int>(fraction * 100));
+    std::fflush(stderr);
+  };
+  CommandResult result = Search(files[0], files[1], args, progress);
+  if (shown) std::fprintf(stderr, "\rsearching: done\n");
+  return result;
+}
+
 struct Subcommand {
   std::vector<std::string> words;  // e.g. {"import", "calculon"}
   const char* synopsis;            // the arguments after the words
@@ -131,6 +235,28 @@ const std::vector<Subcommand>& Subcommands() {
        "SPEC.json",
        "every violated rule of a spec, or the spec with its derived values",
        &RunCheck},
+      {{"analyze"},
+       "SPEC.json [--dump-ir DIR]",
+       "the report JSON; --dump-ir writes every stage's canonical text to DIR",
+       &RunAnalyze},
+      {{"calculon"},
+       "APP.json EXE.json SYS.json",
+       "Calculon's stats JSON for Calculon's own inputs",
+       &RunCalculon},
+      {{"digest"},
+       "SPEC.json",
+       "\"<stage> <sha256>\" per stage of the pipeline",
+       &RunDigest},
+      {{"explain"},
+       "SPEC.json FIGURE",
+       "the lineage chain of one report figure back to spec and system",
+       &RunExplain},
+      {{"search"},
+       "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
+       "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
+       "[--fused-activation true|false|all] [--exhaustive] [--json]",
+       "every valid mapping of Calculon's search space, best first",
+       &RunSearch},
   };
   return *subcommands;
 }
