@@ -105,6 +105,12 @@ class Collector {
         absl::StrCat(Named(path, value), " must be a positive finite number"));
     return false;
   }
+  bool RequireNonNegativeFinite(const std::string& path, double value) {
+    if (std::isfinite(value) && value >= 0) return true;
+    Add(path, absl::StrCat(Named(path, value),
+                           " must be a finite number >= 0"));
+    return false;
+  }
   bool RequireFraction(const std::string& path, double value) {
     if (std::isfinite(value) && value > 0 && value <= 1) return true;
     Add(path, absl::StrCat(Named(path, value), " must be in (0, 1]"));
@@ -179,9 +185,16 @@ void CheckProcessor(const Processor& processor, const std::string& path,
   }
 }
 
+// A capacity of 0 is allowed for the second tier only: a system without an
+// offload tier (Calculon's search then offers no offload; any offload fails
+// the capacity check of the analysis).
 void CheckMemory(const MemoryTier& memory, const std::string& path,
-                 Collector* out) {
-  out->RequirePositiveFinite(path + ".GiB", memory.gib);
+                 bool may_be_empty, Collector* out) {
+  if (may_be_empty) {
+    out->RequireNonNegativeFinite(path + ".GiB", memory.gib);
+  } else {
+    out->RequirePositiveFinite(path + ".GiB", memory.gib);
+  }
   out->RequirePositiveFinite(path + ".GBps", memory.gbps);
   CheckEfficiencyTable(memory.mb_efficiency, path + ".MB_efficiency", out);
 }
@@ -235,8 +248,8 @@ void CheckNetwork(const NetworkTier& network, const std::string& path,
 void CheckSystem(const System& system, Collector* out) {
   CheckProcessor(system.matrix, "system.matrix", out);
   CheckProcessor(system.vector, "system.vector", out);
-  CheckMemory(system.mem1, "system.mem1", out);
-  CheckMemory(system.mem2, "system.mem2", out);
+  CheckMemory(system.mem1, "system.mem1", /*may_be_empty=*/false, out);
+  CheckMemory(system.mem2, "system.mem2", /*may_be_empty=*/true, out);
   if (system.networks.empty()) {
     out->Add("system.networks",
              "system.networks must list at least one network tier");
