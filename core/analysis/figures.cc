@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/plan/hardware.h"
+#include "core/plan/quirks.h"
 
 namespace blueprint {
 namespace {
@@ -78,12 +79,15 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
   it.block_bw_pp_size = s.training ? it.block_fw_pp_size : 0;
   // Quirk (MODEL.md §6.4): the p2p latency is paid even for a 0-byte message
   // (p = 1), inside the edge-block times.
-  it.chunk_fw_pp_time = CollectiveTime(*s.pipeline_net,
-                                       CollectiveOp::kPointToPoint,
-                                       it.block_fw_pp_size, 2);
-  it.chunk_bw_pp_time = CollectiveTime(*s.pipeline_net,
-                                       CollectiveOp::kPointToPoint,
-                                       it.block_bw_pp_size, 2);
+  const bool sends = s.p > 1 || quirks::kPointToPointLatencyWithoutPipeline;
+  it.chunk_fw_pp_time =
+      sends ? CollectiveTime(*s.pipeline_net, CollectiveOp::kPointToPoint,
+                             it.block_fw_pp_size, 2)
+            : 0;
+  it.chunk_bw_pp_time =
+      sends ? CollectiveTime(*s.pipeline_net, CollectiveOp::kPointToPoint,
+                             it.block_bw_pp_size, 2)
+            : 0;
   const double fw_p2ps = s.p > 1 ? v : 0;
   const double bw_p2ps = s.p > 1 && s.training ? v : 0;
   const double pp_fw = m * fw_p2ps * it.chunk_fw_pp_time;
@@ -273,7 +277,10 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
   // Efficiency. Quirk (MODEL.md §6.7): useful FLOPs count the optimizer once
   // per microbatch although it runs once per step.
   it.useful_flops = b.useful_flops;
-  const double perfect = bpp * m * b.useful_flops / s.matrix_peak_flops;
+  if (!quirks::kOptimizerFlopsPerMicrobatch && s.training) {
+    it.useful_flops -= b.block_optim_flops * (1 - 1 / m);
+  }
+  const double perfect = bpp * m * it.useful_flops / s.matrix_peak_flops;
   const double compute = it.fw_time + it.bw_time + it.optim_step_time;
   it.compute_efficiency = perfect / compute;
   it.system_efficiency = compute / it.total_time;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
+#include "core/plan/quirks.h"
 
 namespace blueprint {
 namespace {
@@ -153,7 +154,9 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
                 // both processing and exposed time.
                 if (k.overlap == TensorOverlap::kPipe) {
                   exposed += net_tile;
-                  time += net_tile;
+                  if constexpr (quirks::kPipeTileInProcessingTime) {
+                    time += net_tile;
+                  }
                 }
               }
               plan.processing_time[s] = time;
@@ -163,10 +166,13 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
             // of the last compute_processing_time call, whatever the stage:
             // fw for the forward and the re-communication, agrad for the
             // backward, identical for base and edge.
+            const double recomm_exposed =
+                quirks::kOverlapExposedFromLastCall ? stage_exposed[kFw]
+                                                    : stage_exposed[kWgrad];
             for (int v = 0; v < kNumVariants; ++v) {
               plan.exposed_time[kFwPhase][v] = stage_exposed[kFw];
               plan.exposed_time[kBwPhase][v] = stage_exposed[kAgrad];
-              plan.exposed_time[kRecommPhase][v] = stage_exposed[kFw];
+              plan.exposed_time[kRecommPhase][v] = recomm_exposed;
             }
             for (int s : {kFw, kAgrad}) {
               const double fts_tile = plan.flop_time[s] / (1 - pu) / n;
@@ -217,10 +223,17 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
       if (task.flags.recompute) {
         // Quirk (MODEL.md §6.1): Calculon adds the running block totals, not
         // the layer's own figures; block_re_time alone uses the layer's.
-        b.block_re_flops += b.block_fw_flops;
-        b.block_re_flops_time += b.block_fw_flops_time;
-        b.block_re_mem_accessed += b.block_fw_mem_accessed;
-        b.block_re_mem_time += b.block_fw_mem_time;
+        if constexpr (quirks::kRecomputeAddsRunningTotals) {
+          b.block_re_flops += b.block_fw_flops;
+          b.block_re_flops_time += b.block_fw_flops_time;
+          b.block_re_mem_accessed += b.block_fw_mem_accessed;
+          b.block_re_mem_time += b.block_fw_mem_time;
+        } else {
+          b.block_re_flops += fw.flops;
+          b.block_re_flops_time += tp.flop_time[kFw];
+          b.block_re_mem_accessed += fw.bytes;
+          b.block_re_mem_time += tp.mem_time[kFw];
+        }
         b.block_re_time += tp.processing_time[kFw];
       }
       if (task.flags.recommunicate) {
@@ -282,6 +295,10 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
         static_cast<double>(program.batch().microbatch_size) *
         program.model().seq_size * program.model().hidden *
         d.bytes_per_element;
+    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
+        d.sequence_parallel) {
+      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
+    }
   }
   for (int v = 0; v < kNumVariants; ++v) {
     const bool edge = v == 1;
