@@ -1,0 +1,277 @@
+// usage: node site_test.mjs PLAYWRIGHT_CORE_INDEX SERVE_PY SITE_DIR BLUEPRINT DEFAULT_SPEC
+//
+// Serves //web:site with tools/serve.py, drives it in Debian's headless
+// Chromium and checks it against the native CLI (BLUEPRINT): every
+// [data-figure] element's text is the CLI report's literal for the same spec,
+// from the URL and after form edits; field errors, the schedule chart, the
+// lineage panel, digests, a search and its "Load", hostile links, the embed
+// page. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
+import assert from 'node:assert/strict';
+import {spawn, spawnSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import {pathToFileURL} from 'node:url';
+
+const [playwrightIndex, servePy, siteDir, blueprint, defaultSpecPath] = process.argv.slice(2);
+const {chromium} = await import(pathToFileURL(path.resolve(playwrightIndex)).href);
+const tmp = mkdtempSync(path.join(process.env.TEST_TMPDIR ?? tmpdir(), 'site-'));
+const outputs = process.env.TEST_UNDECLARED_OUTPUTS_DIR ?? tmp;
+
+//----- The native CLI ----------------------------------------------------------------
+
+let specFiles = 0;
+function cli(...args) {
+  const run = spawnSync(path.resolve(blueprint), args, {encoding: 'utf8'});
+  assert.equal(run.error, undefined, `blueprint ${args.join(' ')}: ${run.error}`);
+  return {code: run.status, stdout: run.stdout, stderr: run.stderr};
+}
+function specFile(spec) {
+  const file = path.join(tmp, `spec${specFiles++}.json`);
+  writeFileSync(file, JSON.stringify(spec, null, 2));
+  return file;
+}
+
+// {figure: literal text} of `blueprint analyze`'s report.
+function nativeFigures(spec) {
+  const {code, stdout, stderr} = cli('analyze', specFile(spec));
+  assert.ok(code === 0 || (code === 2 && stdout), `blueprint analyze failed: ${stderr}`);
+  const figures = new Map();
+  let inside = false;
+  for (const line of stdout.split('\n')) {
+    if (line === '  "figures": {') inside = true;
+    else if (inside && line.startsWith('  }')) break;
+    else if (inside) {
+      const [, key, literal] = /^ {4}"(\w+)": (.+?),?$/.exec(line);
+      figures.set(key, literal);
+    }
+  }
+  assert.ok(figures.size > 100, `only ${figures.size} figures in the CLI report`);
+  return figures;
+}
+
+//----- The page ------------------------------------------------------------------------
+
+const nextFrames = (page) => page.evaluate(() => new Promise(
+    (resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+
+async function pageFigures(page) {
+  return page.$$eval('[data-figure]', (elements) =>
+    elements.map((e) => [e.dataset.figure, e.textContent]));
+}
+
+// Every figure shown equals the CLI's literal, and every CLI figure is shown.
+async function expectFigures(page, spec, what) {
+  const expected = nativeFigures(spec);
+  const shown = await pageFigures(page);
+  for (const [key, text] of shown) {
+    assert.ok(expected.has(key), `${what}: the page shows ${key}, which the CLI report lacks`);
+    assert.equal(text, expected.get(key), `${what}: figure ${key}`);
+  }
+  const keys = new Set(shown.map(([key]) => key));
+  for (const key of expected.keys()) assert.ok(keys.has(key), `${what}: ${key} is not shown`);
+  console.log(`ok: ${what}: ${shown.length} figures equal the CLI's`);
+}
+
+// The page puts the spec in its URL once input pauses: wait for `spec`.
+async function expectHash(page, spec, what) {
+  let shown;
+  for (let tries = 0; tries < 100; tries++) {
+    const hash = await page.evaluate(() => location.hash);
+    shown = hash.startsWith('#spec=') ? JSON.parse(decodeURIComponent(hash.slice(6))) : hash;
+    try {
+      assert.deepEqual(shown, spec);
+      return;
+    } catch {
+      await page.waitForTimeout(50);
+    }
+  }
+  assert.deepEqual(shown, spec, `${what}: the spec in the URL`);
+}
+
+// The error text shown next to the control labelled `label`.
+async function fieldError(page, label) {
+  const control = page.getByLabel(label, {exact: true});
+  const id = await control.getAttribute('aria-describedby');
+  return page.locator(`[id="${id}"]`).textContent();
+}
+
+const server = spawn('/usr/bin/python3', [servePy, siteDir, '--port', '0', '--quiet'],
+                     {stdio: ['ignore', 'pipe', 'inherit']});
+let browser;
+try {
+  const lines = readline.createInterface({input: server.stdout});
+  const {value: firstLine} = await lines[Symbol.asyncIterator]().next();
+  const url = /http:\/\/\S+/.exec(firstLine ?? '')?.[0];
+  assert.ok(url, `serve.py printed no URL: ${firstLine}`);
+
+  // Playwright rejects --user-data-dir in args: give it the profile folder here.
+  const profile = mkdtempSync(path.join(tmp, 'chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    viewport: {width: 1280, height: 900},
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const problems = [];
+  const foreign = [];
+  browser.on('request', (request) => {
+    if (!request.url().startsWith(url) && !request.url().startsWith('data:')) {
+      foreign.push(request.url());
+    }
+  });
+  // A fresh page per load: a hash-only goto would not reload the page.
+  let page = null;
+  async function open(hash = '', file = '', viewport = {width: 1280, height: 900}) {
+    await page?.close();
+    page = await browser.newPage();
+    await page.setViewportSize(viewport);
+    page.on('pageerror', (e) => problems.push(`page error: ${e}`));
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    await page.goto(url + file + hash);
+    await page.waitForFunction(() => document.body.dataset.ready, null, {timeout: 30000});
+    assert.equal(await page.evaluate(() => document.body.dataset.ready), '1',
+                 await page.textContent('#status').catch(() => 'no status'));
+    return page;
+  }
+
+  const defaultSpec = JSON.parse(readFileSync(defaultSpecPath, 'utf8'));
+
+  // 1. No link: the default mapping, 175B t8 p8 v3.
+  await open();
+  await expectFigures(page, defaultSpec, 'default mapping');
+  await expectHash(page, defaultSpec, 'default mapping');
+
+  // 2. A mapping from the link.
+  const spec = structuredClone(defaultSpec);
+  spec.parallelism.pipeline.schedule = {type: 'interleaved_1f1b', virtual_stages: 2};
+  spec.parallelism.recompute = 'attn_only';
+  spec.parallelism.tensor.communication = {type: 'rs_ag', all_gather_redo: true};
+  Object.assign(spec.parallelism.data, {degree: 2, optimizer_sharding: true, overlap: true});
+  spec.batch.global_batch_size = 128;
+  await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
+  await expectFigures(page, spec, 'mapping from the URL');
+  assert.equal(await page.getByLabel('Virtual stages (v)', {exact: true}).inputValue(), '2');
+  assert.equal(await page.locator('[data-stage-row]').count(), 8, 'one schedule row per stage');
+
+  // 3. Form edits update every figure within a frame, and the URL.
+  await page.getByLabel('Global batch size', {exact: true}).fill('256');
+  spec.batch.global_batch_size = 256;
+  await nextFrames(page);
+  await expectFigures(page, spec, 'after editing the global batch');
+  await expectHash(page, spec, 'after editing the global batch');
+  await page.getByLabel('TP communication', {exact: true}).selectOption('ar');
+  spec.parallelism.tensor.communication = {type: 'ar'};
+  await nextFrames(page);
+  await expectFigures(page, spec, 'after choosing all-reduce');
+  await expectHash(page, spec, 'after choosing all-reduce');
+
+  // 4. An invalid mapping: the checker's line next to the field, no figures.
+  await page.getByLabel('Virtual stages (v)', {exact: true}).fill('5');
+  spec.parallelism.pipeline.schedule.virtual_stages = 5;
+  await nextFrames(page);
+  const check = cli('check', specFile(spec));
+  assert.equal(check.code, 2);
+  const vError = check.stderr.split('\n').find(
+      (l) => l.startsWith('error: parallelism.pipeline.schedule.virtual_stages'));
+  assert.ok(vError, `no virtual_stages error from the CLI: ${check.stderr}`);
+  assert.ok((await fieldError(page, 'Virtual stages (v)')).includes(vError.slice(7)),
+            'the virtual stages error is shown next to its field');
+  assert.equal(await page.locator('[data-figure]').count(), 0, 'no figures for an invalid mapping');
+  console.log(`ok: "${vError.slice(7)}" is shown next to the field`);
+
+  // 5. Back to valid with p = 4: four schedule rows.
+  await page.getByLabel('Virtual stages (v)', {exact: true}).fill('3');
+  await page.getByLabel('Pipeline parallel (p)', {exact: true}).fill('4');
+  spec.parallelism.pipeline.schedule.virtual_stages = 3;
+  spec.parallelism.pipeline.degree = 4;
+  await nextFrames(page);
+  await expectFigures(page, spec, 'p = 4, v = 3');
+  assert.equal(await page.locator('[data-stage-row]').count(), 4, 'one schedule row per stage');
+
+  // 6. "Why this number": the lineage of a figure, as `blueprint explain` prints it.
+  const specPath = specFile(spec);
+  await page.locator('button[data-figure="total_time"]').first().click();
+  await page.locator('#lineage').waitFor({state: 'visible'});
+  const explain = cli('explain', specPath, 'total_time');
+  assert.equal(explain.code, 0, explain.stderr);
+  assert.equal(await page.textContent('#lineage-text'), explain.stdout);
+  const digests = cli('digest', specPath).stdout;
+  await page.waitForFunction((text) => document.getElementById('digests').textContent === text,
+                             digests, {timeout: 5000});
+  await page.keyboard.press('Escape');
+  assert.ok(await page.locator('#lineage').isHidden(), 'Escape closes the lineage panel');
+  console.log('ok: lineage and digests equal the CLI\'s');
+
+  // 7. A tiny search, and loading its best mapping into the calculator.
+  await page.getByLabel('Model preset', {exact: true}).selectOption('megatron-126M');
+  await page.getByLabel('Processors', {exact: true}).fill('8');
+  await page.getByLabel('Max global batch', {exact: true}).fill('16');
+  await page.getByLabel('Top K', {exact: true}).fill('3');
+  await page.getByRole('button', {name: 'Search', exact: true}).click();
+  await page.locator('#search-results button.load').first().waitFor({timeout: 60000});
+  const app = JSON.parse(readFileSync(path.join(siteDir, 'presets/models/megatron-126M.json')));
+  const appPath = path.join(tmp, 'app.json');
+  const sysPath = path.join(tmp, 'sys.json');
+  writeFileSync(appPath, JSON.stringify(app));
+  const {name: systemName, ...system} = spec.system;
+  writeFileSync(sysPath, JSON.stringify(system));
+  const native = cli('search', '--app', appPath, '--system', sysPath, '--procs', '8',
+                     '--max-batch', '16', '--datatype', 'float16', '--top', '3',
+                     '--fused-activation', 'true', '--json');
+  assert.equal(native.code, 0, native.stderr);
+  const nativeSearch = JSON.parse(native.stdout);
+  assert.match(await page.textContent('#search-status'),
+               new RegExp(`^${nativeSearch.total_executions} mappings evaluated`));
+  assert.equal(await page.locator('#search-results tbody tr').count(), nativeSearch.top.length);
+  await page.locator('#search-results button.load').first().click();
+  await nextFrames(page);
+  const exePath = path.join(tmp, 'exe.json');
+  writeFileSync(exePath, JSON.stringify(nativeSearch.top[0].execution));
+  const imported = cli('import', 'calculon', appPath, exePath, sysPath);
+  assert.equal(imported.code, 0, imported.stderr);
+  const loaded = JSON.parse(imported.stdout);
+  loaded.model.name = 'megatron-126M';
+  loaded.system.name = systemName;
+  await expectHash(page, loaded, 'the best mapping of the search');
+  await expectFigures(page, loaded, 'the best mapping of the search');
+  await page.screenshot({path: path.join(outputs, 'site.png'), fullPage: true});
+
+  // 8. Hostile links: a clear message and the defaults, never markup.
+  await open('#spec=%7Bnot%20json');
+  assert.match(await page.textContent('#notice'), /could not be used/);
+  await expectFigures(page, defaultSpec, 'defaults after a malformed link');
+  await open(`#spec=${encodeURIComponent(JSON.stringify(
+      {...defaultSpec, batch: {global_batch_size: 1e300, microbatch_size: 1}}))}`);
+  assert.match(await page.textContent('#notice'), /batch.global_batch_size/);
+  const hostile = structuredClone(defaultSpec);
+  hostile.model.name = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+  await open(`#spec=${encodeURIComponent(JSON.stringify(hostile))}`);
+  assert.equal(await page.getByLabel('Model name', {exact: true}).inputValue(), hostile.model.name);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  assert.equal(await page.locator('img, script:not([src])').count(), 0);
+  console.log('ok: hostile links are shown as text or rejected with a message');
+
+  // 9. Phone width, and the embedding example.
+  await open('', '', {width: 390, height: 844});
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390),
+            'no horizontal scrolling at 390 px');
+  await page.screenshot({path: path.join(outputs, 'site_390px.png'), fullPage: true});
+  await open('', 'embed.html');
+  assert.equal(await page.textContent('[data-figure="total_time"]'),
+               nativeFigures(defaultSpec).get('total_time'));
+  console.log('ok: embed.html shows total_time as the CLI prints it');
+
+  assert.deepEqual(problems, []);
+  assert.deepEqual(foreign, [], 'the page fetched from elsewhere than its own server');
+  // Under bazel test they end up zipped in
+  // bazel-testlogs/tests/browser/site_test/test.outputs/outputs.zip.
+  console.log(`screenshots: ${path.join(outputs, 'site.png')} ` +
+              `${path.join(outputs, 'site_390px.png')}`);
+  console.log('PASS');
+} finally {
+  await browser?.close();
+  server.kill();
+}

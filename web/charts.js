@@ -1,0 +1,250 @@
+// The two SVG charts: memory per tier against capacity, and an idealized
+// pipeline schedule. Both take plain numbers and return elements.
+
+import {h, s} from './dom.js';
+import {human} from './report.js';
+
+const GiB = 2 ** 30;
+const gib = (bytes) => `${(bytes / GiB).toFixed(2)} GiB`;
+
+// Memory segments per tier, following Calculon's split (calculon/MODEL.md
+// §4.10): an offloaded item keeps only its *_with_offload minimum in tier 1.
+function memorySegments(f, offload, fullRecompute) {
+  const pick = (on, key) => f[on ? `${key}_with_offload` : key] ?? 0;
+  const tier1 = [
+    ['weights', 'Weights', pick(offload.weights, 'weight_space')],
+    ['acts', 'Activations', pick(offload.activations && !fullRecompute, 'act_space')],
+    ['ckpt', 'Checkpoints', pick(offload.activations, 'act_checkpoint_size')],
+    ['wgrads', 'Weight grads', pick(offload.optimizer, 'weight_grad_space')],
+    ['optim', 'Optimizer', pick(offload.optimizer, 'optimizer_space')],
+    ['agrads', 'Activation grads', f.act_grad_space ?? 0],
+  ];
+  const tier2 = [];
+  if (offload.weights) tier2.push(['weights', 'Weights', f.weight_space ?? 0]);
+  if (offload.activations) {
+    tier2.push(fullRecompute ? ['ckpt', 'Checkpoints', f.act_checkpoint_size ?? 0]
+                             : ['acts', 'Activations', f.act_space ?? 0]);
+  }
+  // Whatever the named items do not explain (the optimizer offload's gradient
+  // and optimizer state, or rounding) is shown as its own segment.
+  const rest = (total, segments) => total - segments.reduce((a, [, , v]) => a + v, 0);
+  const rest1 = rest(f.proc_mem_tier1_cap_req ?? 0, tier1);
+  if (Math.abs(rest1) > 0.5) tier1.push(['other', 'Other', rest1]);
+  const rest2 = rest(f.proc_mem_tier2_cap_req ?? 0, tier2);
+  if (rest2 > 0.5) tier2.push(['optim', 'Optimizer + weight grads', rest2]);
+  return [tier1, tier2];
+}
+
+// report: the parsed report JSON; spec: the analysed spec; width: the CSS
+// pixels available (the viewBox matches them, so text keeps its size).
+export function memoryChart(report, spec, width) {
+  const f = report.figures;
+  const full = spec.parallelism.recompute === 'full';
+  const [tier1, tier2] = memorySegments(f, spec.options.offload, full);
+  const tiers = [
+    ['Tier 1 (HBM)', tier1, f.proc_mem_tier1_cap_req ?? 0, report.memory.tier1_capacity ?? 0],
+    ['Tier 2 (offload)', tier2, f.proc_mem_tier2_cap_req ?? 0, report.memory.tier2_capacity ?? 0],
+  ];
+  const left = width < 480 ? 78 : 120;
+  const right = 16;
+  const barHeight = 26;
+  const rowHeight = 58;
+  const svg = s('svg', {viewBox: `0 0 ${width} ${rowHeight * tiers.length + 6}`,
+                        class: 'chart memory-chart', role: 'img',
+                        'aria-label': tiers.map(([name, , need, cap]) =>
+                            `${name}: needs ${gib(need)} of ${gib(cap)}`).join('; ')});
+  tiers.forEach(([name, segments, need, capacity], row) => {
+    const y = row * rowHeight + 18;
+    const scale = (width - left - right) / Math.max(need, capacity, 1);
+    const g = s('g', {class: 'tier'});
+    g.append(s('text', {x: 0, y: y + barHeight / 2 + 4, class: 'label'},
+               width < 480 ? name.replace(/ \(.*/, '') : name));
+    g.append(s('rect', {x: left, y, width: capacity * scale, height: barHeight,
+                        class: 'capacity'}));
+    let x = left;
+    for (const [cls, label, bytes] of segments) {
+      if (bytes <= 0) continue;
+      const w = bytes * scale;
+      g.append(s('rect', {x, y, width: w, height: barHeight, class: `seg seg-${cls}`},
+                 s('title', {}, `${label}: ${gib(bytes)}`)));
+      x += w;
+    }
+    const over = need > capacity;
+    const capX = left + capacity * scale;
+    g.append(s('line', {x1: capX, x2: capX, y1: y - 6, y2: y + barHeight + 6,
+                        class: 'capacity-line'}));
+    g.append(s('text', {x: left, y: y - 5, class: over ? 'note over' : 'note'},
+               `${gib(need)} of ${gib(capacity)}${over ? ' — over capacity' : ''}`));
+    svg.append(g);
+  });
+  const legend = h('ul', {class: 'legend'});
+  const seen = new Set();
+  for (const [cls, label] of [...tier1, ...tier2]) {
+    if (seen.has(label)) continue;
+    seen.add(label);
+    legend.append(h('li', {}, h('span', {class: `swatch seg-${cls}`, 'aria-hidden': 'true'}),
+                    label));
+  }
+  return h('div', {}, svg, legend);
+}
+
+// Per stage, the ordered operations of a Megatron-style schedule: forwards of
+// microbatch groups of p chunk by chunk, `warmup` forwards first, then one
+// forward / one backward, then the remaining backwards.
+function stageOrders(p, v, m, training) {
+  const forward = [];
+  const backward = [];
+  for (let g = 0; g < m; g += p) {
+    const size = Math.min(p, m - g);
+    for (let c = 0; c < v; c++) {
+      for (let k = 0; k < size; k++) {
+        forward.push({f: true, mb: g + k, c});
+        backward.push({f: false, mb: g + k, c: v - 1 - c});
+      }
+    }
+  }
+  const total = forward.length;
+  const orders = [];
+  for (let i = 0; i < p; i++) {
+    if (!training) {
+      orders.push(forward);
+      continue;
+    }
+    let warmup = v > 1 ? (p - i - 1) * 2 + (v - 1) * p : p - i - 1;
+    if (v > 1 && m === p) warmup = total;
+    warmup = Math.min(warmup, total);
+    const order = forward.slice(0, warmup);
+    let fi = warmup;
+    let bi = 0;
+    while (fi < total) order.push(forward[fi++], backward[bi++]);
+    while (bi < total) order.push(backward[bi++]);
+    orders.push(order);
+  }
+  return orders;
+}
+
+// Start and end of every operation, each as soon as its stage is free and
+// its input has arrived; null when the order deadlocks.
+function simulate(p, v, m, tf, tb, orders) {
+  const n = p * m * v;
+  const endF = new Float64Array(n).fill(NaN);
+  const endB = new Float64Array(n).fill(NaN);
+  const at = (i, mb, c) => (i * m + mb) * v + c;
+  const ready = (op, i) => {
+    if (op.f) {
+      if (i > 0) return endF[at(i - 1, op.mb, op.c)];
+      return op.c > 0 ? endF[at(p - 1, op.mb, op.c - 1)] : 0;
+    }
+    const own = endF[at(i, op.mb, op.c)];
+    if (i < p - 1) return Math.max(own, endB[at(i + 1, op.mb, op.c)]);
+    return Math.max(own, op.c < v - 1 ? endB[at(0, op.mb, op.c + 1)] : own);
+  };
+  const rows = orders.map(() => []);
+  const next = new Array(p).fill(0);
+  const free = new Array(p).fill(0);
+  let left = orders.reduce((a, o) => a + o.length, 0);
+  while (left > 0) {
+    let progressed = false;
+    for (let i = 0; i < p; i++) {
+      while (next[i] < orders[i].length) {
+        const op = orders[i][next[i]];
+        const t = ready(op, i);
+        if (Number.isNaN(t)) break;
+        const start = Math.max(free[i], t);
+        const end = start + (op.f ? tf : tb);
+        (op.f ? endF : endB)[at(i, op.mb, op.c)] = end;
+        rows[i].push({...op, start, end});
+        free[i] = end;
+        next[i]++;
+        left--;
+        progressed = true;
+      }
+    }
+    if (!progressed) return null;
+  }
+  return rows;
+}
+
+const MAX_STAGES = 128;
+const MAX_OPS = 6000;
+const MAX_SIMULATED = 200000;
+
+// The microbatches drawn: all of them when few, else enough for warm-up,
+// steady state and cool-down (the steady middle only repeats).
+export function drawnMicrobatches(p, v, m) {
+  let drawn = Math.min(m, Math.max(2 * p, 8));
+  while (drawn > p && drawn * v * Math.min(p, MAX_STAGES) * 2 > MAX_OPS) drawn -= p;
+  return Math.max(1, Math.min(drawn, m));
+}
+
+// The schedule chart: one <g data-stage-row> per stage with its forward and
+// backward chunks; the idle background between them is the bubble.
+export function scheduleChart({p, v, m, tf, tb, training, width}) {
+  const shownStages = Math.min(p, MAX_STAGES);
+  const drawnM = drawnMicrobatches(p, v, m);
+  if (p * v * drawnM > MAX_SIMULATED) {
+    return h('p', {class: 'note'}, `Too large to draw: ${p} stages × ${v} virtual stages × ` +
+                                   `${drawnM} microbatches.`);
+  }
+  let orders = stageOrders(p, v, drawnM, training);
+  let rows = simulate(p, v, drawnM, tf, tb, orders);
+  let kind = !training ? 'forward only' : v > 1 ? `interleaved 1F1B, v = ${v}` : '1F1B';
+  if (!rows) {
+    // No deadlock-free 1F1B order for this p, v, m (e.g. m < p): all
+    // forwards, then all backwards.
+    orders = orders.map((o) => [...o.filter((x) => x.f), ...o.filter((x) => !x.f)]);
+    rows = simulate(p, v, drawnM, tf, tb, orders);
+    kind = `all forwards then all backwards, v = ${v}`;
+  }
+  const makespan = Math.max(...rows.map((r) => r.at(-1)?.end ?? 0), 1e-30);
+  const left = 58;
+  const rowH = shownStages > 32 ? 8 : 18;
+  const top = 4;
+  const plotW = width - left - 8;
+  const height = top + rowH * shownStages + 24;
+  const x = (t) => left + (t / makespan) * plotW;
+  const svg = s('svg', {viewBox: `0 0 ${width} ${height}`, class: 'chart schedule-chart',
+                        role: 'img',
+                        'aria-label': `Pipeline schedule, ${kind}: ${p} stages, ` +
+                            `${drawnM} microbatches drawn`});
+  svg.append(s('defs', {}, s('pattern', {id: 'idle', width: 6, height: 6,
+                                         patternUnits: 'userSpaceOnUse',
+                                         patternTransform: 'rotate(45)'},
+                             s('rect', {width: 6, height: 6, class: 'idle-bg'}),
+                             s('line', {x1: 0, y1: 0, x2: 0, y2: 6, class: 'idle-line'}))));
+  for (let i = 0; i < shownStages; i++) {
+    const y = top + i * rowH;
+    const busy = rows[i].reduce((a, op) => a + op.end - op.start, 0);
+    const g = s('g', {'data-stage-row': i},
+                s('title', {}, `Stage ${i}: busy ${human('t_time', busy)}, ` +
+                                `idle ${human('t_time', makespan - busy)}`));
+    if (rowH >= 12 || i % 8 === 0) {
+      g.append(s('text', {x: 0, y: y + rowH * 0.7, class: 'label'}, `stage ${i}`));
+    }
+    g.append(s('rect', {x: left, y: y + 1, width: plotW, height: rowH - 2, class: 'idle'}));
+    for (const op of rows[i]) {
+      const w = Math.max(x(op.end) - x(op.start), 0.5);
+      const cls = `${op.f ? 'fw' : 'bw'} chunk-${op.c % 4}`;
+      g.append(s('rect', {x: x(op.start), y: y + 1, width: w, height: rowH - 2, class: cls}));
+      if (w > 11 && rowH >= 12) {
+        g.append(s('text', {x: x(op.start) + w / 2, y: y + rowH * 0.68, class: 'mb'},
+                   String(op.mb + 1)));
+      }
+    }
+    svg.append(g);
+  }
+  const axisY = top + rowH * shownStages + 16;
+  svg.append(s('text', {x: left, y: axisY, class: 'axis'}, '0'));
+  svg.append(s('text', {x: width - 8, y: axisY, class: 'axis end'}, human('t_time', makespan)));
+  const notes = [`Idealized ${kind} from the chunk times: ${p} stage${p > 1 ? 's' : ''}, ` +
+                 `${drawnM} of ${m} microbatch${m > 1 ? 'es' : ''} drawn` +
+                 (drawnM < m ? ' (the steady middle repeats)' : '') + '.'];
+  if (shownStages < p) notes.push(`Only the first ${shownStages} stages are drawn.`);
+  const legend = h('ul', {class: 'legend'},
+                   h('li', {}, h('span', {class: 'swatch fw', 'aria-hidden': 'true'}), 'forward'),
+                   training ? h('li', {}, h('span', {class: 'swatch bw', 'aria-hidden': 'true'}),
+                                'backward') : null,
+                   h('li', {}, h('span', {class: 'swatch idle-swatch', 'aria-hidden': 'true'}),
+                     'idle (bubble)'));
+  return h('div', {}, svg, legend, h('p', {class: 'note'}, notes.join(' ')));
+}

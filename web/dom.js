@@ -1,0 +1,68 @@
+// Tiny DOM builders. Text only ever goes in through textContent or attribute
+// values, never as HTML, so user and derived text cannot become markup.
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+function build(element, attrs, children) {
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) {
+      element.addEventListener(name.slice(2), value);
+    } else {
+      element.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+// h('p', {class: 'x'}, 'text', h('b', {}, 'bold')): an HTML element.
+export function h(tag, attrs, ...children) {
+  return build(document.createElement(tag), attrs, children);
+}
+
+// s('rect', {x: 0, ...}): an SVG element.
+export function s(tag, attrs, ...children) {
+  return build(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+export function byId(id) {
+  return document.getElementById(id);
+}
+
+// Replaces the children of `element`.
+export function fill(element, ...children) {
+  element.replaceChildren();
+  return build(element, {}, children);
+}
+
+// The module's methods return {ok, output, errors}; `errors` may be an embind
+// vector rather than an array.
+export function toArray(list) {
+  if (Array.isArray(list)) return list.map(String);
+  if (list && typeof list.size === 'function') {
+    const out = [];
+    for (let i = 0; i < list.size(); i++) out.push(String(list.get(i)));
+    list.delete?.();
+    return out;
+  }
+  return list === undefined || list === null ? [] : [String(list)];
+}
+
+// Calls bp[name](...args) and always returns {ok, output, errors: string[]}.
+export function call(bp, name, ...args) {
+  if (!bp || typeof bp[name] !== 'function') {
+    return {ok: false, output: '', errors: [`this build of the module has no ${name}()`]};
+  }
+  try {
+    const result = bp[name](...args);
+    if (typeof result === 'string') return {ok: true, output: result, errors: []};
+    return {ok: Boolean(result?.ok), output: String(result?.output ?? ''),
+            errors: toArray(result?.errors)};
+  } catch (e) {
+    return {ok: false, output: '', errors: [`${name}() failed: ${e?.message ?? e}`]};
+  }
+}

@@ -1,0 +1,138 @@
+// The strategy and model form: one labelled control per FIELDS entry, its
+// error line right below it (aria-describedby), kept in sync with the spec.
+
+import {h, fill} from './dom.js';
+import {FIELDS, getPath, fieldForError} from './spec.js';
+
+// Reads a control: {value} or {problem} (text the core would reject anyway
+// is caught here so the spec, and the URL, stay well-typed).
+function readControl(field, control) {
+  switch (field.type) {
+    case 'bool':
+      return {value: control.checked};
+    case 'text':
+      return {value: control.value};
+    case 'select':
+      return {value: control.value};
+    case 'tier':
+      return {value: Number(control.value)};
+    case 'int': {
+      const text = control.value.trim();
+      if (!/^-?\d+$/.test(text)) return {problem: 'enter a whole number'};
+      const value = Number(text);
+      if (!Number.isSafeInteger(value)) return {problem: 'too large a number'};
+      return {value};
+    }
+  }
+  return {problem: 'unknown field'};
+}
+
+function tierOptions(system, current) {
+  // A hostile link may list thousands of tiers: offer the first 64.
+  const networks = Array.isArray(system?.networks) ? system.networks.slice(0, 64) : [];
+  const options = networks.map((n, i) =>
+    [i, `${i}: ${n?.size ?? '?'} × ${n?.bandwidth ?? '?'} GB/s`]);
+  if (Number.isSafeInteger(current) && !(current >= 0 && current < networks.length)) {
+    options.push([current, `${current}: not in this system`]);
+  }
+  return options;
+}
+
+export class SpecForm {
+  // containers: {section name: element}; onChange(path, value) is called for
+  // every valid edit.
+  constructor(containers, onChange) {
+    this.onChange = onChange;
+    this.controls = new Map();  // path -> {field, control, wrapper, error}
+    for (const field of FIELDS) {
+      const id = `f-${field.path.replaceAll('.', '-')}`;
+      const error = h('p', {class: 'field-error', id: `${id}-error`, 'aria-live': 'polite'});
+      let control;
+      if (field.type === 'bool') {
+        control = h('input', {type: 'checkbox', id, 'aria-describedby': error.id});
+      } else if (field.type === 'select' || field.type === 'tier') {
+        control = h('select', {id, 'aria-describedby': error.id},
+                    (field.options ?? []).map(([v, label]) => h('option', {value: v}, label)));
+      } else if (field.type === 'int') {
+        control = h('input', {type: 'text', inputmode: 'numeric', id, autocomplete: 'off',
+                              spellcheck: 'false', 'aria-describedby': error.id});
+      } else {
+        control = h('input', {type: 'text', id, autocomplete: 'off', maxlength: 200,
+                              'aria-describedby': error.id});
+      }
+      const label = h('label', {for: id}, field.label);
+      const wrapper = h('div', {class: `field field-${field.type}`},
+                        ...(field.type === 'bool' ? [control, label] : [label, control]), error);
+      const event = field.type === 'bool' || field.type === 'select' || field.type === 'tier'
+          ? 'change' : 'input';
+      control.addEventListener(event, () => this.edited(field.path));
+      containers[field.section].append(wrapper);
+      this.controls.set(field.path, {field, control, wrapper, error, local: null});
+    }
+  }
+
+  edited(path) {
+    const entry = this.controls.get(path);
+    const {value, problem} = readControl(entry.field, entry.control);
+    entry.local = problem ?? null;
+    if (problem) {
+      this.showError(entry, [problem]);
+      this.onChange(null, null);
+    } else {
+      this.onChange(path, value);
+    }
+  }
+
+  // Whether some control holds text that is not in the spec.
+  hasLocalProblems() {
+    return [...this.controls.values()].some((e) => e.local && !e.wrapper.hidden);
+  }
+
+  // Shows `spec`: visibility of kind- and type-dependent fields, values
+  // (except in the control being typed in), network tier choices.
+  show(spec, {force = false} = {}) {
+    for (const entry of this.controls.values()) {
+      const {field, control, wrapper} = entry;
+      const visible = !field.when || field.when(spec);
+      wrapper.hidden = !visible;
+      if (!visible) continue;
+      const value = getPath(spec, field.path);
+      if (field.type === 'tier') {
+        const options = tierOptions(spec.system, value);
+        const key = JSON.stringify(options);
+        if (control.dataset.options !== key) {
+          fill(control, options.map(([v, label]) => h('option', {value: v}, label)));
+          control.dataset.options = key;
+        }
+      }
+      if (!force && document.activeElement === control && entry.local === null &&
+          field.type !== 'bool') {
+        continue;
+      }
+      if (force) entry.local = null;
+      if (field.type === 'bool') control.checked = value === true;
+      else if (entry.local === null) control.value = String(value ?? '');
+    }
+  }
+
+  showError(entry, lines) {
+    entry.error.textContent = lines.join('\n');
+    entry.wrapper.classList.toggle('invalid', lines.length > 0);
+    entry.control.setAttribute('aria-invalid', lines.length ? 'true' : 'false');
+  }
+
+  // Puts each error line next to its field; returns the lines no visible
+  // field claims.
+  showErrors(lines) {
+    const visible = [...this.controls.values()].filter((e) => !e.wrapper.hidden);
+    const byField = new Map(visible.map((e) => [e, e.local ? [e.local] : []]));
+    const rest = [];
+    for (const line of lines) {
+      const field = fieldForError(line, visible.map((e) => e.field));
+      if (field) byField.get(this.controls.get(field.path)).push(line);
+      else rest.push(line);
+    }
+    for (const [entry, entryLines] of byField) this.showError(entry, entryLines);
+    return rest;
+  }
+}

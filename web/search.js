@@ -1,0 +1,154 @@
+// The search panel: runs `bp.search` (Calculon's search space) in a Web
+// Worker with a progress bar and a cancel button, and lists the best
+// mappings, each loadable into the calculator.
+
+import {h, byId, fill} from './dom.js';
+
+const yesNo = (b) => (b ? 'yes' : 'no');
+
+const COLUMNS = [
+  ['Sample rate', (e, st) => st.sample_rate?.toPrecision(6) ?? '—'],
+  ['Iteration', (e, st) => st.total_time === undefined ? '—' : `${st.total_time.toPrecision(4)} s`],
+  ['t', (e) => e.tensor_par], ['p', (e) => e.pipeline_par], ['d', (e) => e.data_par],
+  ['v', (e) => e.pipeline_interleaving],
+  ['Batch', (e) => e.batch_size], ['mbs', (e) => e.microbatch_size],
+  ['Recompute', (e) => e.activation_recompute],
+  ['TP comm', (e) => e.tensor_par_comm_type + (e.seq_par_ag_redo ? ' + redo' : '')],
+  ['TP ovl.', (e) => e.tensor_par_overlap],
+  ['DP ovl.', (e) => yesNo(e.data_par_overlap)],
+  ['Sharding', (e) => yesNo(e.optimizer_sharding)],
+  ['Offload w/a/o', (e) => [e.weight_offload, e.activations_offload, e.optimizer_offload]
+      .map((b) => (b ? 'y' : 'n')).join('/')],
+  ['Fused', (e) => yesNo(e.fused_activation)],
+  ['Nets t/p/d', (e) => `${e.tensor_par_net}/${e.pipeline_par_net}/${e.data_par_net}`],
+  ['HBM', (e, st) => st.proc_mem_tier1_cap_req === undefined ? '—'
+      : `${(st.proc_mem_tier1_cap_req / 2 ** 30).toFixed(1)} GiB`],
+];
+
+export class SearchPanel {
+  // getInputs() -> {app, system, ...}: the current Calculon app and system
+  // JSON; load(execution, inputs, rank) loads one result into the calculator,
+  // with the inputs the search ran on.
+  constructor(getInputs, load) {
+    this.getInputs = getInputs;
+    this.load = load;
+    this.worker = null;
+    this.form = byId('search-form');
+    this.progress = byId('search-progress');
+    this.status = byId('search-status');
+    this.results = byId('search-results');
+    this.cancelButton = byId('search-cancel');
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.start();
+    });
+    this.cancelButton.addEventListener('click', () => this.cancel('Search cancelled.'));
+    // Fields the user set keep their value; the others follow the mapping.
+    for (const id of ['search-procs', 'search-max-batch', 'search-datatype']) {
+      const input = byId(id);
+      input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => {
+        input.dataset.touched = '1';
+      });
+    }
+  }
+
+  // Defaults from the calculator's mapping: its world size, batch, datatype.
+  suggest(spec) {
+    const par = spec.parallelism;
+    const d = par.data?.degree ?? par.replica?.degree ?? 1;
+    const set = (id, value) => {
+      const input = byId(id);
+      if (!input.dataset.touched) input.value = value;
+    };
+    set('search-procs', par.tensor.degree * par.pipeline.degree * d);
+    set('search-max-batch', spec.batch.global_batch_size);
+    set('search-datatype', spec.options.datatype);
+  }
+
+  args() {
+    const value = (id) => byId(id).value.trim();
+    const args = ['--procs', value('search-procs'), '--max-batch', value('search-max-batch'),
+                  '--datatype', value('search-datatype'), '--top', value('search-top'),
+                  '--fused-activation', value('search-fused'), '--json'];
+    if (byId('search-mbs-break').checked) args.push('--mbs-break');
+    if (!byId('search-tp-overlap').checked) args.push('--no-tp-overlap');
+    if (!byId('search-dp-overlap').checked) args.push('--no-dp-overlap');
+    return args;
+  }
+
+  setRunning(running) {
+    this.form.querySelector('button[type=submit]').disabled = running;
+    this.cancelButton.disabled = !running;
+    this.progress.hidden = !running;
+    this.form.setAttribute('aria-busy', running ? 'true' : 'false');
+  }
+
+  start() {
+    this.cancel();
+    const inputs = this.getInputs();
+    const args = this.args();
+    this.setRunning(true);
+    this.progress.value = 0;
+    this.status.textContent = 'Searching…';
+    const started = performance.now();
+    this.worker = new Worker(new URL('./worker.js', import.meta.url), {type: 'module'});
+    this.worker.onmessage = ({data}) => {
+      if (data.type === 'progress') {
+        this.progress.value = data.fraction;
+        this.status.textContent = `Searching… ${(data.fraction * 100).toFixed(0)} %`;
+        return;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      this.cancel();
+      this.show(data, seconds, inputs);
+    };
+    this.worker.onerror = (event) => {
+      this.cancel(`The search worker failed: ${event.message ?? 'unknown error'}`);
+    };
+    this.worker.postMessage({app: inputs.app, system: inputs.system, args});
+  }
+
+  cancel(message) {
+    if (this.worker) {
+      this.worker.terminate();
+      this.worker = null;
+    }
+    this.setRunning(false);
+    if (message) this.status.textContent = message;
+  }
+
+  show(result, seconds, inputs) {
+    fill(this.results);
+    if (!result.ok) {
+      this.status.textContent = 'The search did not run:';
+      this.results.append(h('ul', {class: 'errors'}, result.errors.map((e) => h('li', {}, e))));
+      return;
+    }
+    let parsed;
+    try {
+      parsed = JSON.parse(result.output);
+    } catch (e) {
+      this.status.textContent = `Unreadable search output: ${e.message}`;
+      return;
+    }
+    const top = Array.isArray(parsed.top) ? parsed.top : [];
+    this.status.textContent =
+        `${parsed.total_executions} mappings evaluated in ${seconds.toFixed(2)} s: ` +
+        `${parsed.good_executions} valid, ${parsed.bad_executions} rejected. ` +
+        (top.length ? `Best ${top.length}:` : 'No valid mapping.');
+    if (!top.length) return;
+    const table = h('table', {class: 'search-table'},
+        h('caption', {class: 'visually-hidden'}, 'Best mappings by sample rate'),
+        h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, '#'),
+                         COLUMNS.map(([name]) => h('th', {scope: 'col'}, name)),
+                         h('th', {scope: 'col'}, h('span', {class: 'visually-hidden'}, 'Load')))),
+        h('tbody', {}, top.map(({execution, stats}, i) => h('tr', {},
+            h('td', {}, i + 1),
+            COLUMNS.map(([, cell]) => h('td', {}, String(cell(execution ?? {}, stats ?? {})))),
+            h('td', {}, h('button', {type: 'button', class: 'load',
+                                     'aria-label': `Load mapping ${i + 1}`,
+                                     onclick: () => this.load(execution, inputs, i + 1)},
+                          'Load'))))));
+    this.results.append(h('div', {class: 'table-scroll'}, table));
+  }
+}
