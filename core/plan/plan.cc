@@ -196,6 +196,43 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
       task.kind);
 }
 
+// References to the five block figures of one stage (flops, flop time,
+// bytes, memory time, processing time) and of one phase's TP traffic.
+struct StageSums {
+  double& flops;
+  double& flops_time;
+  double& mem_accessed;
+  double& mem_time;
+  double& time;
+};
+struct CommSums {
+  double& base_size;
+  double& edge_size;
+  double& base_time;
+  double& edge_time;
+  double& base_exposed;
+  double& edge_exposed;
+};
+
+void AddStage(const Task& task, const TaskPlan& plan, int stage,
+              StageSums sums) {
+  sums.flops += task.work[stage].flops;
+  sums.flops_time += plan.flop_time[stage];
+  sums.mem_accessed += task.work[stage].bytes;
+  sums.mem_time += plan.mem_time[stage];
+  sums.time += plan.processing_time[stage];
+}
+
+void AddComm(const Task& task, const TaskPlan& plan, int phase,
+             CommSums sums) {
+  sums.base_size += task.collectives[phase][0].bytes;
+  sums.edge_size += task.collectives[phase][1].bytes;
+  sums.base_time += plan.net_time[phase][0];
+  sums.edge_time += plan.net_time[phase][1];
+  sums.base_exposed += plan.exposed_time[phase][0];
+  sums.edge_exposed += plan.exposed_time[phase][1];
+}
+
 // Sums the task plans into Calculon's block figures, in Calculon's layer
 // order (the order matters for the recompute quirk).
 void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
@@ -206,17 +243,13 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
     const Task& task = ir.tasks[i];
     const TaskPlan& tp = plan.tasks[i];
     const auto& fw = task.work[kFw];
-    b.block_fw_flops += fw.flops;
-    b.block_fw_flops_time += tp.flop_time[kFw];
-    b.block_fw_mem_accessed += fw.bytes;
-    b.block_fw_mem_time += tp.mem_time[kFw];
-    b.block_fw_time += tp.processing_time[kFw];
-    b.baseblock_fw_tp_size += task.collectives[kFwPhase][0].bytes;
-    b.edgeblock_fw_tp_size += task.collectives[kFwPhase][1].bytes;
-    b.baseblock_fw_tp_time += tp.net_time[kFwPhase][0];
-    b.edgeblock_fw_tp_time += tp.net_time[kFwPhase][1];
-    b.baseblock_fw_tp_time_exposed += tp.exposed_time[kFwPhase][0];
-    b.edgeblock_fw_tp_time_exposed += tp.exposed_time[kFwPhase][1];
+    AddStage(task, tp, kFw,
+             {b.block_fw_flops, b.block_fw_flops_time, b.block_fw_mem_accessed,
+              b.block_fw_mem_time, b.block_fw_time});
+    AddComm(task, tp, kFwPhase,
+            {b.baseblock_fw_tp_size, b.edgeblock_fw_tp_size,
+             b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time,
+             b.baseblock_fw_tp_time_exposed, b.edgeblock_fw_tp_time_exposed});
     b.tp_bw_overlap_req = std::max(b.tp_bw_overlap_req, tp.required_bandwidth);
     b.useful_flops += fw.flops;
     if (training) {
@@ -237,38 +270,31 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
         b.block_re_time += tp.processing_time[kFw];
       }
       if (task.flags.recommunicate) {
-        b.baseblock_recomm_size += task.collectives[kRecommPhase][0].bytes;
-        b.edgeblock_recomm_size += task.collectives[kRecommPhase][1].bytes;
-        b.baseblock_recomm_time += tp.net_time[kRecommPhase][0];
-        b.edgeblock_recomm_time += tp.net_time[kRecommPhase][1];
-        b.baseblock_recomm_time_exposed += tp.exposed_time[kRecommPhase][0];
-        b.edgeblock_recomm_time_exposed += tp.exposed_time[kRecommPhase][1];
+        AddComm(task, tp, kRecommPhase,
+                {b.baseblock_recomm_size, b.edgeblock_recomm_size,
+                 b.baseblock_recomm_time, b.edgeblock_recomm_time,
+                 b.baseblock_recomm_time_exposed,
+                 b.edgeblock_recomm_time_exposed});
       }
-      const auto& ag = task.work[kAgrad];
-      b.block_agrad_flops += ag.flops;
-      b.block_agrad_flops_time += tp.flop_time[kAgrad];
-      b.block_agrad_mem_accessed += ag.bytes;
-      b.block_agrad_mem_time += tp.mem_time[kAgrad];
-      b.block_agrad_time += tp.processing_time[kAgrad];
-      b.baseblock_bw_tp_size += task.collectives[kBwPhase][0].bytes;
-      b.edgeblock_bw_tp_size += task.collectives[kBwPhase][1].bytes;
-      b.baseblock_agrad_tp_time += tp.net_time[kBwPhase][0];
-      b.edgeblock_agrad_tp_time += tp.net_time[kBwPhase][1];
-      b.baseblock_agrad_tp_time_exposed += tp.exposed_time[kBwPhase][0];
-      b.edgeblock_agrad_tp_time_exposed += tp.exposed_time[kBwPhase][1];
-      const auto& wg = task.work[kWgrad];
-      b.block_wgrad_flops += wg.flops;
-      b.block_wgrad_flops_time += tp.flop_time[kWgrad];
-      b.block_wgrad_mem_accessed += wg.bytes;
-      b.block_wgrad_mem_time += tp.mem_time[kWgrad];
-      b.block_wgrad_time += tp.processing_time[kWgrad];
-      const auto& op = task.work[kOptim];
-      b.block_optim_flops += op.flops;
-      b.block_optim_flops_time += tp.flop_time[kOptim];
-      b.block_optim_mem_accessed += op.bytes;
-      b.block_optim_mem_time += tp.mem_time[kOptim];
-      b.block_optim_time += tp.processing_time[kOptim];
-      b.useful_flops += ag.flops + wg.flops + op.flops;
+      AddStage(task, tp, kAgrad,
+               {b.block_agrad_flops, b.block_agrad_flops_time,
+                b.block_agrad_mem_accessed, b.block_agrad_mem_time,
+                b.block_agrad_time});
+      AddComm(task, tp, kBwPhase,
+              {b.baseblock_bw_tp_size, b.edgeblock_bw_tp_size,
+               b.baseblock_agrad_tp_time, b.edgeblock_agrad_tp_time,
+               b.baseblock_agrad_tp_time_exposed,
+               b.edgeblock_agrad_tp_time_exposed});
+      AddStage(task, tp, kWgrad,
+               {b.block_wgrad_flops, b.block_wgrad_flops_time,
+                b.block_wgrad_mem_accessed, b.block_wgrad_mem_time,
+                b.block_wgrad_time});
+      AddStage(task, tp, kOptim,
+               {b.block_optim_flops, b.block_optim_flops_time,
+                b.block_optim_mem_accessed, b.block_optim_mem_time,
+                b.block_optim_time});
+      b.useful_flops += task.work[kAgrad].flops + task.work[kWgrad].flops +
+                        task.work[kOptim].flops;
     }
     const Footprint& f = task.footprint;
     b.block_weight_space += f.weight;

@@ -76,12 +76,24 @@ class BlockBuilder {
                 TaskFlags flags, std::vector<std::string> sources);
   Task& AddTensorComm(std::string name, bool conjugate, TaskFlags flags);
 
+  // The residual branch around each sub-block: fork + layer norm before it,
+  // dropout + residual add after it (`prefix` is "AttnBlock" or "MlpBlock").
+  void AddBranchStart(const std::string& prefix, bool full);
+  void AddBranchEnd(const std::string& prefix, bool full);
   void BuildAttention();
   void BuildMlp();
 
   const BlockContext& ctx_;
   DistributedTaskIR ir_;
 };
+
+// Activation-sized tasks on the residual path depend on these fields.
+const std::vector<std::string>& ResidualSources() {
+  static const auto* sources = new std::vector<std::string>{
+      "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
+      "spec:parallelism.recompute"};
+  return *sources;
+}
 
 TaskFlags Flags(bool recompute, bool recomm, bool stored, bool reused,
                 bool output_stored) {
@@ -429,6 +441,20 @@ Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
   return task;
 }
 
+void BlockBuilder::AddBranchStart(const std::string& prefix, bool full) {
+  AddFork(prefix + "_Fork", ResidualActivation(), 2,
+          Flags(full, false, true, false, true), ResidualSources());
+  AddLayerNorm(prefix + "_LayerNorm", ResidualActivation(),
+               Flags(full, false, false, true, true));
+}
+
+void BlockBuilder::AddBranchEnd(const std::string& prefix, bool full) {
+  AddDropOut(prefix + "_DropOut", ResidualActivation(),
+             Flags(full, false, true, false, true), ResidualSources());
+  AddElementWise(prefix + "_Residual", ResidualActivation(),
+                 ResidualActivation(), Flags(full, false, false, true, true));
+}
+
 void BlockBuilder::BuildAttention() {
   const BlockContext& c = ctx_;
   const bool full = c.recompute == RecomputePolicy::kFull;
@@ -444,18 +470,12 @@ void BlockBuilder::BuildAttention() {
       "spec:model.hidden", "spec:model.attn_heads", "spec:model.attn_size",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
-  const std::vector<std::string> fork_sources = {
-      "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
-      "spec:parallelism.recompute"};
 
-  AddFork("AttnBlock_Fork", ResidualActivation(), 2,
-          Flags(full, false, true, false, true), fork_sources);
-  AddLayerNorm("AttnBlock_LayerNorm", ResidualActivation(),
-               Flags(full, false, false, true, true));
+  AddBranchStart("AttnBlock", full);
   if (c.overlap == TensorOverlap::kNone) {
     AddTensorComm("AttnBlock_F", false, Flags(false, ag, true, false, true));
     AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
-            Flags(ag, false, !ag, false, true), fork_sources);
+            Flags(ag, false, !ag, false, true), ResidualSources());
     AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
               Flags(full, false, false, true, true), qkv_sources);
     // Multi-query K and V are one head, replicated on every TP rank.
@@ -473,7 +493,7 @@ void BlockBuilder::BuildAttention() {
     AddOverlappedLinear("AttnBlock_Query_AG", bs, c.h, c.a * c.dh, false,
                         qkv_one, Flags(full, ag, true, false, true), qkv_sources);
     AddFork("AttnBlock_KV_Fork", c.activation, 2,
-            Flags(ag, false, !ag, false, true), fork_sources);
+            Flags(ag, false, !ag, false, true), ResidualSources());
     AddLinear("AttnBlock_Key", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
               Flags(full, false, false, true, true), qkv_sources);
     AddLinear("AttnBlock_Value", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
@@ -503,10 +523,7 @@ void BlockBuilder::BuildAttention() {
     AddOverlappedLinear("AttnBlock_MLP_RS", bs, c.a * c.dh, c.h, true,
                         qkv_one, Flags(full, full, true, false, true), qkv_sources);
   }
-  AddDropOut("AttnBlock_DropOut", ResidualActivation(),
-             Flags(full, false, true, false, true), fork_sources);
-  AddElementWise("AttnBlock_Residual", ResidualActivation(),
-                 ResidualActivation(), Flags(full, false, false, true, true));
+  AddBranchEnd("AttnBlock", full);
 }
 
 void BlockBuilder::BuildMlp() {
@@ -519,13 +536,7 @@ void BlockBuilder::BuildMlp() {
       "spec:model.hidden", "spec:model.feedforward",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
-  const std::vector<std::string> fork_sources = {
-      "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
-      "spec:parallelism.recompute"};
-  AddFork("MlpBlock_Fork", ResidualActivation(), 2,
-          Flags(full, false, true, false, true), fork_sources);
-  AddLayerNorm("MlpBlock_LayerNorm", ResidualActivation(),
-               Flags(full, false, false, true, true));
+  AddBranchStart("MlpBlock", full);
   if (c.overlap == TensorOverlap::kNone) {
     AddTensorComm("MlpBlock_F", false, Flags(false, ag, true, false, true));
     AddLinear("MlpBlock_Mlp1", bs, c.h, c.ff / c.t, mlp_gemm,
@@ -544,10 +555,7 @@ void BlockBuilder::BuildMlp() {
     AddOverlappedLinear("MlpBlock_Mlp2_RS", bs, c.ff, c.h, true, mlp_gemm,
                         Flags(full, full, true, false, true), mlp_sources);
   }
-  AddDropOut("MlpBlock_DropOut", ResidualActivation(),
-             Flags(full, false, true, false, true), fork_sources);
-  AddElementWise("MlpBlock_Residual", ResidualActivation(),
-                 ResidualActivation(), Flags(full, false, false, true, true));
+  AddBranchEnd("MlpBlock", full);
 }
 
 DistributedTaskIR BlockBuilder::Build() {
