@@ -1,9 +1,12 @@
 #include "core/taskir/lower.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 
 namespace blueprint {
@@ -82,6 +85,8 @@ class BlockBuilder {
   void AddBranchEnd(const std::string& prefix, bool full);
   void BuildAttention();
   void BuildMlp();
+  // Sets every task's dependencies: the tasks whose outputs it reads.
+  void LinkDataflow();
 
   const BlockContext& ctx_;
   DistributedTaskIR ir_;
@@ -147,7 +152,6 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   FillDefaultFootprint(task, raw);
   op.bytes = task.footprint.optimizer;
   task.flags = flags;
-  if (task.id > 0) task.deps.push_back(task.id - 1);
   task.lineage.pass = LowerTensorParallelBlock::kName;
   task.lineage.sources = std::move(sources);
   for (auto& phase : task.collectives) {
@@ -558,6 +562,65 @@ void BlockBuilder::BuildMlp() {
   AddBranchEnd("MlpBlock", full);
 }
 
+void BlockBuilder::LinkDataflow() {
+  // task -> the tasks it reads, by name; alternatives separated by '|' (the
+  // first present one is used: overlapped and multi-query variants rename
+  // producers).
+  static const auto* kInputs =
+      new std::vector<std::pair<const char*, std::vector<const char*>>>{
+          {"AttnBlock_LayerNorm", {"AttnBlock_Fork"}},
+          {"AttnBlock_F", {"AttnBlock_LayerNorm"}},
+          {"AttnBlock_Multihead_Fork", {"AttnBlock_F"}},
+          {"AttnBlock_QKV_AG", {"AttnBlock_LayerNorm"}},
+          {"AttnBlock_Query_AG", {"AttnBlock_LayerNorm"}},
+          {"AttnBlock_KV_Fork", {"AttnBlock_Query_AG"}},
+          {"AttnBlock_Query", {"AttnBlock_Multihead_Fork"}},
+          {"AttnBlock_Key", {"AttnBlock_Multihead_Fork|AttnBlock_KV_Fork"}},
+          {"AttnBlock_Value", {"AttnBlock_Multihead_Fork|AttnBlock_KV_Fork"}},
+          {"AttnBlock_Multihead_Key_Query",
+           {"AttnBlock_Query|AttnBlock_QKV_AG|AttnBlock_Query_AG",
+            "AttnBlock_Key|AttnBlock_QKV_AG"}},
+          {"AttnBlock_Multihead_SoftMax", {"AttnBlock_Multihead_Key_Query"}},
+          {"AttnBlock_Multihead_DropOut", {"AttnBlock_Multihead_SoftMax"}},
+          {"AttnBlock_Multihead_Attn",
+           {"AttnBlock_Multihead_DropOut", "AttnBlock_Value|AttnBlock_QKV_AG"}},
+          {"AttnBlock_MLP", {"AttnBlock_Multihead_Attn"}},
+          {"AttnBlock_G", {"AttnBlock_MLP"}},
+          {"AttnBlock_MLP_RS", {"AttnBlock_Multihead_Attn"}},
+          {"AttnBlock_DropOut", {"AttnBlock_G|AttnBlock_MLP_RS"}},
+          {"AttnBlock_Residual", {"AttnBlock_DropOut", "AttnBlock_Fork"}},
+          {"MlpBlock_Fork", {"AttnBlock_Residual"}},
+          {"MlpBlock_LayerNorm", {"MlpBlock_Fork"}},
+          {"MlpBlock_F", {"MlpBlock_LayerNorm"}},
+          {"MlpBlock_Mlp1", {"MlpBlock_F"}},
+          {"MlpBlock_Mlp1_AG", {"MlpBlock_LayerNorm"}},
+          {"MlpBlock_GeLU", {"MlpBlock_Mlp1|MlpBlock_Mlp1_AG"}},
+          {"MlpBlock_Mlp2", {"MlpBlock_GeLU"}},
+          {"MlpBlock_G", {"MlpBlock_Mlp2"}},
+          {"MlpBlock_Mlp2_RS", {"MlpBlock_GeLU"}},
+          {"MlpBlock_DropOut", {"MlpBlock_G|MlpBlock_Mlp2_RS"}},
+          {"MlpBlock_Residual", {"MlpBlock_DropOut", "MlpBlock_Fork"}},
+      };
+  std::map<std::string, int32_t> ids;
+  for (const Task& task : ir_.tasks) ids[task.name] = task.id;
+  for (const auto& [name, inputs] : *kInputs) {
+    auto task = ids.find(name);
+    if (task == ids.end()) continue;
+    std::vector<int32_t>& deps = ir_.tasks[task->second].deps;
+    for (const char* alternatives : inputs) {
+      for (absl::string_view producer : absl::StrSplit(alternatives, '|')) {
+        auto it = ids.find(std::string(producer));
+        if (it == ids.end()) continue;
+        if (std::find(deps.begin(), deps.end(), it->second) == deps.end()) {
+          deps.push_back(it->second);
+        }
+        break;
+      }
+    }
+    std::sort(deps.begin(), deps.end());
+  }
+}
+
 DistributedTaskIR BlockBuilder::Build() {
   ir_.mesh.tp = ctx_.t;
   ir_.training = ctx_.training;
@@ -566,6 +629,7 @@ DistributedTaskIR BlockBuilder::Build() {
   ir_.overlap = ctx_.overlap;
   BuildAttention();
   BuildMlp();
+  LinkDataflow();
   return std::move(ir_);
 }
 

@@ -72,10 +72,19 @@ TEST(LowerTensorParallelBlock, LayerListAndLocalShapes) {
   EXPECT_EQ(out.k, 64);
   const auto& mlp1 = std::get<LinearTask>(Find(ir, "MlpBlock_Mlp1").kind);
   EXPECT_EQ(mlp1.k, 128);  // ff/t
-  // Every task but the first depends on an earlier one.
+  // Edges follow the dataflow: the residual add reads the dropout and the
+  // fork that saved the block input; the attention product reads V.
+  const Task& residual = Find(ir, "AttnBlock_Residual");
+  EXPECT_EQ(residual.deps,
+            (std::vector<int32_t>{Find(ir, "AttnBlock_Fork").id,
+                                  Find(ir, "AttnBlock_DropOut").id}));
+  const Task& attn = Find(ir, "AttnBlock_Multihead_Attn");
+  EXPECT_EQ(attn.deps,
+            (std::vector<int32_t>{Find(ir, "AttnBlock_Value").id,
+                                  Find(ir, "AttnBlock_Multihead_DropOut").id}));
   for (size_t i = 1; i < ir.tasks.size(); ++i) {
-    ASSERT_FALSE(ir.tasks[i].deps.empty());
-    EXPECT_LT(ir.tasks[i].deps.front(), ir.tasks[i].id);
+    ASSERT_FALSE(ir.tasks[i].deps.empty()) << ir.tasks[i].name;
+    EXPECT_LT(ir.tasks[i].deps.back(), ir.tasks[i].id);
   }
 }
 
@@ -202,6 +211,7 @@ TEST(VerifyTaskIR, RejectsCorruption) {
       {"must equal its index", [](DistributedTaskIR& ir) { ir.tasks[3].id = 7; }},
       {"must name an earlier task",
        [](DistributedTaskIR& ir) { ir.tasks[3].deps = {5}; }},
+      {"missing edge", [](DistributedTaskIR& ir) { ir.tasks[3].deps.clear(); }},
       {"missing lineage",
        [](DistributedTaskIR& ir) { ir.tasks[4].lineage.sources.clear(); }},
       {"negative or NaN work",

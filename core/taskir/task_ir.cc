@@ -188,6 +188,10 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
       return absl::InternalError(absl::StrCat(where, ": id ", task.id,
                                               " must equal its index ", i));
     }
+    if (i > 0 && task.deps.empty()) {
+      return absl::InternalError(
+          absl::StrCat(where, ": reads no other task (missing edge)"));
+    }
     for (int32_t dep : task.deps) {
       // Edges point strictly backwards, which makes the graph acyclic.
       if (dep < 0 || dep >= task.id) {
