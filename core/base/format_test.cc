@@ -1,8 +1,12 @@
 #include "core/base/format.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -46,6 +50,35 @@ TEST(FormatDouble, NonFinite) {
   EXPECT_EQ(FormatDouble(std::nan("")), "nan");
   EXPECT_EQ(FormatDouble(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(FormatDouble(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+// The binary search over precisions gives the same text as trying every
+// precision from 1 up, on doubles of every magnitude.
+TEST(FormatDouble, EqualsTheLinearSearch) {
+  auto linear = [](double value) {
+    char buf[40];
+    for (int precision = 1; precision <= 17; ++precision) {
+      std::snprintf(buf, sizeof(buf), "%.*g", precision, value);
+      if (std::strtod(buf, nullptr) == value) break;
+    }
+    return std::string(buf);
+  };
+  uint64_t state = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t bits = state;
+    double value;
+    std::memcpy(&value, &bits, sizeof(value));
+    if (!std::isfinite(value)) continue;
+    if (std::fabs(value) < 9007199254740992.0 && value == std::trunc(value)) {
+      continue;  // the integral fast path
+    }
+    ASSERT_EQ(FormatDouble(value), linear(value)) << i;
+    const double ratio = static_cast<double>(i + 1) / 7.0;  // short decimals
+    if (ratio != std::trunc(ratio)) {
+      ASSERT_EQ(FormatDouble(ratio), linear(ratio)) << ratio;
+    }
+  }
 }
 
 }  // namespace
