@@ -6,8 +6,9 @@ export const SPEC_FORMAT = 'blueprinting.spec/1';
 
 const training = (spec) => spec.kind === 'training';
 const inference = (spec) => spec.kind === 'inference';
-const interleaved = (spec) =>
-  spec.parallelism?.pipeline?.schedule?.type === 'interleaved_1f1b';
+// Schedules with a number of virtual stages (forward chunks per stage).
+const hasVirtualStages = (spec) =>
+  ['interleaved_1f1b', 'forward_only'].includes(spec.parallelism?.pipeline?.schedule?.type);
 const rsAg = (spec) => spec.parallelism?.tensor?.communication?.type === 'rs_ag';
 
 const MODEL_INTS = [
@@ -39,7 +40,7 @@ export const FIELDS = [
    options: [['single_stage', 'Single stage'], ['1f1b', '1F1B'],
              ['interleaved_1f1b', 'Interleaved 1F1B'], ['forward_only', 'Forward only']]},
   {section: 'shape', path: 'parallelism.pipeline.schedule.virtual_stages', type: 'int',
-   min: 1, label: 'Virtual stages (v)', when: interleaved},
+   min: 1, label: 'Virtual stages (v)', when: hasVirtualStages},
   {section: 'shape', path: 'parallelism.pipeline.stage_layout', type: 'select',
    label: 'Stage layout',
    options: [['even', 'Even'], ['uneven', 'Uneven (round up)']]},
@@ -107,7 +108,7 @@ export const isObject = (v) => v !== null && typeof v === 'object' && !Array.isA
 
 // The keys each object of a spec has (the canonical format spells all out).
 function expectedKeys(spec) {
-  const schedule = ['type', ...(interleaved(spec) ? ['virtual_stages'] : [])];
+  const schedule = ['type', ...(hasVirtualStages(spec) ? ['virtual_stages'] : [])];
   const communication = ['type', ...(rsAg(spec) ? ['all_gather_redo'] : [])];
   const keys = {
     '': ['batch', 'format', 'kind', 'model', 'options', 'parallelism', 'system'],
@@ -192,7 +193,8 @@ export function setKind(spec, kind, memory) {
       tensor: par.tensor, pipeline,
       replica: {degree: par.data.degree, network_tier: par.data.network_tier},
     };
-    pipeline.schedule = {type: pipeline.degree > 1 ? 'forward_only' : 'single_stage'};
+    pipeline.schedule = pipeline.degree > 1 ? {type: 'forward_only', virtual_stages: 1}
+                                            : {type: 'single_stage'};
     spec.options.offload.optimizer = false;
   } else {
     const old = memory.training;
@@ -220,7 +222,8 @@ export function setField(spec, path, value, memory) {
     const old = spec.parallelism.pipeline.schedule;
     if (old.virtual_stages !== undefined) memory.virtualStages = old.virtual_stages;
     spec.parallelism.pipeline.schedule = value === 'interleaved_1f1b'
-        ? {type: value, virtual_stages: memory.virtualStages ?? 2} : {type: value};
+        ? {type: value, virtual_stages: memory.virtualStages ?? 2}
+        : value === 'forward_only' ? {type: value, virtual_stages: 1} : {type: value};
     return;
   }
   if (path === 'parallelism.tensor.communication.type') {

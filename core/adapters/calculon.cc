@@ -190,15 +190,18 @@ PipelineParallel PipelineOf(const Execution& exe,
   PipelineParallel pipeline;
   pipeline.degree = exe.pipeline_par;
   pipeline.network_tier = exe.pipeline_par_net;
-  if (exe.pipeline_interleaving > 1) {
+  // Inference keeps Calculon's interleaving as forward chunks per stage; a
+  // single stage with v > 1 is left to the checker to reject, as Calculon
+  // does.
+  if (!exe.training && (exe.pipeline_par > 1 || exe.pipeline_interleaving > 1)) {
+    pipeline.schedule = ForwardOnly{exe.pipeline_interleaving};
+  } else if (exe.pipeline_interleaving > 1) {
     pipeline.schedule =
         InterleavedOneForwardOneBackward{exe.pipeline_interleaving};
   } else if (exe.pipeline_par == 1) {
     pipeline.schedule = SingleStage{};
-  } else if (exe.training) {
-    pipeline.schedule = OneForwardOneBackward{};
   } else {
-    pipeline.schedule = ForwardOnly{};
+    pipeline.schedule = OneForwardOneBackward{};
   }
   const bool uneven = exe.pipeline_par > 0 && model.num_blocks > 0 &&
                       model.num_blocks % exe.pipeline_par != 0;

@@ -21,7 +21,7 @@ StepShape MakeStepShape(const TypedProgram& program) {
           [](const InterleavedOneForwardOneBackward& i) -> int64_t {
             return i.virtual_stages;
           },
-          [](const ForwardOnly&) -> int64_t { return 1; },
+          [](const ForwardOnly& f) -> int64_t { return f.virtual_stages; },
       },
       program.pipeline().schedule);
   s.blocks_per_stage = dv.blocks_per_stage;

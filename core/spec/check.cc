@@ -562,13 +562,19 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
             }
             return s.virtual_stages;
           },
-          [&](const ForwardOnly&) -> int64_t {
+          [&](const ForwardOnly& s) -> int64_t {
+            const std::string v_path = field + ".virtual_stages";
             if (view.training) {
               wrong_kind();
             } else {
               needs_pipeline("forward_only", "single_stage");
             }
-            return 1;
+            if (s.virtual_stages < 1) {
+              out->Add(v_path, absl::StrCat(Named(v_path, s.virtual_stages),
+                                            " must be at least 1"));
+              return 1;
+            }
+            return s.virtual_stages;
           }},
       schedule);
 }

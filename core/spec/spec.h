@@ -132,7 +132,11 @@ struct OneForwardOneBackward {};             // 1F1B
 struct InterleavedOneForwardOneBackward {    // interleaved 1F1B
   int64_t virtual_stages = 2;                // v
 };
-struct ForwardOnly {};                       // inference pipeline
+struct ForwardOnly {                         // inference pipeline
+  // Forward chunks per stage (Calculon's pipeline_interleaving when not
+  // training): 1 is the plain forward pipeline.
+  int64_t virtual_stages = 1;
+};
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
                  InterleavedOneForwardOneBackward, ForwardOnly>;

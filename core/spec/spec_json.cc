@@ -143,7 +143,9 @@ Json ScheduleToJson(const PipelineSchedule& schedule) {
                  [&](const InterleavedOneForwardOneBackward& s) {
                    out["virtual_stages"] = s.virtual_stages;
                  },
-                 [](const ForwardOnly&) {}},
+                 [&](const ForwardOnly& s) {
+                   out["virtual_stages"] = s.virtual_stages;
+                 }},
       schedule);
   return out;
 }
@@ -346,7 +348,9 @@ void ReadSchedule(const Json& value, const std::string& path,
     reader.ReadInt("virtual_stages", &interleaved.virtual_stages);
     *out = interleaved;
   } else if (type == PipelineScheduleName(ForwardOnly{})) {
-    *out = ForwardOnly{};
+    ForwardOnly forward;
+    reader.ReadInt("virtual_stages", &forward.virtual_stages);
+    *out = forward;
   } else {
     errors->push_back(UnknownChoiceMessage(
         reader.PathOf("type"), PipelineScheduleChoices(), *type_value));
