@@ -613,12 +613,8 @@ void CheckStages(const SpecView& view, int64_t v, DerivedValues* derived,
       }
       break;
     case StageLayout::kUneven:
-      if (p > nb) {
-        out->Add("parallelism.pipeline.degree",
-                 absl::StrCat(degree, " must not exceed ", blocks,
-                              ": every stage needs at least one block"));
-        return;
-      }
+      // Calculon accepts p > num_blocks too: the last p - num_blocks stages
+      // hold no block and shorten the bubble accordingly.
       break;
   }
   const int64_t per_stage = nb / p + (remainder != 0 ? 1 : 0);

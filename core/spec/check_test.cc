@@ -155,15 +155,17 @@ TEST(CheckSpec, UnevenLayoutRoundsUpAndShortensTheBubble) {
   EXPECT_EQ(program->derived.blocks_per_chunk, 14);
 }
 
-TEST(CheckSpec, UnevenLayoutNeedsABlockPerStage) {
+// As in Calculon, more stages than blocks is a valid uneven layout: one
+// block per stage, the stages without a block shorten the bubble.
+TEST(CheckSpec, UnevenLayoutAllowsMoreStagesThanBlocks) {
   TransformerTrainingMappingSpec spec = Gpt3Training();
   spec.model.num_blocks = 5;
   spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
   spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
-  EXPECT_EQ(Messages(spec),
-            std::vector<std::string>{
-                "parallelism.pipeline.degree (8) must not exceed "
-                "model.num_blocks (5): every stage needs at least one block"});
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->derived.blocks_per_stage, 1);
+  EXPECT_EQ(program->derived.bubble_reduction_blocks, 3);
 }
 
 // One rule per row: the mutation, the field and the exact message.
