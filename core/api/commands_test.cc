@@ -16,8 +16,8 @@ constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
 // What `blueprint check` prints for kExample; the same bytes natively and
 // under wasm. Regenerate with
 //   bazel run //tools:blueprint -- check
-//   $PWD/core/spec/testdata/175b_t8p8_v3.json \
-//     > core/spec/testdata/175b_t8p8_v3.program.json
+//   $PWD/core/spec/testdata/175b_t8p8_v3.json
+//   > core/spec/testdata/175b_t8p8_v3.program.json   (one command line)
 constexpr char kExampleProgram[] =
     "core/spec/testdata/175b_t8p8_v3.program.json";
 
