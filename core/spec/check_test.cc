@@ -8,45 +8,14 @@
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
+#include "core/testing/programs.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
 // Calculon's a100_80g system (calculon/systems/a100_80g.json).
-System A100() {
-  System system;
-  system.name = "a100_80g";
-  system.matrix.rates[DataType::kFloat16] = {
-      312, {{128, 0.95}, {16, 0.9}, {1, 0.6}, {0, 0.1}}};
-  system.vector.rates[DataType::kFloat16] = {78,
-                                             {{16, 0.95}, {1, 0.5}, {0, 0.1}}};
-  system.mem1 = {80, 2048, {{100, 0.9}, {10, 0.75}, {1, 0.6}, {0, 0.3}}};
-  system.mem2 = {512, 32, {{100, 0.95}, {10, 0.9}, {1, 0.7}, {0, 0.3}}};
-  NetworkTier nvlink;
-  nvlink.bandwidth_gbps = 300;
-  nvlink.efficiency = 0.65;
-  nvlink.size = 8;
-  nvlink.latency_s = 1e-5;
-  nvlink.p2p = {1.0, std::nullopt};
-  nvlink.reduce_scatter = {1.5, -1.0};
-  nvlink.all_gather = {1.5, -1.0};
-  nvlink.all_reduce = {2.0, -1.0};
-  nvlink.must_be_filled = true;
-  nvlink.processor_usage = 0.15;
-  NetworkTier infiniband;
-  infiniband.bandwidth_gbps = 25;
-  infiniband.efficiency = 0.9;
-  infiniband.size = 65536;
-  infiniband.latency_s = 2e-5;
-  infiniband.p2p = {1.0, std::nullopt};
-  infiniband.reduce_scatter = {1.0, 0.0};
-  infiniband.all_gather = {1.0, 0.0};
-  infiniband.all_reduce = {1.0, 0.0};
-  infiniband.processor_usage = 0.02;
-  system.networks = {nvlink, infiniband};
-  return system;
-}
+System A100() { return testing::A100System(); }
 
 // GPT-3 175B, t8 p8 v3, full recompute: oracle case v09.
 TransformerTrainingMappingSpec Gpt3Training() {
@@ -176,7 +145,7 @@ struct RuleCase {
   const char* message;
 };
 
-class TrainingRuleTest : public testing::TestWithParam<RuleCase> {};
+class TrainingRuleTest : public ::testing::TestWithParam<RuleCase> {};
 
 TEST_P(TrainingRuleTest, ReportsExactlyThisViolation) {
   TransformerTrainingMappingSpec spec = Gpt3Training();
@@ -189,7 +158,7 @@ TEST_P(TrainingRuleTest, ReportsExactlyThisViolation) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, TrainingRuleTest,
-    testing::Values(
+    ::testing::Values(
         RuleCase{"hidden_positive", [](auto& s) { s.model.hidden = 0; },
                  "model.hidden", "model.hidden (0) must be positive"},
         RuleCase{"world_size",  // x01 is the adapter's; x02: batch vs d
@@ -412,7 +381,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "system.vector.float16.tflops",
                  "system.vector.float16.tflops (nan) must be a positive "
                  "finite number"}),
-    [](const testing::TestParamInfo<RuleCase>& info) {
+    [](const ::testing::TestParamInfo<RuleCase>& info) {
       return std::string(info.param.name);
     });
 
