@@ -673,9 +673,14 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        const SearchOptions& options,
                                        ProgressFn progress, CancelFn cancel) {
   BP_RETURN_IF_ERROR(ValidateInputs(model, system, options));
-  return Searcher(model, system, options, std::move(progress),
-                  std::move(cancel))
-      .Run();
+  absl::StatusOr<SearchResult> result =
+      Searcher(model, system, options, std::move(progress), std::move(cancel))
+          .Run();
+  if (result.ok()) {
+    result->model = model;
+    result->system = system;
+  }
+  return result;
 }
 
 }  // namespace blueprint

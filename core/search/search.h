@@ -102,6 +102,10 @@ struct SearchResult {
   int64_t bad_executions = 0;
   std::vector<RankedExecution> top;  // best first; ties in enumeration order
   SearchWork work;
+  // What the search ran on, so each ranked execution can be turned into a
+  // program (ExecutionProgram) and printed.
+  TransformerModel model;
+  System system;
 };
 
 // Called with the fraction of the space done, in [0, 1], non-decreasing.

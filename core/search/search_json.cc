@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "core/adapters/calculon.h"
 #include "core/base/json.h"
 #include "core/report/calculon_stats.h"
 
@@ -152,39 +153,18 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   return options;
 }
 
-nlohmann::json CalculonExecutionJson(const SearchExecution& e) {
-  nlohmann::json j = nlohmann::json::object();
-  j["num_procs"] = e.num_procs;
-  j["tensor_par"] = e.tensor;
-  j["pipeline_par"] = e.pipeline;
-  j["data_par"] = e.data;
-  j["tensor_par_net"] = e.tensor_net;
-  j["pipeline_par_net"] = e.pipeline_net;
-  j["data_par_net"] = e.data_net;
-  j["batch_size"] = e.batch_size;
-  j["microbatch_size"] = e.microbatch_size;
-  j["datatype"] = DataTypeName(e.datatype);
-  j["fused_activation"] = e.fused_activation;
-  j["attention_type"] = AttentionName(AttentionType::kMultiHead);
-  j["activation_recompute"] = RecomputeName(e.recompute);
-  j["pipeline_interleaving"] = e.interleaving;
-  j["optimizer_sharding"] = e.optimizer_sharding;
-  j["tensor_par_comm_type"] = TensorCommKindName(e.comm);
-  j["tensor_par_overlap"] = TensorOverlapName(e.tp_overlap);
-  j["seq_par_ag_redo"] = e.seq_par_ag_redo;
-  j["data_par_overlap"] = e.dp_overlap;
-  j["weight_offload"] = e.offload.weights;
-  j["activations_offload"] = e.offload.activations;
-  j["optimizer_offload"] = e.offload.optimizer;
-  j["training"] = true;
-  return j;
+nlohmann::json CalculonExecutionJson(const TransformerModel& model,
+                                     const System& system,
+                                     const SearchExecution& e) {
+  return ToCalculonExecutionJson(ExecutionProgram(model, system, e));
 }
 
 nlohmann::json SearchResultJsonValue(const SearchResult& result) {
   nlohmann::json top = nlohmann::json::array();
   for (const RankedExecution& r : result.top) {
     nlohmann::json entry = nlohmann::json::object();
-    entry["execution"] = CalculonExecutionJson(r.execution);
+    entry["execution"] =
+        CalculonExecutionJson(result.model, result.system, r.execution);
     entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
     top.push_back(std::move(entry));
   }

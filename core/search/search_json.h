@@ -32,8 +32,11 @@ namespace blueprint {
 absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args);
 
-// Calculon's 23-key execution object for one mapping.
-nlohmann::json CalculonExecutionJson(const SearchExecution& execution);
+// Calculon's 23-key execution object for one mapping (the Calculon
+// adapter's ToCalculonExecutionJson of its program).
+nlohmann::json CalculonExecutionJson(const TransformerModel& model,
+                                     const System& system,
+                                     const SearchExecution& execution);
 
 // {"bad_executions": ..., "good_executions": ..., "top": [{"execution":
 // {Calculon's execution keys}, "stats": {Calculon's stats fields}}, ...],

@@ -342,7 +342,9 @@ void ExpectSearchEqualsBruteForce(const std::string& app_name,
   for (size_t i = 0; i < brute.top.size(); ++i) {
     const RankedExecution& ours = result->top[i];
     const BruteForceEntry& theirs = brute.top[i];
-    EXPECT_EQ(CalculonExecutionJson(ours.execution), theirs.execution)
+    EXPECT_EQ(CalculonExecutionJson(result->model, result->system,
+                                     ours.execution),
+              theirs.execution)
         << "rank " << i + 1;
     // Bit for bit: the same figures as the full passes.
     EXPECT_EQ(ours.iteration.sample_rate, theirs.sample_rate)
