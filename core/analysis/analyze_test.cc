@@ -10,8 +10,8 @@
 namespace blueprint {
 namespace {
 
-using testing::TestMapping;
-using testing::TestProgram;
+using test_programs::TestMapping;
+using test_programs::TestProgram;
 
 struct Analysed {
   TypedProgram program;

@@ -10,9 +10,9 @@
 namespace blueprint {
 namespace {
 
-using testing::A100System;
-using testing::TestMapping;
-using testing::TestProgram;
+using test_programs::A100System;
+using test_programs::TestMapping;
+using test_programs::TestProgram;
 
 TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
   const std::vector<EfficiencyRow> table = {{128, 0.95}, {16, 0.9}, {1, 0.6},

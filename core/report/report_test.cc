@@ -8,8 +8,8 @@
 namespace blueprint {
 namespace {
 
-PipelineResult Analyse(const testing::TestMapping& m) {
-  absl::StatusOr<TypedProgram> program = testing::TestProgram(m);
+PipelineResult Analyse(const test_programs::TestMapping& m) {
+  absl::StatusOr<TypedProgram> program = test_programs::TestProgram(m);
   EXPECT_TRUE(program.ok()) << program.status();
   absl::StatusOr<PipelineResult> result = RunPipeline(*program);
   EXPECT_TRUE(result.ok()) << result.status();
@@ -17,7 +17,7 @@ PipelineResult Analyse(const testing::TestMapping& m) {
 }
 
 TEST(Report, FiguresIncludeCalculonStatsAndTheProjectsOwn) {
-  testing::TestMapping m;
+  test_programs::TestMapping m;
   m.t = 8;
   m.p = 2;
   m.d = 2;
@@ -44,7 +44,7 @@ TEST(Report, FiguresIncludeCalculonStatsAndTheProjectsOwn) {
 }
 
 TEST(Report, DigestsAreStableAndCoverEveryStage) {
-  testing::TestMapping m;
+  test_programs::TestMapping m;
   m.t = 8;
   const PipelineResult r = Analyse(m);
   const std::string digests = DigestText(r);
@@ -64,7 +64,7 @@ TEST(Report, DigestsAreStableAndCoverEveryStage) {
 }
 
 TEST(Report, ExplainReachesSpecFieldsAndSystemParameters) {
-  testing::TestMapping m;
+  test_programs::TestMapping m;
   m.t = 8;
   m.p = 2;
   const PipelineResult r = Analyse(m);

@@ -139,12 +139,12 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
 }
 
 TEST(BlockTableTest, Gpt3BlocksMatchFullPassesBitForBit) {
-  ExpectTableMatchesFullPasses(Gpt3Model(), testing::A100System(),
+  ExpectTableMatchesFullPasses(Gpt3Model(), test_programs::A100System(),
                                AllConfigs({1, 8}, {1, 3}), {1, 2, 3, 64});
 }
 
 TEST(BlockTableTest, TinyRooflineBlocksMatchFullPassesBitForBit) {
-  System system = testing::A100System();
+  System system = test_programs::A100System();
   system.processing_mode = ProcessingMode::kRoofline;
   ExpectTableMatchesFullPasses(TinyModel(), system, AllConfigs({2, 4}, {2}),
                                {1, 5, 1024});
@@ -152,7 +152,7 @@ TEST(BlockTableTest, TinyRooflineBlocksMatchFullPassesBitForBit) {
 
 TEST(BlockTableTest, ClearForgetsBlocks) {
   const TransformerModel model = TinyModel();
-  const System system = testing::A100System();
+  const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16);
   const BlockConfig config{2, 1, RecomputePolicy::kNone,
                            TensorCommKind::kAllReduce, false,

@@ -82,7 +82,7 @@ SearchResult SmallResult(int top) {
   o.top = top;
   const TransformerModel model = {"small", 256, 1024, 16, 16, 8, 64};
   absl::StatusOr<SearchResult> r =
-      RunSearch(model, testing::A100System(), o);
+      RunSearch(model, test_programs::A100System(), o);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : SearchResult{};
 }

@@ -52,7 +52,7 @@ void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
 
 TEST(SearchTest, ExhaustiveEqualsPrunedOnSmallSearches) {
   const TransformerModel model = SmallModel();
-  const System a100 = testing::A100System();
+  const System a100 = test_programs::A100System();
   System small_memory = a100;  // a few GiB: many mappings do not fit
   small_memory.mem1.gib = 0.05;
   small_memory.mem2.gib = 0.2;
@@ -76,7 +76,7 @@ TEST(SearchTest, ExhaustiveEqualsPrunedOnSmallSearches) {
 }
 
 TEST(SearchTest, CountsAddUpAndTopIsSortedAndValid) {
-  System system = testing::A100System();
+  System system = test_programs::A100System();
   system.mem1.gib = 0.05;
   SearchOptions o = Options(16, 8, 25);
   absl::StatusOr<SearchResult> r = RunSearch(SmallModel(), system, o);
@@ -98,7 +98,7 @@ TEST(SearchTest, CountsAddUpAndTopIsSortedAndValid) {
 }
 
 TEST(SearchTest, FewerGoodMappingsThanTopKeepsThemAll) {
-  System system = testing::A100System();
+  System system = test_programs::A100System();
   system.mem1.gib = 0.02;
   absl::StatusOr<SearchResult> r =
       RunSearch(SmallModel(), system, Options(4, 4, 100000));
@@ -107,7 +107,7 @@ TEST(SearchTest, FewerGoodMappingsThanTopKeepsThemAll) {
 }
 
 TEST(SearchTest, NoValidMapping) {
-  System system = testing::A100System();
+  System system = test_programs::A100System();
   system.mem1.gib = 1e-6;
   absl::StatusOr<SearchResult> r =
       RunSearch(SmallModel(), system, Options(8, 8, 5));
@@ -119,7 +119,7 @@ TEST(SearchTest, NoValidMapping) {
 }
 
 TEST(SearchTest, MicrobatchBreakTriesFewerMappings) {
-  System system = testing::A100System();
+  System system = test_programs::A100System();
   system.mem1.gib = 0.05;
   SearchOptions o = Options(8, 8, 5);
   absl::StatusOr<SearchResult> all = RunSearch(SmallModel(), system, o);
@@ -133,7 +133,7 @@ TEST(SearchTest, MicrobatchBreakTriesFewerMappings) {
 // and MakeStepShape the same step shape as ExecutionStepShape.
 TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
   const TransformerModel model = {"uneven", 256, 1024, 16, 16, 10, 64};
-  const System system = testing::A100System();
+  const System system = test_programs::A100System();
   int checked = 0;
   for (int64_t p : {1, 2, 4}) {
     for (TensorCommKind comm :
@@ -228,7 +228,7 @@ TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
 TEST(SearchTest, ProgressIsMonotoneAndEndsAtOne) {
   std::vector<double> reported;
   absl::StatusOr<SearchResult> r =
-      RunSearch(SmallModel(), testing::A100System(), Options(8, 4, 3),
+      RunSearch(SmallModel(), test_programs::A100System(), Options(8, 4, 3),
                 [&](double f) { reported.push_back(f); });
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_GE(reported.size(), 10u);
@@ -242,14 +242,14 @@ TEST(SearchTest, ProgressIsMonotoneAndEndsAtOne) {
 TEST(SearchTest, CancelStopsTheSearch) {
   int polls = 0;
   absl::StatusOr<SearchResult> r =
-      RunSearch(SmallModel(), testing::A100System(), Options(16, 32, 3),
+      RunSearch(SmallModel(), test_programs::A100System(), Options(16, 32, 3),
                 nullptr, [&]() { return ++polls > 5; });
   EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(polls, 6);
 }
 
 TEST(SearchTest, RejectsUnusableInputs) {
-  const System system = testing::A100System();
+  const System system = test_programs::A100System();
   SearchOptions o = Options(0, 0, 0);
   o.fused_activation.clear();
   absl::StatusOr<SearchResult> r = RunSearch(SmallModel(), system, o);
@@ -283,10 +283,10 @@ TEST(SearchTest, FeedforwardNotDividedByTensorIsBad) {
   const TransformerModel model = {"odd_ff", 256, 1001, 16, 16, 8, 64};
   SearchOptions o = Options(2, 2, 5);
   absl::StatusOr<SearchResult> r =
-      RunSearch(model, testing::A100System(), o);
+      RunSearch(model, test_programs::A100System(), o);
   ASSERT_TRUE(r.ok()) << r.status();
   for (const RankedExecution& e : r->top) EXPECT_EQ(e.execution.tensor, 1);
-  ExpectExhaustiveEqualsPruned(model, testing::A100System(), o);
+  ExpectExhaustiveEqualsPruned(model, test_programs::A100System(), o);
 }
 
 }  // namespace

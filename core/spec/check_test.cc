@@ -15,7 +15,7 @@ namespace blueprint {
 namespace {
 
 // Calculon's a100_80g system (calculon/systems/a100_80g.json).
-System A100() { return testing::A100System(); }
+System A100() { return test_programs::A100System(); }
 
 // GPT-3 175B, t8 p8 v3, full recompute: oracle case v09.
 TransformerTrainingMappingSpec Gpt3Training() {

@@ -9,8 +9,8 @@
 namespace blueprint {
 namespace {
 
-using testing::TestMapping;
-using testing::TestProgram;
+using test_programs::TestMapping;
+using test_programs::TestProgram;
 
 DistributedTaskIR Lower(const TestMapping& m) {
   absl::StatusOr<TypedProgram> program = TestProgram(m);

@@ -2,7 +2,7 @@
 
 #include "core/spec/check.h"
 
-namespace blueprint::testing {
+namespace blueprint::test_programs {
 
 System A100System() {
   System s;
@@ -105,4 +105,4 @@ absl::StatusOr<TypedProgram> TestProgram(const TestMapping& m) {
   return CheckSpec(TestSpec(m));
 }
 
-}  // namespace blueprint::testing
+}  // namespace blueprint::test_programs

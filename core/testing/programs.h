@@ -10,7 +10,7 @@
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
-namespace blueprint::testing {
+namespace blueprint::test_programs {
 
 struct TestMapping {
   int64_t t = 1, p = 1, d = 1, v = 1;
@@ -38,6 +38,6 @@ MappingSpec TestSpec(const TestMapping& m);
 // The checked program (kInvalidArgument if `m` violates a rule).
 absl::StatusOr<TypedProgram> TestProgram(const TestMapping& m);
 
-}  // namespace blueprint::testing
+}  // namespace blueprint::test_programs
 
 #endif  // BLUEPRINTING_CORE_TESTING_PROGRAMS_H_

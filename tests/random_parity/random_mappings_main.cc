@@ -49,7 +49,7 @@ MappingSpec RandomSpec(SplitMix64& rng) {
       {12288, 49152, 96, 128, 96, 2048},  {8192, 32768, 64, 128, 64, 8192},
       {20480, 81920, 128, 160, 105, 2048}};
   const ModelShape& shape = rng.Pick(kModels);
-  testing::TestMapping m;
+  test_programs::TestMapping m;
   m.hidden = shape.hidden;
   m.feedforward = shape.feedforward;
   m.heads = shape.heads;
@@ -81,7 +81,7 @@ MappingSpec RandomSpec(SplitMix64& rng) {
   m.fused_activation = rng.Coin();
   m.offload = {rng.Next() % 4 == 0, rng.Next() % 4 == 0,
                m.training && rng.Next() % 4 == 0};
-  return testing::TestSpec(m);
+  return test_programs::TestSpec(m);
 }
 
 }  // namespace
