@@ -3,28 +3,37 @@
 #include <utility>
 
 #include "core/adapters/calculon.h"
+#include "core/base/input_limits.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 
 namespace blueprint {
 namespace {
 
+// The spec, unless it is over the input limit.
+absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json) {
+  if (spec_json.size() > kMaxInputBytes) {
+    return absl::InvalidArgumentError(InputTooLargeMessage("spec"));
+  }
+  return ParseSpecJson(spec_json);
+}
+
 // Parses, checks and runs the pipeline, or fills `failure`.
 bool RunSpec(const absl::StatusOr<MappingSpec>& spec, PipelineResult* result,
              CommandResult* failure) {
   if (!spec.ok()) {
-    *failure = InvalidInputResult(spec.status());
+    *failure = FailureResult(spec.status());
     return false;
   }
   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
   if (!program.ok()) {
-    *failure = InvalidInputResult(program.status());
+    *failure = FailureResult(program.status());
     return false;
   }
   absl::StatusOr<PipelineResult> run = RunPipeline(*program);
   if (!run.ok()) {
-    // A verifier failure is a bug, not bad input; still report it as a value.
-    *failure = InvalidInputResult(run.status());
+    // A verifier failure is a bug, not bad input: FailureResult exits 3.
+    *failure = FailureResult(run.status());
     return false;
   }
   *result = std::move(*run);
@@ -42,7 +51,7 @@ void AddCapacityViolations(const PipelineResult& r, CommandResult* out) {
 CommandResult Analyze(const std::string& spec_json) {
   CommandResult out;
   PipelineResult result;
-  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   out.output = ReportText(result);
   AddCapacityViolations(result, &out);
   return out;
@@ -52,7 +61,7 @@ CommandResult AnalyzeStages(const std::string& spec_json,
                             std::vector<StageText>* stages) {
   CommandResult out;
   PipelineResult result;
-  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   *stages = StageTexts(result);
   out.output = ReportText(result);
   AddCapacityViolations(result, &out);
@@ -62,6 +71,10 @@ CommandResult AnalyzeStages(const std::string& spec_json,
 CommandResult Calculon(const std::string& app_json, const std::string& exe_json,
                        const std::string& sys_json) {
   CommandResult out;
+  if (auto oversized = OversizedInput(
+          {{"app", &app_json}, {"exe", &exe_json}, {"system", &sys_json}})) {
+    return *oversized;
+  }
   PipelineResult result;
   if (!RunSpec(FromCalculon(app_json, exe_json, sys_json), &result, &out)) {
     return out;
@@ -77,7 +90,7 @@ CommandResult Calculon(const std::string& app_json, const std::string& exe_json,
 CommandResult Digest(const std::string& spec_json) {
   CommandResult out;
   PipelineResult result;
-  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   out.output = DigestText(result);
   return out;
 }
@@ -85,9 +98,9 @@ CommandResult Digest(const std::string& spec_json) {
 CommandResult Explain(const std::string& spec_json, const std::string& figure) {
   CommandResult out;
   PipelineResult result;
-  if (!RunSpec(ParseSpecJson(spec_json), &result, &out)) return out;
+  if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   absl::StatusOr<std::string> chain = ExplainFigure(result, figure);
-  if (!chain.ok()) return InvalidInputResult(chain.status());
+  if (!chain.ok()) return FailureResult(chain.status());
   out.output = *chain;
   return out;
 }

@@ -10,7 +10,10 @@
 #ifndef BLUEPRINTING_CORE_API_COMMANDS_H_
 #define BLUEPRINTING_CORE_API_COMMANDS_H_
 
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +24,8 @@ namespace blueprint {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitUsage = 1;         // bad command line (CLI only)
 inline constexpr int kExitInvalidInput = 2;  // the inputs break a rule
+inline constexpr int kExitInternal = 3;      // a bug: a verifier failed
+inline constexpr int kExitCancelled = 4;     // the caller cancelled (wasm)
 
 // CommandResult: what a command prints. `output` is stdout (empty on
 // failure); `errors` are the stderr lines without the "error: " prefix the
@@ -31,8 +36,18 @@ struct CommandResult {
   std::vector<std::string> errors;
 };
 
-// InvalidInputResult: exit 2 with one error per line of `status`'s message.
-CommandResult InvalidInputResult(const absl::Status& status);
+// FailureResult: the one mapping from a failed status to an exit code, with
+// one error per line of `status`'s message. Input problems (InvalidArgument,
+// FailedPrecondition, OutOfRange, NotFound, ResourceExhausted) exit 2; a
+// cancellation exits 4; anything else is a bug (a verifier failure) and exits
+// 3 with each line prefixed "internal error: ".
+CommandResult FailureResult(const absl::Status& status);
+
+// OversizedInput: exit 2 naming every input over kMaxInputBytes
+// (core/base/input_limits.h), or nullopt when all fit. `inputs` pairs an
+// argument name with its text.
+std::optional<CommandResult> OversizedInput(
+    std::initializer_list<std::pair<const char*, const std::string*>> inputs);
 
 // ImportCalculon: `blueprint import calculon APP EXE SYS`. Output: the
 // canonical spec JSON (core/spec/README.md). Only the adapter's errors are

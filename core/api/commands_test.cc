@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/api/analysis_commands.h"
+#include "core/api/search_command.h"
+#include "core/base/input_limits.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -130,9 +133,43 @@ TEST(Commands, ImportMegatron) {
   EXPECT_GE(bad_flags.errors.size(), 2u);
 }
 
+TEST(Commands, FailureResultMapsStatusToExitCode) {
+  EXPECT_EQ(FailureResult(absl::NotFoundError("x")).exit_code,
+            kExitInvalidInput);
+  EXPECT_EQ(FailureResult(absl::CancelledError("x")).exit_code,
+            kExitCancelled);
+  const CommandResult internal =
+      FailureResult(absl::InternalError("plan IR: task 2: bad\nsecond"));
+  EXPECT_EQ(internal.exit_code, kExitInternal);
+  EXPECT_EQ(internal.errors,
+            (std::vector<std::string>{"internal error: plan IR: task 2: bad",
+                                      "internal error: second"}));
+}
+
+TEST(Commands, EveryCommandRefusesAnOversizedInput) {
+  const std::string huge(kMaxInputBytes + 1, ' ');
+  const std::string message = "spec: input is larger than the limit of "
+                              "16777216 bytes (16 MiB)";
+  for (const CommandResult& result :
+       {Check(huge), Analyze(huge), Digest(huge), Explain(huge, "total_time")}) {
+    EXPECT_EQ(result.exit_code, kExitInvalidInput);
+    EXPECT_EQ(result.errors, std::vector<std::string>{message});
+  }
+  const CommandResult calculon = Calculon("{}", huge, huge);
+  EXPECT_EQ(calculon.errors,
+            (std::vector<std::string>{InputTooLargeMessage("exe"),
+                                      InputTooLargeMessage("system")}));
+  EXPECT_EQ(ImportCalculon(huge, "{}", "{}").errors,
+            std::vector<std::string>{InputTooLargeMessage("app")});
+  EXPECT_EQ(ImportMegatron(huge, {}).errors,
+            std::vector<std::string>{InputTooLargeMessage("system")});
+  EXPECT_EQ(Search(huge, "{}", {}, nullptr).errors,
+            std::vector<std::string>{InputTooLargeMessage("app")});
+}
+
 TEST(Commands, InvalidInputResultSplitsLines) {
   const CommandResult result =
-      InvalidInputResult(absl::InvalidArgumentError("a\nb\n"));
+      FailureResult(absl::InvalidArgumentError("a\nb\n"));
   EXPECT_EQ(result.exit_code, kExitInvalidInput);
   EXPECT_EQ(result.errors, (std::vector<std::string>{"a", "b"}));
 }

@@ -11,12 +11,16 @@ namespace blueprint {
 CommandResult Search(const std::string& app_json, const std::string& sys_json,
                      const std::vector<std::string>& args, ProgressFn progress,
                      CancelFn cancel) {
+  if (auto oversized =
+          OversizedInput({{"app", &app_json}, {"system", &sys_json}})) {
+    return *oversized;
+  }
   absl::StatusOr<SearchOptions> options = ParseSearchFlags(args);
-  if (!options.ok()) return InvalidInputResult(options.status());
+  if (!options.ok()) return FailureResult(options.status());
   absl::StatusOr<TransformerModel> model = FromCalculonApplication(app_json);
   absl::StatusOr<System> system = FromCalculonSystem(sys_json);
   if (!model.ok() || !system.ok()) {
-    CommandResult out = InvalidInputResult(!model.ok() ? model.status()
+    CommandResult out = FailureResult(!model.ok() ? model.status()
                                                        : system.status());
     if (!model.ok() && !system.ok()) {
       for (absl::string_view line :
@@ -29,7 +33,7 @@ CommandResult Search(const std::string& app_json, const std::string& sys_json,
   absl::StatusOr<SearchResult> result =
       RunSearch(*model, *system, *options, std::move(progress),
                 std::move(cancel));
-  if (!result.ok()) return InvalidInputResult(result.status());
+  if (!result.ok()) return FailureResult(result.status());
   CommandResult out;
   out.output = FormatSearchResult(*result, *options);
   return out;

@@ -254,6 +254,15 @@ void CheckSystem(const System& system, Collector* out) {
     out->Add("system.networks",
              "system.networks must list at least one network tier");
   }
+  if (system.networks.size() > static_cast<size_t>(kMaxNetworkTiers)) {
+    out->Add("system.networks",
+             absl::StrCat("system.networks lists ", system.networks.size(),
+                          " network tiers, more than the limit of ",
+                          kMaxNetworkTiers,
+                          " (a real system has a few: NVLink, node, rack, "
+                          "pod; the search tries every tier for every "
+                          "parallel dimension)"));
+  }
   for (size_t i = 0; i < system.networks.size(); ++i) {
     CheckNetwork(system.networks[i], absl::StrCat("system.networks[", i, "]"),
                  out);

@@ -4,6 +4,7 @@
 #ifndef BLUEPRINTING_CORE_SPEC_CHECK_H_
 #define BLUEPRINTING_CORE_SPEC_CHECK_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct Violation {
   std::string field;
   std::string message;
 };
+
+// The most network tiers a system may list. Real systems have a few levels
+// (NVLink, node, rack, pod); the bound keeps the search's enumeration of tier
+// assignments small.
+inline constexpr int64_t kMaxNetworkTiers = 8;
 
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);
