@@ -245,10 +245,13 @@ std::string LineageText(const std::vector<FigureLineage>& lineage) {
   return out;
 }
 
+// Every figure is a finite number >= 0: the checker's bounds guarantee it,
+// so a violation is a bug (an internal error), never bad input.
 absl::Status VerifyFinite(const char* what, const char* name, double value) {
-  if (std::isnan(value)) {
-    return absl::InternalError(absl::StrCat(what, ": figure ", name,
-                                            " is NaN"));
+  if (!std::isfinite(value) || value < 0) {
+    return absl::InternalError(absl::StrCat(what, ": figure ", name, " is ",
+                                            FormatDouble(value),
+                                            ", not a finite number >= 0"));
   }
   return absl::OkStatus();
 }

@@ -263,16 +263,24 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
   const double act_offload_bytes = s.recompute != RecomputePolicy::kFull
                                        ? b.block_act_storage_space
                                        : b.block_act_checkpoint_size;
-  it.act_offload_bw_req = act_offload_bytes / fw_window;
-  it.weight_offload_bw_req = b.block_weight_space / fw_window;
+  // The rate that hides `bytes` in `window`. A window <= 0 (every layer of
+  // the block bound by its own memory traffic, or rounding at that edge)
+  // leaves no time to hide offload in: the requirement is reported as 0, the
+  // convention of the overlap requirements above, and the whole transfer is
+  // exposed in fw/bw_offload_exposed_time.
+  auto rate = [](double bytes, double window) {
+    return window > 0 ? bytes / window : 0.0;
+  };
+  it.act_offload_bw_req = rate(act_offload_bytes, fw_window);
+  it.weight_offload_bw_req = rate(b.block_weight_space, fw_window);
   it.optim_offload_bw_req =
-      s.training ? (b.block_weight_grad_space + b.block_optimizer_space) /
-                       bw_window
+      s.training ? rate(b.block_weight_grad_space + b.block_optimizer_space,
+                        bw_window)
                  : 0;
   it.offload_mem_bw_req =
-      s.training ? std::max(fw_offload_bytes / fw_window,
-                            bw_offload_bytes / bw_window)
-                 : fw_offload_bytes / fw_window;
+      s.training ? std::max(rate(fw_offload_bytes, fw_window),
+                            rate(bw_offload_bytes, bw_window))
+                 : rate(fw_offload_bytes, fw_window);
 
   // Efficiency. Quirk (MODEL.md §6.7): useful FLOPs count the optimizer once
   // per microbatch although it runs once per step.

@@ -73,7 +73,7 @@ absl::Status VerifyPlanIR(const PortablePlanIR& plan,
       if (bad(tp.flop_time[s]) || bad(tp.mem_time[s]) ||
           bad(tp.processing_time[s])) {
         return absl::InternalError(absl::StrCat(
-            where, ": negative or NaN time in stage ",
+            where, ": negative or non-finite time in stage ",
             StageName(static_cast<Stage>(s))));
       }
     }
@@ -81,7 +81,7 @@ absl::Status VerifyPlanIR(const PortablePlanIR& plan,
       for (int v = 0; v < kNumVariants; ++v) {
         if (bad(tp.net_time[p][v]) || bad(tp.exposed_time[p][v])) {
           return absl::InternalError(
-              absl::StrCat(where, ": negative or NaN network time"));
+              absl::StrCat(where, ": negative or non-finite network time"));
         }
       }
     }

@@ -131,7 +131,7 @@ TEST(VerifyPlanIR, RejectsCorruption) {
   PortablePlanIR bad = *plan;
   bad.tasks[2].mem_time[1] = -1;
   EXPECT_NE(std::string(VerifyPlanIR(bad, *ir).message())
-                .find("negative or NaN time"),
+                .find("negative or non-finite time"),
             std::string::npos);
   bad = *plan;
   bad.tasks.pop_back();

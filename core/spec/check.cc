@@ -82,6 +82,35 @@ std::string Named(const std::string& path, double value) {
   return absl::StrCat(path, " (", Num(value), ")");
 }
 
+// The ranges of the system's numbers. Calculon only asks for positive or
+// non-negative values; these bounds also keep every time, rate and
+// requirement the analysis derives finite: with at most 2^63 bytes or FLOPs
+// per operation, the slowest throughput (1e-3 TFLOP/s or GB/s at efficiency
+// 1e-3) still gives times below 1e40 s, and the fastest no overflow.
+struct NumberRange {
+  double min;
+  double max;
+  const char* unit;
+  const char* why;
+};
+constexpr NumberRange kTflops{1e-3, 1e9, "TFLOP/s", "an engine's peak rate"};
+constexpr NumberRange kEfficiency{1e-3, 1, "", "a fraction of the peak"};
+constexpr NumberRange kThreshold{0, 1e12, "GFLOP or MB",
+                                 "an efficiency row's size threshold"};
+constexpr NumberRange kCapacity{1e-6, 1e15, "GiB", "a memory tier's capacity"};
+constexpr NumberRange kOptionalCapacity{
+    0, 1e15, "GiB", "a memory tier's capacity, 0 for no offload tier"};
+constexpr NumberRange kBandwidth{1e-3, 1e9, "GB/s", "a memory or link rate"};
+constexpr NumberRange kLatency{0, 1e3, "s", "a link's latency"};
+constexpr NumberRange kScalar{1e-3, 1e3, "", "a collective's size multiplier"};
+// Network time multiplies the bytes by 1 + offset / n for a group of n >= 2
+// processors: an offset below -2 would make it negative.
+constexpr NumberRange kOffset{-2, 1e3, "",
+                              "a collective's size offset; 1 + offset / n "
+                              "must stay >= 0 for groups of n >= 2"};
+constexpr NumberRange kProcessorUsage{
+    0, 0.99, "", "the fraction of the processor a link's transfers use"};
+
 class Collector {
  public:
   void Add(std::string field, std::string message) {
@@ -99,21 +128,16 @@ class Collector {
     Add(path, absl::StrCat(Named(path, value), " must be at least 1"));
     return false;
   }
-  bool RequirePositiveFinite(const std::string& path, double value) {
-    if (std::isfinite(value) && value > 0) return true;
-    Add(path,
-        absl::StrCat(Named(path, value), " must be a positive finite number"));
-    return false;
-  }
-  bool RequireNonNegativeFinite(const std::string& path, double value) {
-    if (std::isfinite(value) && value >= 0) return true;
-    Add(path, absl::StrCat(Named(path, value),
-                           " must be a finite number >= 0"));
-    return false;
-  }
-  bool RequireFraction(const std::string& path, double value) {
-    if (std::isfinite(value) && value > 0 && value <= 1) return true;
-    Add(path, absl::StrCat(Named(path, value), " must be in (0, 1]"));
+  // The documented range of a system number (the NumberRange constants).
+  bool RequireWithin(const std::string& path, double value,
+                     const NumberRange& range) {
+    if (std::isfinite(value) && value >= range.min && value <= range.max) {
+      return true;
+    }
+    Add(path, absl::StrCat(Named(path, value), " must be between ",
+                           Num(range.min), " and ", Num(range.max),
+                           *range.unit != '\0' ? " " : "", range.unit, " (",
+                           range.why, ")"));
     return false;
   }
 
@@ -148,11 +172,8 @@ void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string row = absl::StrCat(path, "[", i, "]");
     const double threshold = rows[i].threshold;
-    if (!std::isfinite(threshold) || threshold < 0) {
-      out->Add(row + "[0]", absl::StrCat(Named(row + "[0]", threshold),
-                                         " must be a finite threshold >= 0"));
-    }
-    out->RequireFraction(row + "[1]", rows[i].efficiency);
+    out->RequireWithin(row + "[0]", threshold, kThreshold);
+    out->RequireWithin(row + "[1]", rows[i].efficiency, kEfficiency);
     if (i > 0 && !(threshold < rows[i - 1].threshold)) {
       out->Add(row + "[0]",
                absl::StrCat(path, " thresholds must be strictly descending: ",
@@ -179,7 +200,7 @@ void CheckProcessor(const Processor& processor, const std::string& path,
   for (const auto& [datatype, rate] : processor.rates) {
     const std::string rate_path =
         absl::StrCat(path, ".", DataTypeName(datatype));
-    out->RequirePositiveFinite(rate_path + ".tflops", rate.tflops);
+    out->RequireWithin(rate_path + ".tflops", rate.tflops, kTflops);
     CheckEfficiencyTable(rate.gflops_efficiency,
                          rate_path + ".gflops_efficiency", out);
   }
@@ -190,27 +211,23 @@ void CheckProcessor(const Processor& processor, const std::string& path,
 // the capacity check of the analysis).
 void CheckMemory(const MemoryTier& memory, const std::string& path,
                  bool may_be_empty, Collector* out) {
-  if (may_be_empty) {
-    out->RequireNonNegativeFinite(path + ".GiB", memory.gib);
-  } else {
-    out->RequirePositiveFinite(path + ".GiB", memory.gib);
-  }
-  out->RequirePositiveFinite(path + ".GBps", memory.gbps);
+  out->RequireWithin(path + ".GiB", memory.gib,
+                     may_be_empty ? kOptionalCapacity : kCapacity);
+  out->RequireWithin(path + ".GBps", memory.gbps, kBandwidth);
   CheckEfficiencyTable(memory.mb_efficiency, path + ".MB_efficiency", out);
 }
 
 void CheckNetworkOp(const NetworkOpCost& op, const std::string& path,
                     bool collective, Collector* out) {
-  out->RequirePositiveFinite(path + "[0]", op.scalar);
+  out->RequireWithin(path + "[0]", op.scalar, kScalar);
   const std::string offset_path = path + "[1]";
   if (collective) {
     if (!op.offset.has_value()) {
       out->Add(offset_path,
                absl::StrCat(offset_path,
                             " must be a number: a collective needs an offset"));
-    } else if (!std::isfinite(*op.offset)) {
-      out->Add(offset_path, absl::StrCat(Named(offset_path, *op.offset),
-                                         " must be a finite number"));
+    } else {
+      out->RequireWithin(offset_path, *op.offset, kOffset);
     }
   } else if (op.offset.has_value()) {
     out->Add(
@@ -222,14 +239,10 @@ void CheckNetworkOp(const NetworkOpCost& op, const std::string& path,
 
 void CheckNetwork(const NetworkTier& network, const std::string& path,
                   Collector* out) {
-  out->RequirePositiveFinite(path + ".bandwidth", network.bandwidth_gbps);
-  out->RequireFraction(path + ".efficiency", network.efficiency);
+  out->RequireWithin(path + ".bandwidth", network.bandwidth_gbps, kBandwidth);
+  out->RequireWithin(path + ".efficiency", network.efficiency, kEfficiency);
   out->RequireAtLeastOne(path + ".size", network.size);
-  if (!std::isfinite(network.latency_s) || network.latency_s < 0) {
-    out->Add(path + ".latency",
-             absl::StrCat(Named(path + ".latency", network.latency_s),
-                          " must be a finite number >= 0"));
-  }
+  out->RequireWithin(path + ".latency", network.latency_s, kLatency);
   CheckNetworkOp(network.p2p, path + ".ops.p2p", /*collective=*/false, out);
   CheckNetworkOp(network.reduce_scatter, path + ".ops.reduce_scatter",
                  /*collective=*/true, out);
@@ -237,12 +250,8 @@ void CheckNetwork(const NetworkTier& network, const std::string& path,
                  /*collective=*/true, out);
   CheckNetworkOp(network.all_reduce, path + ".ops.all_reduce",
                  /*collective=*/true, out);
-  const double usage = network.processor_usage;
-  if (!std::isfinite(usage) || usage < 0 || usage >= 1) {
-    out->Add(path + ".processor_usage",
-             absl::StrCat(Named(path + ".processor_usage", usage),
-                          " must be in [0, 1)"));
-  }
+  out->RequireWithin(path + ".processor_usage", network.processor_usage,
+                     kProcessorUsage);
 }
 
 void CheckSystem(const System& system, Collector* out) {

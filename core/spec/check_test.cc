@@ -352,16 +352,19 @@ INSTANTIATE_TEST_SUITE_P(
             "efficiency_range",
             [](auto& s) { s.system.mem2.mb_efficiency[0].efficiency = 1.5; },
             "system.mem2.MB_efficiency[0][1]",
-            "system.mem2.MB_efficiency[0][1] (1.5) must be in (0, 1]"},
+            "system.mem2.MB_efficiency[0][1] (1.5) must be between 0.001 and "
+            "1 (a fraction of the peak)"},
         RuleCase{"bandwidth",
                  [](auto& s) { s.system.networks[1].bandwidth_gbps = -25; },
                  "system.networks[1].bandwidth",
-                 "system.networks[1].bandwidth (-25) must be a positive "
-                 "finite number"},
+                 "system.networks[1].bandwidth (-25) must be between 0.001 "
+                 "and 1000000000 GB/s (a memory or link rate)"},
         RuleCase{"processor_usage",
                  [](auto& s) { s.system.networks[0].processor_usage = 1; },
                  "system.networks[0].processor_usage",
-                 "system.networks[0].processor_usage (1) must be in [0, 1)"},
+                 "system.networks[0].processor_usage (1) must be between 0 "
+                 "and 0.99 (the fraction of the processor a link's transfers "
+                 "use)"},
         RuleCase{"p2p_offset",
                  [](auto& s) { s.system.networks[0].p2p.offset = 0.5; },
                  "system.networks[0].ops.p2p[1]",
@@ -379,8 +382,32 @@ INSTANTIATE_TEST_SUITE_P(
                    s.system.vector.rates[DataType::kFloat16].tflops = NAN;
                  },
                  "system.vector.float16.tflops",
-                 "system.vector.float16.tflops (nan) must be a positive "
-                 "finite number"}),
+                 "system.vector.float16.tflops (nan) must be between 0.001 "
+                 "and 1000000000 TFLOP/s (an engine's peak rate)"},
+        RuleCase{"bandwidth_denormal",
+                 [](auto& s) { s.system.networks[1].bandwidth_gbps = 5e-324; },
+                 "system.networks[1].bandwidth",
+                 "system.networks[1].bandwidth (5e-324) must be between 0.001 "
+                 "and 1000000000 GB/s (a memory or link rate)"},
+        RuleCase{"offset_below_minus_two",
+                 [](auto& s) { s.system.networks[0].all_reduce.offset = -1e300; },
+                 "system.networks[0].ops.all_reduce[1]",
+                 "system.networks[0].ops.all_reduce[1] (-1e+300) must be "
+                 "between -2 and 1000 (a collective's size offset; 1 + offset "
+                 "/ n must stay >= 0 for groups of n >= 2)"},
+        RuleCase{"too_many_network_tiers",
+                 [](auto& s) {
+                   s.system.networks.resize(9, s.system.networks[1]);
+                 },
+                 "system.networks",
+                 "system.networks lists 9 network tiers, more than the limit "
+                 "of 8 (a real system has a few: NVLink, node, rack, pod; the "
+                 "search tries every tier for every parallel dimension)"},
+        RuleCase{"memory_efficiency_tiny",
+                 [](auto& s) { s.system.mem1.mb_efficiency[3].efficiency = 1e-300; },
+                 "system.mem1.MB_efficiency[3][1]",
+                 "system.mem1.MB_efficiency[3][1] (1e-300) must be between "
+                 "0.001 and 1 (a fraction of the peak)"}),
     [](const ::testing::TestParamInfo<RuleCase>& info) {
       return std::string(info.param.name);
     });

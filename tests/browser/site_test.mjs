@@ -252,6 +252,22 @@ try {
   assert.equal(await page.getByLabel('Model name', {exact: true}).inputValue(), hostile.model.name);
   assert.equal(await page.evaluate(() => window.pwned), undefined);
   assert.equal(await page.locator('img, script:not([src])').count(), 0);
+  // Extreme system numbers: rejected by the checker with the field, never a
+  // "valid mapping" with impossible figures.
+  const extreme = structuredClone(defaultSpec);
+  extreme.system.mem1.MB_efficiency[3][1] = 1e-300;
+  extreme.system.networks[1].bandwidth = 5e-324;
+  extreme.system.networks[0].ops.all_reduce = [2, -1e300];
+  await open(`#spec=${encodeURIComponent(JSON.stringify(extreme))}`);
+  await nextFrames(page);
+  assert.match(await page.textContent('#status'), /^Invalid mapping/);
+  assert.equal(await page.locator('[data-figure]').count(), 0, 'no figures for extreme numbers');
+  const systemErrors = await page.textContent('#system-errors');
+  for (const field of ['system.mem1.MB_efficiency[3][1] (1e-300)',
+                      'system.networks[1].bandwidth (5e-324)',
+                      'system.networks[0].ops.all_reduce[1] (-1e+300)']) {
+    assert.ok(systemErrors.includes(field), `${field} is named: ${systemErrors}`);
+  }
   console.log('ok: hostile links are shown as text or rejected with a message');
 
   // 9. Phone width, and the embedding example.
