@@ -61,7 +61,7 @@ std::optional<CommandResult> ReadFiles(const Args& paths,
     if (!text) {
       CommandResult result;
       result.exit_code = kExitInvalidInput;
-      result.errors.push_back(error);
+      result.AddError(error);
       return result;
     }
     contents->push_back(*std::move(text));
@@ -157,7 +157,7 @@ std::optional<CommandResult> RunAnalyze(const Args& args) {
   if (!stages.empty()) {
     if (std::optional<std::string> error = DumpStages(args[2], stages)) {
       result.exit_code = kExitInvalidInput;
-      result.errors.push_back(*error);
+      result.AddError(*error);
     }
   }
   return result;
@@ -322,8 +322,8 @@ int Run(const Args& args) {
                                    sub->synopsis));
   }
   Print(result->output, stdout);
-  for (const std::string& error : result->errors) {
-    Print(absl::StrCat("error: ", error, "\n"), stderr);
+  for (const FieldError& error : result->errors) {
+    Print(absl::StrCat("error: ", error.message, "\n"), stderr);
   }
   std::fflush(stdout);
   return result->exit_code;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/checked_math.h"
 #include "core/base/json.h"
+#include "core/base/field_errors.h"
 #include "core/base/json_reader.h"
 #include "core/base/status_macros.h"
 #include "core/spec/spec_json.h"
@@ -258,7 +259,7 @@ MappingSpec SpecOf(const Execution& exe, TransformerModel model,
 }
 
 absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
-  return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  return InvalidInputError(ReaderFieldErrors(errors));
 }
 
 }  // namespace

@@ -314,20 +314,20 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
   analysis.lineage = Resolve(MemoryLineageTable(), kName, program);
   const MemoryFigures& m = analysis.figures;
   if (m.proc_mem_tier1_cap_req > m.tier1_capacity) {
-    analysis.violations.push_back(absl::StrCat(
+    analysis.violations.push_back({"system.mem1.GiB", absl::StrCat(
         "system.mem1.GiB (", FormatDouble(program.system().mem1.gib),
         ") is less than proc_mem_tier1_cap_req (", GiB(m.proc_mem_tier1_cap_req),
         "): one rank needs weights ", GiB(m.weight_space), ", activations ",
         GiB(m.act_space), ", checkpoints ", GiB(m.act_checkpoint_size),
         ", weight gradients ", GiB(m.weight_grad_space), ", optimizer ",
         GiB(m.optimizer_space), ", activation gradients ",
-        GiB(m.act_grad_space), " (before offload)"));
+        GiB(m.act_grad_space), " (before offload)")});
   }
   if (m.proc_mem_tier2_cap_req > m.tier2_capacity) {
-    analysis.violations.push_back(absl::StrCat(
+    analysis.violations.push_back({"system.mem2.GiB", absl::StrCat(
         "system.mem2.GiB (", FormatDouble(program.system().mem2.gib),
         ") is less than proc_mem_tier2_cap_req (",
-        GiB(m.proc_mem_tier2_cap_req), ") needed by options.offload"));
+        GiB(m.proc_mem_tier2_cap_req), ") needed by options.offload")});
   }
   absl::Status status;
   ForEachMemoryFigure(m, [&](const char* name, double value) {
@@ -369,8 +369,8 @@ std::string ToText(const MemoryAnalysis& a) {
   absl::StrAppend(&out, "tier1_capacity=", FormatDouble(a.figures.tier1_capacity),
                   "\ntier2_capacity=", FormatDouble(a.figures.tier2_capacity),
                   "\n");
-  for (const std::string& v : a.violations) {
-    absl::StrAppend(&out, "violation ", v, "\n");
+  for (const FieldError& v : a.violations) {
+    absl::StrAppend(&out, "violation ", v.message, "\n");
   }
   absl::StrAppend(&out, LineageText(a.lineage));
   return out;

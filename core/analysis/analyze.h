@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
+#include "core/base/field_errors.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
 
@@ -38,7 +39,7 @@ struct MemoryAnalysis {
   static constexpr const char* kFormat = "blueprinting.memory_analysis/1";
   MemoryFigures figures;
   // Capacity violations, one line each (empty when the mapping fits).
-  std::vector<std::string> violations;
+  std::vector<FieldError> violations;
   std::vector<FigureLineage> lineage;
 };
 

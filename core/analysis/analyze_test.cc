@@ -143,10 +143,11 @@ TEST(AnalyzeMemory, ReportsCapacityViolationNamingTheField) {
   m.seq = 2048;
   const Analysed a = Analyse(m);
   ASSERT_EQ(a.memory.violations.size(), 1u);
-  EXPECT_NE(a.memory.violations[0].find("system.mem1.GiB (80)"),
+  EXPECT_NE(a.memory.violations[0].message.find("system.mem1.GiB (80)"),
             std::string::npos)
-      << a.memory.violations[0];
-  EXPECT_NE(a.memory.violations[0].find("proc_mem_tier1_cap_req"),
+      << a.memory.violations[0].message;
+  EXPECT_EQ(a.memory.violations[0].field, "system.mem1.GiB");
+  EXPECT_NE(a.memory.violations[0].message.find("proc_mem_tier1_cap_req"),
             std::string::npos);
 }
 

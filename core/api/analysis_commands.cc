@@ -43,7 +43,7 @@ bool RunSpec(const absl::StatusOr<MappingSpec>& spec, PipelineResult* result,
 void AddCapacityViolations(const PipelineResult& r, CommandResult* out) {
   if (r.memory.violations.empty()) return;
   out->exit_code = kExitInvalidInput;
-  out->errors = r.memory.violations;
+  out->errors = r.memory.violations;  // FieldErrors naming mem1/mem2.GiB
 }
 
 }  // namespace

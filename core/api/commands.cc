@@ -54,12 +54,12 @@ CommandResult FailureResult(const absl::Status& status) {
   result.exit_code = ExitCodeOf(status.code());
   const absl::string_view prefix =
       result.exit_code == kExitInternal ? "internal error: " : "";
-  for (absl::string_view line :
-       absl::StrSplit(status.message(), '\n', absl::SkipEmpty())) {
-    result.errors.push_back(absl::StrCat(prefix, line));
+  for (FieldError& error : FieldErrorsOf(status)) {
+    error.message = absl::StrCat(prefix, error.message);
+    result.errors.push_back(std::move(error));
   }
   if (result.errors.empty()) {
-    result.errors.push_back(absl::StrCat(prefix, status.ToString()));
+    result.AddError(absl::StrCat(prefix, status.ToString()));
   }
   return result;
 }
@@ -70,7 +70,7 @@ std::optional<CommandResult> OversizedInput(
   result.exit_code = kExitInvalidInput;
   for (const auto& [name, text] : inputs) {
     if (text->size() > kMaxInputBytes) {
-      result.errors.push_back(InputTooLargeMessage(name));
+      result.errors.push_back({name, InputTooLargeMessage(name)});
     }
   }
   if (result.errors.empty()) return std::nullopt;
@@ -101,7 +101,7 @@ CommandResult ImportMegatron(const std::string& system_json,
   if (args_bytes > kMaxInputBytes) {
     CommandResult result;
     result.exit_code = kExitInvalidInput;
-    result.errors.push_back(InputTooLargeMessage("args"));
+    result.errors.push_back({"args", InputTooLargeMessage("args")});
     return result;
   }
   absl::StatusOr<System> system = FromCalculonSystem(system_json);

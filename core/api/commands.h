@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/base/field_errors.h"
 
 namespace blueprint {
 
@@ -28,12 +29,18 @@ inline constexpr int kExitInternal = 3;      // a bug: a verifier failed
 inline constexpr int kExitCancelled = 4;     // the caller cancelled (wasm)
 
 // CommandResult: what a command prints. `output` is stdout (empty on
-// failure); `errors` are the stderr lines without the "error: " prefix the
-// CLI adds, one per violated rule.
+// failure); `errors` are one per violated rule: the field path it concerns
+// ("" when none: malformed JSON, a file, a flag) and the stderr line without
+// the "error: " prefix the CLI adds.
 struct CommandResult {
   int exit_code = kExitOk;
   std::string output;
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
+
+  // Adds an error that concerns no one field.
+  void AddError(std::string message) {
+    errors.push_back({"", std::move(message)});
+  }
 };
 
 // FailureResult: the one mapping from a failed status to an exit code, with

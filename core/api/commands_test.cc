@@ -24,6 +24,13 @@ constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
 constexpr char kExampleProgram[] =
     "core/spec/testdata/175b_t8p8_v3.program.json";
 
+// The messages of a result's errors, in order.
+std::vector<std::string> Messages(const CommandResult& result) {
+  std::vector<std::string> out;
+  for (const FieldError& error : result.errors) out.push_back(error.message);
+  return out;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream contents;
@@ -57,7 +64,7 @@ TEST(Commands, ImportCalculonThenCheck) {
 
 TEST(Commands, ExampleSpecChecksToTheGoldenProgram) {
   const CommandResult checked = Check(ReadFile(kExample));
-  ASSERT_EQ(checked.exit_code, kExitOk) << checked.errors.front();
+  ASSERT_EQ(checked.exit_code, kExitOk) << checked.errors.front().message;
   EXPECT_EQ(checked.output, ReadFile(kExampleProgram));
 }
 
@@ -69,10 +76,12 @@ TEST(Commands, ViolationsAreOneErrorEach) {
   const CommandResult checked = Check(imported.output);
   EXPECT_EQ(checked.exit_code, kExitInvalidInput);
   EXPECT_TRUE(checked.output.empty());
-  EXPECT_EQ(checked.errors,
+  EXPECT_EQ(Messages(checked),
             std::vector<std::string>{
                 "parallelism.pipeline.schedule.virtual_stages (5) must divide "
                 "blocks_per_stage (12)"});
+  EXPECT_EQ(checked.errors[0].field,
+            "parallelism.pipeline.schedule.virtual_stages");
 }
 
 TEST(Commands, AdapterErrorsAreInvalidInput) {
@@ -85,7 +94,7 @@ TEST(Commands, AdapterErrorsAreInvalidInput) {
   const CommandResult garbage = Check("not json");
   EXPECT_EQ(garbage.exit_code, kExitInvalidInput);
   ASSERT_EQ(garbage.errors.size(), 1u);
-  EXPECT_EQ(garbage.errors[0].rfind("malformed JSON: parse error at line 1", 0),
+  EXPECT_EQ(garbage.errors[0].message.rfind("malformed JSON: parse error at line 1", 0),
             0u);
 }
 
@@ -118,7 +127,7 @@ TEST(Commands, ImportMegatron) {
                               "--recompute-method",
                               "uniform",
                               "--fp16"});
-  ASSERT_EQ(imported.exit_code, kExitOk) << imported.errors.front();
+  ASSERT_EQ(imported.exit_code, kExitOk) << imported.errors.front().message;
   const std::vector<std::string> files =
       CalculonFiles("v09_175B_t8p8_v3_full_ar_paperval");
   EXPECT_EQ(imported.output,
@@ -126,7 +135,9 @@ TEST(Commands, ImportMegatron) {
 
   const CommandResult bad_system = ImportMegatron("{}", {});
   EXPECT_EQ(bad_system.exit_code, kExitInvalidInput);
-  EXPECT_EQ(bad_system.errors.front(), "sys.matrix: required key is missing");
+  EXPECT_EQ(bad_system.errors.front().message,
+            "sys.matrix: required key is missing");
+  EXPECT_EQ(bad_system.errors.front().field, "sys.matrix");
 
   const CommandResult bad_flags = ImportMegatron(system, {"--bogus"});
   EXPECT_EQ(bad_flags.exit_code, kExitInvalidInput);
@@ -141,7 +152,7 @@ TEST(Commands, FailureResultMapsStatusToExitCode) {
   const CommandResult internal =
       FailureResult(absl::InternalError("plan IR: task 2: bad\nsecond"));
   EXPECT_EQ(internal.exit_code, kExitInternal);
-  EXPECT_EQ(internal.errors,
+  EXPECT_EQ(Messages(internal),
             (std::vector<std::string>{"internal error: plan IR: task 2: bad",
                                       "internal error: second"}));
 }
@@ -153,17 +164,18 @@ TEST(Commands, EveryCommandRefusesAnOversizedInput) {
   for (const CommandResult& result :
        {Check(huge), Analyze(huge), Digest(huge), Explain(huge, "total_time")}) {
     EXPECT_EQ(result.exit_code, kExitInvalidInput);
-    EXPECT_EQ(result.errors, std::vector<std::string>{message});
+    EXPECT_EQ(Messages(result), std::vector<std::string>{message});
+    EXPECT_EQ(result.errors[0].field, "spec");
   }
   const CommandResult calculon = Calculon("{}", huge, huge);
-  EXPECT_EQ(calculon.errors,
+  EXPECT_EQ(Messages(calculon),
             (std::vector<std::string>{InputTooLargeMessage("exe"),
                                       InputTooLargeMessage("system")}));
-  EXPECT_EQ(ImportCalculon(huge, "{}", "{}").errors,
+  EXPECT_EQ(Messages(ImportCalculon(huge, "{}", "{}")),
             std::vector<std::string>{InputTooLargeMessage("app")});
-  EXPECT_EQ(ImportMegatron(huge, {}).errors,
+  EXPECT_EQ(Messages(ImportMegatron(huge, {})),
             std::vector<std::string>{InputTooLargeMessage("system")});
-  EXPECT_EQ(Search(huge, "{}", {}, nullptr).errors,
+  EXPECT_EQ(Messages(Search(huge, "{}", {}, nullptr)),
             std::vector<std::string>{InputTooLargeMessage("app")});
 }
 
@@ -171,7 +183,7 @@ TEST(Commands, InvalidInputResultSplitsLines) {
   const CommandResult result =
       FailureResult(absl::InvalidArgumentError("a\nb\n"));
   EXPECT_EQ(result.exit_code, kExitInvalidInput);
-  EXPECT_EQ(result.errors, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(Messages(result), (std::vector<std::string>{"a", "b"}));
 }
 
 }  // namespace

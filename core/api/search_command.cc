@@ -23,9 +23,8 @@ CommandResult Search(const std::string& app_json, const std::string& sys_json,
     CommandResult out = FailureResult(!model.ok() ? model.status()
                                                        : system.status());
     if (!model.ok() && !system.ok()) {
-      for (absl::string_view line :
-           absl::StrSplit(system.status().message(), '\n')) {
-        out.errors.emplace_back(line);
+      for (FieldError& error : FailureResult(system.status()).errors) {
+        out.errors.push_back(std::move(error));
       }
     }
     return out;

@@ -65,8 +65,8 @@ std::vector<StageText> EvaluateCase(const CaseFiles& files) {
   std::vector<StageText> stages = StageTexts(*result);
   if (!result->memory.violations.empty()) {
     std::string errors = kErrorsFormat;
-    for (const std::string& v : result->memory.violations) {
-      absl::StrAppend(&errors, v, "\n");
+    for (const FieldError& v : result->memory.violations) {
+      absl::StrAppend(&errors, v.message, "\n");
     }
     stages.push_back({"errors", errors});
   }

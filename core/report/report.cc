@@ -194,7 +194,11 @@ nlohmann::json ReportJson(const PipelineResult& r) {
   report["figures"] = std::move(figures);
   nlohmann::json memory = nlohmann::json::object();
   memory["fits"] = r.memory.violations.empty();
-  memory["violations"] = r.memory.violations;
+  std::vector<std::string> violations;
+  for (const FieldError& v : r.memory.violations) {
+    violations.push_back(v.message);
+  }
+  memory["violations"] = violations;
   memory["tier1_capacity"] = r.memory.figures.tier1_capacity;
   memory["tier2_capacity"] = r.memory.figures.tier2_capacity;
   report["memory"] = std::move(memory);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/checked_math.h"
+#include "core/base/field_errors.h"
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
 
@@ -754,12 +755,12 @@ absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
   TypedProgram program;
   const std::vector<Violation> violations = Verify(spec, &program.derived);
   if (!violations.empty()) {
-    std::vector<std::string> lines;
-    lines.reserve(violations.size());
+    std::vector<FieldError> errors;
+    errors.reserve(violations.size());
     for (const Violation& violation : violations) {
-      lines.push_back(violation.message);
+      errors.push_back({violation.field, violation.message});
     }
-    return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+    return InvalidInputError(errors);
   }
   program.spec = spec;
   return program;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
+#include "core/base/field_errors.h"
 #include "core/base/json_reader.h"
 #include "core/base/status_macros.h"
 
@@ -491,7 +492,7 @@ Spec ReadSpec(JsonObjectReader* top) {
 }
 
 absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
-  return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  return InvalidInputError(ReaderFieldErrors(errors));
 }
 
 }  // namespace

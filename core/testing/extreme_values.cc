@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
 #include "core/base/sha256.h"
@@ -65,18 +64,27 @@ bool NamesField(const std::string& error) {
   return false;
 }
 
+// "field: message" per error, one per line.
+std::string ErrorLines(const CommandResult& result) {
+  std::string out;
+  for (const FieldError& error : result.errors) {
+    absl::StrAppend(&out, error.field, ": ", error.message, "\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 PropertyOutcome CheckExtremeValueProperty(const std::string& spec_json) {
   PropertyOutcome outcome;
   const CommandResult check = Check(spec_json);
-  std::string printed = check.output + absl::StrJoin(check.errors, "\n");
+  std::string printed = check.output + ErrorLines(check);
   std::string analyze_code = "-";
   if (check.exit_code == kExitOk) {
     const CommandResult analyze = Analyze(spec_json);
     analyze_code = absl::StrCat(analyze.exit_code);
     absl::StrAppend(&printed, "\n", analyze.output, "\n",
-                    absl::StrJoin(analyze.errors, "\n"));
+                    ErrorLines(analyze));
     const bool capacity_only =
         analyze.exit_code == kExitInvalidInput && !analyze.output.empty();
     if (analyze.exit_code != kExitOk && !capacity_only) {
@@ -103,10 +111,10 @@ PropertyOutcome CheckExtremeValueProperty(const std::string& spec_json) {
           absl::StrCat("check exits ", check.exit_code, " (not 2)"));
     }
     if (check.errors.empty()) outcome.broken.push_back("check: no errors");
-    for (const std::string& error : check.errors) {
-      if (!NamesField(error)) {
+    for (const FieldError& error : check.errors) {
+      if (error.field.empty() || !NamesField(error.message)) {
         outcome.broken.push_back(
-            absl::StrCat("error names no field: ", error));
+            absl::StrCat("error names no field: ", error.message));
       }
     }
   }

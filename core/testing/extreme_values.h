@@ -3,7 +3,8 @@
 //   check accepts  => analyze succeeds (exit 0, or exit 2 with its report and
 //                     only memory-capacity violations) and every figure of
 //                     the report is a finite number >= 0;
-//   check rejects  => exit 2 and every error names a field path.
+//   check rejects  => exit 2 and every error has a field path, which its
+//                     message names.
 // Each run also yields a one-line record (exit codes and a digest of every
 // byte printed) so that native and wasm builds can be compared.
 #ifndef BLUEPRINTING_CORE_TESTING_EXTREME_VALUES_H_

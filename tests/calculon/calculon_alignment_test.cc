@@ -65,7 +65,9 @@ Outcome Evaluate(const std::string& dir) {
     out.errors = {std::string(result.status().ToString())};
     return out;
   }
-  out.errors = result->memory.violations;
+  for (const FieldError& v : result->memory.violations) {
+    out.errors.push_back(v.message);
+  }
   out.stats = CalculonStatsJson(result->plan.block, result->iteration.figures,
                                 result->memory.figures);
   return out;
