@@ -100,21 +100,25 @@ def bp_cc_test(name, srcs, deps, data = [], size = "small", args = [], copts = [
         tags = tags + ["wasm"],
     )
 
-def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], visibility = None):
+def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], post_js = [], visibility = None):
     """An embind ES module: `NAME.mjs` + `NAME.wasm`, default export `export_name`.
 
     `await export_name()` resolves to the module in browsers and in node alike
     (under node the .wasm next to the .mjs is read from disk). The C++ side is a
-    cc_binary `NAME.tar` built for wasm: add libraries to `deps`.
+    cc_binary `NAME.tar` built for wasm: add libraries to `deps`. `post_js`:
+    JS files included with --post-js (inside the factory, after the runtime).
     """
     shim = "//tools/emscripten:node_esm_shim.js"
     pre = "//tools/emscripten:node_wasm_binary.js"
+    post_js_opts = []
+    for f in post_js:
+        post_js_opts += ["--post-js", "$(location %s)" % f]
     native.cc_binary(
         name = name + ".tar",
         srcs = srcs,
         deps = deps,
         copts = BP_COPTS + copts,
-        additional_linker_inputs = [shim, pre],
+        additional_linker_inputs = [shim, pre] + post_js,
         linkopts = [
             "-lembind",
             "-sMODULARIZE=1",
@@ -129,7 +133,7 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], v
             "$(location %s)" % shim,
             "--pre-js",
             "$(location %s)" % pre,
-        ] + linkopts,
+        ] + post_js_opts + linkopts,
         target_compatible_with = _WASM_ONLY,
         tags = ["manual"],
     )

@@ -2,81 +2,274 @@
 // Every method mirrors a CLI command and returns {ok, output, errors} where
 // `output` is byte-identical to the CLI's stdout. Errors are values: the core
 // never throws (wasm builds have no exceptions) and never aborts on input.
+//
+// Hostile input is refused here, before the core sees it, as a value:
+//   * every argument is taken as an emscripten::val, never converted by
+//     embind: its std::string conversion writes through an unchecked malloc
+//     (a failed allocation would overwrite memory at address 0), and encodes a
+//     lone surrogate by swallowing the next code unit;
+//   * a string longer than kMaxInputBytes UTF-16 code units is refused with
+//     the core's InputTooLargeMessage before any byte is copied (a UTF-8
+//     encoding is never shorter than its UTF-16 length); shorter strings are
+//     converted and the core applies the same limit to their UTF-8 bytes;
+//   * a string that is not well-formed UTF-16 (a lone surrogate) is refused,
+//     naming the argument;
+//   * results are returned to JS through TextDecoder over the heap, without
+//     the malloc'd copy embind would make.
+// What is left (running out of memory inside the core, a bug that traps) is
+// caught by wasm/guard.js, which wraps every method and turns it into
+// {ok: false, errors: ["internal error: ..."]}.
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
 #include <emscripten/val.h>
 
+#include "absl/strings/str_cat.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
 #include "core/api/search_command.h"
+#include "core/base/input_limits.h"
 #include "core/golden/golden.h"
 #include "wasm/demo.h"
+
+// Called by operator new when malloc fails (memory cannot grow any further):
+// unwinds to wasm/guard.js with an error it reports as out of memory. The
+// default (abort()) would report "Aborted(native code called abort())".
+EM_JS(void, bp_throw_out_of_memory, (), {
+  var error = new Error('out of memory');
+  error.blueprintingOutOfMemory = true;
+  throw error;
+});
 
 namespace {
 
 using emscripten::val;
 
+// A JS string from UTF-8 bytes on the heap, decoded by TextDecoder (invalid
+// UTF-8, which the core never returns, would become U+FFFD as with embind).
+val JsString(const std::string& text) {
+  static const val* const decoder = new val(val::global("TextDecoder").new_());
+  return decoder->call<val>(
+      "decode",
+      val(emscripten::typed_memory_view(
+          text.size(), reinterpret_cast<const unsigned char*>(text.data()))));
+}
+
 val ToJs(const blueprint::CommandResult& result) {
   val out = val::object();
   out.set("ok", result.exit_code == blueprint::kExitOk);
-  out.set("output", result.output);
+  out.set("output", JsString(result.output));
   val errors = val::array();
-  for (const std::string& e : result.errors) errors.call<void>("push", e);
+  for (const std::string& e : result.errors) {
+    errors.call<void>("push", JsString(e));
+  }
   out.set("errors", errors);
   return out;
 }
 
-// A JS array of strings, or an error naming the argument.
-bool StringsFromJs(const val& array, std::vector<std::string>* out) {
-  if (!array.isArray()) return false;
-  const int length = array["length"].as<int>();
-  for (int i = 0; i < length; ++i) {
-    const val item = array[i];
-    if (!item.isString()) return false;
-    out->push_back(item.as<std::string>());
+val Failure(int exit_code, const std::vector<std::string>& errors) {
+  blueprint::CommandResult result;
+  result.exit_code = exit_code;
+  result.errors = errors;
+  return ToJs(result);
+}
+
+// Converts the JS string `value`, the argument `name`, into `out`, or appends
+// an error naming it to `errors` and returns false.
+bool StringFromJs(const val& value, const std::string& name, std::string* out,
+                  std::vector<std::string>* errors) {
+  if (!value.isString()) {
+    errors->push_back(absl::StrCat(name, ": expected a string, got ",
+                                   value.typeOf().as<std::string>()));
+    return false;
+  }
+  const double length = value["length"].as<double>();
+  if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
+    errors->push_back(blueprint::InputTooLargeMessage(name));
+    return false;
+  }
+  // In a /u regular expression a surrogate pair is one code point, so \p{Cs}
+  // (the surrogate category) matches only a lone surrogate.
+  static const val* const lone_surrogate =
+      new val(val::global("RegExp").new_(val("\\p{Cs}"), val("u")));
+  const val match = lone_surrogate->call<val>("exec", value);
+  if (!match.isNull()) {
+    const int index = match["index"].as<int>();
+    const int unit = value.call<int>("charCodeAt", index);
+    static const char kHex[] = "0123456789ABCDEF";
+    std::string hex;
+    for (int shift = 12; shift >= 0; shift -= 4) {
+      hex.push_back(kHex[(unit >> shift) & 0xF]);
+    }
+    errors->push_back(absl::StrCat(
+        name, ": not well-formed UTF-16: lone surrogate U+", hex,
+        " at index ", index));
+    return false;
+  }
+  static const val* const encoder = new val(val::global("TextEncoder").new_());
+  const val bytes = encoder->call<val>("encode", value);
+  const size_t size = bytes["length"].as<size_t>();
+  // Make sure the heap can hold the copy before std::string asks for it:
+  // malloc returns null (ALLOW_MEMORY_GROWTH), operator new would not.
+  void* probe = std::malloc(size + 1);
+  if (probe == nullptr) {
+    errors->push_back(absl::StrCat(name, ": out of memory converting ", size,
+                                   " bytes"));
+    return false;
+  }
+  std::free(probe);
+  out->resize(size);
+  if (size > 0) {
+    val(emscripten::typed_memory_view(
+            size, reinterpret_cast<unsigned char*>(&(*out)[0])))
+        .call<void>("set", bytes);
   }
   return true;
 }
 
-val UsageError(const std::string& message) {
-  blueprint::CommandResult result;
-  result.exit_code = blueprint::kExitUsage;
-  result.errors.push_back(message);
-  return ToJs(result);
+// A JS array of strings (`name` in messages). The whole list is limited
+// like the core limits Megatron-LM's arguments: the sum of the lengths plus
+// one per string.
+bool StringsFromJs(const val& array, const std::string& name,
+                   const std::string& not_an_array,
+                   std::vector<std::string>* out,
+                   std::vector<std::string>* errors) {
+  if (!array.isArray()) {
+    errors->push_back(not_an_array);
+    return false;
+  }
+  const double length = array["length"].as<double>();
+  if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
+    errors->push_back(blueprint::InputTooLargeMessage(name));
+    return false;
+  }
+  double total = 0;
+  for (int i = 0; i < static_cast<int>(length); ++i) {
+    const val item = array[i];
+    if (!item.isString()) {
+      errors->push_back(not_an_array);
+      return false;
+    }
+    total += item["length"].as<double>() + 1;
+    if (total > static_cast<double>(blueprint::kMaxInputBytes)) {
+      errors->push_back(blueprint::InputTooLargeMessage(name));
+      return false;
+    }
+  }
+  bool ok = true;
+  out->resize(static_cast<size_t>(length));
+  for (int i = 0; i < static_cast<int>(length); ++i) {
+    ok &= StringFromJs(array[i], absl::StrCat(name, "[", i, "]"), &(*out)[i],
+                       errors);
+  }
+  return ok;
 }
+
+// The string arguments of one call, all checked before any is used.
+class Arguments {
+ public:
+  Arguments& String(const val& value, const char* name, std::string* out) {
+    StringFromJs(value, name, out, &errors_);
+    return *this;
+  }
+  Arguments& Strings(const val& value, const char* name,
+                     const std::string& not_an_array,
+                     std::vector<std::string>* out) {
+    StringsFromJs(value, name, not_an_array, out, &errors_);
+    return *this;
+  }
+  bool ok() const { return errors_.empty(); }
+  val Refusal() const { return Failure(blueprint::kExitInvalidInput, errors_); }
+
+ private:
+  std::vector<std::string> errors_;
+};
 
 std::string Version() { return "blueprinting 0.1.0"; }
 
-val Check(std::string spec) { return ToJs(blueprint::Check(spec)); }
-val Analyze(std::string spec) { return ToJs(blueprint::Analyze(spec)); }
-val Digest(std::string spec) { return ToJs(blueprint::Digest(spec)); }
-val Explain(std::string spec, std::string figure) {
+val Check(val spec_arg) {
+  std::string spec;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
+  return ToJs(blueprint::Check(spec));
+}
+val Analyze(val spec_arg) {
+  std::string spec;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
+  return ToJs(blueprint::Analyze(spec));
+}
+val Digest(val spec_arg) {
+  std::string spec;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
+  return ToJs(blueprint::Digest(spec));
+}
+val Explain(val spec_arg, val figure_arg) {
+  std::string spec, figure;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec)
+           .String(figure_arg, "figure", &figure)
+           .ok()) {
+    return args.Refusal();
+  }
   return ToJs(blueprint::Explain(spec, figure));
 }
-val Calculon(std::string app, std::string exe, std::string sys) {
+val Calculon(val app_arg, val exe_arg, val sys_arg) {
+  std::string app, exe, sys;
+  Arguments args;
+  if (!args.String(app_arg, "app", &app)
+           .String(exe_arg, "exe", &exe)
+           .String(sys_arg, "system", &sys)
+           .ok()) {
+    return args.Refusal();
+  }
   return ToJs(blueprint::Calculon(app, exe, sys));
 }
-val ImportCalculon(std::string app, std::string exe, std::string sys) {
+val ImportCalculon(val app_arg, val exe_arg, val sys_arg) {
+  std::string app, exe, sys;
+  Arguments args;
+  if (!args.String(app_arg, "app", &app)
+           .String(exe_arg, "exe", &exe)
+           .String(sys_arg, "system", &sys)
+           .ok()) {
+    return args.Refusal();
+  }
   return ToJs(blueprint::ImportCalculon(app, exe, sys));
 }
-val ImportMegatron(std::string sys, val args) {
+val ImportMegatron(val sys_arg, val words_arg) {
+  std::string sys;
   std::vector<std::string> words;
-  if (!StringsFromJs(args, &words)) {
-    return UsageError("importMegatron: args must be an array of strings");
+  Arguments args;
+  if (!args.String(sys_arg, "system", &sys)
+           .Strings(words_arg, "args",
+                    "importMegatron: args must be an array of strings", &words)
+           .ok()) {
+    return args.Refusal();
   }
   return ToJs(blueprint::ImportMegatron(sys, words));
 }
 
 // `blueprint search`: `args` are the CLI's search flags; `progress`, when a
 // function, is called with the fraction done (the search runs synchronously:
-// call it from a Web Worker and terminate the worker to cancel).
-val Search(std::string app, std::string sys, val args, val progress) {
+// call it from a Web Worker and terminate the worker to cancel). guard.js
+// wraps `progress` so that an exception it throws never unwinds through the
+// module.
+val Search(val app_arg, val sys_arg, val words_arg, val progress) {
+  std::string app, sys;
   std::vector<std::string> words;
-  if (!StringsFromJs(args, &words)) {
-    return UsageError("search: args must be an array of strings");
+  Arguments args;
+  if (!args.String(app_arg, "app", &app)
+           .String(sys_arg, "system", &sys)
+           .Strings(words_arg, "args", "search: args must be an array of strings",
+                    &words)
+           .ok()) {
+    return args.Refusal();
   }
   blueprint::ProgressFn report = nullptr;
   if (progress.typeOf().as<std::string>() == "function") {
@@ -84,33 +277,50 @@ val Search(std::string app, std::string sys, val args, val progress) {
   }
   return ToJs(blueprint::Search(app, sys, words, report));
 }
-val SearchQuietly(std::string app, std::string sys, val args) {
-  return Search(std::move(app), std::move(sys), std::move(args), val::undefined());
-}
 
 // The canonical text of every stage of a golden case (core/golden/golden.h):
 // `files` maps input file names (spec.json, or app.json + exe.json +
 // sys.json, or megatron.txt + sys.json) to their text. Returns
-// [{stage, text}], for checking digests independently of the module.
+// [{stage, text}], for checking digests independently of the module. An
+// input that is not a usable string yields one "errors" stage.
 val EvaluateCase(val files) {
   blueprint::CaseFiles inputs;
+  std::vector<std::string> errors;
+  const bool is_object = files.typeOf().as<std::string>() == "object" &&
+                         !files.isNull();
   for (const std::string& name : blueprint::CaseInputNames()) {
+    if (!is_object) break;
     const val text = files[name];
-    if (text.isString()) inputs[name] = text.as<std::string>();
+    if (text.isUndefined()) continue;
+    std::string converted;
+    if (StringFromJs(text, name, &converted, &errors)) {
+      inputs[name] = std::move(converted);
+    }
+  }
+  std::vector<blueprint::StageText> stages;
+  if (errors.empty()) {
+    stages = blueprint::EvaluateCase(inputs);
+  } else {
+    std::string text = "blueprinting.errors/1\n";
+    for (const std::string& e : errors) absl::StrAppend(&text, e, "\n");
+    stages.push_back({"errors", text});
   }
   val out = val::array();
-  for (const blueprint::StageText& stage : blueprint::EvaluateCase(inputs)) {
+  for (const blueprint::StageText& stage : stages) {
     val item = val::object();
-    item.set("stage", stage.stage);
-    item.set("text", stage.text);
+    item.set("stage", JsString(stage.stage));
+    item.set("text", JsString(stage.text));
     out.call<void>("push", item);
   }
   return out;
 }
 
+void OutOfMemory() { bp_throw_out_of_memory(); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(blueprinting) {
+  std::set_new_handler(&OutOfMemory);
   emscripten::function("version", &Version);
   emscripten::function("digestDemo", &blueprinting::DigestDemo);
   emscripten::function("check", &Check);
@@ -121,7 +331,6 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("evaluateCase", &EvaluateCase);
-  // embind overloads by argument count: progress is optional.
+  // guard.js always passes all four arguments (progress may be undefined).
   emscripten::function("search", &Search);
-  emscripten::function("search", &SearchQuietly);
 }

@@ -9,11 +9,32 @@ export interface BlueprintingOptions {
   locateFile?: (path: string, scriptDirectory: string) => string;
   print?: (text: string) => void;
   printErr?: (text: string) => void;
+  /**
+   * The module's memory (at least 256 pages = 16 MiB initially). Default: a
+   * new memory growing up to 2 GiB; pass a smaller `maximum` to cap it. A
+   * call that runs out of memory returns an internal error (see CommandResult).
+   */
+  wasmMemory?: WebAssembly.Memory;
 }
 
 /**
  * What every command returns: `output` is byte-identical to the CLI's stdout
  * for the same inputs; `errors` are the CLI's stderr lines without "error: ".
+ *
+ * No argument makes a command throw or trap; it returns ok=false instead:
+ *   - an argument that is not a string (or, for `args`, not an array of
+ *     strings): "<name>: expected a string, got <typeof>";
+ *   - a string that is not well-formed UTF-16: "<name>: not well-formed
+ *     UTF-16: lone surrogate U+D800 at index 12" (`args[i]` for array items);
+ *   - a string over 16 MiB (its UTF-8 bytes; `args`: all items plus one byte
+ *     each): "<name>: input is larger than the limit of 16777216 bytes (16 MiB)";
+ *   - an array or object whose getters throw: "<method>: an argument could
+ *     not be read: ...";
+ *   - running out of memory, or a bug that traps: "internal error: <method>:
+ *     out of memory; ...". The instance then refuses every later call with an
+ *     internal error: create a new one with createBlueprinting().
+ * Argument names: spec, figure, app, exe, system, args.
+ * Quoted input in errors is at most 32 bytes, escaped (\xNN), valid UTF-8.
  */
 export interface CommandResult {
   ok: boolean;
@@ -46,14 +67,17 @@ export interface Blueprinting {
   /**
    * `blueprint search --procs N --max-batch B --datatype D ...`: `args` are the
    * CLI flags (add "--json" for JSON output). Runs synchronously: call it from
-   * a Web Worker; `progress` receives the fraction done.
+   * a Web Worker; `progress` receives the fraction done. If `progress`
+   * throws, it is not called again and its exception is rethrown once the
+   * search has finished.
    */
   search(appJson: string, sysJson: string, args: string[],
          progress?: (fraction: number) => void): CommandResult;
   /**
    * The canonical text of every stage of a golden case (what `digest` hashes):
    * `files` holds "spec.json", or "app.json" + "exe.json" + "sys.json", or
-   * "megatron.txt" + "sys.json".
+   * "megatron.txt" + "sys.json". A file that is not a usable string (see
+   * CommandResult) yields one "errors" stage naming it.
    */
   evaluateCase(files: Record<string, string>): StageText[];
   /** "blueprinting <version>", the version of package.json. */

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/checked_math.h"
+#include "core/base/parse_int.h"
+#include "core/base/quote.h"
 #include "re2/re2.h"
 
 namespace blueprint {
@@ -66,10 +66,8 @@ const FlagInfo* FindFlag(const std::string& name) {
   return nullptr;
 }
 
-// A user's word in a message, escaped so that the message stays one line.
-std::string Quoted(const std::string& s) {
-  return absl::StrCat("\"", absl::CEscape(s), "\"");
-}
+// A user's word in a message: a short escaped excerpt (core/base/quote.h).
+std::string Quoted(const std::string& s) { return QuoteExcerpt(s); }
 
 // The flags of one command line after syntax checks: integers parsed,
 // choices validated, switches present or not.
@@ -117,7 +115,6 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       new RE2("(?s)--([a-z0-9][a-z0-9-]*)=(.*)", *kBytes);
   static const RE2* const kFlagAlone =
       new RE2("--([a-z0-9][a-z0-9-]*)", *kBytes);
-  static const RE2* const kPositiveInteger = new RE2("[0-9]+", *kBytes);
 
   ParsedFlags parsed;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -136,10 +133,12 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     const std::string flag = "--" + name;
     const FlagInfo* info = FindFlag(name);
     if (info == nullptr) {
-      errors->push_back(
-          absl::StrCat("unsupported Megatron-LM flag ", flag,
-                       ": the model cannot represent it (supported flags: ",
-                       absl::StrJoin(MegatronFlagNames(), " "), ")"));
+      // The name is [a-z0-9-]+ but may be of any length: quote a long one.
+      errors->push_back(absl::StrCat(
+          "unsupported Megatron-LM flag ",
+          flag.size() <= kMaxExcerptBytes ? flag : QuoteExcerpt(flag),
+          ": the model cannot represent it (supported flags: ",
+          absl::StrJoin(MegatronFlagNames(), " "), ")"));
       // Skip its value too, so that it is not reported as a stray argument.
       if (!has_value && i + 1 < args.size() &&
           args[i + 1].rfind("--", 0) != 0) {
@@ -183,16 +182,14 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       }
       continue;
     }
-    int64_t number = 0;
-    if (!RE2::FullMatch(value, *kPositiveInteger) ||
-        !absl::SimpleAtoi(value, &number) || number < 1) {
-      errors->push_back(absl::StrCat(flag,
-                                     " needs a positive integer that fits in "
-                                     "64 bits (got ",
-                                     Quoted(value), ")"));
+    const std::optional<int64_t> number = ParsePositiveInteger(value);
+    if (!number) {
+      errors->push_back(absl::StrCat(
+          flag, " needs a positive integer that fits in 64 bits (",
+          kPositiveIntegerSpelling, "; got ", Quoted(value), ")"));
       continue;
     }
-    parsed.SetInteger(name, number);
+    parsed.SetInteger(name, *number);
   }
   return parsed;
 }

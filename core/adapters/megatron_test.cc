@@ -200,7 +200,7 @@ TEST(Megatron, UnrepresentableAndMalformedFlagsAreErrors) {
           "--fp16 is given more than once",
           "--sequence-parallel takes no value (got \"true\")",
           "--tensor-model-parallel-size needs a positive integer that fits in "
-          "64 bits (got \"0\")",
+          "64 bits (digits only, no sign, spaces or leading zeros; got \"0\")",
           "--micro-batch-size needs a value",
           "--seq-length is required",
           "--recompute-method only applies to --recompute-granularity full",
@@ -257,7 +257,8 @@ TEST(Megatron, RecomputeAndScheduleErrors) {
   EXPECT_EQ(Errors(model + "--world-size 99999999999999999999"),
             std::vector<std::string>{
                 "--world-size needs a positive integer that fits in 64 bits "
-                "(got \"99999999999999999999\")"});
+                "(digits only, no sign, spaces or leading zeros; got "
+                "\"99999999999999999999\")"});
 }
 
 TEST(Megatron, CheckerReportsWhatMegatronWouldReject) {
@@ -281,10 +282,67 @@ TEST(Megatron, ArbitraryBytesAreReportedOnOneLine) {
                    "--micro-batch-size=1"),
             (std::vector<std::string>{
                 "--num-layers needs a positive integer that fits in 64 bits "
-                "(got \"\\377\\n1\")",
-                "unexpected argument \"--\\377\": expected a Megatron-LM "
+                "(digits only, no sign, spaces or leading zeros; got "
+                "\"\\xFF\\x0A1\")",
+                "unexpected argument \"--\\xFF\": expected a Megatron-LM "
                 "flag such as --num-layers 96",
             }));
+}
+
+TEST(Megatron, IntegersAreStrict) {
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--micro-batch-size 1 ";
+  for (const std::string value :
+       {"+2048", "02048", "2048.0", "2e3", "-2048", "0", "0x800",
+        "9223372036854775808"}) {
+    EXPECT_EQ(Errors(model + "--seq-length=" + value),
+              std::vector<std::string>{
+                  "--seq-length needs a positive integer that fits in 64 "
+                  "bits (digits only, no sign, spaces or leading zeros; got "
+                  "\"" + value + "\")"})
+        << value;
+  }
+  // A space inside the value (one argv word, e.g. from a quoted shell word).
+  std::vector<std::string> args = Args(model);
+  args.push_back("--seq-length");
+  args.push_back(" 2048");
+  const absl::StatusOr<MappingSpec> spec = FromMegatronArgs(args, A100());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(std::string(spec.status().message()),
+            "--seq-length needs a positive integer that fits in 64 bits "
+            "(digits only, no sign, spaces or leading zeros; got \" 2048\")");
+}
+
+TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--micro-batch-size 1 --seq-length 2048 ";
+  // 30 digits then a 4-byte character across the 32-byte limit.
+  EXPECT_EQ(Errors(model + "--world-size=" + std::string(30, '1') +
+                   "\xF0\x9F\x98\x80"),
+            std::vector<std::string>{
+                "--world-size needs a positive integer that fits in 64 bits "
+                "(digits only, no sign, spaces or leading zeros; got \"" +
+                std::string(30, '1') + "\"...)"});
+  // A byte-order mark inside the value, and a long unknown flag.
+  EXPECT_EQ(Errors(model + "--recompute-granularity=\xEF\xBB\xBF" "full --" +
+                   std::string(60, 'x')),
+            (std::vector<std::string>{
+                "--recompute-granularity must be one of full, selective (got "
+                "\"\\xEF\\xBB\\xBFfull\")",
+                "unsupported Megatron-LM flag \"--" + std::string(30, 'x') +
+                    "\"...: the model cannot represent it (supported flags: "
+                    "--num-layers --hidden-size --num-attention-heads "
+                    "--seq-length --ffn-hidden-size --kv-channels "
+                    "--tensor-model-parallel-size "
+                    "--pipeline-model-parallel-size "
+                    "--virtual-pipeline-model-parallel-size "
+                    "--num-layers-per-virtual-pipeline-stage --world-size "
+                    "--micro-batch-size --global-batch-size "
+                    "--sequence-parallel --recompute-granularity "
+                    "--recompute-method --use-distributed-optimizer "
+                    "--overlap-grad-reduce --fp16 --bf16)"}));
 }
 
 TEST(Megatron, FlagNames) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/format.h"
+#include "core/base/quote.h"
 
 namespace blueprint {
 namespace {
@@ -17,6 +19,7 @@ namespace {
 using Json = nlohmann::json;
 
 void AppendScalar(const Json& value, std::string* out);
+std::string QuotedJsonString(const std::string& s);
 
 // Builds the DOM through nlohmann's own SAX DOM builder while tracking where
 // it is, so that a duplicate key or an over-deep nesting can be reported with
@@ -26,8 +29,8 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
  public:
   using Base = nlohmann::detail::json_sax_dom_parser<Json>;
 
-  explicit StrictDomBuilder(Json* result)
-      : Base(*result, /*allow_exceptions_=*/false) {}
+  StrictDomBuilder(const std::string& text, Json* result)
+      : Base(*result, /*allow_exceptions_=*/false), text_(text) {}
 
   const std::string& error() const { return error_; }
 
@@ -51,9 +54,7 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
   bool key(string_t& name) {
     Frame& frame = frames_.back();
     if (!frame.keys.insert(name).second) {
-      std::string quoted;
-      AppendScalar(Json(name), &quoted);
-      error_ = absl::StrCat("duplicate key ", quoted, " in ",
+      error_ = absl::StrCat("duplicate key ", QuotedJsonString(name), " in ",
                             Path(/*include_innermost=*/false));
       return false;
     }
@@ -72,14 +73,26 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
     return Base::end_array();
   }
 
+  // `byte` is the number of bytes read, `last_token` the bytes of the token
+  // the error is in (control bytes spelled <U+00XX>), ending at `byte`.
   template <class Exception>
-  bool parse_error(std::size_t byte, const std::string& /*last_token*/,
+  bool parse_error(std::size_t byte, const std::string& last_token,
                    const Exception& ex) {
     // what() is "[json.exception.parse_error.101] parse error at line 1,
-    // column 5: ..."; keep what follows the bracketed id.
+    // column 5: ... last read: '<last_token>'; ..."; keep what follows the
+    // bracketed id, and quote the token with QuoteExcerptEnd: nlohmann copies
+    // all of it (it may be megabytes long, end inside a UTF-8 character or
+    // hold invalid UTF-8).
     std::string what = ex.what();
     const std::size_t close = what.find("] ");
     if (close != std::string::npos) what = what.substr(close + 2);
+    const std::string token = absl::StrCat("; last read: '", last_token, "'");
+    const std::size_t at = what.find(token);
+    if (at != std::string::npos) {
+      what.replace(at, token.size(),
+                   absl::StrCat("; last read: ",
+                                QuoteExcerptEnd(RawToken(byte, last_token))));
+    }
     if (what.rfind("parse error", 0) != 0) {
       what = absl::StrCat("at byte ", byte, ": ", what);
     }
@@ -132,9 +145,49 @@ class StrictDomBuilder : public nlohmann::detail::json_sax_dom_parser<Json> {
     return path.empty() ? "the top level" : path;
   }
 
+  // The input bytes nlohmann's lexer printed as `last_token`: the token ends
+  // where reading stopped (`byte`, one past the input at its end), and the
+  // lexer wrote each control byte as "<U+00XX>". Falls back to `last_token`
+  // if the two do not match.
+  std::string RawToken(std::size_t byte, const std::string& last_token) const {
+    size_t end = std::min(byte, text_.size());
+    size_t printed = last_token.size();
+    while (printed > 0 && end > 0) {
+      const unsigned char c = static_cast<unsigned char>(text_[end - 1]);
+      if (c <= 0x1F) {
+        constexpr size_t kEscape = 8;  // <U+00XX>
+        char escape[kEscape + 1];
+        std::snprintf(escape, sizeof(escape), "<U+%.4X>", c);
+        if (printed < kEscape ||
+            last_token.compare(printed - kEscape, kEscape, escape) != 0) {
+          return last_token;
+        }
+        printed -= kEscape;
+      } else {
+        if (last_token[printed - 1] != text_[end - 1]) return last_token;
+        --printed;
+      }
+      --end;
+    }
+    if (printed != 0) return last_token;
+    return text_.substr(end, std::min(byte, text_.size()) - end);
+  }
+
+  const std::string& text_;
   std::vector<Frame> frames_;
   std::string error_;
 };
+
+// `s` as a JSON string for a message: at most 40 bytes of it, cut between
+// UTF-8 characters, with "..." before the closing quote when cut.
+std::string QuotedJsonString(const std::string& s) {
+  constexpr size_t kMaxBytes = 40;
+  std::string quoted;
+  const size_t keep = Utf8PrefixLength(s, kMaxBytes);
+  AppendScalar(Json(s.substr(0, keep)), &quoted);
+  if (keep < s.size()) quoted.insert(quoted.size() - 1, "...");
+  return quoted;
+}
 
 bool IsScalar(const Json& value) {
   return !value.is_object() && !value.is_array();
@@ -218,7 +271,7 @@ void AppendValue(const Json& value, int indent, int depth, std::string* out) {
 
 absl::StatusOr<nlohmann::json> ParseJson(const std::string& text) {
   Json result;
-  StrictDomBuilder builder(&result);
+  StrictDomBuilder builder(text, &result);
   const bool ok = Json::sax_parse(text, &builder, Json::input_format_t::json,
                                   /*strict=*/true, /*ignore_comments=*/false);
   if (!ok) {
@@ -277,17 +330,8 @@ const char* JsonTypeName(const nlohmann::json& value) {
 std::string JsonSnippet(const nlohmann::json& value) {
   if (!IsScalar(value)) return JsonTypeName(value);
   if (value.is_string()) {
-    const std::string& s = value.get_ref<const std::string&>();
-    constexpr size_t kMaxChars = 40;
-    if (s.size() > kMaxChars) {
-      std::string cut;
-      AppendScalar(Json(s.substr(0, kMaxChars)), &cut);
-      cut.insert(cut.size() - 1, "...");
-      return absl::StrCat("string ", cut);
-    }
-    std::string quoted;
-    AppendScalar(value, &quoted);
-    return absl::StrCat("string ", quoted);
+    return absl::StrCat(
+        "string ", QuotedJsonString(value.get_ref<const std::string&>()));
   }
   std::string text;
   AppendScalar(value, &text);

@@ -32,6 +32,10 @@ inline constexpr int kMaxJsonDepth = 64;
 // nothing after the value). On failure returns kInvalidArgument with a
 // one-line message:
 //   "malformed JSON: parse error at line 3, column 7: syntax error ..."
+//   "malformed JSON: parse error at line 1, column 9: syntax error while
+//    parsing object key - invalid literal; last read: \"\\xEF\"; expected
+//    string literal"  (the token quoted by QuoteExcerptEnd, core/base/quote.h:
+//    its last 32 bytes at most, escaped, so the message is valid UTF-8)
 //   "malformed JSON: duplicate key \"degree\" at parallelism.tensor"
 //   "malformed JSON: nesting deeper than 64 levels at a[0][0]..."
 absl::StatusOr<nlohmann::json> ParseJson(const std::string& text);
@@ -60,7 +64,8 @@ std::string ElementPath(const std::string& parent, size_t index);
 const char* JsonTypeName(const nlohmann::json& value);
 
 // JsonSnippet: a short rendering of `value` for error messages: scalars in
-// compact JSON (strings cut after 40 characters), containers by type name.
+// compact JSON (strings cut after at most 40 bytes, between UTF-8
+// characters, "..." before the closing quote), containers by type name.
 std::string JsonSnippet(const nlohmann::json& value);
 
 }  // namespace blueprint

@@ -81,6 +81,80 @@ TEST(ParseJson, MalformedTextNamesThePosition) {
             "while parsing object - unexpected string literal; expected '}'");
 }
 
+std::string ParseError(const std::string& text) {
+  absl::StatusOr<Json> value = ParseJson(text);
+  if (value.ok()) return "(parsed)";
+  return std::string(value.status().message());
+}
+
+TEST(ParseJson, MidDocumentByteOrderMarkIsQuotedEscaped) {
+  // A BOM opening the document is skipped (nlohmann); anywhere else it is an
+  // invalid literal whose first byte is quoted as \xEF, never raw.
+  EXPECT_TRUE(ParseJson("\xEF\xBB\xBF{\"a\": 1}").ok());
+  // (nlohmann's "last read" holds the structural characters read since the
+  // last scalar token.)
+  EXPECT_EQ(ParseError("{\"a\": 1,\xEF\xBB\xBF \"b\": 2}"),
+            "malformed JSON: parse error at line 1, column 9: syntax error "
+            "while parsing object key - invalid literal; last read: "
+            "\"1,\\xEF\"; expected string literal");
+  EXPECT_EQ(ParseError("{\"a\":\n\xEF\xBB\xBF" "1}"),
+            "malformed JSON: parse error at line 2, column 1: syntax error "
+            "while parsing value - invalid literal; last read: "
+            "\"\\\"a\\\":\\x0A\\xEF\"");
+}
+
+TEST(ParseJson, InvalidUtf8InAStringIsQuotedEscaped) {
+  EXPECT_EQ(ParseError("{\"k\xC3\xA9y\xFF\": 1}"),
+            "malformed JSON: parse error at line 1, column 7: syntax error "
+            "while parsing object key - invalid string: ill-formed UTF-8 "
+            "byte; last read: \"\\\"k\xC3\xA9y\\xFF\"; expected string "
+            "literal");
+}
+
+TEST(ParseJson, ControlBytesInATokenAreEscapedOnce) {
+  EXPECT_EQ(ParseError("[\"a\tb\"]"),
+            "malformed JSON: parse error at line 1, column 4: syntax error "
+            "while parsing value - invalid string: control character "
+            "U+0009 (HT) must be escaped to \\u0009 or \\t; last read: "
+            "\"\\\"a\\x09\"");
+  // Input that spells nlohmann's own escape is quoted as it is.
+  EXPECT_EQ(ParseError("[\"<U+0009>\tb\"]"),
+            "malformed JSON: parse error at line 1, column 11: syntax error "
+            "while parsing value - invalid string: control character "
+            "U+0009 (HT) must be escaped to \\u0009 or \\t; last read: "
+            "\"\\\"<U+0009>\\x09\"");
+}
+
+TEST(ParseJson, LongTokenIsCutToItsEnd) {
+  // A 1 MB string that ends inside a 4-byte character: the message quotes
+  // the last 32 bytes at most, starting on a character boundary.
+  const std::string text =
+      "[\"" + std::string(1 << 20, 'a') + "\xF0\x9F\x98\x80" + "\xF0\x9F";
+  const std::string message = ParseError(text);
+  EXPECT_EQ(message,
+            "malformed JSON: parse error at line 1, column 1048585: syntax "
+            "error while parsing value - invalid string: ill-formed UTF-8 "
+            "byte; last read: ...\"" +
+                std::string(26, 'a') +
+                "\xF0\x9F\x98\x80\\xF0\\x9F\"");
+  // A long line of garbage.
+  EXPECT_EQ(ParseError(std::string(1000, 'x')),
+            "malformed JSON: parse error at line 1, column 1: syntax error "
+            "while parsing value - invalid literal; last read: \"x\"");
+}
+
+TEST(ParseJson, LongDuplicateKeyIsCut) {
+  const std::string key(100, 'k');
+  EXPECT_EQ(ParseError("{\"" + key + "\": 1, \"" + key + "\": 2}"),
+            "malformed JSON: duplicate key \"" + std::string(40, 'k') +
+                "...\" in the top level");
+  // Cut between characters: 39 ASCII bytes and a 2-byte character.
+  const std::string wide = std::string(39, 'k') + "\xC3\xA9" + "tail";
+  EXPECT_EQ(ParseError("{\"" + wide + "\": 1, \"" + wide + "\": 2}"),
+            "malformed JSON: duplicate key \"" + std::string(39, 'k') +
+                "...\" in the top level");
+}
+
 TEST(ParseJson, RejectsTrailingTextAndEmptyInput) {
   EXPECT_FALSE(ParseJson("{} {}").ok());
   EXPECT_FALSE(ParseJson("").ok());

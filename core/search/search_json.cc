@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/adapters/calculon.h"
 #include "core/base/json.h"
+#include "core/base/parse_int.h"
+#include "core/base/quote.h"
 #include "core/report/calculon_stats.h"
 
 namespace blueprint {
@@ -33,18 +34,18 @@ std::string OffloadSummary(const Offload& o) {
   return s;
 }
 
-// Parses a positive integer flag value into `out`.
+// Parses a positive integer flag value (at most `max`) into `out`.
 void ParsePositive(const std::string& flag, const std::string& value,
                    int64_t max, std::vector<std::string>* problems,
                    int64_t* out) {
-  int64_t parsed = 0;
-  if (!absl::SimpleAtoi(value, &parsed) || parsed < 1 || parsed > max) {
-    problems->push_back(absl::StrCat(flag,
-                                     ": expected a positive integer (at most ",
-                                     max, "), got \"", value, "\""));
+  const std::optional<int64_t> parsed = ParsePositiveInteger(value);
+  if (!parsed || *parsed > max) {
+    problems->push_back(absl::StrCat(
+        flag, ": expected a positive integer of at most ", max, " (",
+        kPositiveIntegerSpelling, "), got ", QuoteExcerpt(value)));
     return;
   }
-  *out = parsed;
+  *out = *parsed;
 }
 
 }  // namespace
@@ -63,7 +64,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
-      problems.push_back(absl::StrCat("unexpected argument \"", arg, "\""));
+      problems.push_back(
+          absl::StrCat("unexpected argument ", QuoteExcerpt(arg)));
       continue;
     }
     std::string flag = arg;
@@ -78,7 +80,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     for (const char* f : kSwitches) is_switch = is_switch || flag == f;
     if (!takes_value && !is_switch) {
       problems.push_back(absl::StrCat(
-          "unknown flag \"", flag, "\" (expected ",
+          "unknown flag ", QuoteExcerpt(flag), " (expected ",
           absl::StrJoin(kValueFlags, ", "), ", ",
           absl::StrJoin(kSwitches, ", "), ")"));
       continue;
@@ -125,7 +127,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       } else {
         problems.push_back(absl::StrCat(
             "--datatype: expected float8, float16, bfloat16 or float32, "
-            "got \"", *value, "\""));
+            "got ",
+            QuoteExcerpt(*value)));
       }
     } else if (flag == "--fused-activation") {
       if (*value == "true") {
@@ -136,8 +139,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
         options.fused_activation = {true, false};
       } else {
         problems.push_back(absl::StrCat(
-            "--fused-activation: expected true, false or all, got \"", *value,
-            "\""));
+            "--fused-activation: expected true, false or all, got ",
+            QuoteExcerpt(*value)));
       }
     }
     // --app and --system: read by the caller.

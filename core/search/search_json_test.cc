@@ -75,6 +75,53 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
             "--datatype is required");
 }
 
+TEST(ParseSearchFlagsTest, IntegersAreStrict) {
+  const std::vector<std::string> base = {"--max-batch", "16", "--datatype",
+                                         "float16"};
+  for (const std::string value :
+       {" 64", "+64", "064", "64 ", "0", "-1", "6e1", "0x40", "2147483649",
+        "99999999999999999999", "\xEF\xBB\xBF" "64"}) {
+    std::vector<std::string> args = base;
+    args.push_back("--procs");
+    args.push_back(value);
+    const absl::StatusOr<SearchOptions> o = ParseSearchFlags(args);
+    ASSERT_FALSE(o.ok()) << value;
+    EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StartsWith(
+        o.status().message(),
+        "--procs: expected a positive integer of at most 2147483648 (digits "
+        "only, no sign, spaces or leading zeros), got \""))
+        << o.status();
+  }
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--procs", "2147483648", "--top", "1048576"});
+  const absl::StatusOr<SearchOptions> o = ParseSearchFlags(args);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->procs, 2147483648);
+  EXPECT_EQ(o->top, 1048576);
+}
+
+TEST(ParseSearchFlagsTest, ValuesAreQuotedShortAndEscaped) {
+  const absl::StatusOr<SearchOptions> o = ParseSearchFlags(
+      {"--procs", "\xEF\xBB\xBF" "8\n", "--max-batch",
+       std::string(100, '9'), "--datatype", "fp\xE2\x82", "--top",
+       std::string(40, '1') + "\xF0\x9F\x98\x80"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(std::string(o.status().message()),
+            "--procs: expected a positive integer of at most 2147483648 "
+            "(digits only, no sign, spaces or leading zeros), got "
+            "\"\\xEF\\xBB\\xBF8\\x0A\"\n"
+            "--max-batch: expected a positive integer of at most 2147483648 "
+            "(digits only, no sign, spaces or leading zeros), got \"" +
+                std::string(32, '9') +
+                "\"...\n"
+                "--datatype: expected float8, float16, bfloat16 or float32, "
+                "got \"fp\\xE2\\x82\"\n"
+                "--top: expected a positive integer of at most 1048576 "
+                "(digits only, no sign, spaces or leading zeros), got \"" +
+                std::string(32, '1') + "\"...");
+}
+
 SearchResult SmallResult(int top) {
   SearchOptions o;
   o.procs = 8;

@@ -1,0 +1,189 @@
+// usage: node hostile_input_test.mjs BLUEPRINT PACKAGE_DIR
+// Hostile input through the npm package: every method returns {ok: false,
+// errors} (never throws, never traps) for lone surrogates, oversized
+// strings, objects that throw, and running out of memory; and an error that
+// quotes input is byte-identical to the native CLI's.
+import assert from 'node:assert/strict';
+import {spawnSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {pathToFileURL} from 'node:url';
+
+const [blueprint, packageDir] = process.argv.slice(2);
+const {default: createBlueprinting} =
+    await import(pathToFileURL(path.resolve(packageDir, 'blueprinting.mjs')).href);
+const bp = await createBlueprinting();
+
+const read = (p) => readFileSync(p, 'utf8');
+const v01 = 'golden/cases/oracle_v01_126M_single_gpu';
+const app = read(`${v01}/app.json`);
+const exe = read(`${v01}/exe.json`);
+const sys = read(`${v01}/sys.json`);
+const spec = read('golden/cases/spec_1f1b/spec.json');
+const megatron = read('golden/cases/megatron_175b_full/megatron.txt').trim().split(/\s+/);
+const searchFlags = ['--procs', '1', '--max-batch', '1', '--datatype', 'float16', '--top', '1'];
+const MiB = 1 << 20;
+const tooLarge = (name) =>
+    `${name}: input is larger than the limit of ${16 * MiB} bytes (16 MiB)`;
+
+// Every method with valid arguments, and where each string argument goes.
+const calls = {
+  check: {args: [spec], names: ['spec']},
+  analyze: {args: [spec], names: ['spec']},
+  digest: {args: [spec], names: ['spec']},
+  explain: {args: [spec, 'total_time'], names: ['spec', 'figure']},
+  calculon: {args: [app, exe, sys], names: ['app', 'exe', 'system']},
+  importCalculon: {args: [app, exe, sys], names: ['app', 'exe', 'system']},
+  importMegatron: {args: [sys, megatron], names: ['system', 'args']},
+  search: {args: [app, sys, searchFlags], names: ['app', 'system', 'args']},
+};
+for (const [method, {args}] of Object.entries(calls)) {
+  assert.equal(bp[method](...args).ok, true, `${method} accepts the valid input`);
+}
+
+// Calls bp[method] with argument `index` replaced (inside the array for args).
+function callWith(method, index, value) {
+  const args = calls[method].args.slice();
+  if (Array.isArray(args[index])) {
+    args[index] = args[index].slice();
+    args[index][1] = value;
+  } else {
+    args[index] = value;
+  }
+  let result;
+  assert.doesNotThrow(() => { result = bp[method](...args); }, method);
+  return result;
+}
+
+// 1. A lone surrogate in every string argument is refused, naming it.
+let refused = 0;
+for (const [method, {names}] of Object.entries(calls)) {
+  names.forEach((name, index) => {
+    for (const [text, unit, at] of [['ab\uD800cd', 'D800', 2], ['\uDC00', 'DC00', 0],
+                                     ['x\uD83D', 'D83D', 1]]) {
+      const result = callWith(method, index, text);
+      const argName = name === 'args' ? 'args[1]' : name;
+      assert.equal(result.ok, false, `${method} ${name}`);
+      assert.deepEqual(result.errors, [
+        `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`]);
+      ++refused;
+    }
+  });
+}
+// A surrogate pair is fine: the core sees the 4-byte UTF-8 character.
+const emojiSpec = bp.check(spec.replace('{', '{"\uD83D\uDE00": 1,'));
+assert.equal(emojiSpec.ok, false);
+assert.ok(emojiSpec.errors.some((e) => e.includes('["\uD83D\uDE00"]')), emojiSpec.errors.join('\n'));
+
+// 2. Oversized strings: 17 MiB (refused before conversion, the core's
+// message), 320 MB (must not trap the module), and 9 Mi '€' (27 MiB of UTF-8,
+// refused by the core itself with the same message).
+const big17 = 'x'.repeat(17 * MiB);
+for (const [method, {names}] of Object.entries(calls)) {
+  names.forEach((name, index) => {
+    const result = callWith(method, index, big17);
+    assert.equal(result.ok, false, `${method} ${name} 17 MiB`);
+    if (name !== 'args') assert.deepEqual(result.errors, [tooLarge(name)], `${method} ${name}`);
+    else assert.deepEqual(result.errors, [tooLarge('args')], `${method} args`);
+  });
+}
+const big320 = 'y'.repeat(320e6);
+for (const method of ['check', 'analyze', 'explain', 'calculon', 'importCalculon', 'search']) {
+  const result = callWith(method, 0, big320);
+  assert.equal(result.ok, false, method);
+  assert.deepEqual(result.errors, [tooLarge(calls[method].names[0])], method);
+}
+assert.deepEqual(bp.importMegatron(sys, ['--num-layers', big320]).errors, [tooLarge('args')]);
+const euros = '€'.repeat(9 * MiB);
+assert.deepEqual(bp.check(euros).errors, [tooLarge('spec')]);
+assert.deepEqual(bp.calculon(app, euros, sys).errors, [tooLarge('exe')]);
+// An array too long to hold within the limit is refused without reading it.
+assert.deepEqual(bp.importMegatron(sys, new Array(2 ** 32 - 1)).errors, [tooLarge('args')]);
+
+// 3. Not strings, missing arguments, objects whose getters throw.
+assert.deepEqual(bp.check(42).errors, ['spec: expected a string, got number']);
+assert.deepEqual(bp.check().errors, ['spec: expected a string, got undefined']);
+assert.deepEqual(bp.explain(spec).errors, ['figure: expected a string, got undefined']);
+assert.deepEqual(bp.importMegatron(sys, 'x').errors,
+                 ['importMegatron: args must be an array of strings']);
+const throwing = ['--num-layers'];
+Object.defineProperty(throwing, 1, {get() { throw new Error('boom'); }, enumerable: true});
+assert.deepEqual(bp.importMegatron(sys, throwing).errors,
+                 ['importMegatron: an argument could not be read: Error: boom']);
+const proxy = new Proxy([], {get() { throw new TypeError('nope'); }});
+assert.equal(bp.search(app, sys, proxy).ok, false);
+// A progress callback that throws: the search completes, then its exception
+// is rethrown; the module is intact.
+assert.throws(() => bp.search(app, sys, searchFlags, () => { throw new Error('stop'); }),
+              /stop/);
+assert.equal(bp.check(spec).ok, true, 'the module still works');
+
+// 4. Out of memory: a module given a 64 MiB memory, asked to parse 12 MB of
+// JSON numbers (~100 MB as a DOM), returns an internal error, refuses later
+// calls, and a new instance is unaffected.
+const small = await createBlueprinting(
+    {wasmMemory: new WebAssembly.Memory({initial: 256, maximum: 1024})});
+assert.equal(small.check(spec).ok, true);
+const numbers = '[' + '0,'.repeat(6e6) + '0]';
+let oom;
+assert.doesNotThrow(() => { oom = small.check(numbers); });
+assert.equal(oom.ok, false);
+assert.match(oom.errors[0], /^internal error: check: out of memory; this instance/);
+const after = small.digest(spec);
+assert.equal(after.ok, false);
+assert.match(after.errors[0], /^internal error: digest: an earlier call failed \(out of memory\)/);
+assert.equal(small.evaluateCase({'spec.json': spec})[0].stage, 'errors');
+assert.equal(bp.check(spec).ok, true);
+
+// 5. Errors quoting input are byte-identical to the native CLI's stderr.
+const tmp = mkdtempSync(path.join(process.env.TEST_TMPDIR || os.tmpdir(), 'hostile-'));
+const file = (name, text) => {
+  const p = path.join(tmp, name);
+  writeFileSync(p, text, 'utf8');
+  return p;
+};
+function cli(...args) {
+  const r = spawnSync(blueprint, args, {encoding: 'buffer'});
+  return {code: r.status, stderr: r.stderr};
+}
+function sameAsCli(label, result, native) {
+  assert.equal(result.ok, false, label);
+  assert.equal(native.code, 2, `${label}: CLI exit ${native.code}: ${native.stderr}`);
+  const wasm = Buffer.from(result.errors.map((e) => `error: ${e}\n`).join(''), 'utf8');
+  assert.ok(wasm.equals(native.stderr),
+            `${label}:\nwasm ${JSON.stringify(wasm.toString('latin1'))}\n` +
+            `cli  ${JSON.stringify(native.stderr.toString('latin1'))}`);
+  // Printable ASCII or valid UTF-8 only: decoding loses nothing.
+  assert.ok(!native.stderr.toString('utf8').includes('\uFFFD'), label);
+}
+// A byte-order mark in the middle of a document (before a key, a value).
+const bomSpecs = [spec.replace('{', '{\uFEFF'), spec.replace(': ', ': \uFEFF'),
+                  '{"a": 1,\uFEFF "b": 2}', '[1,\n\uFEFF]'];
+bomSpecs.forEach((text, i) => {
+  sameAsCli(`bom ${i}`, bp.check(text), cli('check', file(`bom${i}.json`, text)));
+});
+assert.match(bp.check(bomSpecs[2]).errors[0], /last read: "1,\\xEF"; expected string literal$/);
+// A long string token cut on a character boundary, with a control character.
+const cutSpec = '{"' + 'a'.repeat(1000) + '\uD83D\uDE00'.repeat(9) + '\t"}';
+sameAsCli('long token', bp.check(cutSpec), cli('check', file('cut.json', cutSpec)));
+sameAsCli('calculon app', bp.calculon('\uFEFF\uFEFF{}', exe, sys),
+          cli('calculon', file('app.json', '\uFEFF\uFEFF{}'), file('exe.json', exe),
+              file('sys.json', sys)));
+// Megatron-LM flag values: BOM, sign, leading zero, a 4-byte character cut.
+const megatronArgs = ['--num-layers', '\uFEFF96', '--hidden-size=+12288',
+                      '--num-attention-heads', '096', '--seq-length',
+                      '1'.repeat(30) + '\uD83D\uDE00', '--micro-batch-size', ' 1',
+                      '--recompute-granularity', 'full\u202E', '--x' + 'y'.repeat(40)];
+sameAsCli('megatron', bp.importMegatron(sys, megatronArgs),
+          cli('import', 'megatron', '--system', file('msys.json', sys), '--', ...megatronArgs));
+// Search flag values.
+const badSearch = ['--procs', '+8', '--max-batch', '064', '--datatype', 'fp\uFEFF16',
+                   '--top', ' 1', '--fused-activation', 'y'.repeat(30) + '\uD83D\uDE00'];
+const appFile = file('sapp.json', app);
+const sysFile = file('ssys.json', sys);
+sameAsCli('search', bp.search(app, sys, badSearch),
+          cli('search', '--app', appFile, '--system', sysFile, ...badSearch));
+
+console.log(`PASS: ${refused} lone surrogates refused, oversized inputs, out of memory, ` +
+            `${bomSpecs.length + 4} CLI comparisons`);
