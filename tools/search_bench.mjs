@@ -43,7 +43,8 @@ if (typeof bp.search !== 'function') {
 }
 
 const errorsOf = (result) =>
-  Array.isArray(result.errors) ? result.errors.join('\n') : String(result.errors);
+  Array.isArray(result.errors) ? result.errors.map((e) => e.message).join('\n')
+                               : String(result.errors);
 
 console.log(['search'.padEnd(44), 'mode'.padEnd(10), 'executions'.padStart(10),
              'first_ms'.padStart(10), 'best_ms'.padStart(10), 'executions/s'.padStart(14),

@@ -65,14 +65,17 @@ val ToJs(const blueprint::CommandResult& result) {
   out.set("ok", result.exit_code == blueprint::kExitOk);
   out.set("output", JsString(result.output));
   val errors = val::array();
-  for (const std::string& e : result.errors) {
-    errors.call<void>("push", JsString(e));
+  for (const blueprint::FieldError& e : result.errors) {
+    val error = val::object();
+    error.set("field", JsString(e.field));
+    error.set("message", JsString(e.message));
+    errors.call<void>("push", error);
   }
   out.set("errors", errors);
   return out;
 }
 
-val Failure(int exit_code, const std::vector<std::string>& errors) {
+val Failure(int exit_code, const std::vector<blueprint::FieldError>& errors) {
   blueprint::CommandResult result;
   result.exit_code = exit_code;
   result.errors = errors;
@@ -82,15 +85,15 @@ val Failure(int exit_code, const std::vector<std::string>& errors) {
 // Converts the JS string `value`, the argument `name`, into `out`, or appends
 // an error naming it to `errors` and returns false.
 bool StringFromJs(const val& value, const std::string& name, std::string* out,
-                  std::vector<std::string>* errors) {
+                  std::vector<blueprint::FieldError>* errors) {
   if (!value.isString()) {
-    errors->push_back(absl::StrCat(name, ": expected a string, got ",
-                                   value.typeOf().as<std::string>()));
+    errors->push_back({name, absl::StrCat(name, ": expected a string, got ",
+                                          value.typeOf().as<std::string>())});
     return false;
   }
   const double length = value["length"].as<double>();
   if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
-    errors->push_back(blueprint::InputTooLargeMessage(name));
+    errors->push_back({name, blueprint::InputTooLargeMessage(name)});
     return false;
   }
   // In a /u regular expression a surrogate pair is one code point, so \p{Cs}
@@ -106,9 +109,9 @@ bool StringFromJs(const val& value, const std::string& name, std::string* out,
     for (int shift = 12; shift >= 0; shift -= 4) {
       hex.push_back(kHex[(unit >> shift) & 0xF]);
     }
-    errors->push_back(absl::StrCat(
+    errors->push_back({name, absl::StrCat(
         name, ": not well-formed UTF-16: lone surrogate U+", hex,
-        " at index ", index));
+        " at index ", index)});
     return false;
   }
   static const val* const encoder = new val(val::global("TextEncoder").new_());
@@ -118,8 +121,8 @@ bool StringFromJs(const val& value, const std::string& name, std::string* out,
   // malloc returns null (ALLOW_MEMORY_GROWTH), operator new would not.
   void* probe = std::malloc(size + 1);
   if (probe == nullptr) {
-    errors->push_back(absl::StrCat(name, ": out of memory converting ", size,
-                                   " bytes"));
+    errors->push_back({name, absl::StrCat(name, ": out of memory converting ",
+                                          size, " bytes")});
     return false;
   }
   std::free(probe);
@@ -138,26 +141,26 @@ bool StringFromJs(const val& value, const std::string& name, std::string* out,
 bool StringsFromJs(const val& array, const std::string& name,
                    const std::string& not_an_array,
                    std::vector<std::string>* out,
-                   std::vector<std::string>* errors) {
+                   std::vector<blueprint::FieldError>* errors) {
   if (!array.isArray()) {
-    errors->push_back(not_an_array);
+    errors->push_back({name, not_an_array});
     return false;
   }
   const double length = array["length"].as<double>();
   if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
-    errors->push_back(blueprint::InputTooLargeMessage(name));
+    errors->push_back({name, blueprint::InputTooLargeMessage(name)});
     return false;
   }
   double total = 0;
   for (int i = 0; i < static_cast<int>(length); ++i) {
     const val item = array[i];
     if (!item.isString()) {
-      errors->push_back(not_an_array);
+      errors->push_back({name, not_an_array});
       return false;
     }
     total += item["length"].as<double>() + 1;
     if (total > static_cast<double>(blueprint::kMaxInputBytes)) {
-      errors->push_back(blueprint::InputTooLargeMessage(name));
+      errors->push_back({name, blueprint::InputTooLargeMessage(name)});
       return false;
     }
   }
@@ -187,7 +190,7 @@ class Arguments {
   val Refusal() const { return Failure(blueprint::kExitInvalidInput, errors_); }
 
  private:
-  std::vector<std::string> errors_;
+  std::vector<blueprint::FieldError> errors_;
 };
 
 std::string Version() { return "blueprinting 0.1.0"; }
@@ -285,7 +288,7 @@ val Search(val app_arg, val sys_arg, val words_arg, val progress) {
 // input that is not a usable string yields one "errors" stage.
 val EvaluateCase(val files) {
   blueprint::CaseFiles inputs;
-  std::vector<std::string> errors;
+  std::vector<blueprint::FieldError> errors;
   const bool is_object = files.typeOf().as<std::string>() == "object" &&
                          !files.isNull();
   for (const std::string& name : blueprint::CaseInputNames()) {
@@ -302,7 +305,9 @@ val EvaluateCase(val files) {
     stages = blueprint::EvaluateCase(inputs);
   } else {
     std::string text = "blueprinting.errors/1\n";
-    for (const std::string& e : errors) absl::StrAppend(&text, e, "\n");
+    for (const blueprint::FieldError& e : errors) {
+      absl::StrAppend(&text, e.message, "\n");
+    }
     stages.push_back({"errors", text});
   }
   val out = val::array();

@@ -19,7 +19,10 @@ export interface BlueprintingOptions {
 
 /**
  * What every command returns: `output` is byte-identical to the CLI's stdout
- * for the same inputs; `errors` are the CLI's stderr lines without "error: ".
+ * for the same inputs; `errors` are one per problem: `message` is the CLI's
+ * stderr line without "error: ", `field` the path of the field it concerns
+ * in the canonical spec (or the argument name, a Calculon file path such as
+ * "sys.matrix", or "" when it concerns no one field).
  *
  * No argument makes a command throw or trap; it returns ok=false instead:
  *   - an argument that is not a string (or, for `args`, not an array of
@@ -36,10 +39,15 @@ export interface BlueprintingOptions {
  * Argument names: spec, figure, app, exe, system, args.
  * Quoted input in errors is at most 32 bytes, escaped (\xNN), valid UTF-8.
  */
+export interface CommandError {
+  field: string;
+  message: string;
+}
+
 export interface CommandResult {
   ok: boolean;
   output: string;
-  errors: string[];
+  errors: CommandError[];
 }
 
 /** The canonical text of one stage ("spec", "task_ir", "plan_ir", "iteration", "memory", "report", or "errors"). */

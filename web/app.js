@@ -126,7 +126,7 @@ function setSpec(spec) {
 function loadImported(result, names, where, what, done = `${what}: loaded.`) {
   if (!result.ok) {
     fill(where, h('p', {}, `${what} failed:`),
-         h('ul', {class: 'errors'}, result.errors.map((e) => h('li', {}, e))));
+         h('ul', {class: 'errors'}, result.errors.map((e) => h('li', {}, e.message))));
     return false;
   }
   let spec;
@@ -232,12 +232,11 @@ function showReport(text, spec) {
   }
 }
 
-function showErrors(lines) {
-  const rest = form.showErrors(lines);
-  const system = rest.filter((line) => /^system\b/.test(line));
-  const other = rest.filter((line) => !/^system\b/.test(line));
-  fill(byId('system-errors'), system.map((line) => h('li', {}, line)));
-  fill(byId('errors'), other.map((line) => h('li', {}, line)));
+function showErrors(errors) {
+  const rest = form.showErrors(errors);
+  const isSystem = (e) => /^system\b/.test(e.field);
+  fill(byId('system-errors'), rest.filter(isSystem).map((e) => h('li', {}, e.message)));
+  fill(byId('errors'), rest.filter((e) => !isSystem(e)).map((e) => h('li', {}, e.message)));
 }
 
 function showStatus(analysis, spec, local) {
@@ -293,7 +292,7 @@ function render() {
       showReport(analysis.output, spec);
       shown = true;
     } catch (e) {
-      analysis.errors.push(`unreadable report: ${e.message}`);
+      analysis.errors.push({field: '', message: `unreadable report: ${e.message}`});
     }
   }
   if (!shown) clearReport('No results: the mapping is invalid.');
@@ -322,7 +321,7 @@ function explain(key) {
   const button = document.querySelector(`button.figure[data-figure="${CSS.escape(key)}"]`);
   byId('lineage-title').textContent =
       button ? `Why ${key} = ${button.textContent}` : `Why ${key}`;
-  byId('lineage-text').textContent = result.ok ? result.output : result.errors.join('\n');
+  byId('lineage-text').textContent = result.ok ? result.output : result.errors.map((e) => e.message).join('\n');
 }
 
 function openLineage(button) {

@@ -39,30 +39,31 @@ export function fill(element, ...children) {
   return build(element, {}, children);
 }
 
-// The module's methods return {ok, output, errors}; `errors` may be an embind
-// vector rather than an array.
-export function toArray(list) {
-  if (Array.isArray(list)) return list.map(String);
-  if (list && typeof list.size === 'function') {
-    const out = [];
-    for (let i = 0; i < list.size(); i++) out.push(String(list.get(i)));
-    list.delete?.();
-    return out;
+// One error as the page uses it: {field, message} (field '' for none).
+export function asError(error) {
+  if (error && typeof error === 'object') {
+    return {field: String(error.field ?? ''), message: String(error.message ?? '')};
   }
-  return list === undefined || list === null ? [] : [String(list)];
+  return {field: '', message: String(error)};
 }
 
-// Calls bp[name](...args) and always returns {ok, output, errors: string[]}.
+// The module's methods return {ok, output, errors: [{field, message}]}.
+function toErrors(list) {
+  if (Array.isArray(list)) return list.map(asError);
+  return list === undefined || list === null ? [] : [asError(list)];
+}
+
+// Calls bp[name](...args) and always returns {ok, output, errors}.
 export function call(bp, name, ...args) {
   if (!bp || typeof bp[name] !== 'function') {
-    return {ok: false, output: '', errors: [`this build of the module has no ${name}()`]};
+    return {ok: false, output: '', errors: [asError(`this build of the module has no ${name}()`)]};
   }
   try {
     const result = bp[name](...args);
     if (typeof result === 'string') return {ok: true, output: result, errors: []};
     return {ok: Boolean(result?.ok), output: String(result?.output ?? ''),
-            errors: toArray(result?.errors)};
+            errors: toErrors(result?.errors)};
   } catch (e) {
-    return {ok: false, output: '', errors: [`${name}() failed: ${e?.message ?? e}`]};
+    return {ok: false, output: '', errors: [asError(`${name}() failed: ${e?.message ?? e}`)]};
   }
 }

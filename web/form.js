@@ -121,16 +121,16 @@ export class SpecForm {
     entry.control.setAttribute('aria-invalid', lines.length ? 'true' : 'false');
   }
 
-  // Puts each error line next to its field; returns the lines no visible
-  // field claims.
-  showErrors(lines) {
+  // Puts each error ({field, message}) next to its field; returns the
+  // errors no visible field claims.
+  showErrors(errors) {
     const visible = [...this.controls.values()].filter((e) => !e.wrapper.hidden);
     const byField = new Map(visible.map((e) => [e, e.local ? [e.local] : []]));
     const rest = [];
-    for (const line of lines) {
-      const field = fieldForError(line, visible.map((e) => e.field));
-      if (field) byField.get(this.controls.get(field.path)).push(line);
-      else rest.push(line);
+    for (const error of errors) {
+      const field = fieldForError(error, visible.map((e) => e.field));
+      if (field) byField.get(this.controls.get(field.path)).push(error.message);
+      else rest.push(error);
     }
     for (const [entry, entryLines] of byField) this.showError(entry, entryLines);
     return rest;

@@ -121,7 +121,7 @@ export class SearchPanel {
     fill(this.results);
     if (!result.ok) {
       this.status.textContent = 'The search did not run:';
-      this.results.append(h('ul', {class: 'errors'}, result.errors.map((e) => h('li', {}, e))));
+      this.results.append(h('ul', {class: 'errors'}, result.errors.map((e) => h('li', {}, e.message))));
       return;
     }
     let parsed;

@@ -248,29 +248,19 @@ export function systemJson(spec) {
   return JSON.stringify(system);
 }
 
-// The field an error line belongs to: the longest field whose errorPath is a
-// prefix of the line's first token (the JSON path it names). A few lines
-// start with prose ("network tier 0 isn't big enough: parallelism.tensor...");
-// those go to the first field path they mention.
-export function fieldForError(line, fields) {
-  const token = line.split(/[\s:(]/, 1)[0];
+// The field an error belongs to: the longest field whose errorPath is its
+// `field` or a prefix of it (`system.networks[0].size` belongs to
+// `system.networks`). The core names the field of every error; its message
+// text is never parsed.
+export function fieldForError(error, fields) {
+  const target = error?.field ?? '';
   let best = null;
   const pathOf = (field) => field.errorPath ?? field.path;
   for (const field of fields) {
     const path = pathOf(field);
-    const next = token.charAt(path.length);
-    if (token.startsWith(path) && (next === '' || next === '.' || next === '[') &&
+    const next = target.charAt(path.length);
+    if (target.startsWith(path) && (next === '' || next === '.' || next === '[') &&
         (!best || path.length > pathOf(best).length)) {
-      best = field;
-    }
-  }
-  if (best || /^(model|system|batch|options|parallelism|kind)\b/.test(token)) return best;
-  let first = Infinity;
-  for (const field of fields) {
-    const match = new RegExp(`(^|[^\\w.])${pathOf(field).replaceAll('.', '\\.')}(?![\\w.])`)
-        .exec(line);
-    if (match && match.index < first) {
-      first = match.index;
       best = field;
     }
   }

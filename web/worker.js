@@ -13,7 +13,7 @@ self.onmessage = async ({data}) => {
     bp = await module;
   } catch (e) {
     self.postMessage({type: 'done', ok: false, output: '',
-                      errors: [`could not load the WebAssembly module: ${e}`]});
+                      errors: [{field: '', message: `could not load the WebAssembly module: ${e}`}]});
     return;
   }
   // Progress may be reported very often; post at most every 1% or 100 ms.

@@ -56,6 +56,9 @@ function callWith(method, index, value) {
   return result;
 }
 
+// The messages of a result's errors ({field, message} objects).
+const messages = (result) => result.errors.map((e) => e.message);
+
 // 1. A lone surrogate in every string argument is refused, naming it.
 let refused = 0;
 for (const [method, {names}] of Object.entries(calls)) {
@@ -65,8 +68,8 @@ for (const [method, {names}] of Object.entries(calls)) {
       const result = callWith(method, index, text);
       const argName = name === 'args' ? 'args[1]' : name;
       assert.equal(result.ok, false, `${method} ${name}`);
-      assert.deepEqual(result.errors, [
-        `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`]);
+      assert.deepEqual(result.errors, [{field: argName,
+        message: `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`}]);
       ++refused;
     }
   });
@@ -74,7 +77,7 @@ for (const [method, {names}] of Object.entries(calls)) {
 // A surrogate pair is fine: the core sees the 4-byte UTF-8 character.
 const emojiSpec = bp.check(spec.replace('{', '{"\uD83D\uDE00": 1,'));
 assert.equal(emojiSpec.ok, false);
-assert.ok(emojiSpec.errors.some((e) => e.includes('["\uD83D\uDE00"]')), emojiSpec.errors.join('\n'));
+assert.ok(emojiSpec.errors.some((e) => e.message.includes('["\uD83D\uDE00"]')), messages(emojiSpec).join('\n'));
 
 // 2. Oversized strings: 17 MiB (refused before conversion, the core's
 // message), 320 MB (must not trap the module), and 9 Mi '€' (27 MiB of UTF-8,
@@ -84,32 +87,32 @@ for (const [method, {names}] of Object.entries(calls)) {
   names.forEach((name, index) => {
     const result = callWith(method, index, big17);
     assert.equal(result.ok, false, `${method} ${name} 17 MiB`);
-    if (name !== 'args') assert.deepEqual(result.errors, [tooLarge(name)], `${method} ${name}`);
-    else assert.deepEqual(result.errors, [tooLarge('args')], `${method} args`);
+    if (name !== 'args') assert.deepEqual(messages(result), [tooLarge(name)], `${method} ${name}`);
+    else assert.deepEqual(messages(result), [tooLarge('args')], `${method} args`);
   });
 }
 const big320 = 'y'.repeat(320e6);
 for (const method of ['check', 'analyze', 'explain', 'calculon', 'importCalculon', 'search']) {
   const result = callWith(method, 0, big320);
   assert.equal(result.ok, false, method);
-  assert.deepEqual(result.errors, [tooLarge(calls[method].names[0])], method);
+  assert.deepEqual(messages(result), [tooLarge(calls[method].names[0])], method);
 }
-assert.deepEqual(bp.importMegatron(sys, ['--num-layers', big320]).errors, [tooLarge('args')]);
+assert.deepEqual(messages(bp.importMegatron(sys, ['--num-layers', big320])), [tooLarge('args')]);
 const euros = '€'.repeat(9 * MiB);
-assert.deepEqual(bp.check(euros).errors, [tooLarge('spec')]);
-assert.deepEqual(bp.calculon(app, euros, sys).errors, [tooLarge('exe')]);
+assert.deepEqual(messages(bp.check(euros)), [tooLarge('spec')]);
+assert.deepEqual(messages(bp.calculon(app, euros, sys)), [tooLarge('exe')]);
 // An array too long to hold within the limit is refused without reading it.
-assert.deepEqual(bp.importMegatron(sys, new Array(2 ** 32 - 1)).errors, [tooLarge('args')]);
+assert.deepEqual(messages(bp.importMegatron(sys, new Array(2 ** 32 - 1))), [tooLarge('args')]);
 
 // 3. Not strings, missing arguments, objects whose getters throw.
-assert.deepEqual(bp.check(42).errors, ['spec: expected a string, got number']);
-assert.deepEqual(bp.check().errors, ['spec: expected a string, got undefined']);
-assert.deepEqual(bp.explain(spec).errors, ['figure: expected a string, got undefined']);
-assert.deepEqual(bp.importMegatron(sys, 'x').errors,
+assert.deepEqual(messages(bp.check(42)), ['spec: expected a string, got number']);
+assert.deepEqual(messages(bp.check()), ['spec: expected a string, got undefined']);
+assert.deepEqual(messages(bp.explain(spec)), ['figure: expected a string, got undefined']);
+assert.deepEqual(messages(bp.importMegatron(sys, 'x')),
                  ['importMegatron: args must be an array of strings']);
 const throwing = ['--num-layers'];
 Object.defineProperty(throwing, 1, {get() { throw new Error('boom'); }, enumerable: true});
-assert.deepEqual(bp.importMegatron(sys, throwing).errors,
+assert.deepEqual(messages(bp.importMegatron(sys, throwing)),
                  ['importMegatron: an argument could not be read: Error: boom']);
 const proxy = new Proxy([], {get() { throw new TypeError('nope'); }});
 assert.equal(bp.search(app, sys, proxy).ok, false);
@@ -129,10 +132,10 @@ const numbers = '[' + '0,'.repeat(6e6) + '0]';
 let oom;
 assert.doesNotThrow(() => { oom = small.check(numbers); });
 assert.equal(oom.ok, false);
-assert.match(oom.errors[0], /^internal error: check: out of memory; this instance/);
+assert.match(oom.errors[0].message, /^internal error: check: out of memory; this instance/);
 const after = small.digest(spec);
 assert.equal(after.ok, false);
-assert.match(after.errors[0], /^internal error: digest: an earlier call failed \(out of memory\)/);
+assert.match(after.errors[0].message, /^internal error: digest: an earlier call failed \(out of memory\)/);
 assert.equal(small.evaluateCase({'spec.json': spec})[0].stage, 'errors');
 assert.equal(bp.check(spec).ok, true);
 
@@ -150,7 +153,7 @@ function cli(...args) {
 function sameAsCli(label, result, native) {
   assert.equal(result.ok, false, label);
   assert.equal(native.code, 2, `${label}: CLI exit ${native.code}: ${native.stderr}`);
-  const wasm = Buffer.from(result.errors.map((e) => `error: ${e}\n`).join(''), 'utf8');
+  const wasm = Buffer.from(result.errors.map((e) => `error: ${e.message}\n`).join(''), 'utf8');
   assert.ok(wasm.equals(native.stderr),
             `${label}:\nwasm ${JSON.stringify(wasm.toString('latin1'))}\n` +
             `cli  ${JSON.stringify(native.stderr.toString('latin1'))}`);
@@ -163,7 +166,7 @@ const bomSpecs = [spec.replace('{', '{\uFEFF'), spec.replace(': ', ': \uFEFF'),
 bomSpecs.forEach((text, i) => {
   sameAsCli(`bom ${i}`, bp.check(text), cli('check', file(`bom${i}.json`, text)));
 });
-assert.match(bp.check(bomSpecs[2]).errors[0], /last read: "1,\\xEF"; expected string literal$/);
+assert.match(bp.check(bomSpecs[2]).errors[0].message, /last read: "1,\\xEF"; expected string literal$/);
 // A long string token cut on a character boundary, with a control character.
 const cutSpec = '{"' + 'a'.repeat(1000) + '\uD83D\uDE00'.repeat(9) + '\t"}';
 sameAsCli('long token', bp.check(cutSpec), cli('check', file('cut.json', cutSpec)));
@@ -184,6 +187,25 @@ const appFile = file('sapp.json', app);
 const sysFile = file('ssys.json', sys);
 sameAsCli('search', bp.search(app, sys, badSearch),
           cli('search', '--app', appFile, '--system', sysFile, ...badSearch));
+
+// 6. Errors carry the field they concern: the checker's, the reader's and the
+// memory analysis's, as the page places them.
+const badSpec = JSON.parse(spec);
+badSpec.batch.microbatch_size = 0;
+badSpec.system.networks[0].bandwidth = 5e-324;
+const structured = bp.check(JSON.stringify(badSpec));
+assert.deepEqual(structured.errors.map((e) => e.field).sort(),
+                 ['batch.microbatch_size', 'system.networks[0].bandwidth']);
+for (const e of structured.errors) assert.ok(e.message.startsWith(e.field), e.message);
+const wrongType = JSON.parse(spec);
+wrongType.model.hidden = '8';
+assert.deepEqual(bp.check(JSON.stringify(wrongType)).errors.map((e) => e.field), ['model.hidden']);
+const oomSpec = JSON.parse(spec);
+oomSpec.system.mem1.GiB = 1;
+const overCapacity = bp.analyze(JSON.stringify(oomSpec));
+assert.equal(overCapacity.ok, false);
+assert.ok(overCapacity.output.length > 0, 'a report is printed');
+assert.deepEqual(overCapacity.errors.map((e) => e.field), ['system.mem1.GiB']);
 
 console.log(`PASS: ${refused} lone surrogates refused, oversized inputs, out of memory, ` +
             `${bomSpecs.length + 4} CLI comparisons`);
