@@ -7,8 +7,12 @@
 //   2. gpt3-175B, 512 GPUs, max batch 512, a100_80g, float16, top 10
 //      (6,582,816 executions).
 //
-// Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N]
+// Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 // (DIR defaults to tests/search/testdata, which `bazel run` provides).
+// --tiers K (2..8) replaces a100_80g's two network tiers by K tiers derived
+// from them (even tiers NVLink-like of size 8, 16, 32, ... and decreasing
+// bandwidth; odd tiers InfiniBand-like, each a little faster) and times the
+// pruned mode only: how the search scales with the number of tiers.
 // The same program for wasm: `bazel build //tools:search_bench_wasm`, then
 // from the workspace root:
 //   node bazel-out/k8-optwasm-*/bin/tools/search_bench_wasm.js
@@ -42,6 +46,27 @@ struct Case {
   int runs;  // timed runs after the first (cold) one
 };
 
+// a100_80g's tiers, duplicated into `tiers` tiers of different sizes and
+// bandwidths (the same construction as core/search/many_tiers_test.cc).
+System WithTiers(const System& system, int tiers) {
+  System out = system;
+  out.networks.clear();
+  for (int i = 0; i < tiers; ++i) {
+    NetworkTier net = system.networks[static_cast<size_t>(i % 2)];
+    const int k = i / 2;
+    if (i % 2 == 0) {
+      net.size <<= k;
+      net.bandwidth_gbps /= 1 + k;
+      net.latency_s *= 1 + k;
+    } else {
+      net.bandwidth_gbps *= 1 + 0.5 * k;
+      net.processor_usage += 0.01 * k;
+    }
+    out.networks.push_back(net);
+  }
+  return out;
+}
+
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -51,7 +76,7 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-int Run(const std::string& data, int runs_override) {
+int Run(const std::string& data, int runs_override, int tiers) {
   const Case cases[] = {
       {"turing-530B 5128 GPUs b2520 top5 mbs-break", "turing-530B.json",
        "a100_80g.json", 5128, 2520, 5, true, 50},
@@ -72,6 +97,7 @@ int Run(const std::string& data, int runs_override) {
     absl::StatusOr<TransformerModel> model =
         FromCalculonApplication(model_text);
     absl::StatusOr<System> system = FromCalculonSystem(system_text);
+    if (system.ok() && tiers > 0) *system = WithTiers(*system, tiers);
     if (!model.ok() || !system.ok()) {
       std::fprintf(stderr, "error: %s %s\n",
                    std::string(model.status().message()).c_str(),
@@ -79,6 +105,7 @@ int Run(const std::string& data, int runs_override) {
       return 2;
     }
     for (bool exhaustive : {false, true}) {
+      if (exhaustive && tiers > 0) continue;
       SearchOptions options;
       options.procs = c.procs;
       options.max_batch = c.max_batch;
@@ -134,6 +161,7 @@ int Run(const std::string& data, int runs_override) {
 int main(int argc, char** argv) {
   std::string data = "tests/search/testdata";
   int runs = 0;
+  int tiers = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--data" && i + 1 < argc) {
@@ -141,10 +169,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--runs" && i + 1 < argc &&
                absl::SimpleAtoi(argv[i + 1], &runs) && runs > 0) {
       ++i;
+    } else if (arg == "--tiers" && i + 1 < argc &&
+               absl::SimpleAtoi(argv[i + 1], &tiers) && tiers >= 2 &&
+               tiers <= 8) {
+      ++i;
     } else {
-      std::fprintf(stderr, "usage: search_bench [--data DIR] [--runs N]\n");
+      std::fprintf(stderr,
+                   "usage: search_bench [--data DIR] [--runs N] [--tiers K]\n");
       return 1;
     }
   }
-  return blueprint::Run(data, runs);
+  return blueprint::Run(data, runs, tiers);
 }

@@ -24,6 +24,10 @@ constexpr int64_t kMaxBatch = int64_t{1} << 31;
 // of the few dozen operations on either side, far below any real difference.
 constexpr double kBoundSlack = 1e-9;
 
+// A (tensor_net, pipeline_net) with at most this many valid data tiers has
+// them all evaluated, without the per-pair bound (see EvaluatePruned).
+constexpr int64_t kDirectDataTiers = 3;
+
 // Calculon's _factors: every divisor of x (x >= 1), increasing.
 std::vector<int64_t> Divisors(int64_t x) {
   std::vector<int64_t> low, high;
@@ -52,22 +56,13 @@ TensorCommunication Communication(TensorCommKind kind, bool ag_redo) {
   return AllReduce{};
 }
 
-// Calculon's _check_network_assignments: on every tier, the product of the
-// degrees (> 1) mapped to it fits, and divides the tier when it must be
-// filled.
-bool NetworkAssignmentValid(const System& system, int64_t t, int64_t tn,
-                            int64_t p, int64_t pn, int64_t d, int64_t dn) {
-  const int64_t tiers = static_cast<int64_t>(system.networks.size());
-  for (int64_t tier = 0; tier < tiers; ++tier) {
-    int64_t used = 1;
-    if (t > 1 && tn == tier) used *= t;
-    if (p > 1 && pn == tier) used *= p;
-    if (d > 1 && dn == tier) used *= d;
-    const NetworkTier& net = system.networks[static_cast<size_t>(tier)];
-    if (used > net.size) return false;
-    if (net.must_be_filled && net.size % used != 0) return false;
-  }
-  return true;
+// Calculon's _check_network_assignments, on one tier: the product `used` of
+// the degrees (> 1) mapped to `net` (1 when none is) fits, and divides the
+// tier when it must be filled. The search applies it to the (at most three)
+// tiers an assignment uses, and once to every tier with 1 for the others
+// (Searcher::every_tier_holds_one_).
+bool TierHolds(const NetworkTier& net, int64_t used) {
+  return !(used > net.size) && !(net.must_be_filled && net.size % used != 0);
 }
 
 // Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v).
@@ -193,7 +188,15 @@ class Searcher {
         progress_(std::move(progress)),
         cancel_(std::move(cancel)),
         blocks_(model, system, options.datatype),
-        top_(static_cast<size_t>(options.top)) {}
+        top_(static_cast<size_t>(options.top)) {
+    for (const NetworkTier& net : system.networks) {
+      every_tier_holds_one_ = every_tier_holds_one_ && TierHolds(net, 1);
+    }
+    const size_t nets = system.networks.size();
+    dp_time_bound_.resize(nets);
+    dp_order_.reserve(nets);
+    candidates_.reserve(nets);
+  }
 
   absl::StatusOr<SearchResult> Run();
 
@@ -201,6 +204,15 @@ class Searcher {
   // The network-tier assignments of one (t, p, d), in enumeration order.
   struct Assignment {
     int64_t tn, pn, dn;
+  };
+  // One (tensor_net, pipeline_net) of a (t, p, d) with at least one valid
+  // data_net. A data_net other than tn and pn is valid exactly when
+  // `others_ok` (tn and pn hold t and p) and the tier holds d alone
+  // (GroupState::data_tiers); dn == tn and dn == pn are checked one by one.
+  struct TierPair {
+    int64_t tn, pn;
+    bool others_ok;
+    int64_t valid;  // how many data_net make a valid assignment
   };
   struct GroupState {
     const Group* group = nullptr;
@@ -212,11 +224,26 @@ class Searcher {
     bool structure_ok = true;
     int64_t assignments = 0;        // all of them
     int64_t valid_assignments = 0;  // those passing the tier check
-    std::vector<Assignment> valid;  // in enumeration order
+    Assignment first_valid = {0, 0, 0};  // when valid_assignments > 0
+    // The data_net values (those of SEARCH.md's range) whose tier holds d
+    // alone, increasing, and the same as a mask by tier.
+    std::vector<int64_t> data_tiers;
+    std::vector<bool> data_tier_holds;
+    std::vector<TierPair> pairs;  // in enumeration order
   };
 
   std::vector<Group> EnumerateGroups() const;
   GroupState StartGroup(const Group& group) const;
+  // The tier check of SEARCH.md's step 17 for one assignment, looking only
+  // at the tiers it uses.
+  bool AssignmentValid(const Group& g, int64_t tn, int64_t pn,
+                       int64_t dn) const;
+  // Fills candidates_ with the data_net values of `pair` to evaluate, in
+  // increasing order: every valid one, or (`bounded`) only those whose
+  // iteration may enter the top N (see EvaluatePruned).
+  void DataCandidates(const GroupState& gs, const TierPair& pair,
+                      bool bounded, double step_time_without_dp,
+                      double batch);
   absl::Status RunGroup(const Group& group, double done, double total);
   SearchExecution Execution(const Group& g, const Choice& c, int64_t b) const;
   // Both count the executions of one (choice, microbatch size) and offer the
@@ -237,6 +264,15 @@ class Searcher {
   TopN<Ranked> top_;
   SearchResult result_;
   double last_progress_ = -1;
+  // A tier no dimension uses must still hold 1 (Calculon checks every tier).
+  bool every_tier_holds_one_ = true;
+  // Scratch of EvaluatePruned, sized once to the tier count (no allocation
+  // per mapping): a lower bound on the DP exposed time per data_net for the
+  // current tensor_net (NaN: unknown), the data tiers in increasing order of
+  // it, and the data_net values to evaluate for one tier pair.
+  std::vector<double> dp_time_bound_;
+  std::vector<int64_t> dp_order_;
+  std::vector<int64_t> candidates_;
 };
 
 std::vector<Group> Searcher::EnumerateGroups() const {
@@ -285,19 +321,78 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   gs.structure_ok = g.v <= gs.blocks_per_stage &&
                     gs.blocks_per_stage % g.v == 0 &&
                     model_.feedforward % g.t == 0;
+  // The assignments are counted, not enumerated: O(tiers^2) per (t, p, d).
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
-  for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
-    for (int64_t pn = 0; pn < (g.p > 1 ? nets : 1); ++pn) {
-      for (int64_t dn = 0; dn < (g.d > 1 ? nets : 1); ++dn) {
-        ++gs.assignments;
-        if (NetworkAssignmentValid(system_, g.t, tn, g.p, pn, g.d, dn)) {
-          gs.valid.push_back({tn, pn, dn});
-        }
-      }
+  const int64_t tensor_nets = g.t > 1 ? nets : 1;
+  const int64_t pipeline_nets = g.p > 1 ? nets : 1;
+  const int64_t data_nets = g.d > 1 ? nets : 1;
+  gs.assignments = tensor_nets * pipeline_nets * data_nets;
+  gs.data_tier_holds.assign(static_cast<size_t>(nets), false);
+  for (int64_t dn = 0; dn < data_nets; ++dn) {
+    if (TierHolds(system_.networks[static_cast<size_t>(dn)],
+                  g.d > 1 ? g.d : 1)) {
+      gs.data_tiers.push_back(dn);
+      gs.data_tier_holds[static_cast<size_t>(dn)] = true;
     }
   }
-  gs.valid_assignments = static_cast<int64_t>(gs.valid.size());
+  const int64_t holding = static_cast<int64_t>(gs.data_tiers.size());
+  for (int64_t tn = 0; tn < tensor_nets; ++tn) {
+    for (int64_t pn = 0; pn < pipeline_nets; ++pn) {
+      TierPair pair;
+      pair.tn = tn;
+      pair.pn = pn;
+      // The assignment with a data_net used by neither tn nor pn.
+      pair.others_ok = AssignmentValid(g, tn, pn, /*dn=*/-1);
+      pair.valid = 0;
+      if (pair.others_ok) {
+        pair.valid = holding - (gs.data_tier_holds[static_cast<size_t>(tn)]
+                                    ? 1 : 0) -
+                     (pn != tn && gs.data_tier_holds[static_cast<size_t>(pn)]
+                          ? 1 : 0);
+      }
+      int64_t first_dn = -1;
+      // dn == tn, and dn == pn when pn differs.
+      const int64_t same[2] = {tn, pn};
+      for (int i = 0; i < (pn != tn ? 2 : 1); ++i) {
+        const int64_t dn = same[i];
+        if (dn < data_nets && AssignmentValid(g, tn, pn, dn)) {
+          ++pair.valid;
+          if (first_dn < 0 || dn < first_dn) first_dn = dn;
+        }
+      }
+      if (pair.valid == 0) continue;
+      if (gs.valid_assignments == 0) {
+        if (pair.others_ok) {
+          for (int64_t dn : gs.data_tiers) {
+            if (dn == tn || dn == pn) continue;
+            if (first_dn < 0 || dn < first_dn) first_dn = dn;
+            break;
+          }
+        }
+        gs.first_valid = {tn, pn, first_dn};
+      }
+      gs.valid_assignments += pair.valid;
+      gs.pairs.push_back(pair);
+    }
+  }
   return gs;
+}
+
+bool Searcher::AssignmentValid(const Group& g, int64_t tn, int64_t pn,
+                               int64_t dn) const {
+  if (!every_tier_holds_one_) return false;
+  const int64_t t = g.t > 1 ? g.t : 1;
+  const int64_t p = g.p > 1 ? g.p : 1;
+  const int64_t d = g.d > 1 ? g.d : 1;
+  const auto holds = [&](int64_t tier) {
+    int64_t used = 1;
+    if (tn == tier) used *= t;
+    if (pn == tier) used *= p;
+    if (dn == tier) used *= d;
+    return TierHolds(system_.networks[static_cast<size_t>(tier)], used);
+  };
+  return holds(tn) && (pn == tn || holds(pn)) &&
+         (dn < 0 || dn == tn || dn == pn || holds(dn));
 }
 
 SearchExecution Searcher::Execution(const Group& g, const Choice& c,
@@ -352,24 +447,35 @@ bool MemoryFits(const MemoryFigures& m) {
 
 // Every execution of one (choice, b) shares the checks that do not depend on
 // the network tiers (interleaving, offload, memory: the memory figures come
-// from footprints, not from times), so they are made once; the iteration is
-// evaluated per tier assignment unless the step-time bound rules the block
-// out of the top N.
+// from footprints, not from times), so they are made once. The iteration is
+// then evaluated per tier assignment, in enumeration order, except where a
+// lower bound on the step time shows that it cannot enter the top N:
+//   - per tensor_net, StepTimeLowerBound (the block with its TP tier);
+//   - per (tensor_net, pipeline_net) with many data_net values, the step time
+//     without DP (the iteration with d = 1: every term but the DP exposed
+//     time, which is >= 0), plus per data_net a lower bound on the DP exposed
+//     time (below), so that only the data tiers with the smallest bounds are
+//     looked at (a prefix of them in increasing order of the bound).
+// So the work per (choice, b) is O(tiers^2) bounds plus the iterations that
+// may enter the top N, not O(tiers^3). Skipping an assignment is safe: its
+// rate is at most the bound's, which is at most the N-th best rate when it
+// was computed, and that only grows; the assignments evaluated are offered in
+// enumeration order, so ties rank as in Calculon.
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
                                       int64_t b) {
   const Group& g = *gs.group;
   result_.total_executions += gs.assignments;
   const bool offload_ok = !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
-  if (!gs.structure_ok || !offload_ok || gs.valid.empty()) {
+  if (!gs.structure_ok || !offload_ok || gs.valid_assignments == 0) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
   SearchExecution e = Execution(g, c, b);
   const BlockConfig config = ConfigOf(e);
   const int64_t shard = c.optimizer_sharding ? g.d : 1;
-  e.tensor_net = gs.valid.front().tn;
-  e.pipeline_net = gs.valid.front().pn;
-  e.data_net = gs.valid.front().dn;
+  e.tensor_net = gs.first_valid.tn;
+  e.pipeline_net = gs.first_valid.pn;
+  e.data_net = gs.first_valid.dn;
   BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                       blocks_.Get(config, e.tensor_net, shard));
   StepShape step = ExecutionStepShape(model_, system_, e);
@@ -383,31 +489,119 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
   result_.good_executions += gs.valid_assignments;
   result_.bad_executions += gs.assignments - gs.valid_assignments;
 
+  const double batch = static_cast<double>(g.batch);
   IterationFigures iteration;
   int64_t planned_tn = -1;
   bool ruled_out = false;
-  for (const Assignment& a : gs.valid) {
-    if (a.tn != planned_tn) {
-      planned_tn = a.tn;
-      BP_ASSIGN_OR_RETURN(block, blocks_.Get(config, a.tn, shard));
+  bool dp_bounds_ready = false;
+  for (const TierPair& pair : gs.pairs) {
+    if (pair.tn != planned_tn) {
+      planned_tn = pair.tn;
+      BP_ASSIGN_OR_RETURN(block, blocks_.Get(config, pair.tn, shard));
       ruled_out = false;
+      dp_bounds_ready = false;
       if (top_.full()) {
         const double bound = StepTimeLowerBound(*block, step);
-        const double best_rate = static_cast<double>(g.batch) /
-                                 (bound * (1 - kBoundSlack));
+        const double best_rate = batch / (bound * (1 - kBoundSlack));
         ruled_out = best_rate <= top_.worst_score();
       }
     }
     if (ruled_out) continue;
-    step.pipeline_net = &system_.networks[static_cast<size_t>(a.pn)];
-    step.data_net = &system_.networks[static_cast<size_t>(a.dn)];
-    step.data_net_is_tensor_net = a.dn == a.tn;
-    step.data_net_is_pipeline_net = a.dn == a.pn;
-    ComputeIteration(*block, step, iteration);
-    ++result_.work.iteration_evaluations;
-    Offer(iteration.sample_rate, e, a.tn, a.pn, a.dn, *block);
+    ++result_.work.tier_pairs_examined;
+    step.pipeline_net = &system_.networks[static_cast<size_t>(pair.pn)];
+    // A few data tiers are evaluated as they come; bounding them would cost
+    // about as much (with Calculon's systems of 2 or 3 tiers, always so).
+    const bool bounded = top_.full() && pair.valid > kDirectDataTiers;
+    double without_dp = 0;
+    if (bounded) {
+      // The iteration without DP: d = 1 (step.data_net stays a valid tier).
+      const int64_t d = step.d;
+      step.d = 1;
+      ComputeIteration(*block, step, iteration);
+      step.d = d;
+      ++result_.work.step_time_bounds;
+      without_dp = iteration.total_time;
+      const double best_rate = batch / (without_dp * (1 - kBoundSlack));
+      if (best_rate <= top_.worst_score()) continue;
+      if (!dp_bounds_ready) {
+        // Per data tier, a lower bound on dp_comm_exposed_time that holds
+        // whatever the pipeline tier and whether the data tier is also the
+        // tensor or pipeline one: without DP overlap, it is bpp *
+        // block_dp_time, which depends on the data tier only; with it,
+        // block_dp_time plus two terms >= 0 (figures.cc).
+        dp_bounds_ready = true;
+        dp_order_.clear();
+        for (int64_t dn : gs.data_tiers) {
+          step.data_net = &system_.networks[static_cast<size_t>(dn)];
+          step.data_net_is_tensor_net = dn == pair.tn;
+          step.data_net_is_pipeline_net = dn == pair.pn;
+          ComputeIteration(*block, step, iteration);
+          ++result_.work.step_time_bounds;
+          double bound = c.dp_overlap ? iteration.block_dp_time
+                                      : iteration.dp_comm_exposed_time;
+          if (!(bound >= 0)) bound = 0;  // NaN: no bound
+          dp_time_bound_[static_cast<size_t>(dn)] = bound;
+          dp_order_.push_back(dn);
+        }
+        std::sort(dp_order_.begin(), dp_order_.end(),
+                  [&](int64_t x, int64_t y) {
+                    const double bx = dp_time_bound_[static_cast<size_t>(x)];
+                    const double by = dp_time_bound_[static_cast<size_t>(y)];
+                    return bx < by || (bx == by && x < y);
+                  });
+      }
+    }
+    DataCandidates(gs, pair, bounded, without_dp, batch);
+    for (int64_t dn : candidates_) {
+      step.data_net = &system_.networks[static_cast<size_t>(dn)];
+      step.data_net_is_tensor_net = dn == pair.tn;
+      step.data_net_is_pipeline_net = dn == pair.pn;
+      ComputeIteration(*block, step, iteration);
+      ++result_.work.iteration_evaluations;
+      Offer(iteration.sample_rate, e, pair.tn, pair.pn, dn, *block);
+    }
   }
   return absl::OkStatus();
+}
+
+void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
+                              bool bounded, double without_dp, double batch) {
+  candidates_.clear();
+  const int64_t data_nets = gs.group->d > 1
+                                ? static_cast<int64_t>(system_.networks.size())
+                                : 1;
+  // dn == tn or dn == pn: their own check (a data tier that does not hold d
+  // alone has no bound: always a candidate when valid).
+  const int64_t same[2] = {pair.tn, pair.pn};
+  for (int i = 0; i < (pair.pn != pair.tn ? 2 : 1); ++i) {
+    const int64_t dn = same[i];
+    ++result_.work.tier_triples_examined;
+    if (dn >= data_nets || !AssignmentValid(*gs.group, pair.tn, pair.pn, dn)) {
+      continue;
+    }
+    if (bounded && gs.data_tier_holds[static_cast<size_t>(dn)]) {
+      const double total =
+          without_dp + dp_time_bound_[static_cast<size_t>(dn)];
+      if (batch / (total * (1 - kBoundSlack)) <= top_.worst_score()) continue;
+    }
+    candidates_.push_back(dn);
+  }
+  if (pair.others_ok) {
+    // The other data tiers: every one, or those whose bound lets them in, a
+    // prefix of dp_order_ (the bound grows along it).
+    const std::vector<int64_t>& tiers = bounded ? dp_order_ : gs.data_tiers;
+    for (int64_t dn : tiers) {
+      ++result_.work.tier_triples_examined;
+      if (bounded) {
+        const double total =
+            without_dp + dp_time_bound_[static_cast<size_t>(dn)];
+        if (batch / (total * (1 - kBoundSlack)) <= top_.worst_score()) break;
+      }
+      if (dn == pair.tn || dn == pair.pn) continue;
+      candidates_.push_back(dn);
+    }
+  }
+  std::sort(candidates_.begin(), candidates_.end());
 }
 
 // Each execution on its own, as Calculon runs it: tier check, interleaving
@@ -428,8 +622,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
         e.tensor_net = tn;
         e.pipeline_net = pn;
         e.data_net = dn;
-        const bool valid =
-            NetworkAssignmentValid(system_, g.t, tn, g.p, pn, g.d, dn) &&
+        const bool valid = AssignmentValid(g, tn, pn, dn) &&
             gs.structure_ok &&
             !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
         if (!valid) {

@@ -94,6 +94,14 @@ struct SearchWork {
   int64_t blocks_resharded = 0;   // optimizer-sharded variants derived
   int64_t memory_evaluations = 0;
   int64_t iteration_evaluations = 0;
+  // The network-tier work of the default mode, independent of time, for
+  // tests of how it grows with the number of tiers: (tensor_net,
+  // pipeline_net) pairs looked at (not ruled out per tensor_net), data tiers
+  // looked at for them, and iterations run only for a bound (without DP, and
+  // per data tier for a DP bound).
+  int64_t tier_pairs_examined = 0;
+  int64_t tier_triples_examined = 0;
+  int64_t step_time_bounds = 0;
 };
 
 struct SearchResult {
