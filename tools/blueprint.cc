@@ -235,8 +235,8 @@ std::optional<std::string> DumpStages(const std::string& dir,
   }
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) {
-    return absl::StrCat("cannot use ", dir, " as the dump directory: ",
-                        ErrnoText(errno));
+    return absl::StrCat("cannot use ", dir,
+                        " as the dump directory: ", ErrnoText(errno));
   }
   FdCloser dir_closer(dir_fd);
   const auto in_dir = [&dir](const std::string& name) {
@@ -268,8 +268,8 @@ std::optional<std::string> DumpStages(const std::string& dir,
       fd = openat(dir_fd, file.temporary.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
-        return fail(absl::StrCat("cannot create ", in_dir(file.temporary),
-                                 ": ", ErrnoText(errno)));
+        return fail(absl::StrCat("cannot create ", in_dir(file.temporary), ": ",
+                                 ErrnoText(errno)));
       }
     }
     files.push_back(file);
@@ -291,8 +291,8 @@ std::optional<std::string> DumpStages(const std::string& dir,
     if (fstatat(dir_fd, file.final_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) ==
             0 &&
         S_ISDIR(info.st_mode)) {
-      return fail(absl::StrCat("cannot replace ", in_dir(file.final_name),
-                               ": ", ErrnoText(EISDIR)));
+      return fail(absl::StrCat("cannot replace ", in_dir(file.final_name), ": ",
+                               ErrnoText(EISDIR)));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
@@ -375,7 +375,8 @@ std::optional<CommandResult> RunSearch(const Args& args) {
     const auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed < std::chrono::seconds(1)) return;
     shown = true;
-    std::fprintf(stderr, "\rsearching: %3d%%", static_cast<int>(fraction * 100));
+    std::fprintf(stderr, "\rsearching: %3d%%",
+                 static_cast<int>(fraction * 100));
     std::fflush(stderr);
   };
   CommandResult result = Search(files[0], files[1], args, progress);
@@ -559,8 +560,8 @@ int main(int argc, char** argv) {
   blueprint::Stdout out;
   int exit_code = blueprint::Run(blueprint::Args(argv + 1, argv + argc), out);
   if (const int error = out.Close(); error != 0) {
-    blueprint::PrintError(absl::StrCat("error: cannot write standard output: ",
-                                       std::strerror(error), "\n"));
+    blueprint::PrintError(absl::StrCat(
+        "error: cannot write standard output: ", std::strerror(error), "\n"));
     exit_code = std::max(exit_code, blueprint::kExitInvalidInput);
   }
   return exit_code;
