@@ -1,51 +1,109 @@
 // blueprint: the command-line interface of Blueprinting (DESIGN.md
 // "Interfaces"). It reads files, calls the string-to-string commands of
 // core/api/commands.h and prints: the output on stdout, one "error: ..." line
-// per problem on stderr. Exit codes: 0 ok, 1 usage error, 2 invalid input.
+// per problem on stderr. Exit codes (core/api/commands.h kExit*): 0 ok, 1
+// usage error, 2 invalid input or an unusable input or output (a file that is
+// not a regular file or is over kMaxInputBytes, a failed write), 3 internal
+// error (a bug).
+//
+// Hostile use: every input is a regular file read up to the limit (a FIFO or
+// /dev/zero is refused, never waited on); every byte written to stdout is
+// checked in one place (Stdout), so that a full disk or a closed stdout is an
+// error, never a success; --dump-ir writes only inside its directory and
+// replaces its files whole (see DumpStages).
 //
 // Subcommands live in one table (kSubcommands); adding one is adding a row.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <sys/stat.h>
-
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
 #include "core/api/search_command.h"
+#include "core/base/input_limits.h"
 
 namespace blueprint {
 namespace {
 
 using Args = std::vector<std::string>;
 
-// Reads a whole file, or explains why it cannot.
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+// Closes a file descriptor when it goes out of scope (errors ignored: only
+// for descriptors that were read, or that failed already).
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  ~FdCloser() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+// Reads a whole input file, or explains why it cannot. The file is opened
+// without blocking (a FIFO with no writer must not hang the CLI), must be a
+// regular file (not a FIFO, a device such as /dev/zero, or a directory), and
+// is read up to kMaxInputBytes + 1 bytes only: a larger file, or one that
+// grows while it is read, is refused with InputTooLargeMessage.
 std::optional<std::string> ReadFile(const std::string& path,
                                     std::string* error) {
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    *error = absl::StrCat("cannot read ", path, ": ", std::strerror(errno));
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *error = absl::StrCat("cannot read ", path, ": ", ErrnoText(errno));
     return std::nullopt;
   }
-  std::string contents;
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
-    contents.append(buffer, n);
+  FdCloser closer(fd);
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    *error = absl::StrCat("cannot read ", path, ": ", ErrnoText(errno));
+    return std::nullopt;
   }
-  const bool failed = std::ferror(file) != 0;
-  const int read_errno = errno;
-  std::fclose(file);
-  if (failed) {
-    *error =
-        absl::StrCat("cannot read ", path, ": ", std::strerror(read_errno));
+  if (!S_ISREG(info.st_mode)) {
+    *error = absl::StrCat(path, ": not a regular file");
+    return std::nullopt;
+  }
+  if (info.st_size < 0 ||
+      static_cast<unsigned long long>(info.st_size) > kMaxInputBytes) {
+    *error = InputTooLargeMessage(path);
+    return std::nullopt;
+  }
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    *error = absl::StrCat("cannot read ", path, ": ", ErrnoText(errno));
+    return std::nullopt;
+  }
+  constexpr size_t kReadLimit = kMaxInputBytes + 1;
+  std::string contents;
+  contents.reserve(static_cast<size_t>(info.st_size));
+  char buffer[1 << 16];
+  while (contents.size() < kReadLimit) {
+    const size_t want = std::min(sizeof(buffer), kReadLimit - contents.size());
+    const ssize_t n = read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = absl::StrCat("cannot read ", path, ": ", ErrnoText(errno));
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+  }
+  if (contents.size() > kMaxInputBytes) {
+    *error = InputTooLargeMessage(path);
     return std::nullopt;
   }
   return contents;
@@ -70,8 +128,18 @@ std::optional<CommandResult> ReadFiles(const Args& paths,
 }
 
 // A subcommand's runner: std::nullopt means its arguments do not fit its
-// synopsis (a usage error).
+// synopsis (a usage error); a result with kExitUsage is a usage error with
+// its own reason (see UsageResult).
 using Runner = std::optional<CommandResult> (*)(const Args& args);
+
+// A usage error with a specific reason (printed with the usage text), for a
+// runner whose arguments fit the synopsis but break one of its rules.
+CommandResult UsageResult(const std::string& reason) {
+  CommandResult result;
+  result.exit_code = kExitUsage;
+  result.AddError(reason);
+  return result;
+}
 
 std::optional<CommandResult> RunImportCalculon(const Args& args) {
   if (args.size() != 3) return std::nullopt;
@@ -126,19 +194,115 @@ std::optional<CommandResult> WithSpec(
   return command(files[0]);
 }
 
-// Writes one stage text per file into `dir` (created if missing).
+// Writes all of `text` to `fd`, or returns the errno of the failure.
+int WriteAll(int fd, absl::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+// One stage's file in the dump directory: written under `temporary`, then
+// renamed to `final_name` (both relative to the directory).
+struct DumpFile {
+  std::string temporary;
+  std::string final_name;
+};
+
+// Writes one stage text per file, DIR/<stage>.txt, and only inside `dir`:
+//  * `dir` is created if missing (one level, mode 0755); an existing
+//    non-directory is an error;
+//  * every stage is written to a fresh temporary in `dir`, created with
+//    O_CREAT|O_EXCL|O_NOFOLLOW (never an existing file or a planted
+//    symlink), with every write and close checked;
+//  * only once all were written are they renamed onto their final names, so
+//    a planted DIR/report.txt symlink is replaced, never followed, and a
+//    failure leaves no partial set (the temporaries are removed). A final
+//    name that is a directory is refused before any rename; only a rename
+//    failing for another reason (or a race) can leave the set half-replaced.
+// Every error names the path and the system's reason.
 std::optional<std::string> DumpStages(const std::string& dir,
                                       const std::vector<StageText>& stages) {
-  mkdir(dir.c_str(), 0755);
-  for (const StageText& stage : stages) {
-    const std::string path = absl::StrCat(dir, "/", stage.stage, ".txt");
-    FILE* file = std::fopen(path.c_str(), "wb");
-    if (file == nullptr) {
-      return absl::StrCat("cannot write ", path, ": ", std::strerror(errno));
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::StrCat("cannot create directory ", dir, ": ",
+                        ErrnoText(errno));
+  }
+  const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
+    return absl::StrCat("cannot use ", dir,
+                        " as the dump directory: ", ErrnoText(errno));
+  }
+  FdCloser dir_closer(dir_fd);
+  const auto in_dir = [&dir](const std::string& name) {
+    return absl::StrCat(dir, "/", name);
+  };
+
+  std::vector<DumpFile> files;
+  // Removes every temporary still there; returns `error` for convenience.
+  const auto fail = [&](std::string error) -> std::optional<std::string> {
+    for (const DumpFile& file : files) {
+      unlinkat(dir_fd, file.temporary.c_str(), 0);
     }
-    std::fwrite(stage.text.data(), 1, stage.text.size(), file);
-    if (std::fclose(file) != 0) {
-      return absl::StrCat("cannot write ", path, ": ", std::strerror(errno));
+    return error;
+  };
+  for (const StageText& stage : stages) {
+    // Stage names come from core/report; a name that is not a plain file
+    // name would write outside `dir`, which is a bug, not an input problem.
+    if (stage.stage.empty() || stage.stage[0] == '.' ||
+        stage.stage.find('/') != std::string::npos) {
+      return fail(absl::StrCat("internal error: stage name \"", stage.stage,
+                               "\" is not a plain file name"));
+    }
+    DumpFile file;
+    file.final_name = absl::StrCat(stage.stage, ".txt");
+    int fd = -1;
+    for (int attempt = 0; fd < 0; ++attempt) {
+      file.temporary = absl::StrCat(".", file.final_name, ".tmp-",
+                                    static_cast<long>(getpid()), "-", attempt);
+      fd = openat(dir_fd, file.temporary.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
+        return fail(absl::StrCat("cannot create ", in_dir(file.temporary), ": ",
+                                 ErrnoText(errno)));
+      }
+    }
+    files.push_back(file);
+    const int write_error = WriteAll(fd, stage.text);
+    if (write_error != 0) {
+      close(fd);
+      return fail(absl::StrCat("cannot write ", in_dir(file.temporary), ": ",
+                               ErrnoText(write_error)));
+    }
+    if (close(fd) != 0) {
+      return fail(absl::StrCat("cannot write ", in_dir(file.temporary), ": ",
+                               ErrnoText(errno)));
+    }
+  }
+  // A final name that is a directory cannot be replaced: refuse before any
+  // rename rather than leave a partial set.
+  for (const DumpFile& file : files) {
+    struct stat info;
+    if (fstatat(dir_fd, file.final_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) ==
+            0 &&
+        S_ISDIR(info.st_mode)) {
+      return fail(absl::StrCat("cannot replace ", in_dir(file.final_name), ": ",
+                               ErrnoText(EISDIR)));
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (renameat(dir_fd, files[i].temporary.c_str(), dir_fd,
+                 files[i].final_name.c_str()) != 0) {
+      const std::string error =
+          absl::StrCat("cannot rename ", in_dir(files[i].temporary), " to ",
+                       in_dir(files[i].final_name), ": ", ErrnoText(errno));
+      files.erase(files.begin(), files.begin() + i);  // renamed already
+      return fail(error);
     }
   }
   return std::nullopt;
@@ -148,6 +312,9 @@ std::optional<CommandResult> RunAnalyze(const Args& args) {
   // SPEC.json [--dump-ir DIR]
   if (args.size() == 1) return WithSpec(args, &Analyze);
   if (args.size() != 3 || args[1] != "--dump-ir") return std::nullopt;
+  if (args[2].empty()) {
+    return UsageResult("--dump-ir needs a directory name, not \"\"");
+  }
   std::vector<std::string> files;
   if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
     return failed;
@@ -156,7 +323,10 @@ std::optional<CommandResult> RunAnalyze(const Args& args) {
   CommandResult result = AnalyzeStages(files[0], &stages);
   if (!stages.empty()) {
     if (std::optional<std::string> error = DumpStages(args[2], stages)) {
-      result.exit_code = kExitInvalidInput;
+      if (result.exit_code == kExitOk) result.exit_code = kExitInvalidInput;
+      if (error->rfind("internal error: ", 0) == 0) {
+        result.exit_code = kExitInternal;
+      }
       result.AddError(*error);
     }
   }
@@ -205,7 +375,8 @@ std::optional<CommandResult> RunSearch(const Args& args) {
     const auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed < std::chrono::seconds(1)) return;
     shown = true;
-    std::fprintf(stderr, "\rsearching: %3d%%", static_cast<int>(fraction * 100));
+    std::fprintf(stderr, "\rsearching: %3d%%",
+                 static_cast<int>(fraction * 100));
     std::fflush(stderr);
   };
   CommandResult result = Search(files[0], files[1], args, progress);
@@ -269,8 +440,11 @@ std::string UsageText() {
     absl::StrAppend(&text, " ", sub.synopsis, "\n      ", sub.summary, "\n");
   }
   absl::StrAppend(&text,
-                  "exit status: 0 ok, 1 usage error, 2 invalid input (one "
-                  "\"error: ...\" line per problem on stderr)\n");
+                  "inputs: regular files of at most 16 MiB (not a FIFO, a "
+                  "device or a directory)\n"
+                  "exit status: 0 ok, 1 usage error, 2 invalid input or an "
+                  "unusable input or output file (one \"error: ...\" line per "
+                  "problem on stderr), 3 internal error (a bug)\n");
   return text;
 }
 
@@ -285,19 +459,48 @@ const Subcommand* Find(const Args& args) {
   return best;
 }
 
-void Print(const std::string& text, FILE* stream) {
-  std::fwrite(text.data(), 1, text.size(), stream);
+// Standard output, the only way anything reaches it: every write is checked
+// and Close() flushes and closes it, so that a failed write (a full disk, a
+// closed stdout) is reported once, by main, and never exits 0.
+class Stdout {
+ public:
+  void Write(absl::string_view text) {
+    if (text.empty()) return;
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
+      Fail(errno);
+    }
+  }
+
+  // Flushes and closes stdout; returns the errno of the first failure since
+  // the start, or 0 when every byte was written.
+  int Close() {
+    if (std::fflush(stdout) != 0) Fail(errno);
+    if (std::ferror(stdout) != 0) Fail(EIO);  // an error whose errno is gone
+    if (std::fclose(stdout) != 0) Fail(errno);
+    return error_;
+  }
+
+ private:
+  void Fail(int error) {
+    if (error_ == 0) error_ = error != 0 ? error : EIO;
+  }
+
+  int error_ = 0;
+};
+
+void PrintError(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stderr);
 }
 
 int UsageError(const std::string& message) {
-  Print(absl::StrCat("error: ", message, "\n", UsageText()), stderr);
+  PrintError(absl::StrCat("error: ", message, "\n", UsageText()));
   return kExitUsage;
 }
 
-int Run(const Args& args) {
+int Run(const Args& args, Stdout& out) {
   if (args.size() == 1 &&
       (args[0] == "help" || args[0] == "--help" || args[0] == "-h")) {
-    Print(UsageText(), stdout);
+    out.Write(UsageText());
     return kExitOk;
   }
   const Subcommand* sub = Find(args);
@@ -321,17 +524,46 @@ int Run(const Args& args) {
     return UsageError(absl::StrCat("wrong arguments; expected: ", command, " ",
                                    sub->synopsis));
   }
-  Print(result->output, stdout);
-  for (const FieldError& error : result->errors) {
-    Print(absl::StrCat("error: ", error.message, "\n"), stderr);
+  if (result->exit_code == kExitUsage) {
+    std::string message;
+    for (const FieldError& error : result->errors) {
+      absl::StrAppend(&message, message.empty() ? "" : "\nerror: ",
+                      error.message);
+    }
+    return UsageError(message);
   }
-  std::fflush(stdout);
+  out.Write(result->output);
+  for (const FieldError& error : result->errors) {
+    PrintError(absl::StrCat("error: ", error.message, "\n"));
+  }
   return result->exit_code;
+}
+
+// Keeps descriptors 0, 1 and 2 taken: when the CLI is started with one of
+// them closed (`>&-`), the next open() would get it, and output meant for
+// stdout could land in a --dump-ir file. A closed one is reopened on
+// /dev/null in the direction that makes using it fail (stdout and stderr
+// read-only), so a write to a closed stdout still fails with EBADF.
+void ReserveStandardDescriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened =
+        open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);  // inherited
+    if (opened >= 0 && opened != fd) close(opened);
+  }
 }
 
 }  // namespace
 }  // namespace blueprint
 
 int main(int argc, char** argv) {
-  return blueprint::Run(blueprint::Args(argv + 1, argv + argc));
+  blueprint::ReserveStandardDescriptors();
+  blueprint::Stdout out;
+  int exit_code = blueprint::Run(blueprint::Args(argv + 1, argv + argc), out);
+  if (const int error = out.Close(); error != 0) {
+    blueprint::PrintError(absl::StrCat(
+        "error: cannot write standard output: ", std::strerror(error), "\n"));
+    exit_code = std::max(exit_code, blueprint::kExitInvalidInput);
+  }
+  return exit_code;
 }

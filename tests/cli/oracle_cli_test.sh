@@ -78,7 +78,7 @@ expect_exit 1 "expected: blueprint check SPEC.json" "$blueprint" check
 expect_exit 1 "usage:" "$blueprint" import megatron --system
 expect_exit 2 "^error: cannot read $work/missing.json: No such file" \
   "$blueprint" check "$work/missing.json"
-expect_exit 2 "^error: cannot read $work: Is a directory" "$blueprint" check "$work"
+expect_exit 2 "^error: $work: not a regular file$" "$blueprint" check "$work"
 printf '{"format": ' > "$work/truncated.json"
 expect_exit 2 "^error: malformed JSON: parse error at line 1" \
   "$blueprint" check "$work/truncated.json"
