@@ -13,7 +13,7 @@ namespace {
 // The spec, unless it is over the input limit.
 absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json) {
   if (spec_json.size() > kMaxInputBytes) {
-    return absl::InvalidArgumentError(InputTooLargeMessage("spec"));
+    return InvalidInputError({{"spec", InputTooLargeMessage("spec")}});
   }
   return ParseSpecJson(spec_json);
 }

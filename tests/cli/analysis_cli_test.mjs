@@ -71,7 +71,7 @@ for (const spec of specs) {
     const w = bp[method](text);
     assert.equal(w.output, r.stdout, `${command} ${spec}: wasm output differs`);
     assert.equal(w.ok, r.code === 0, `${command} ${spec}: ok differs`);
-    assert.deepEqual(w.errors.map((e) => `error: ${e}\n`).join(''), r.stderr,
+    assert.deepEqual(w.errors.map((e) => `error: ${e.message}\n`).join(''), r.stderr,
                      `${command} ${spec}: errors differ`);
   }
   const e = cli('explain', spec, 'total_time');
@@ -85,7 +85,7 @@ const bad = 'golden/cases/reject_many_violations/spec.json';
 const r = cli('analyze', bad);
 assert.equal(r.code, 2);
 assert.equal(r.stdout, '');
-assert.deepEqual(bp.analyze(read(bad)).errors.map((e) => `error: ${e}\n`).join(''), r.stderr);
+assert.deepEqual(bp.analyze(read(bad)).errors.map((e) => `error: ${e.message}\n`).join(''), r.stderr);
 assert.ok(r.stderr.split('\n').filter(Boolean).length >= 4, r.stderr);
 // Usage errors: exit 1.
 assert.equal(cli('analyze').code, 1);
