@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
 
@@ -380,8 +381,8 @@ void ComputeMemory(const BlockFigures& b, const StepShape& s,
   tier1 += mem.act_grad_space;
   mem.proc_mem_tier1_cap_req = tier1;
   mem.proc_mem_tier2_cap_req = tier2;
-  mem.tier1_capacity = s.mem1->gib * 1073741824.0;
-  mem.tier2_capacity = s.mem2->gib * 1073741824.0;
+  mem.tier1_capacity = s.mem1->gib * kGiB;
+  mem.tier2_capacity = s.mem2->gib * kGiB;
 }
 
 }  // namespace blueprint

@@ -15,12 +15,11 @@
 #include "absl/strings/string_view.h"
 #include "core/adapters/calculon.h"
 #include "core/base/json.h"
+#include "core/base/units.h"
 #include "core/report/calculon_stats.h"
 
 namespace blueprint {
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 const char* YesNo(bool b) { return b ? "yes" : "no"; }
 
