@@ -8,6 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
+#include "core/base/units.h"
 
 namespace blueprint {
 namespace {
@@ -257,7 +258,7 @@ absl::Status VerifyFinite(const char* what, const char* name, double value) {
 }
 
 std::string GiB(double bytes) {
-  return absl::StrFormat("%.3f GiB", bytes / 1073741824.0);
+  return absl::StrFormat("%.3f GiB", bytes / kGiB);
 }
 
 }  // namespace

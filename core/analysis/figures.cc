@@ -3,78 +3,122 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
 
 namespace blueprint {
 namespace {
 
-double OffloadTime(const MemoryTier& mem2, double bytes) {
-  return MemoryTime(mem2, bytes);
+// The counts of a step as doubles, converted once.
+struct StepCounts {
+  double p, v, m;
+  double bpp;             // blocks per stage
+  double bpc;             // blocks per chunk
+  double base_per_chunk;  // bpc - 1: the edge block is the last one
+  double per_step;        // m * v: chunk executions per step
+};
+
+StepCounts CountsOf(const StepShape& s) {
+  StepCounts c;
+  c.p = static_cast<double>(s.p);
+  c.v = static_cast<double>(s.v);
+  c.m = static_cast<double>(s.m);
+  c.bpp = static_cast<double>(s.blocks_per_stage);
+  c.bpc = static_cast<double>(s.blocks_per_chunk);
+  c.base_per_chunk = c.bpc - 1;
+  c.per_step = c.m * c.v;
+  return c;
 }
 
-// Calculon's _get_fw_offload_size.
+// A block-level quantity for the base and the edge block of a chunk.
+struct BaseEdge {
+  double base = 0;
+  double edge = 0;
+};
+
+// A per-block time summed over a step: every chunk has base_per_chunk base
+// blocks and one edge block, run once per microbatch and virtual stage.
+double PerStep(const StepCounts& c, double base, double edge) {
+  return c.per_step * (c.base_per_chunk * base + edge);
+}
+
+// The bytes one block moves to or from the offload tier.
+struct OffloadBytes {
+  double fw = 0;
+  double bw = 0;
+};
+
+// Offloaded activations: the stored activations, or only the checkpoint
+// when full recompute rebuilds the rest.
+double ActivationOffloadBytes(const BlockFigures& b, const StepShape& s) {
+  return s.recompute != RecomputePolicy::kFull ? b.block_act_storage_space
+                                               : b.block_act_checkpoint_size;
+}
+
+// Calculon's _get_fw_offload_size (MODEL.md §4.9): the larger, not the sum,
+// of the offloaded weights and activations.
 double ForwardOffloadBytes(const BlockFigures& b, const StepShape& s) {
   const double weights = s.offload.weights ? b.block_weight_space : 0;
-  double activations = 0;
-  if (s.offload.activations) {
-    activations = s.recompute != RecomputePolicy::kFull
-                      ? b.block_act_storage_space
-                      : b.block_act_checkpoint_size;
-  }
+  const double activations =
+      s.offload.activations ? ActivationOffloadBytes(b, s) : 0;
   return std::max(weights, activations);
 }
 
-// Calculon's _get_bw_offload_size.
+// Calculon's _get_bw_offload_size (MODEL.md §4.9): the sum of everything
+// offloaded, in training only.
 double BackwardOffloadBytes(const BlockFigures& b, const StepShape& s) {
   if (!s.training) return 0;
   double bytes = 0;
   if (s.offload.weights) bytes += b.block_weight_space;
-  if (s.offload.activations) {
-    bytes += s.recompute != RecomputePolicy::kFull
-                 ? b.block_act_storage_space
-                 : b.block_act_checkpoint_size;
-  }
+  if (s.offload.activations) bytes += ActivationOffloadBytes(b, s);
   if (s.offload.optimizer) bytes += b.block_optimizer_space;
   return bytes;
 }
 
-}  // namespace
+// The memory time of a block's backward pass (agrad and wgrad).
+double BackwardMemTime(const BlockFigures& b) {
+  return b.block_agrad_mem_time + b.block_wgrad_mem_time;
+}
 
-void ComputeIteration(const BlockFigures& b, const StepShape& s,
-                      IterationFigures& it) {
-  const double p = static_cast<double>(s.p);
-  const double v = static_cast<double>(s.v);
-  const double m = static_cast<double>(s.m);
-  const double bpp = static_cast<double>(s.blocks_per_stage);
-  const double bpc = static_cast<double>(s.blocks_per_chunk);
-  const double base_per_chunk = bpc - 1;  // the edge block is the last one
-  const double mult = bpp * m;
-  it = IterationFigures();
-
+// Compute on the critical path: every block of the stage runs forward,
+// recompute and backward once per microbatch, the optimizer once per step.
+void ComputeTerms(const BlockFigures& b, const StepCounts& c,
+                  IterationFigures& it) {
+  const double mult = c.bpp * c.m;
   it.fw_time = mult * b.block_fw_time;
   it.recompute_time = mult * b.block_re_time;
   it.bw_time = mult * b.block_agrad_time + mult * b.block_wgrad_time;
-  it.optim_step_time = bpp * b.block_optim_time;
+  it.optim_step_time = c.bpp * b.block_optim_time;
+}
 
-  const double per_step = m * v;
-  const double tp_fw = per_step * (base_per_chunk * b.baseblock_fw_tp_time +
-                                   b.edgeblock_fw_tp_time);
-  const double tp_fw_exposed =
-      per_step * (base_per_chunk * b.baseblock_fw_tp_time_exposed +
-                  b.edgeblock_fw_tp_time_exposed);
-  const double tp_bw = per_step * (base_per_chunk * b.baseblock_agrad_tp_time +
-                                   b.edgeblock_agrad_tp_time);
-  const double tp_bw_exposed =
-      per_step * (base_per_chunk * b.baseblock_agrad_tp_time_exposed +
-                  b.edgeblock_agrad_tp_time_exposed);
-  const double recomm = per_step * (base_per_chunk * b.baseblock_recomm_time +
-                                    b.edgeblock_recomm_time);
-  const double recomm_exposed =
-      per_step * (base_per_chunk * b.baseblock_recomm_time_exposed +
-                  b.edgeblock_recomm_time_exposed);
+// TP communication over the step: the plan priced each block's collectives
+// (link time) and what of them compute does not hide (exposed time);
+// re-communication happens only in a backward pass.
+void TensorParallelCommTerms(const BlockFigures& b, const StepShape& s,
+                             const StepCounts& c, IterationFigures& it) {
+  it.tp_comm_link_time =
+      PerStep(c, b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time) +
+      PerStep(c, b.baseblock_agrad_tp_time, b.edgeblock_agrad_tp_time);
+  it.tp_comm_exposed_time =
+      PerStep(c, b.baseblock_fw_tp_time_exposed,
+              b.edgeblock_fw_tp_time_exposed) +
+      PerStep(c, b.baseblock_agrad_tp_time_exposed,
+              b.edgeblock_agrad_tp_time_exposed);
+  it.recomm_link_time =
+      s.training
+          ? PerStep(c, b.baseblock_recomm_time, b.edgeblock_recomm_time)
+          : 0;
+  it.recomm_exposed_time =
+      s.training ? PerStep(c, b.baseblock_recomm_time_exposed,
+                           b.edgeblock_recomm_time_exposed)
+                 : 0;
+}
 
-  // Pipeline p2p: one send per chunk and microbatch in each direction.
+// Pipeline p2p (MODEL.md §4.5): one send per chunk and microbatch in each
+// direction; nothing overlaps it, so exposed = link.
+void PipelineCommTerms(const StepShape& s, const StepCounts& c,
+                       IterationFigures& it) {
   it.block_fw_pp_size = s.p > 1 ? s.pipeline_message_bytes : 0;
   it.block_bw_pp_size = s.training ? it.block_fw_pp_size : 0;
   // Quirk (MODEL.md §6.4): the p2p latency is paid even for a 0-byte message
@@ -88,83 +132,82 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
       sends ? CollectiveTime(*s.pipeline_net, CollectiveOp::kPointToPoint,
                              it.block_bw_pp_size, 2)
             : 0;
-  const double fw_p2ps = s.p > 1 ? v : 0;
-  const double bw_p2ps = s.p > 1 && s.training ? v : 0;
-  const double pp_fw = m * fw_p2ps * it.chunk_fw_pp_time;
-  const double pp_bw = m * bw_p2ps * it.chunk_bw_pp_time;
-
-  it.tp_comm_link_time = tp_fw + tp_bw;
-  it.tp_comm_exposed_time = tp_fw_exposed + tp_bw_exposed;
-  it.recomm_link_time = s.training ? recomm : 0;
-  it.recomm_exposed_time = s.training ? recomm_exposed : 0;
+  const double fw_p2ps = s.p > 1 ? c.v : 0;
+  const double bw_p2ps = s.p > 1 && s.training ? c.v : 0;
+  const double pp_fw = c.m * fw_p2ps * it.chunk_fw_pp_time;
+  const double pp_bw = c.m * bw_p2ps * it.chunk_bw_pp_time;
   it.pp_comm_link_time = pp_fw + pp_bw;
   it.pp_comm_exposed_time = it.pp_comm_link_time;
+}
 
-  // Block times on the critical path, with offload overheads.
-  const double base_fw_no_offload =
-      b.block_fw_time + b.baseblock_fw_tp_time_exposed;
-  const double edge_fw_no_offload = b.block_fw_time +
-                                    b.edgeblock_fw_tp_time_exposed +
-                                    it.chunk_fw_pp_time;
-  const double fw_offload_bytes = ForwardOffloadBytes(b, s);
-  const double bw_offload_bytes = BackwardOffloadBytes(b, s);
-  const double fw_offload_time = OffloadTime(*s.mem2, fw_offload_bytes);
-  const double base_fw_ovh = std::max(
-      0.0, fw_offload_time + b.block_fw_mem_time - base_fw_no_offload);
-  const double edge_fw_ovh = std::max(
-      0.0, fw_offload_time + b.block_fw_mem_time - edge_fw_no_offload);
-  it.baseblock_fw_time = base_fw_no_offload + base_fw_ovh;
-  it.edgeblock_fw_time = edge_fw_no_offload + edge_fw_ovh;
-  const double base_bw_no_offload =
-      b.block_re_time + b.baseblock_recomm_time_exposed + b.block_agrad_time +
-      b.block_wgrad_time + b.baseblock_agrad_tp_time_exposed;
-  const double edge_bw_no_offload =
-      b.block_re_time + b.edgeblock_recomm_time_exposed + b.block_agrad_time +
-      b.block_wgrad_time + b.edgeblock_agrad_tp_time_exposed +
-      it.chunk_bw_pp_time;
+// Forward block times before offload: compute plus exposed TP comm; the edge
+// block also sends its output to the next stage.
+BaseEdge ForwardBlockTimes(const BlockFigures& b, double chunk_fw_pp_time) {
+  BaseEdge t;
+  t.base = b.block_fw_time + b.baseblock_fw_tp_time_exposed;
+  t.edge = b.block_fw_time + b.edgeblock_fw_tp_time_exposed + chunk_fw_pp_time;
+  return t;
+}
+
+// Backward block times before offload: recompute with its exposed
+// re-communication, agrad and wgrad with exposed TP comm; the edge block also
+// sends its gradient to the previous stage.
+BaseEdge BackwardBlockTimes(const BlockFigures& b, double chunk_bw_pp_time) {
+  BaseEdge t;
+  t.base = b.block_re_time + b.baseblock_recomm_time_exposed +
+           b.block_agrad_time + b.block_wgrad_time +
+           b.baseblock_agrad_tp_time_exposed;
+  t.edge = b.block_re_time + b.edgeblock_recomm_time_exposed +
+           b.block_agrad_time + b.block_wgrad_time +
+           b.edgeblock_agrad_tp_time_exposed + chunk_bw_pp_time;
+  return t;
+}
+
+// What offload adds to a block (MODEL.md §4.9): the transfer and the block's
+// own memory traffic are charged against the block's time; what does not fit
+// is exposed (0 when it all fits).
+double OffloadOverhead(double offload_time, double mem_time,
+                       double block_time) {
+  return std::max(0.0, offload_time + mem_time - block_time);
+}
+
+// Block and chunk times on the critical path with offload overheads, and the
+// offload time exposed over the step.
+void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
+                    const StepCounts& c, const BaseEdge& fw,
+                    const BaseEdge& bw, const OffloadBytes& offload,
+                    IterationFigures& it) {
+  const double fw_offload_time = MemoryTime(*s.mem2, offload.fw);
   const double bw_offload_time =
-      s.training ? OffloadTime(*s.mem2, bw_offload_bytes) : 0;
-  const double bw_mem = b.block_agrad_mem_time + b.block_wgrad_mem_time;
-  const double base_bw_ovh =
-      std::max(0.0, bw_offload_time + bw_mem - base_bw_no_offload);
-  const double edge_bw_ovh =
-      std::max(0.0, bw_offload_time + bw_mem - edge_bw_no_offload);
-  it.baseblock_bw_time = base_bw_no_offload + base_bw_ovh;
-  it.edgeblock_bw_time = edge_bw_no_offload + edge_bw_ovh;
-  it.chunk_fw_time = base_per_chunk * it.baseblock_fw_time + it.edgeblock_fw_time;
-  it.chunk_bw_time = base_per_chunk * it.baseblock_bw_time + it.edgeblock_bw_time;
+      s.training ? MemoryTime(*s.mem2, offload.bw) : 0;
+  const double bw_mem = BackwardMemTime(b);
+  BaseEdge fw_ovh, bw_ovh;
+  fw_ovh.base = OffloadOverhead(fw_offload_time, b.block_fw_mem_time, fw.base);
+  fw_ovh.edge = OffloadOverhead(fw_offload_time, b.block_fw_mem_time, fw.edge);
+  bw_ovh.base = OffloadOverhead(bw_offload_time, bw_mem, bw.base);
+  bw_ovh.edge = OffloadOverhead(bw_offload_time, bw_mem, bw.edge);
+  it.baseblock_fw_time = fw.base + fw_ovh.base;
+  it.edgeblock_fw_time = fw.edge + fw_ovh.edge;
+  it.baseblock_bw_time = bw.base + bw_ovh.base;
+  it.edgeblock_bw_time = bw.edge + bw_ovh.edge;
+  it.chunk_fw_time =
+      c.base_per_chunk * it.baseblock_fw_time + it.edgeblock_fw_time;
+  it.chunk_bw_time =
+      c.base_per_chunk * it.baseblock_bw_time + it.edgeblock_bw_time;
   it.chunk_time = it.chunk_fw_time + it.chunk_bw_time;
-  it.fw_offload_exposed_time =
-      per_step * (base_per_chunk * base_fw_ovh + edge_fw_ovh);
+  it.fw_offload_exposed_time = PerStep(c, fw_ovh.base, fw_ovh.edge);
   it.bw_offload_exposed_time =
-      s.training ? per_step * (base_per_chunk * base_bw_ovh + edge_bw_ovh) : 0;
+      s.training ? PerStep(c, bw_ovh.base, bw_ovh.edge) : 0;
+}
 
-  // DP overlap windows: DP traffic cannot overlap memory accesses.
-  double base_dp_window = it.baseblock_bw_time -
-                          (b.block_agrad_mem_time + b.block_wgrad_mem_time +
-                           b.block_re_mem_time);
-  double edge_dp_window = it.edgeblock_bw_time -
-                          (b.block_agrad_mem_time + b.block_wgrad_mem_time +
-                           b.block_re_mem_time);
-  // Compute that DP traffic slows down (block_re_flops_time carries the
-  // recompute quirk, MODEL.md §6.1).
-  double block_dp_compute = b.block_agrad_flops_time +
-                            b.block_wgrad_flops_time + b.block_re_flops_time;
-  if (!s.optimizer_sharding) {
-    base_dp_window += b.block_optim_time - b.block_optim_mem_time;
-    edge_dp_window += b.block_optim_time - b.block_optim_mem_time;
-    block_dp_compute += b.block_optim_flops_time;
-  }
-  if (s.data_net_is_tensor_net) {
-    base_dp_window -= b.baseblock_recomm_time + b.baseblock_agrad_tp_time;
-    edge_dp_window -= b.edgeblock_recomm_time + b.edgeblock_agrad_tp_time;
-  }
-  const double chunk_dp_window =
-      base_per_chunk * base_dp_window + edge_dp_window;
-  const double chunk_dp_compute = bpc * block_dp_compute;
-
-  // Pipeline bubble (the seed's contract).
-  const double reduction_blocks = static_cast<double>(s.bubble_reduction_blocks);
+// The pipeline bubble (MODEL.md §4.6, the seed's contract): p - 1 chunks of
+// fill and drain, plus the idle chunks interleaving leaves when p does not
+// divide m, less the blocks an uneven stage layout leaves out
+// (bubble_reduction_blocks).
+void BubbleTerms(const StepShape& s, const StepCounts& c,
+                 IterationFigures& it) {
+  const double reduction_blocks =
+      static_cast<double>(s.bubble_reduction_blocks);
   if (s.blocks_per_chunk > 1) {
     it.bubble_reduction_time =
         reduction_blocks * (it.baseblock_fw_time + it.edgeblock_fw_time +
@@ -175,125 +218,243 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
   }
   const int64_t leftover = s.m % s.p;
   it.extra_interleaving_bubbles =
-      leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;
-  it.bubble_chunks = (p - 1) + it.extra_interleaving_bubbles;
-  it.bubble_time = (p - 1) * it.chunk_time +
+      leftover != 0 ? (c.v - 1) * static_cast<double>(s.p - leftover) : 0;
+  it.bubble_chunks = (c.p - 1) + it.extra_interleaving_bubbles;
+  it.bubble_time = (c.p - 1) * it.chunk_time +
                    (it.extra_interleaving_bubbles * it.chunk_time -
                     it.bubble_reduction_time);
+}
 
-  // Data parallelism.
-  const bool dp_active = s.d > 1 && s.training;
-  const NetworkTier& dp_net = *s.data_net;
-  if (dp_active) {
-    it.block_dp_size = b.block_weight_space;
-    if (s.optimizer_sharding) {
-      it.block_dp_time = CollectiveTime(dp_net, CollectiveOp::kReduceScatter,
-                                        it.block_dp_size, s.d) +
-                         CollectiveTime(dp_net, CollectiveOp::kAllGather,
-                                        it.block_dp_size, s.d);
-    } else {
-      it.block_dp_time = CollectiveTime(dp_net, CollectiveOp::kAllReduce,
-                                        it.block_dp_size, s.d);
+// One block's DP collective: the weight gradients reduce-scattered and the
+// weights all-gathered with a sharded optimizer, else one all-reduce.
+double BlockDataParallelTime(const StepShape& s, double bytes) {
+  const NetworkTier& net = *s.data_net;
+  if (s.optimizer_sharding) {
+    return CollectiveTime(net, CollectiveOp::kReduceScatter, bytes, s.d) +
+           CollectiveTime(net, CollectiveOp::kAllGather, bytes, s.d);
+  }
+  return CollectiveTime(net, CollectiveOp::kAllReduce, bytes, s.d);
+}
+
+// The time of one chunk's backward pass that DP traffic can overlap, and the
+// compute it slows down while it does.
+struct DataParallelWindow {
+  double chunk_window = 0;
+  double block_compute = 0;
+  double chunk_compute = 0;
+};
+
+DataParallelWindow DataParallelWindowOf(const BlockFigures& b,
+                                        const StepShape& s,
+                                        const StepCounts& c,
+                                        const IterationFigures& it) {
+  // DP traffic cannot overlap memory accesses.
+  double base = it.baseblock_bw_time -
+                (b.block_agrad_mem_time + b.block_wgrad_mem_time +
+                 b.block_re_mem_time);
+  double edge = it.edgeblock_bw_time -
+                (b.block_agrad_mem_time + b.block_wgrad_mem_time +
+                 b.block_re_mem_time);
+  // Compute that DP traffic slows down (block_re_flops_time carries the
+  // recompute quirk, MODEL.md §6.1).
+  double block_compute = b.block_agrad_flops_time + b.block_wgrad_flops_time +
+                         b.block_re_flops_time;
+  // An unsharded optimizer step runs in the window too.
+  if (!s.optimizer_sharding) {
+    base += b.block_optim_time - b.block_optim_mem_time;
+    edge += b.block_optim_time - b.block_optim_mem_time;
+    block_compute += b.block_optim_flops_time;
+  }
+  // A DP network that is also the TP network is busy with the TP
+  // collectives and re-communication.
+  if (s.data_net_is_tensor_net) {
+    base -= b.baseblock_recomm_time + b.baseblock_agrad_tp_time;
+    edge -= b.edgeblock_recomm_time + b.edgeblock_agrad_tp_time;
+  }
+  DataParallelWindow w;
+  w.chunk_window = c.base_per_chunk * base + edge;
+  w.block_compute = block_compute;
+  w.chunk_compute = c.bpc * block_compute;
+  return w;
+}
+
+// An overlapped part of the DP traffic: the time left exposed and the
+// bandwidth that would hide it.
+struct OverlapTerm {
+  double exposed = 0;
+  double bandwidth_req = 0;
+};
+
+// The first v - 1 chunks' DP traffic, overlapped with the backward passes
+// that follow. Quirk (MODEL.md §6.5): the model assumes p microbatches per
+// chunk.
+OverlapTerm OverlappedChunks(const StepShape& s, const StepCounts& c,
+                             const DataParallelWindow& w, double ar_scalar,
+                             const IterationFigures& it) {
+  const double pu = s.data_net->processor_usage;
+  const double overlappable_chunks = c.v - 1;
+  const double window = c.p * w.chunk_window;
+  const double overlap_compute = c.p * w.chunk_compute;
+  const double chunk_dp_time = c.bpc * it.block_dp_time;
+  // A DP network that is also the PP network carries the pipeline sends too.
+  double overlapped_pp = 0;
+  if (s.data_net_is_pipeline_net) {
+    const int64_t leftover = s.m % s.p;
+    const double cap = leftover != 0 ? static_cast<double>(leftover) : c.p;
+    overlapped_pp =
+        std::min(std::floor(chunk_dp_time / it.chunk_bw_time), cap);
+  }
+  const double inflection =
+      chunk_dp_time - (window - overlapped_pp * it.chunk_bw_pp_time) +
+      overlap_compute * pu;
+  OverlapTerm out;
+  out.exposed = inflection > 0 ? overlappable_chunks * inflection
+                               : overlappable_chunks * chunk_dp_time * pu;
+  double chunk_overlap_time = window + overlap_compute * pu;
+  if (s.data_net_is_pipeline_net) chunk_overlap_time -= it.chunk_bw_pp_time;
+  chunk_overlap_time *= overlappable_chunks;
+  out.bandwidth_req =
+      chunk_overlap_time > 0
+          ? c.bpc * it.block_dp_size / chunk_overlap_time * ar_scalar
+          : 0;
+  return out;
+}
+
+// The last chunk's DP traffic: nothing follows it but the rest of its own
+// backward pass, so only bpc - 1 blocks' collectives can overlap.
+OverlapTerm LastChunk(const BlockFigures& b, const StepShape& s,
+                      const StepCounts& c, const DataParallelWindow& w,
+                      double ar_scalar, const IterationFigures& it) {
+  const double pu = s.data_net->processor_usage;
+  const double last_chunk_blocks = c.bpc - 1;
+  double last_window = 0;
+  if (s.blocks_per_chunk > 1) {
+    last_window = w.chunk_window - it.chunk_bw_pp_time -
+                  (it.baseblock_bw_time + it.edgeblock_bw_time) / 2;
+    if (!s.optimizer_sharding) {
+      last_window += b.block_optim_time - b.block_optim_mem_time;
     }
   }
-  if (dp_active && s.data_overlap) {
-    const double pu = dp_net.processor_usage;
-    const double overlappable_chunks = v - 1;
-    const double last_chunk_blocks = bpc - 1;
-    // Quirk (MODEL.md §6.5): the model assumes p microbatches per chunk.
-    const double window = p * chunk_dp_window;
-    const double overlap_compute = p * chunk_dp_compute;
-    const double chunk_dp_time = bpc * it.block_dp_time;
-    double overlapped_pp = 0;
-    if (s.data_net_is_pipeline_net) {
-      const double cap = leftover != 0 ? static_cast<double>(leftover) : p;
-      overlapped_pp = std::min(std::floor(chunk_dp_time / it.chunk_bw_time), cap);
-    }
-    const double inflection =
-        chunk_dp_time - (window - overlapped_pp * it.chunk_bw_pp_time) +
-        overlap_compute * pu;
-    const double chunks_exposed =
-        inflection > 0 ? overlappable_chunks * inflection
-                       : overlappable_chunks * chunk_dp_time * pu;
-    const double ar_scalar = s.optimizer_sharding
-                                 ? dp_net.reduce_scatter.scalar +
-                                       dp_net.all_gather.scalar
-                                 : dp_net.all_reduce.scalar;
-    double chunk_overlap_time = window + overlap_compute * pu;
-    if (s.data_net_is_pipeline_net) chunk_overlap_time -= it.chunk_bw_pp_time;
-    chunk_overlap_time *= overlappable_chunks;
-    it.dp_bw_overlap_req_chunk =
-        chunk_overlap_time > 0
-            ? bpc * it.block_dp_size / chunk_overlap_time * ar_scalar
-            : 0;
-    double last_window = 0;
-    if (s.blocks_per_chunk > 1) {
-      last_window = chunk_dp_window - it.chunk_bw_pp_time -
-                    (it.baseblock_bw_time + it.edgeblock_bw_time) / 2;
-      if (!s.optimizer_sharding) {
-        last_window += b.block_optim_time - b.block_optim_mem_time;
-      }
-    }
-    const double last_inflection = last_chunk_blocks * it.block_dp_time +
-                                   (block_dp_compute * pu - last_window);
-    const double last_exposed =
-        last_inflection > 0 ? last_inflection
-                            : last_chunk_blocks * it.block_dp_time * pu;
-    const double tail = last_window + last_chunk_blocks * it.block_dp_time * pu;
-    it.dp_bw_overlap_req_tail =
-        tail > 0 ? bpc * it.block_dp_size / tail * ar_scalar : 0;
-    it.dp_comm_exposed_time = it.block_dp_time + chunks_exposed + last_exposed;
-    it.dp_comm_link_time = bpp * it.block_dp_time;
-  } else if (dp_active) {
-    it.dp_comm_exposed_time = bpp * it.block_dp_time;
+  const double last_inflection = last_chunk_blocks * it.block_dp_time +
+                                 (w.block_compute * pu - last_window);
+  OverlapTerm out;
+  out.exposed = last_inflection > 0
+                    ? last_inflection
+                    : last_chunk_blocks * it.block_dp_time * pu;
+  const double tail = last_window + last_chunk_blocks * it.block_dp_time * pu;
+  out.bandwidth_req =
+      tail > 0 ? c.bpc * it.block_dp_size / tail * ar_scalar : 0;
+  return out;
+}
+
+// Data parallelism (MODEL.md §4.7): one collective per block and step, all
+// exposed without DP overlap; with it, one block's collective plus what the
+// overlap windows cannot hide. Nothing without DP or in inference.
+void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
+                           const StepCounts& c, IterationFigures& it) {
+  if (s.d <= 1 || !s.training) return;
+  it.block_dp_size = b.block_weight_space;
+  it.block_dp_time = BlockDataParallelTime(s, it.block_dp_size);
+  if (!s.data_overlap) {
+    it.dp_comm_exposed_time = c.bpp * it.block_dp_time;
     it.dp_comm_link_time = it.dp_comm_exposed_time;
+    return;
   }
+  const NetworkTier& net = *s.data_net;
+  const double ar_scalar =
+      s.optimizer_sharding ? net.reduce_scatter.scalar + net.all_gather.scalar
+                           : net.all_reduce.scalar;
+  const DataParallelWindow w = DataParallelWindowOf(b, s, c, it);
+  const OverlapTerm chunks = OverlappedChunks(s, c, w, ar_scalar, it);
+  const OverlapTerm last = LastChunk(b, s, c, w, ar_scalar, it);
+  it.dp_bw_overlap_req_chunk = chunks.bandwidth_req;
+  it.dp_bw_overlap_req_tail = last.bandwidth_req;
+  it.dp_comm_exposed_time = it.block_dp_time + chunks.exposed + last.exposed;
+  it.dp_comm_link_time = c.bpp * it.block_dp_time;
+}
 
-  it.total_time = it.fw_time + it.bw_time + it.optim_step_time +
-                  it.fw_offload_exposed_time + it.bw_offload_exposed_time +
-                  it.recompute_time + it.recomm_exposed_time + it.bubble_time +
-                  it.tp_comm_exposed_time + it.pp_comm_exposed_time +
-                  it.dp_comm_exposed_time;
+// The step: every compute, exposed communication, offload and bubble term.
+double TotalTime(const IterationFigures& it) {
+  return it.fw_time + it.bw_time + it.optim_step_time +
+         it.fw_offload_exposed_time + it.bw_offload_exposed_time +
+         it.recompute_time + it.recomm_exposed_time + it.bubble_time +
+         it.tp_comm_exposed_time + it.pp_comm_exposed_time +
+         it.dp_comm_exposed_time;
+}
 
-  // Offload bandwidth requirements.
-  const double fw_window = std::min(base_fw_no_offload - b.block_fw_mem_time,
-                                    edge_fw_no_offload - b.block_fw_mem_time);
-  const double bw_window = std::min(base_bw_no_offload - bw_mem,
-                                    edge_bw_no_offload - bw_mem);
-  const double act_offload_bytes = s.recompute != RecomputePolicy::kFull
-                                       ? b.block_act_storage_space
-                                       : b.block_act_checkpoint_size;
-  // The rate that hides `bytes` in `window`. A window <= 0 (every layer of
-  // the block bound by its own memory traffic, or rounding at that edge)
-  // leaves no time to hide offload in: the requirement is reported as 0, the
-  // convention of the overlap requirements above, and the whole transfer is
-  // exposed in fw/bw_offload_exposed_time.
-  auto rate = [](double bytes, double window) {
-    return window > 0 ? bytes / window : 0.0;
-  };
-  it.act_offload_bw_req = rate(act_offload_bytes, fw_window);
-  it.weight_offload_bw_req = rate(b.block_weight_space, fw_window);
+// The rate that hides `bytes` in `window`. A window <= 0 (every layer of the
+// block bound by its own memory traffic, or rounding at that edge) leaves no
+// time to hide offload in: the requirement is reported as 0, the convention
+// of the DP overlap requirements, and the whole transfer is exposed in
+// fw/bw_offload_exposed_time.
+double Rate(double bytes, double window) {
+  return window > 0 ? bytes / window : 0.0;
+}
+
+// Offload bandwidth requirements: the rate that hides each transfer in the
+// tightest block's time not spent on its own memory traffic.
+void OffloadRequirementTerms(const BlockFigures& b, const StepShape& s,
+                             const BaseEdge& fw, const BaseEdge& bw,
+                             const OffloadBytes& offload,
+                             IterationFigures& it) {
+  const double bw_mem = BackwardMemTime(b);
+  const double fw_window = std::min(fw.base - b.block_fw_mem_time,
+                                    fw.edge - b.block_fw_mem_time);
+  const double bw_window = std::min(bw.base - bw_mem, bw.edge - bw_mem);
+  it.act_offload_bw_req = Rate(ActivationOffloadBytes(b, s), fw_window);
+  it.weight_offload_bw_req = Rate(b.block_weight_space, fw_window);
   it.optim_offload_bw_req =
-      s.training ? rate(b.block_weight_grad_space + b.block_optimizer_space,
+      s.training ? Rate(b.block_weight_grad_space + b.block_optimizer_space,
                         bw_window)
                  : 0;
   it.offload_mem_bw_req =
-      s.training ? std::max(rate(fw_offload_bytes, fw_window),
-                            rate(bw_offload_bytes, bw_window))
-                 : rate(fw_offload_bytes, fw_window);
+      s.training ? std::max(Rate(offload.fw, fw_window),
+                            Rate(offload.bw, bw_window))
+                 : Rate(offload.fw, fw_window);
+}
 
-  // Efficiency. Quirk (MODEL.md §6.7): useful FLOPs count the optimizer once
-  // per microbatch although it runs once per step.
+// Efficiency: `perfect` is the useful FLOPs' time at the matrix engine's
+// peak; compute efficiency is it over the compute time, system efficiency
+// the compute time over the step, total efficiency it over the step.
+// Quirk (MODEL.md §6.7): useful FLOPs count the optimizer once per
+// microbatch although it runs once per step.
+void EfficiencyTerms(const BlockFigures& b, const StepShape& s,
+                     const StepCounts& c, IterationFigures& it) {
   it.useful_flops = b.useful_flops;
   if (!quirks::kOptimizerFlopsPerMicrobatch && s.training) {
-    it.useful_flops -= b.block_optim_flops * (1 - 1 / m);
+    it.useful_flops -= b.block_optim_flops * (1 - 1 / c.m);
   }
-  const double perfect = bpp * m * it.useful_flops / s.matrix_peak_flops;
+  const double perfect = c.bpp * c.m * it.useful_flops / s.matrix_peak_flops;
   const double compute = it.fw_time + it.bw_time + it.optim_step_time;
   it.compute_efficiency = perfect / compute;
   it.system_efficiency = compute / it.total_time;
   it.total_efficiency = perfect / it.total_time;
   it.sample_rate = static_cast<double>(s.global_batch) / it.total_time;
+}
+
+}  // namespace
+
+// Each term reads the inputs and only the figures of the terms before it.
+// Keep every term's order of operations: reassociating a sum or a product
+// changes the last bits of figures the goldens pin.
+void ComputeIteration(const BlockFigures& b, const StepShape& s,
+                      IterationFigures& it) {
+  const StepCounts c = CountsOf(s);
+  it = IterationFigures();
+  ComputeTerms(b, c, it);
+  TensorParallelCommTerms(b, s, c, it);
+  PipelineCommTerms(s, c, it);
+  const BaseEdge fw = ForwardBlockTimes(b, it.chunk_fw_pp_time);
+  const BaseEdge bw = BackwardBlockTimes(b, it.chunk_bw_pp_time);
+  OffloadBytes offload;
+  offload.fw = ForwardOffloadBytes(b, s);
+  offload.bw = BackwardOffloadBytes(b, s);
+  BlockTimeTerms(b, s, c, fw, bw, offload, it);
+  BubbleTerms(s, c, it);
+  DataParallelCommTerms(b, s, c, it);
+  it.total_time = TotalTime(it);
+  OffloadRequirementTerms(b, s, fw, bw, offload, it);
+  EfficiencyTerms(b, s, c, it);
 }
 
 void ComputeMemory(const BlockFigures& b, const StepShape& s,
@@ -380,8 +541,8 @@ void ComputeMemory(const BlockFigures& b, const StepShape& s,
   tier1 += mem.act_grad_space;
   mem.proc_mem_tier1_cap_req = tier1;
   mem.proc_mem_tier2_cap_req = tier2;
-  mem.tier1_capacity = s.mem1->gib * 1073741824.0;
-  mem.tier2_capacity = s.mem2->gib * 1073741824.0;
+  mem.tier1_capacity = s.mem1->gib * kGiB;
+  mem.tier2_capacity = s.mem2->gib * kGiB;
 }
 
 }  // namespace blueprint

@@ -1,6 +1,7 @@
 #include "core/analysis/schedule.h"
 
 #include "core/base/status_macros.h"
+#include "core/base/units.h"
 
 namespace blueprint {
 
@@ -53,7 +54,7 @@ StepShape MakeStepShape(const TypedProgram& program) {
   s.mem2 = &system.mem2;
   auto rate = system.matrix.rates.find(program.options().datatype);
   s.matrix_peak_flops =
-      rate == system.matrix.rates.end() ? 0 : rate->second.tflops * 1e12;
+      rate == system.matrix.rates.end() ? 0 : rate->second.tflops * kTFLOP;
   return s;
 }
 

@@ -33,7 +33,7 @@ struct StepShape {
   bool data_net_is_pipeline_net = false;
   const MemoryTier* mem1 = nullptr;
   const MemoryTier* mem2 = nullptr;
-  double matrix_peak_flops = 0;  // tflops*1e12 of the datatype
+  double matrix_peak_flops = 0;  // tflops*kTFLOP of the datatype
 };
 
 // Builds the step shape; `program` must outlive it (it points into the

@@ -1,5 +1,7 @@
 #include "core/plan/hardware.h"
 
+#include "core/base/units.h"
+
 namespace blueprint {
 
 int EfficiencyRowIndex(const std::vector<EfficiencyRow>& table, double size,
@@ -15,9 +17,9 @@ double EngineThroughput(const Processor& engine, DataType datatype,
   auto it = engine.rates.find(datatype);
   if (it == engine.rates.end()) return 0;  // the checker rejects this first
   const ProcessorRate& rate = it->second;
-  const int row = EfficiencyRowIndex(rate.gflops_efficiency, flops, 1e9);
+  const int row = EfficiencyRowIndex(rate.gflops_efficiency, flops, kGFLOP);
   const double eff = row < 0 ? 1.0 : rate.gflops_efficiency[row].efficiency;
-  return rate.tflops * 1e12 * eff;
+  return rate.tflops * kTFLOP * eff;
 }
 
 double FlopTime(const Processor& engine, DataType datatype, double flops) {
@@ -25,9 +27,9 @@ double FlopTime(const Processor& engine, DataType datatype, double flops) {
 }
 
 double MemoryTime(const MemoryTier& memory, double bytes) {
-  const int row = EfficiencyRowIndex(memory.mb_efficiency, bytes, 1e6);
+  const int row = EfficiencyRowIndex(memory.mb_efficiency, bytes, kMB);
   const double eff = row < 0 ? 1.0 : memory.mb_efficiency[row].efficiency;
-  return bytes / (memory.gbps * 1e9 * eff);
+  return bytes / (memory.gbps * kGB * eff);
 }
 
 double ProcessingTime(ProcessingMode mode, double flop_time, double mem_time) {
@@ -55,7 +57,7 @@ double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
     const double chunk = 1.0 / static_cast<double>(peers) * size;
     size += chunk * *cost->offset;
   }
-  return net.latency_s + size / (net.bandwidth_gbps * 1e9 * net.efficiency);
+  return net.latency_s + size / (net.bandwidth_gbps * kGB * net.efficiency);
 }
 
 }  // namespace blueprint

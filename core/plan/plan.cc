@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
 
@@ -354,13 +355,13 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
       lineage.sources.push_back(absl::StrCat(
           "system:", w.matrix_engine ? "matrix." : "vector.", dtype,
           ".gflops_efficiency[",
-          EfficiencyRowIndex(rate->second.gflops_efficiency, w.flops, 1e9),
+          EfficiencyRowIndex(rate->second.gflops_efficiency, w.flops, kGFLOP),
           "]@", StageName(static_cast<Stage>(s))));
     }
     if (w.bytes != 0) {
       lineage.sources.push_back(absl::StrCat(
           "system:mem1.MB_efficiency[",
-          EfficiencyRowIndex(system.mem1.mb_efficiency, w.bytes, 1e6), "]@",
+          EfficiencyRowIndex(system.mem1.mb_efficiency, w.bytes, kMB), "]@",
           StageName(static_cast<Stage>(s))));
     }
   }

@@ -16,12 +16,11 @@
 #include "core/base/json.h"
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
+#include "core/base/units.h"
 #include "core/report/calculon_stats.h"
 
 namespace blueprint {
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 const char* YesNo(bool b) { return b ? "yes" : "no"; }
 

@@ -25,7 +25,6 @@ struct RawLayer {
 
 // Everything a layer's lowering needs, computed once per block.
 struct BlockContext {
-  const TypedProgram* program;
   int64_t t, b, s, h, ff, a, dh;
   double bpe;
   double shard;
@@ -100,16 +99,10 @@ const std::vector<std::string>& ResidualSources() {
   return *sources;
 }
 
-TaskFlags Flags(bool recompute, bool recomm, bool stored, bool reused,
-                bool output_stored) {
-  TaskFlags f;
-  f.recompute = recompute;
-  f.recommunicate = recomm;
-  f.activation_stored = stored;
-  f.activation_reused = reused;
-  f.output_stored = output_stored;
-  return f;
-}
+// A task that reads its input from an activation another task stores (the
+// fork before it) instead of storing its own copy.
+constexpr TaskFlags kReusesActivation =
+    TaskFlags().WithActivationStored(false).WithActivationReused(true);
 
 void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
   const double bpe = ctx_.bpe;
@@ -447,16 +440,16 @@ Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
 
 void BlockBuilder::AddBranchStart(const std::string& prefix, bool full) {
   AddFork(prefix + "_Fork", ResidualActivation(), 2,
-          Flags(full, false, true, false, true), ResidualSources());
+          TaskFlags().WithRecompute(full), ResidualSources());
   AddLayerNorm(prefix + "_LayerNorm", ResidualActivation(),
-               Flags(full, false, false, true, true));
+               kReusesActivation.WithRecompute(full));
 }
 
 void BlockBuilder::AddBranchEnd(const std::string& prefix, bool full) {
   AddDropOut(prefix + "_DropOut", ResidualActivation(),
-             Flags(full, false, true, false, true), ResidualSources());
+             TaskFlags().WithRecompute(full), ResidualSources());
   AddElementWise(prefix + "_Residual", ResidualActivation(),
-                 ResidualActivation(), Flags(full, false, false, true, true));
+                 ResidualActivation(), kReusesActivation.WithRecompute(full));
 }
 
 void BlockBuilder::BuildAttention() {
@@ -477,55 +470,63 @@ void BlockBuilder::BuildAttention() {
 
   AddBranchStart("AttnBlock", full);
   if (c.overlap == TensorOverlap::kNone) {
-    AddTensorComm("AttnBlock_F", false, Flags(false, ag, true, false, true));
+    AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag));
     AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
-            Flags(ag, false, !ag, false, true), ResidualSources());
+            TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
+            ResidualSources());
     AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
-              Flags(full, false, false, true, true), qkv_sources);
+              kReusesActivation.WithRecompute(full), qkv_sources);
     // Multi-query K and V are one head, replicated on every TP rank.
     const int64_t kv = c.multiquery ? c.dh : heads_local;
     const double kv_unsharded =
         c.multiquery ? 2 * bsd * c.h * c.dh * c.t : qkv_one;
     AddLinear("AttnBlock_Key", bs, c.h, kv, kv_unsharded,
-              Flags(full, false, false, true, true), qkv_sources);
+              kReusesActivation.WithRecompute(full), qkv_sources);
     AddLinear("AttnBlock_Value", bs, c.h, kv, kv_unsharded,
-              Flags(full, false, false, true, true), qkv_sources);
+              kReusesActivation.WithRecompute(full), qkv_sources);
   } else if (!c.multiquery) {
-    AddOverlappedLinear("AttnBlock_QKV_AG", bs, c.h, c.a * c.dh * 3, false,
-                        3 * qkv_one, Flags(full, ag, true, false, true), qkv_sources);
+    AddOverlappedLinear(
+        "AttnBlock_QKV_AG", bs, c.h, c.a * c.dh * 3, false, 3 * qkv_one,
+        TaskFlags().WithRecompute(full).WithRecommunicate(ag), qkv_sources);
   } else {
-    AddOverlappedLinear("AttnBlock_Query_AG", bs, c.h, c.a * c.dh, false,
-                        qkv_one, Flags(full, ag, true, false, true), qkv_sources);
+    AddOverlappedLinear(
+        "AttnBlock_Query_AG", bs, c.h, c.a * c.dh, false, qkv_one,
+        TaskFlags().WithRecompute(full).WithRecommunicate(ag), qkv_sources);
     AddFork("AttnBlock_KV_Fork", c.activation, 2,
-            Flags(ag, false, !ag, false, true), ResidualSources());
+            TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
+            ResidualSources());
     AddLinear("AttnBlock_Key", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
-              Flags(full, false, false, true, true), qkv_sources);
+              kReusesActivation.WithRecompute(full), qkv_sources);
     AddLinear("AttnBlock_Value", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
-              Flags(full, false, false, true, true), qkv_sources);
+              kReusesActivation.WithRecompute(full), qkv_sources);
   }
   const std::vector<std::string> attn_sources = {
       "spec:model.attn_heads", "spec:model.attn_size", "spec:model.seq_size",
       "spec:batch.microbatch_size", "spec:parallelism.tensor.degree",
       "spec:parallelism.recompute"};
   AddBatchMatMul("AttnBlock_Multihead_Key_Query", c.b * c.a / c.t, c.s, c.dh,
-                 c.s, attn_bmm, Flags(attn, false, true, false, !attn),
+                 c.s, attn_bmm,
+                 TaskFlags().WithRecompute(attn).WithOutputStored(!attn),
                  attn_sources);
   const int64_t scores = c.a / c.t * c.s * c.s * c.b;
   AddSoftMax("AttnBlock_Multihead_SoftMax", scores,
-             Flags(attn, false, true, false, !attn));
+             TaskFlags().WithRecompute(attn).WithOutputStored(!attn));
   AddDropOut("AttnBlock_Multihead_DropOut", scores,
-             Flags(attn, false, !attn, false, true), attn_sources);
+             TaskFlags().WithRecompute(attn).WithActivationStored(!attn),
+             attn_sources);
   AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s, c.s,
-                 c.a * c.dh / c.a, attn_bmm,
-                 Flags(full, false, true, false, true),
+                 c.a * c.dh / c.a, attn_bmm, TaskFlags().WithRecompute(full),
                  attn_sources);
   if (c.overlap == TensorOverlap::kNone) {
     AddLinear("AttnBlock_MLP", bs, heads_local, c.h, qkv_one,
-              Flags(full, false, true, false, true), qkv_sources);
-    AddTensorComm("AttnBlock_G", true, Flags(false, full, false, false, true));
+              TaskFlags().WithRecompute(full), qkv_sources);
+    AddTensorComm(
+        "AttnBlock_G", true,
+        TaskFlags().WithRecommunicate(full).WithActivationStored(false));
   } else {
-    AddOverlappedLinear("AttnBlock_MLP_RS", bs, c.a * c.dh, c.h, true,
-                        qkv_one, Flags(full, full, true, false, true), qkv_sources);
+    AddOverlappedLinear("AttnBlock_MLP_RS", bs, c.a * c.dh, c.h, true, qkv_one,
+                        TaskFlags().WithRecompute(full).WithRecommunicate(full),
+                        qkv_sources);
   }
   AddBranchEnd("AttnBlock", full);
 }
@@ -542,22 +543,26 @@ void BlockBuilder::BuildMlp() {
       "spec:model.seq_size"};
   AddBranchStart("MlpBlock", full);
   if (c.overlap == TensorOverlap::kNone) {
-    AddTensorComm("MlpBlock_F", false, Flags(false, ag, true, false, true));
+    AddTensorComm("MlpBlock_F", false, TaskFlags().WithRecommunicate(ag));
     AddLinear("MlpBlock_Mlp1", bs, c.h, c.ff / c.t, mlp_gemm,
-              Flags(full, false, !ag, false, true), mlp_sources);
+              TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+              mlp_sources);
   } else {
     AddOverlappedLinear("MlpBlock_Mlp1_AG", bs, c.h, c.ff, false, mlp_gemm,
-                        Flags(full, ag, true, false, true), mlp_sources);
+                        TaskFlags().WithRecompute(full).WithRecommunicate(ag),
+                        mlp_sources);
   }
-  AddGeLU("MlpBlock_GeLU", c.ff * bs / c.t,
-          Flags(full, false, true, false, true));
+  AddGeLU("MlpBlock_GeLU", c.ff * bs / c.t, TaskFlags().WithRecompute(full));
   if (c.overlap == TensorOverlap::kNone) {
     AddLinear("MlpBlock_Mlp2", bs, c.ff / c.t, c.h, mlp_gemm,
-              Flags(full, false, true, false, true), mlp_sources);
-    AddTensorComm("MlpBlock_G", true, Flags(false, full, false, false, true));
+              TaskFlags().WithRecompute(full), mlp_sources);
+    AddTensorComm(
+        "MlpBlock_G", true,
+        TaskFlags().WithRecommunicate(full).WithActivationStored(false));
   } else {
     AddOverlappedLinear("MlpBlock_Mlp2_RS", bs, c.ff, c.h, true, mlp_gemm,
-                        Flags(full, full, true, false, true), mlp_sources);
+                        TaskFlags().WithRecompute(full).WithRecommunicate(full),
+                        mlp_sources);
   }
   AddBranchEnd("MlpBlock", full);
 }
@@ -640,7 +645,6 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
   BlockContext ctx;
-  ctx.program = &program;
   ctx.t = d.tensor;
   ctx.b = program.batch().microbatch_size;
   ctx.s = model.seq_size;

@@ -29,6 +29,26 @@ const Task& Find(const DistributedTaskIR& ir, const std::string& name) {
   return ir.tasks.front();
 }
 
+// The header's example: each With* copy changes only the flag it names.
+TEST(TaskFlags, WithSetsOnlyTheNamedFlag) {
+  constexpr TaskFlags f =
+      TaskFlags().WithRecompute(true).WithActivationStored(false);
+  static_assert(f.recompute && !f.activation_stored, "named flags set");
+  static_assert(!f.recommunicate && !f.activation_reused && f.output_stored,
+                "other flags keep their defaults");
+  const TaskFlags all = TaskFlags()
+                            .WithRecompute(true)
+                            .WithRecommunicate(true)
+                            .WithActivationStored(false)
+                            .WithActivationReused(true)
+                            .WithOutputStored(false);
+  EXPECT_TRUE(all.recompute);
+  EXPECT_TRUE(all.recommunicate);
+  EXPECT_FALSE(all.activation_stored);
+  EXPECT_TRUE(all.activation_reused);
+  EXPECT_FALSE(all.output_stored);
+}
+
 double GemmForwardFlops(const DistributedTaskIR& ir) {
   double flops = 0;
   for (const Task& task : ir.tasks) {

@@ -104,12 +104,42 @@ struct Footprint {
   double optimizer = 0;              // master weights + Adam moments / shard
 };
 
+// Per-task flags. The defaults describe a task that stores its activation
+// and its output and redoes nothing; build others by naming each change:
+//   TaskFlags().WithRecompute(full).WithActivationStored(false)
 struct TaskFlags {
   bool recompute = false;          // re-run in the backward pass
   bool recommunicate = false;      // collective redone during recompute
   bool activation_stored = true;
   bool activation_reused = false;  // stored by another task
   bool output_stored = true;
+
+  // Copies with one flag set.
+  constexpr TaskFlags WithRecompute(bool on) const {
+    TaskFlags f = *this;
+    f.recompute = on;
+    return f;
+  }
+  constexpr TaskFlags WithRecommunicate(bool on) const {
+    TaskFlags f = *this;
+    f.recommunicate = on;
+    return f;
+  }
+  constexpr TaskFlags WithActivationStored(bool on) const {
+    TaskFlags f = *this;
+    f.activation_stored = on;
+    return f;
+  }
+  constexpr TaskFlags WithActivationReused(bool on) const {
+    TaskFlags f = *this;
+    f.activation_reused = on;
+    return f;
+  }
+  constexpr TaskFlags WithOutputStored(bool on) const {
+    TaskFlags f = *this;
+    f.output_stored = on;
+    return f;
+  }
 };
 
 struct Task {
