@@ -47,7 +47,7 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        kMegatronRequired, "sequence length (tokens)",
        [](const Value& v, Spec* s) { s->model.seq_size = v.integer; }},
       {"--ffn-hidden-size", Kind::kPositiveInteger, {}, "model.feedforward",
-       "4 × `--hidden-size`", "hidden size of the feed-forward (MLP) block",
+       "4 * `--hidden-size`", "hidden size of the feed-forward (MLP) block",
        [](const Value& v, Spec* s) { s->model.feedforward = v.integer; }},
       {"--kv-channels", Kind::kPositiveInteger, {}, "model.attn_size",
        "`--hidden-size` / `--num-attention-heads`, which must divide evenly",
@@ -74,14 +74,14 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "layers per model chunk L: interleaved with v = `--num-layers` / p / L, "
        "which must divide evenly"},
       {"--world-size", Kind::kPositiveInteger, {}, "parallelism.data.degree",
-       "t · p (data degree 1)",
-       "all ranks N (torchrun's `WORLD_SIZE`): data degree N / (t · p), which "
+       "t * p (data degree 1)",
+       "all ranks N (torchrun's `WORLD_SIZE`): data degree N / (t * p), which "
        "must divide evenly"},
       {"--micro-batch-size", Kind::kPositiveInteger, {},
        "batch.microbatch_size", kMegatronRequired, "microbatch size",
        [](const Value& v, Spec* s) { s->batch.microbatch_size = v.integer; }},
       {"--global-batch-size", Kind::kPositiveInteger, {},
-       "batch.global_batch_size", "`--micro-batch-size` × data degree",
+       "batch.global_batch_size", "`--micro-batch-size` * data degree",
        "global batch size",
        [](const Value& v, Spec* s) { s->batch.global_batch_size = v.integer; }},
       {"--sequence-parallel", Kind::kSwitch, {},
@@ -89,9 +89,9 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "`rs_ag` (ignored when t = 1, as Megatron-LM does); with selective "
        "recompute the all-gathers are redone in the backward pass"},
       {"--recompute-granularity", Kind::kChoice, {"full", "selective"},
-       "parallelism.recompute", "none: `none`",
-       "`full` recomputes every block (`full`), `selective` the attention "
-       "(`attn_only`)",
+       "parallelism.recompute", "`none`",
+       "`full`: `full` (every block is recomputed), `selective`: `attn_only` "
+       "(the attention only)",
        [](const Value& v, Spec* s) {
          s->parallelism.recompute = v.choice == "full"
                                         ? RecomputePolicy::kFull
@@ -101,7 +101,7 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        }},
       {"--recompute-method", Kind::kChoice, {"uniform", "block"},
        "parallelism.recompute", "none",
-       "with granularity `full` only, and needed then; `block` recomputes "
+       "needed with granularity `full`, and only then; `block` recomputes "
        "only some blocks per stage, which the model cannot represent"},
       {"--use-distributed-optimizer", Kind::kSwitch, {},
        "parallelism.data.optimizer_sharding", "off",
@@ -143,7 +143,7 @@ std::string MegatronFlagsMarkdown() {
         value = "positive integer";
         break;
       case Kind::kSwitch:
-        value = "none (a switch)";
+        value = "none (switch)";
         break;
       case Kind::kChoice:
         value = absl::StrCat(
