@@ -30,9 +30,11 @@ using Kind = MegatronFlagKind;
 
 }  // namespace
 
-//----- The table ---------------------------------------------------------------
+//----- The table --------------------------------------------------------------
 
 const std::vector<MegatronFlag>& MegatronFlags() {
+  // clang-format off
+  // {name, kind, choices, field, absent, doc, set}
   static const auto* flags = new std::vector<MegatronFlag>{
       {"--num-layers", Kind::kPositiveInteger, {}, "model.num_blocks",
        kMegatronRequired, "transformer blocks (layers)",
@@ -117,6 +119,7 @@ const std::vector<MegatronFlag>& MegatronFlags() {
       {"--bf16", Kind::kSwitch, {}, "options.datatype",
        "off: `float32` unless `--fp16`", "`bfloat16`; not with `--fp16`"},
   };
+  // clang-format on
   return *flags;
 }
 
@@ -146,8 +149,7 @@ std::string MegatronFlagsMarkdown() {
         value = "none (switch)";
         break;
       case Kind::kChoice:
-        value = absl::StrCat(
-            "`", absl::StrJoin(flag.choices, "`, `"), "`");
+        value = absl::StrCat("`", absl::StrJoin(flag.choices, "`, `"), "`");
         break;
     }
     absl::StrAppend(&out, "| `", flag.name, "` | ", cell(value), " | `",
@@ -302,9 +304,8 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     parsed.MarkGiven(flag);
     if (info->kind == Kind::kSwitch) {
       if (has_value) {
-        errors->push_back(
-            {flag,
-             absl::StrCat(flag, " takes no value (got ", Quoted(value), ")")});
+        errors->push_back({flag, absl::StrCat(flag, " takes no value (got ",
+                                              Quoted(value), ")")});
       } else {
         parsed.Set(flag, Value{});
       }
@@ -393,7 +394,7 @@ void ApplyFlags(absl::string_view section, Conversion* c) {
   }
 }
 
-//----- The rules the table cannot express ---------------------------------------
+//----- The rules the table cannot express -------------------------------------
 
 // The last network tier, where Megatron-LM's pipeline and data groups
 // usually talk (across nodes).
@@ -406,7 +407,8 @@ int64_t OutermostTier(const System& system) {
 // The model's derived defaults.
 void ModelRules(Conversion* c) {
   const std::optional<int64_t> hidden = c->flags.Integer("--hidden-size");
-  const std::optional<int64_t> heads = c->flags.Integer("--num-attention-heads");
+  const std::optional<int64_t> heads =
+      c->flags.Integer("--num-attention-heads");
   if (!c->flags.Integer("--ffn-hidden-size") && hidden) {
     const std::optional<int64_t> four_h = CheckedMul(4, *hidden);
     if (!four_h) {
@@ -419,11 +421,11 @@ void ModelRules(Conversion* c) {
   }
   if (!c->flags.Integer("--kv-channels") && hidden && heads) {
     if (*hidden % *heads != 0) {
-      c->Error("model.attn_size",
-               absl::StrCat(
-                   "--kv-channels defaults to --hidden-size (", *hidden,
-                   ") / --num-attention-heads (", *heads,
-                   "), which must then divide evenly; give --kv-channels"));
+      c->Error(
+          "model.attn_size",
+          absl::StrCat("--kv-channels defaults to --hidden-size (", *hidden,
+                       ") / --num-attention-heads (", *heads,
+                       "), which must then divide evenly; give --kv-channels"));
     } else {
       c->spec.model.attn_size = *hidden / *heads;
     }
@@ -475,14 +477,13 @@ void ParallelismRules(const System& system, Conversion* c) {
                             ") to use "
                             "--num-layers-per-virtual-pipeline-stage"));
     } else if ((*layers / p) % *layers_per_virtual != 0) {
-      c->Error(
-          "--num-layers-per-virtual-pipeline-stage",
-          absl::StrCat("--num-layers-per-virtual-pipeline-stage (",
-                       *layers_per_virtual,
-                       ") must divide the layers per pipeline stage "
-                       "(--num-layers ",
-                       *layers, " / --pipeline-model-parallel-size ", p, " = ",
-                       *layers / p, ")"));
+      c->Error("--num-layers-per-virtual-pipeline-stage",
+               absl::StrCat("--num-layers-per-virtual-pipeline-stage (",
+                            *layers_per_virtual,
+                            ") must divide the layers per pipeline stage "
+                            "(--num-layers ",
+                            *layers, " / --pipeline-model-parallel-size ", p,
+                            " = ", *layers / p, ")"));
     } else {
       v = *layers / p / *layers_per_virtual;
     }
@@ -537,9 +538,9 @@ void BatchRules(Conversion* c) {
   const std::optional<int64_t> global = CheckedMul(*micro, d);
   if (!global) {
     c->Error("batch.global_batch_size",
-             absl::StrCat("--global-batch-size defaults to --micro-batch-size (",
-                          *micro, ") * data-parallel size (", d,
-                          "), which overflows 64 bits"));
+             absl::StrCat(
+                 "--global-batch-size defaults to --micro-batch-size (", *micro,
+                 ") * data-parallel size (", d, "), which overflows 64 bits"));
   }
   c->spec.batch.global_batch_size = global.value_or(0);
 }

@@ -395,9 +395,10 @@ TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
             std::vector<std::string>{"--recompute-method"});
   EXPECT_EQ(Fields(model + "--recompute-granularity partial"),
             std::vector<std::string>{"--recompute-granularity"});
-  EXPECT_EQ(Fields(model + "--pipeline-model-parallel-size 8 "
-                           "--num-layers-per-virtual-pipeline-stage 5"),
-            std::vector<std::string>{"--num-layers-per-virtual-pipeline-stage"});
+  EXPECT_EQ(
+      Fields(model + "--pipeline-model-parallel-size 8 "
+                     "--num-layers-per-virtual-pipeline-stage 5"),
+      std::vector<std::string>{"--num-layers-per-virtual-pipeline-stage"});
   EXPECT_EQ(Fields(model + "--virtual-pipeline-model-parallel-size 2 "
                            "--num-layers-per-virtual-pipeline-stage 2"),
             std::vector<std::string>{"parallelism.pipeline.schedule"});
