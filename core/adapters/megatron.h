@@ -1,38 +1,15 @@
 // The Megatron-LM adapter: a Megatron-LM training command line to a training
 // MappingSpec on a given system.
 //
-// Flags are Megatron-LM's names, written "--flag value" or "--flag=value":
-//   --num-layers N                    model.num_blocks          (required)
-//   --hidden-size N                   model.hidden              (required)
-//   --num-attention-heads N           model.attn_heads          (required)
-//   --seq-length N                    model.seq_size            (required)
-//   --ffn-hidden-size N               model.feedforward         (4 * hidden)
-//   --kv-channels N                   model.attn_size           (hidden /
-//   heads)
-//   --tensor-model-parallel-size N    parallelism.tensor.degree (1)
-//   --pipeline-model-parallel-size N  parallelism.pipeline.degree (1)
-//   --virtual-pipeline-model-parallel-size V
-//   --num-layers-per-virtual-pipeline-stage L
-//                                     interleaved_1f1b with V, or with
-//                                     V = num_layers / p / L (one of the two)
-//   --world-size N                    parallelism.data.degree = N / (t * p);
-//                                     stands in for torchrun's WORLD_SIZE
-//                                     (default t * p, i.e. data degree 1)
-//   --micro-batch-size N              batch.microbatch_size     (required)
-//   --global-batch-size N             batch.global_batch_size   (micro * d)
-//   --sequence-parallel               communication rs_ag (ignored when the
-//                                     tensor degree is 1, as Megatron does)
-//   --recompute-granularity full|selective
-//                                     recompute full | attn_only
-//   --recompute-method uniform        required with granularity full; "block"
-//                                     recomputes only some blocks per stage,
-//                                     which the model cannot represent
-//   --use-distributed-optimizer       parallelism.data.optimizer_sharding
-//   --overlap-grad-reduce             parallelism.data.overlap
-//   --fp16 | --bf16                   options.datatype float16 | bfloat16
-//                                     (float32 without either)
-// Any other flag, or a positional argument, is an error that says the model
-// cannot represent it.
+// Flags are Megatron-LM's names, written "--flag value" or "--flag=value". The
+// accepted flags are the rows of one table, MegatronFlags(): its spelling, the
+// kind of value, the canonical spec field it sets, what holds without it and
+// a one-line description. Parsing, the errors for an unknown, malformed,
+// repeated or missing flag, the conversion to the spec and the adapter's
+// documentation (MegatronFlagsMarkdown(), the table in
+// core/adapters/README.md) all come from it. Any other flag, or a positional
+// argument, is an error that says the model cannot represent it (suggesting
+// the closest known flag when one is close).
 //
 // Knobs Megatron-LM has no flag for take these documented defaults (the
 // canonical spec, and so `blueprint check`, prints every one of them):
@@ -47,12 +24,19 @@
 //     num_layers % pipeline size == 0; the checker reports a remainder.
 //   * model.name is empty.
 //
+// Errors are FieldErrors (core/base/field_errors.h), one line each: the field
+// is the flag a problem concerns ("--tensor-model-parallel-size", also for an
+// unknown flag as written), the spec path when a rule about the resulting
+// spec fails (e.g. "model.attn_size" when its default does not divide), or ""
+// for a stray positional argument.
+//
 // Example:
 //   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
 //       {"--num-layers", "96", "--hidden-size", "12288", ...}, system);
 #ifndef BLUEPRINTING_CORE_ADAPTERS_MEGATRON_H_
 #define BLUEPRINTING_CORE_ADAPTERS_MEGATRON_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -63,13 +47,57 @@ namespace blueprint {
 
 // FromMegatronArgs: the training spec that `args` (the flags only, without
 // the program name) describe on `system`. The spec is not checked: run
-// CheckSpec on it. kInvalidArgument lists every problem of the command line,
-// one per line, naming the flag.
+// CheckSpec on it. kInvalidArgument (InvalidInputError) lists every problem
+// of the command line, one per line, with its field (see above).
 absl::StatusOr<MappingSpec> FromMegatronArgs(
     const std::vector<std::string>& args, const System& system);
 
-// MegatronFlagNames: the supported flags, "--" included, in the order above.
+enum class MegatronFlagKind {
+  kPositiveInteger,  // "--flag N", N as ParsePositiveInteger accepts it
+  kChoice,           // "--flag WORD", WORD one of MegatronFlag::choices
+  kSwitch,           // "--flag" alone (argparse store_true)
+};
+
+// The `absent` of a flag that must be given.
+inline constexpr char kMegatronRequired[] = "required";
+
+// The value one flag has on a command line, or without it.
+struct MegatronFlagValue {
+  bool given = false;   // on the command line (a switch: on)
+  int64_t integer = 0;  // kPositiveInteger: the number (or the default)
+  std::string choice;   // kChoice: one of the choices ("" when absent)
+};
+
+// One accepted flag.
+struct MegatronFlag {
+  std::string name;  // "--num-layers"
+  MegatronFlagKind kind;
+  std::vector<std::string> choices;  // kChoice only
+  // The canonical spec path it sets ("parallelism.tensor.degree"); it starts
+  // with the spec section the conversion fills it in: model, parallelism,
+  // batch or options.
+  std::string field;
+  // Without the flag: kMegatronRequired (an error), a number that an integer
+  // flag then takes ("1"), or (Markdown) what the adapter derives instead.
+  std::string absent;
+  std::string doc;  // one line of Markdown
+  // Writes the value into the spec; called when the value is known (given,
+  // a switch off, a choice absent, or an integer's numeric `absent`). nullptr
+  // when a rule of FromMegatronArgs derives `field` from several flags.
+  void (*set)(const MegatronFlagValue& value,
+              TransformerTrainingMappingSpec* spec) = nullptr;
+};
+
+// MegatronFlags: the table of accepted flags, in documentation order.
+const std::vector<MegatronFlag>& MegatronFlags();
+
+// MegatronFlagNames: the names of MegatronFlags(), "--" included, in order.
 const std::vector<std::string>& MegatronFlagNames();
+
+// MegatronFlagsMarkdown: MegatronFlags() as the Markdown table that
+// core/adapters/README.md shows (a header row, then one row per flag; every
+// line ends in '\n').
+std::string MegatronFlagsMarkdown();
 
 }  // namespace blueprint
 

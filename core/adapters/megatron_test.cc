@@ -1,16 +1,20 @@
 #include "core/adapters/megatron.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/adapters/calculon.h"
+#include "core/base/field_errors.h"
 #include "core/spec/check.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace blueprint {
 namespace {
@@ -51,6 +55,18 @@ std::vector<std::string> Errors(const std::string& command_line) {
       FromMegatronArgs(Args(command_line), A100());
   if (spec.ok()) return {};
   return absl::StrSplit(std::string(spec.status().message()), '\n');
+}
+
+// The field of each error of `command_line`, in order.
+std::vector<std::string> Fields(const std::string& command_line) {
+  absl::StatusOr<MappingSpec> spec =
+      FromMegatronArgs(Args(command_line), A100());
+  std::vector<std::string> fields;
+  if (spec.ok()) return fields;
+  for (const FieldError& error : FieldErrorsOf(spec.status())) {
+    fields.push_back(error.field);
+  }
+  return fields;
 }
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) as Megatron-LM command lines:
@@ -348,6 +364,167 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 TEST(Megatron, FlagNames) {
   EXPECT_EQ(MegatronFlagNames().size(), 20u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
+  ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
+  for (size_t i = 0; i < MegatronFlags().size(); ++i) {
+    EXPECT_EQ(MegatronFlagNames()[i], MegatronFlags()[i].name);
+  }
+}
+
+TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
+  const std::string line =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--lr 1e-4 stray --fp16 --bf16 --fp16 --sequence-parallel=true "
+      "--recompute-method block --tensor-model-parallel-size 0 "
+      "--micro-batch-size";
+  // The messages are those of UnrepresentableAndMalformedFlagsAreErrors.
+  EXPECT_EQ(Fields(line), (std::vector<std::string>{
+                              "--lr",
+                              "",  // the stray word concerns no flag
+                              "--fp16",
+                              "--sequence-parallel",
+                              "--tensor-model-parallel-size",
+                              "--micro-batch-size",
+                              "--seq-length",
+                              "--recompute-method",
+                              "options.datatype",
+                          }));
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--seq-length 2048 --micro-batch-size 1 ";
+  EXPECT_EQ(Fields(model + "--recompute-granularity full"),
+            std::vector<std::string>{"--recompute-method"});
+  EXPECT_EQ(Fields(model + "--recompute-granularity partial"),
+            std::vector<std::string>{"--recompute-granularity"});
+  EXPECT_EQ(
+      Fields(model + "--pipeline-model-parallel-size 8 "
+                     "--num-layers-per-virtual-pipeline-stage 5"),
+      std::vector<std::string>{"--num-layers-per-virtual-pipeline-stage"});
+  EXPECT_EQ(Fields(model + "--virtual-pipeline-model-parallel-size 2 "
+                           "--num-layers-per-virtual-pipeline-stage 2"),
+            std::vector<std::string>{"parallelism.pipeline.schedule"});
+  EXPECT_EQ(Fields(model + "--tensor-model-parallel-size 8 --world-size 12"),
+            std::vector<std::string>{"--world-size"});
+  EXPECT_EQ(Fields("--num-layers 96 --hidden-size 100 --num-attention-heads "
+                   "3 --seq-length 2048 --micro-batch-size 1"),
+            std::vector<std::string>{"model.attn_size"});
+  EXPECT_EQ(Fields("--num-layers 1 --hidden-size 9223372036854775807 "
+                   "--num-attention-heads 1 --seq-length 1 "
+                   "--micro-batch-size 9223372036854775807 --world-size 2"),
+            (std::vector<std::string>{"model.feedforward",
+                                      "batch.global_batch_size"}));
+  EXPECT_EQ(Fields("--hidden-size 1 --" + std::string(60, 'x')),
+            (std::vector<std::string>{
+                "\"--" + std::string(30, 'x') + "\"...", "--num-layers",
+                "--num-attention-heads", "--seq-length",
+                "--micro-batch-size"}));
+}
+
+TEST(Megatron, ErrorsComeInSectionOrder) {
+  // Missing required flags are reported with their spec section: the model's
+  // first, the batch's after the parallelism rules, as before the table.
+  EXPECT_EQ(Errors("--recompute-granularity full"),
+            (std::vector<std::string>{
+                "--num-layers is required",
+                "--hidden-size is required",
+                "--num-attention-heads is required",
+                "--seq-length is required",
+                "--recompute-granularity full needs --recompute-method "
+                "uniform",
+                "--micro-batch-size is required",
+            }));
+}
+
+TEST(Megatron, UnknownFlagsSuggestTheClosestKnownOne) {
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--micro-batch-size 1 ";
+  const std::string supported =
+      " (supported flags: " + absl::StrJoin(MegatronFlagNames(), " ") + ")";
+  EXPECT_EQ(Errors(model + "--seq-len 2048"),
+            (std::vector<std::string>{
+                "unsupported Megatron-LM flag --seq-len: did you mean "
+                "--seq-length?" + supported,
+                "--seq-length is required"}));
+  EXPECT_EQ(Errors(model + "--seq-length 2048 --tensor-parallel-size=8"),
+            std::vector<std::string>{
+                "unsupported Megatron-LM flag --tensor-parallel-size: did you "
+                "mean --tensor-model-parallel-size?" + supported});
+  EXPECT_EQ(Fields(model + "--seq-length 2048 --tensor-parallel-size=8"),
+            std::vector<std::string>{"--tensor-parallel-size"});
+  // Nothing close: no guess (--fp32 is two edits from --fp16, too many for
+  // a six-letter flag).
+  for (const std::string flag : {"--lr", "--fp32", "--use-flash-attn",
+                                 "--micro-batch", "--bf8"}) {
+    EXPECT_EQ(Errors(model + "--seq-length 2048 " + flag),
+              std::vector<std::string>{"unsupported Megatron-LM flag " + flag +
+                                       ": the model cannot represent it" +
+                                       supported})
+        << flag;
+  }
+}
+
+// The path `path` ("a.b.c") in `json`, or nullptr.
+const nlohmann::json* AtPath(const nlohmann::json& json,
+                             const std::string& path) {
+  const nlohmann::json* node = &json;
+  for (const std::string& key :
+       std::vector<std::string>(absl::StrSplit(path, '.'))) {
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+  }
+  return node;
+}
+
+TEST(Megatron, TableRowsAreWellFormed) {
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
+      Args("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+           "--seq-length 1024 --micro-batch-size 2"),
+      A100());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const nlohmann::json canonical = nlohmann::json::parse(SpecToJson(*spec));
+  std::set<std::string> names;
+  for (const MegatronFlag& flag : MegatronFlags()) {
+    SCOPED_TRACE(flag.name);
+    EXPECT_TRUE(names.insert(flag.name).second) << "listed twice";
+    EXPECT_EQ(flag.name.rfind("--", 0), 0u);
+    // The field is a path of the canonical spec, in one of the sections
+    // FromMegatronArgs fills.
+    EXPECT_NE(AtPath(canonical, flag.field), nullptr) << flag.field;
+    const std::string section = flag.field.substr(0, flag.field.find('.'));
+    EXPECT_TRUE(section == "model" || section == "parallelism" ||
+                section == "batch" || section == "options")
+        << flag.field;
+    EXPECT_EQ(flag.choices.empty(), flag.kind != MegatronFlagKind::kChoice);
+    EXPECT_FALSE(flag.absent.empty());
+    EXPECT_FALSE(flag.doc.empty());
+    for (const std::string& text : {flag.absent, flag.doc}) {
+      EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+    }
+    if (flag.absent == kMegatronRequired) {
+      EXPECT_EQ(flag.kind, MegatronFlagKind::kPositiveInteger);
+      EXPECT_NE(flag.set, nullptr);
+    }
+  }
+}
+
+// The README's flag table is MegatronFlagsMarkdown(), so that the
+// documentation and the parser cannot drift apart.
+TEST(Megatron, ReadmeShowsTheFlagTable) {
+  constexpr char kBegin[] = "<!-- begin MegatronFlagsMarkdown() -->\n";
+  constexpr char kEnd[] = "<!-- end MegatronFlagsMarkdown() -->\n";
+  const std::string readme = ReadFile("core/adapters/README.md");
+  const size_t begin = readme.find(kBegin);
+  const size_t end = readme.find(kEnd);
+  ASSERT_NE(begin, std::string::npos) << "no " << kBegin;
+  ASSERT_NE(end, std::string::npos) << "no " << kEnd;
+  ASSERT_LT(begin, end);
+  const size_t start = begin + std::string(kBegin).size();
+  const std::string shown = readme.substr(start, end - start);
+  const std::string want = MegatronFlagsMarkdown();
+  EXPECT_TRUE(shown == want)
+      << "core/adapters/README.md's flag table differs from "
+         "MegatronFlagsMarkdown(); put this between its markers:\n"
+      << want;
 }
 
 }  // namespace
