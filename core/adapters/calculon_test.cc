@@ -11,11 +11,15 @@
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace blueprint {
 namespace {
+
+using ::testing::Not;
 
 // Tests run in the runfiles root, natively and under node alike.
 constexpr char kOracleRc[] = "core/adapters/testdata/calculon_oracle_rc.txt";
@@ -137,7 +141,7 @@ TEST(CalculonOracle, RejectionsNameTheFieldAndValues) {
   };
   for (const auto& [prefix, message] : expected) {
     const absl::Status status = ImportAndCheck(FindCase(prefix));
-    ASSERT_FALSE(status.ok()) << prefix;
+    ASSERT_THAT(status, Not(IsOk())) << prefix;
     EXPECT_EQ(std::string(status.message()), message) << prefix;
   }
 }
@@ -148,7 +152,7 @@ TEST(CalculonOracle, CanonicalJsonRoundTrips) {
     if (!spec.ok()) continue;
     const std::string text = SpecToJson(*spec);
     absl::StatusOr<MappingSpec> parsed = ParseSpecJson(text);
-    ASSERT_TRUE(parsed.ok()) << c.name << ": " << parsed.status();
+    ASSERT_THAT(parsed, IsOk()) << c.name;
     EXPECT_EQ(SpecToJson(*parsed), text) << c.name;
   }
 }
@@ -168,7 +172,7 @@ TEST(CalculonOracle, ExecutionJsonRoundTrips) {
     absl::StatusOr<MappingSpec> back = FromCalculon(
         ToCalculonApplication(program->model()), ToCalculonExecution(*program),
         ToCalculonSystem(program->system()));
-    ASSERT_TRUE(back.ok()) << c.name << ": " << back.status();
+    ASSERT_THAT(back, IsOk()) << c.name;
     EXPECT_EQ(SpecToJson(*back), SpecToJson(*spec)) << c.name;
     ++exported;
   }
@@ -178,7 +182,7 @@ TEST(CalculonOracle, ExecutionJsonRoundTrips) {
 TEST(CalculonMapping, SchedulesAndLayouts) {
   const OracleCase v13 = FindCase("v13_");  // t8 p7, 96 blocks
   absl::StatusOr<MappingSpec> spec = FromCalculon(v13.app, v13.exe, v13.sys);
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   const auto& pipeline =
       std::get<TransformerTrainingMappingSpec>(*spec).parallelism.pipeline;
   EXPECT_EQ(pipeline.stage_layout, StageLayout::kUneven);
@@ -186,7 +190,7 @@ TEST(CalculonMapping, SchedulesAndLayouts) {
 
   const OracleCase v31 = FindCase("v31_");  // inference, p2
   spec = FromCalculon(v31.app, v31.exe, v31.sys);
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   const auto& inference = std::get<TransformerInferenceMappingSpec>(*spec);
   EXPECT_TRUE(std::holds_alternative<ForwardOnly>(
       inference.parallelism.pipeline.schedule));
@@ -195,7 +199,7 @@ TEST(CalculonMapping, SchedulesAndLayouts) {
 
   const OracleCase v14 = FindCase("v14_");  // seqsel with redo, v3
   spec = FromCalculon(v14.app, v14.exe, v14.sys);
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   const auto& training = std::get<TransformerTrainingMappingSpec>(*spec);
   EXPECT_TRUE(std::get<ReduceScatterAllGather>(
                   training.parallelism.tensor.communication)
@@ -291,14 +295,14 @@ TEST_F(CalculonErrors, OptimizerShardingIsDroppedForInference) {
   EXPECT_TRUE(Errors().empty());
   absl::StatusOr<MappingSpec> spec =
       FromCalculon(v09_.app, exe_.dump(), v09_.sys);
-  ASSERT_TRUE(spec.ok());
+  ASSERT_THAT(spec, IsOk());
   EXPECT_TRUE(std::holds_alternative<TransformerInferenceMappingSpec>(*spec));
-  EXPECT_TRUE(CheckSpec(*spec).ok());
+  EXPECT_THAT(CheckSpec(*spec), IsOk());
 }
 
 TEST_F(CalculonErrors, EveryFileIsReported) {
   absl::StatusOr<MappingSpec> spec = FromCalculon("{", "[]", "{}");
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, Not(IsOk()));
   const std::vector<std::string> errors =
       absl::StrSplit(std::string(spec.status().message()), '\n');
   ASSERT_EQ(errors.size(), 8u) << spec.status();
@@ -316,10 +320,10 @@ TEST(CalculonSystem, ShippedSystemsRoundTrip) {
     const std::string seed = ReadFile(kSeeds + std::string("system-") + name);
     ASSERT_FALSE(seed.empty()) << name;
     absl::StatusOr<System> system = FromCalculonSystem(seed.substr(1));
-    ASSERT_TRUE(system.ok()) << name << ": " << system.status();
+    ASSERT_THAT(system, IsOk()) << name;
     const std::string printed = ToCalculonSystem(*system);
     absl::StatusOr<System> again = FromCalculonSystem(printed);
-    ASSERT_TRUE(again.ok()) << again.status();
+    ASSERT_THAT(again, IsOk());
     EXPECT_EQ(ToCalculonSystem(*again), printed);
     EXPECT_EQ(nlohmann::json::parse(printed, nullptr, false),
               nlohmann::json::parse(seed.substr(1), nullptr, false))
@@ -331,7 +335,7 @@ TEST(CalculonSystem, H100HasFloat8) {
   const std::string seed =
       ReadFile(kSeeds + std::string("system-h100_80g_nvl8"));
   absl::StatusOr<System> system = FromCalculonSystem(seed.substr(1));
-  ASSERT_TRUE(system.ok()) << system.status();
+  ASSERT_THAT(system, IsOk());
   EXPECT_EQ(system->matrix.rates.count(DataType::kFloat8), 1u);
   EXPECT_EQ(system->matrix.rates.at(DataType::kFloat8).tflops, 2000);
 }

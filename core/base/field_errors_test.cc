@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -13,7 +15,7 @@ TEST(FieldErrors, RoundTripThroughAStatus) {
       {{"batch.microbatch_size", "batch.microbatch_size (0) must be positive"},
        {"", "malformed JSON: line 1"},
        {"system.networks[1].bandwidth", "first line\nsecond line"}});
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(status.message(),
             "batch.microbatch_size (0) must be positive\nmalformed JSON: line "
             "1\nfirst line\nsecond line");

@@ -6,17 +6,21 @@
 #include <vector>
 
 #include "core/base/json_reader.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
+
+using ::testing::Not;
 
 using Json = nlohmann::json;
 
 // The example of json.h's header comment.
 TEST(Json, APIExample) {
   absl::StatusOr<Json> value = ParseJson(R"({"b": 1, "a": [1, 2]})");
-  ASSERT_TRUE(value.ok()) << value.status();
+  ASSERT_THAT(value, IsOk());
   EXPECT_EQ(CanonicalJson(*value) + "\n",
             "{\n"
             "  \"a\": [1, 2],\n"
@@ -40,7 +44,7 @@ TEST(CanonicalJson, NestedLayout) {
   absl::StatusOr<Json> value = ParseJson(
       R"({"rows": [[128, 0.95], [0, 0.1]], "empty": {}, "none": [],
           "objects": [{"x": null, "y": true}]})");
-  ASSERT_TRUE(value.ok()) << value.status();
+  ASSERT_THAT(value, IsOk());
   EXPECT_EQ(CanonicalJson(*value),
             "{\n"
             "  \"empty\": {},\n"
@@ -62,7 +66,7 @@ TEST(CanonicalJson, IsAFixedPointOfParsing) {
   const std::string text =
       "{\n  \"a\": [1e-05, 0, 2.5],\n  \"b\": \"\\u0001\"\n}";
   absl::StatusOr<Json> value = ParseJson(text);
-  ASSERT_TRUE(value.ok()) << value.status();
+  ASSERT_THAT(value, IsOk());
   EXPECT_EQ(CanonicalJson(*value), text);
 }
 
@@ -74,8 +78,7 @@ TEST(CanonicalJson, NonFiniteDoublesPrintAsNullAndNegativeZeroAsZero) {
 
 TEST(ParseJson, MalformedTextNamesThePosition) {
   absl::StatusOr<Json> value = ParseJson("{\n  \"a\": 1\n  \"b\": 2\n}");
-  ASSERT_FALSE(value.ok());
-  EXPECT_EQ(value.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(value, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(std::string(value.status().message()),
             "malformed JSON: parse error at line 3, column 5: syntax error "
             "while parsing object - unexpected string literal; expected '}'");
@@ -90,7 +93,7 @@ std::string ParseError(const std::string& text) {
 TEST(ParseJson, MidDocumentByteOrderMarkIsQuotedEscaped) {
   // A BOM opening the document is skipped (nlohmann); anywhere else it is an
   // invalid literal whose first byte is quoted as \xEF, never raw.
-  EXPECT_TRUE(ParseJson("\xEF\xBB\xBF{\"a\": 1}").ok());
+  EXPECT_THAT(ParseJson("\xEF\xBB\xBF{\"a\": 1}"), IsOk());
   // (nlohmann's "last read" holds the structural characters read since the
   // last scalar token.)
   EXPECT_EQ(ParseError("{\"a\": 1,\xEF\xBB\xBF \"b\": 2}"),
@@ -156,15 +159,15 @@ TEST(ParseJson, LongDuplicateKeyIsCut) {
 }
 
 TEST(ParseJson, RejectsTrailingTextAndEmptyInput) {
-  EXPECT_FALSE(ParseJson("{} {}").ok());
-  EXPECT_FALSE(ParseJson("").ok());
-  EXPECT_FALSE(ParseJson("{\"a\": 1,}").ok());
-  EXPECT_FALSE(ParseJson("// comment\n{}").ok());
+  EXPECT_THAT(ParseJson("{} {}"), Not(IsOk()));
+  EXPECT_THAT(ParseJson(""), Not(IsOk()));
+  EXPECT_THAT(ParseJson("{\"a\": 1,}"), Not(IsOk()));
+  EXPECT_THAT(ParseJson("// comment\n{}"), Not(IsOk()));
 }
 
 TEST(ParseJson, RejectsNumbersBeyondDouble) {
   absl::StatusOr<Json> value = ParseJson("[1e400]");
-  ASSERT_FALSE(value.ok());
+  ASSERT_THAT(value, Not(IsOk()));
   EXPECT_NE(std::string(value.status().message()).find("number overflow"),
             std::string::npos)
       << value.status();
@@ -173,11 +176,11 @@ TEST(ParseJson, RejectsNumbersBeyondDouble) {
 TEST(ParseJson, RejectsDuplicateKeysWithTheirPath) {
   absl::StatusOr<Json> value =
       ParseJson(R"({"a": [{"k": 1}, {"k": 1, "b": {"x": 1, "x": 2}}]})");
-  ASSERT_FALSE(value.ok());
+  ASSERT_THAT(value, Not(IsOk()));
   EXPECT_EQ(std::string(value.status().message()),
             "malformed JSON: duplicate key \"x\" in a[1].b");
   value = ParseJson(R"({"x": 1, "x": 2})");
-  ASSERT_FALSE(value.ok());
+  ASSERT_THAT(value, Not(IsOk()));
   EXPECT_EQ(std::string(value.status().message()),
             "malformed JSON: duplicate key \"x\" in the top level");
 }
@@ -185,24 +188,24 @@ TEST(ParseJson, RejectsDuplicateKeysWithTheirPath) {
 TEST(ParseJson, RejectsDeepNesting) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   absl::StatusOr<Json> value = ParseJson(deep);
-  ASSERT_FALSE(value.ok());
+  ASSERT_THAT(value, Not(IsOk()));
   EXPECT_NE(std::string(value.status().message())
                 .find("nesting deeper than 64 levels"),
             std::string::npos)
       << value.status();
   const std::string ok = std::string(64, '[') + std::string(64, ']');
-  EXPECT_TRUE(ParseJson(ok).ok());
+  EXPECT_THAT(ParseJson(ok), IsOk());
 }
 
 TEST(ParseJson, RejectsInvalidUtf8) {
-  EXPECT_FALSE(ParseJson("\"\xff\"").ok());
+  EXPECT_THAT(ParseJson("\"\xff\""), Not(IsOk()));
 }
 
 TEST(JsonObjectReader, ReportsEveryProblemWithItsPath) {
   absl::StatusOr<Json> value = ParseJson(
       R"({"degree": "8", "big": 18446744073709551615, "frac": 8.5,
           "flag": 1, "kind": "foo", "extra": 1})");
-  ASSERT_TRUE(value.ok()) << value.status();
+  ASSERT_THAT(value, IsOk());
   std::vector<std::string> errors;
   JsonObjectReader reader(*value, "parallelism.tensor", &errors);
   int64_t i = 0;
@@ -250,7 +253,7 @@ TEST(MemberPath, OddKeysStayOnOneLine) {
   EXPECT_EQ(ElementPath("system.networks", 3), "system.networks[3]");
 
   absl::StatusOr<Json> value = ParseJson(R"({"x\ny": 1, "x\ny": 2})");
-  ASSERT_FALSE(value.ok());
+  ASSERT_THAT(value, Not(IsOk()));
   EXPECT_EQ(std::string(value.status().message()),
             "malformed JSON: duplicate key \"x\\ny\" in the top level");
 }

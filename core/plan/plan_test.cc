@@ -4,7 +4,10 @@
 
 #include "core/plan/hardware.h"
 #include "core/taskir/lower.h"
+#include "core/testing/doubles.h"
 #include "core/testing/programs.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -23,9 +26,9 @@ TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
   EXPECT_EQ(EfficiencyRowIndex(table, 0.5e9, 1e9), 3);
   EXPECT_EQ(EfficiencyRowIndex(table, 0, 1e9), 3);
   const System s = A100System();
-  EXPECT_DOUBLE_EQ(EngineThroughput(s.matrix, DataType::kFloat16, 200e9),
-                   312e12 * 0.95);
-  EXPECT_DOUBLE_EQ(MemoryTime(s.mem1, 50e6), 50e6 / (2048e9 * 0.75));
+  BP_EXPECT_DOUBLE_EQ(EngineThroughput(s.matrix, DataType::kFloat16, 200e9),
+                      312e12 * 0.95);
+  BP_EXPECT_DOUBLE_EQ(MemoryTime(s.mem1, 50e6), 50e6 / (2048e9 * 0.75));
 }
 
 // MODEL.md §4.1: A100 NVLink all-reduce is 10us + 2S(n-1)/n / 195e9, IB any
@@ -33,70 +36,70 @@ TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
 TEST(Hardware, CollectiveTimes) {
   const System s = A100System();
   const double bytes = 100663296;
-  EXPECT_NEAR(CollectiveTime(s.networks[0], CollectiveOp::kAllReduce, bytes, 8),
-              1e-5 + 2 * bytes * 7 / 8 / 195e9, 1e-15);
-  EXPECT_NEAR(
+  BP_EXPECT_NEAR(
+      CollectiveTime(s.networks[0], CollectiveOp::kAllReduce, bytes, 8),
+      1e-5 + 2 * bytes * 7 / 8 / 195e9, 1e-15);
+  BP_EXPECT_NEAR(
       CollectiveTime(s.networks[0], CollectiveOp::kReduceScatter, bytes, 8),
       1e-5 + 1.5 * bytes * 7 / 8 / 195e9, 1e-15);
-  EXPECT_NEAR(
+  BP_EXPECT_NEAR(
       CollectiveTime(s.networks[1], CollectiveOp::kPointToPoint, bytes, 2),
       2e-5 + bytes / 22.5e9, 1e-15);
   // A 0-byte p2p still pays the latency (MODEL.md §6.4).
-  EXPECT_DOUBLE_EQ(
+  BP_EXPECT_DOUBLE_EQ(
       CollectiveTime(s.networks[1], CollectiveOp::kPointToPoint, 0, 2), 2e-5);
 }
 
-PortablePlanIR Plan(const TestMapping& m) {
+absl::StatusOr<PortablePlanIR> Plan(const TestMapping& m) {
   absl::StatusOr<TypedProgram> program = TestProgram(m);
-  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return program.status();
   absl::StatusOr<DistributedTaskIR> ir =
       LowerTensorParallelBlock().Run(*program);
-  EXPECT_TRUE(ir.ok()) << ir.status();
-  absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*ir, *program);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  return *plan;
+  if (!ir.ok()) return ir.status();
+  return PlanPortable().Run(*ir, *program);
 }
 
 TEST(PlanPortable, TensorCommIsNetworkTimeNeverCompute) {
   TestMapping m;
   m.t = 8;
-  const PortablePlanIR plan = Plan(m);
+  BP_ASSERT_OK_AND_ASSIGN(const PortablePlanIR plan, Plan(m));
   // Task 12 is AttnBlock_G: forward all-reduce.
   const TaskPlan& g = plan.tasks[12];
-  EXPECT_EQ(g.processing_time[0], 0);
+  BP_EXPECT_DOUBLE_EXACT(g.processing_time[0], 0);
   EXPECT_GT(g.net_time[0][0], 1e-5);
-  EXPECT_EQ(g.exposed_time[0][0], g.net_time[0][0]);
-  EXPECT_EQ(plan.block.baseblock_fw_tp_time,
-            plan.block.baseblock_fw_tp_time_exposed);
+  BP_EXPECT_DOUBLE_EXACT(g.exposed_time[0][0], g.net_time[0][0]);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.baseblock_fw_tp_time,
+                         plan.block.baseblock_fw_tp_time_exposed);
 }
 
 TEST(PlanPortable, SingleRankHasNoTensorTraffic) {
   TestMapping m;
-  const PortablePlanIR plan = Plan(m);
-  EXPECT_EQ(plan.block.baseblock_fw_tp_time, 0);
-  EXPECT_EQ(plan.block.edgeblock_agrad_tp_time, 0);
-  EXPECT_EQ(plan.block.baseblock_fw_tp_size, 0);
+  BP_ASSERT_OK_AND_ASSIGN(const PortablePlanIR plan, Plan(m));
+  BP_EXPECT_DOUBLE_EXACT(plan.block.baseblock_fw_tp_time, 0);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.edgeblock_agrad_tp_time, 0);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.baseblock_fw_tp_size, 0);
 }
 
 TEST(PlanPortable, EdgeBlockSplitsOnlyForEdgeReduceScatter) {
   TestMapping m;
   m.t = 8;
   m.communication = EdgeReduceScatterAllGather{};
-  const PortablePlanIR plan = Plan(m);
+  BP_ASSERT_OK_AND_ASSIGN(const PortablePlanIR plan, Plan(m));
   EXPECT_NE(plan.block.baseblock_fw_tp_time, plan.block.edgeblock_fw_tp_time);
   // Base blocks all-reduce the full activation twice; the edge block
   // all-gathers and reduce-scatters it.
-  EXPECT_EQ(plan.block.baseblock_fw_tp_size, 2 * 32.0 * 64 * 2);
-  EXPECT_EQ(plan.block.edgeblock_fw_tp_size, 4 * 32.0 * 64 * 2);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.baseblock_fw_tp_size, 2 * 32.0 * 64 * 2);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.edgeblock_fw_tp_size, 4 * 32.0 * 64 * 2);
 }
 
 TEST(PlanPortable, FullRecomputeChecksCheckpointAndStorage) {
   TestMapping m;
   m.t = 8;
   m.recompute = RecomputePolicy::kFull;
-  const PortablePlanIR plan = Plan(m);
-  EXPECT_EQ(plan.block.block_act_storage_space, 0);
-  EXPECT_EQ(plan.block.block_act_checkpoint_size, 32.0 * 64 * 2);  // b*s*h*bpe
+  BP_ASSERT_OK_AND_ASSIGN(const PortablePlanIR plan, Plan(m));
+  BP_EXPECT_DOUBLE_EXACT(plan.block.block_act_storage_space, 0);
+  BP_EXPECT_DOUBLE_EXACT(plan.block.block_act_checkpoint_size,
+                         32.0 * 64 * 2);  // b*s*h*bpe
   EXPECT_GT(plan.block.block_re_time, 0);
   // The recompute time is the forward time of the recomputed tasks only.
   EXPECT_LE(plan.block.block_re_time, plan.block.block_fw_time);
@@ -105,13 +108,14 @@ TEST(PlanPortable, FullRecomputeChecksCheckpointAndStorage) {
 TEST(PlanPortable, CriticalPathsIncludeExposedTensorTime) {
   TestMapping m;
   m.t = 8;
-  const PortablePlanIR plan = Plan(m);
-  EXPECT_DOUBLE_EQ(plan.critical_path[0].forward,
-                   plan.block.block_fw_time +
-                       plan.block.baseblock_fw_tp_time_exposed);
-  EXPECT_DOUBLE_EQ(plan.critical_path[1].backward,
-                   plan.block.block_agrad_time + plan.block.block_wgrad_time +
-                       plan.block.edgeblock_agrad_tp_time_exposed);
+  BP_ASSERT_OK_AND_ASSIGN(const PortablePlanIR plan, Plan(m));
+  BP_EXPECT_DOUBLE_EQ(
+      plan.critical_path[0].forward,
+      plan.block.block_fw_time + plan.block.baseblock_fw_tp_time_exposed);
+  BP_EXPECT_DOUBLE_EQ(plan.critical_path[1].backward,
+                      plan.block.block_agrad_time +
+                          plan.block.block_wgrad_time +
+                          plan.block.edgeblock_agrad_tp_time_exposed);
   const std::string text = ToText(plan);
   EXPECT_EQ(text.substr(0, text.find('\n')), "blueprinting.portable_plan_ir/1");
   EXPECT_NE(text.find("lineage pass=PlanPortable from [task:0"),
@@ -122,12 +126,12 @@ TEST(VerifyPlanIR, RejectsCorruption) {
   TestMapping m;
   m.t = 8;
   absl::StatusOr<TypedProgram> program = TestProgram(m);
-  ASSERT_TRUE(program.ok());
+  ASSERT_THAT(program, IsOk());
   absl::StatusOr<DistributedTaskIR> ir =
       LowerTensorParallelBlock().Run(*program);
-  ASSERT_TRUE(ir.ok());
+  ASSERT_THAT(ir, IsOk());
   absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*ir, *program);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   PortablePlanIR bad = *plan;
   bad.tasks[2].mem_time[1] = -1;
   EXPECT_NE(std::string(VerifyPlanIR(bad, *ir).message())

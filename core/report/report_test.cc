@@ -2,18 +2,21 @@
 
 #include <string>
 
+#include "core/testing/doubles.h"
 #include "core/testing/programs.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
-PipelineResult Analyse(const test_programs::TestMapping& m) {
+using ::testing::Not;
+
+absl::StatusOr<PipelineResult> Analyse(const test_programs::TestMapping& m) {
   absl::StatusOr<TypedProgram> program = test_programs::TestProgram(m);
-  EXPECT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<PipelineResult> result = RunPipeline(*program);
-  EXPECT_TRUE(result.ok()) << result.status();
-  return *result;
+  if (!program.ok()) return program.status();
+  return RunPipeline(*program);
 }
 
 TEST(Report, FiguresIncludeCalculonStatsAndTheProjectsOwn) {
@@ -21,7 +24,7 @@ TEST(Report, FiguresIncludeCalculonStatsAndTheProjectsOwn) {
   m.t = 8;
   m.p = 2;
   m.d = 2;
-  const PipelineResult r = Analyse(m);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
   const nlohmann::json report = ReportJson(r);
   EXPECT_EQ(report["format"], "blueprinting.report/1");
   const nlohmann::json& f = report["figures"];
@@ -32,23 +35,24 @@ TEST(Report, FiguresIncludeCalculonStatsAndTheProjectsOwn) {
         "critical_path_base_forward", "block_fw_time"}) {
     EXPECT_TRUE(f.contains(name)) << name;
   }
-  EXPECT_DOUBLE_EQ(f["bubble_fraction"].get<double>(),
-                   f["bubble_time"].get<double>() /
-                       f["total_time"].get<double>());
+  BP_EXPECT_DOUBLE_EQ(
+      f["bubble_fraction"].get<double>(),
+      f["bubble_time"].get<double>() / f["total_time"].get<double>());
   EXPECT_EQ(report["mapping"]["microbatches"], 4);
   EXPECT_TRUE(report["memory"]["fits"].get<bool>());
   // The all-reduce volume: 2 per block forward + 2 backward, each b*s*h*2
   // bytes, blocks_per_stage * microbatches blocks.
-  EXPECT_DOUBLE_EQ(f["tp_all_reduce_bytes"].get<double>(),
-                   4 * 32.0 * 64 * 2 * 4 * 4);
+  BP_EXPECT_DOUBLE_EQ(f["tp_all_reduce_bytes"].get<double>(),
+                      4 * 32.0 * 64 * 2 * 4 * 4);
 }
 
 TEST(Report, DigestsAreStableAndCoverEveryStage) {
   test_programs::TestMapping m;
   m.t = 8;
-  const PipelineResult r = Analyse(m);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
   const std::string digests = DigestText(r);
-  EXPECT_EQ(digests, DigestText(Analyse(m)));
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult again, Analyse(m));
+  EXPECT_EQ(digests, DigestText(again));
   for (const char* stage :
        {"spec ", "task_ir ", "plan_ir ", "iteration ", "memory ", "report "}) {
     EXPECT_NE(digests.find(stage), std::string::npos) << stage;
@@ -60,16 +64,17 @@ TEST(Report, DigestsAreStableAndCoverEveryStage) {
         << stage.stage;
   }
   m.microbatch = 2;
-  EXPECT_NE(DigestText(Analyse(m)), digests);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult other, Analyse(m));
+  EXPECT_NE(DigestText(other), digests);
 }
 
 TEST(Report, ExplainReachesSpecFieldsAndSystemParameters) {
   test_programs::TestMapping m;
   m.t = 8;
   m.p = 2;
-  const PipelineResult r = Analyse(m);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
   absl::StatusOr<std::string> chain = ExplainFigure(r, "total_time");
-  ASSERT_TRUE(chain.ok()) << chain.status();
+  ASSERT_THAT(chain, IsOk());
   for (const char* node :
        {"iteration:total_time", "iteration:bubble_time", "block:block_fw_time",
         "task:4", "spec:model.hidden", "spec:parallelism.tensor.degree",
@@ -77,7 +82,7 @@ TEST(Report, ExplainReachesSpecFieldsAndSystemParameters) {
         "system:matrix.float16.gflops_efficiency["}) {
     EXPECT_NE(chain->find(node), std::string::npos) << node;
   }
-  EXPECT_FALSE(ExplainFigure(r, "no_such_figure").ok());
+  EXPECT_THAT(ExplainFigure(r, "no_such_figure"), Not(IsOk()));
 }
 
 }  // namespace

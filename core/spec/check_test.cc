@@ -9,6 +9,8 @@
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
 #include "core/testing/programs.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -56,7 +58,7 @@ std::vector<std::string> Messages(const MappingSpec& spec) {
 
 TEST(CheckSpec, ValidTrainingSpecDerivesEveryValue) {
   absl::StatusOr<TypedProgram> program = CheckSpec(Gpt3Training());
-  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_THAT(program, IsOk());
   const DerivedValues& d = program->derived;
   EXPECT_TRUE(d.training);
   EXPECT_EQ(d.tensor, 8);
@@ -88,7 +90,7 @@ TEST(CheckSpec, ValidInferenceSpec) {
   spec.parallelism.replica.degree = 4;
   spec.batch.global_batch_size = 64;
   absl::StatusOr<TypedProgram> program = CheckSpec(spec);
-  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_THAT(program, IsOk());
   const DerivedValues& d = program->derived;
   EXPECT_FALSE(d.training);
   EXPECT_EQ(d.data, 4);
@@ -118,7 +120,7 @@ TEST(CheckSpec, UnevenLayoutRoundsUpAndShortensTheBubble) {
                 "does)"});
   spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
   absl::StatusOr<TypedProgram> program = CheckSpec(spec);
-  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_THAT(program, IsOk());
   EXPECT_EQ(program->derived.blocks_per_stage, 14);
   EXPECT_EQ(program->derived.bubble_reduction_blocks, 2);
   EXPECT_EQ(program->derived.blocks_per_chunk, 14);
@@ -132,7 +134,7 @@ TEST(CheckSpec, UnevenLayoutAllowsMoreStagesThanBlocks) {
   spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
   spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
   absl::StatusOr<TypedProgram> program = CheckSpec(spec);
-  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_THAT(program, IsOk());
   EXPECT_EQ(program->derived.blocks_per_stage, 1);
   EXPECT_EQ(program->derived.bubble_reduction_blocks, 3);
 }
@@ -433,8 +435,7 @@ TEST(CheckSpec, ReportsEveryViolationInAFixedOrder) {
   };
   EXPECT_EQ(Messages(spec), expected);
   absl::StatusOr<TypedProgram> program = CheckSpec(spec);
-  ASSERT_FALSE(program.ok());
-  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(program, StatusIs(absl::StatusCode::kInvalidArgument));
   std::string joined;
   for (const std::string& line : expected) {
     joined += (joined.empty() ? "" : "\n") + line;
@@ -528,7 +529,7 @@ TEST(CheckSpec, OutOfMemoryIsNotTheCheckersConcern) {
   TransformerTrainingMappingSpec spec = Gpt3Training();
   spec.parallelism.recompute = RecomputePolicy::kNone;
   spec.parallelism.tensor.communication = ReduceScatterAllGather{};
-  EXPECT_TRUE(CheckSpec(spec).ok());
+  EXPECT_THAT(CheckSpec(spec), IsOk());
 }
 
 TEST(CheckSpec, EmptySpecReportsWithoutCrashing) {

@@ -8,10 +8,14 @@
 #include "absl/strings/str_split.h"
 #include "core/spec/check.h"
 #include "core/spec/spec.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
+
+using ::testing::Not;
 
 // Tests run in the runfiles root, natively and under node alike.
 constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
@@ -31,7 +35,7 @@ TEST(SpecJson, ExampleFileIsCanonicalAndValid) {
   const std::string text = ReadFile(kExample);
   ASSERT_FALSE(text.empty()) << "cannot read " << kExample;
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   EXPECT_EQ(SpecToJson(*spec), text);
 
   const auto* training = std::get_if<TransformerTrainingMappingSpec>(&*spec);
@@ -47,7 +51,7 @@ TEST(SpecJson, ExampleFileIsCanonicalAndValid) {
                 training->parallelism.pipeline.schedule)
                 .virtual_stages,
             3);
-  EXPECT_TRUE(CheckSpec(*spec).ok());
+  EXPECT_THAT(CheckSpec(*spec), IsOk());
 }
 
 // Specs exercising every alternative of every sum type.
@@ -92,11 +96,11 @@ std::vector<MappingSpec> Variants(const MappingSpec& base) {
 
 TEST(SpecJson, RoundTripsEveryAlternative) {
   absl::StatusOr<MappingSpec> base = ParseSpecJson(ReadFile(kExample));
-  ASSERT_TRUE(base.ok()) << base.status();
+  ASSERT_THAT(base, IsOk());
   for (const MappingSpec& spec : Variants(*base)) {
     const std::string text = SpecToJson(spec);
     absl::StatusOr<MappingSpec> parsed = ParseSpecJson(text);
-    ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << text;
+    ASSERT_THAT(parsed, IsOk()) << text;
     EXPECT_EQ(parsed->index(), spec.index());
     EXPECT_EQ(SpecToJson(*parsed), text);
   }
@@ -104,13 +108,13 @@ TEST(SpecJson, RoundTripsEveryAlternative) {
 
 TEST(SpecJson, ShortestDoublesSurviveTheRoundTrip) {
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(ReadFile(kExample));
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   auto& training = std::get<TransformerTrainingMappingSpec>(*spec);
   training.system.networks[0].latency_s = 0.1 + 0.2;
   training.system.mem1.gib = 80e9;
   training.system.networks[1].efficiency = 1.0 / 3.0;
   absl::StatusOr<MappingSpec> parsed = ParseSpecJson(SpecToJson(*spec));
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_THAT(parsed, IsOk());
   const auto& back = std::get<TransformerTrainingMappingSpec>(*parsed);
   EXPECT_EQ(back.system.networks[0].latency_s, 0.1 + 0.2);
   EXPECT_EQ(back.system.mem1.gib, 80e9);
@@ -138,8 +142,7 @@ TEST(SpecJson, ReportsEveryProblemWithItsPath) {
   replace("\"float16\": {\n        \"gflops_efficiency\"",
           "\"fp16\": {\n        \"gflops_efficiency\"");
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
-  ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(spec, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(
       ErrorLines(spec.status()),
       (std::vector<std::string>{
@@ -165,7 +168,7 @@ TEST(SpecJson, ReportsEveryProblemWithItsPath) {
 
 TEST(SpecJson, MalformedJsonNamesThePosition) {
   absl::StatusOr<MappingSpec> spec = ParseSpecJson("{\"format\": }");
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(std::string(spec.status().message()),
             "malformed JSON: parse error at line 1, column 12: syntax error "
             "while parsing value - unexpected '}'; expected '[', '{', or a "
@@ -174,14 +177,14 @@ TEST(SpecJson, MalformedJsonNamesThePosition) {
 
 TEST(SpecJson, TopLevelProblems) {
   absl::StatusOr<MappingSpec> spec = ParseSpecJson("[1]");
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(
       ErrorLines(spec.status()),
       std::vector<std::string>{"top level: expected an object, got an array"});
 
   spec = ParseSpecJson(R"({"format": "blueprinting.spec/2", "kind": "serving",
                            "bonus": 1})");
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(ErrorLines(spec.status()),
             (std::vector<std::string>{
                 "format: expected \"blueprinting.spec/1\", got string "
@@ -202,7 +205,7 @@ TEST(SpecJson, InferenceHasReplicasNotData) {
   std::string text = ReadFile(kExample);
   text.replace(text.find("\"training\""), 10, "\"inference\"");
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(ErrorLines(spec.status()),
             (std::vector<std::string>{
                 "parallelism.replica: required key is missing",
@@ -217,7 +220,7 @@ TEST(SpecJson, ValuesAreTheCheckersConcern) {
   std::string text = ReadFile(kExample);
   text.replace(text.find("\"degree\": 8"), 11, "\"degree\": -8");
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(text);
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   const std::vector<Violation> violations = FindViolations(*spec);
   ASSERT_FALSE(violations.empty());
   EXPECT_EQ(violations[0].message,
@@ -226,9 +229,9 @@ TEST(SpecJson, ValuesAreTheCheckersConcern) {
 
 TEST(ProgramJson, HoldsSpecAndDerivedValues) {
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(ReadFile(kExample));
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
-  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_THAT(program, IsOk());
   const std::string text = ProgramToJson(*program);
   nlohmann::json value =
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

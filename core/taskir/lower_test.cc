@@ -3,22 +3,24 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/doubles.h"
 #include "core/testing/programs.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
+using ::testing::Not;
+
 using test_programs::TestMapping;
 using test_programs::TestProgram;
 
-DistributedTaskIR Lower(const TestMapping& m) {
+absl::StatusOr<DistributedTaskIR> Lower(const TestMapping& m) {
   absl::StatusOr<TypedProgram> program = TestProgram(m);
-  EXPECT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<DistributedTaskIR> ir =
-      LowerTensorParallelBlock().Run(*program);
-  EXPECT_TRUE(ir.ok()) << ir.status();
-  return *ir;
+  if (!program.ok()) return program.status();
+  return LowerTensorParallelBlock().Run(*program);
 }
 
 const Task& Find(const DistributedTaskIR& ir, const std::string& name) {
@@ -67,11 +69,11 @@ TEST(LowerTensorParallelBlock, GemmWorkMatchesClosedForm) {
     TestMapping m;
     m.t = t;
     m.microbatch = 2;
-    const DistributedTaskIR ir = Lower(m);
+    BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
     const double b = 2, s = 32, h = 64, ff = 256;
     const double expected =
         (8 * b * s * h * h + 4 * b * s * h * ff + 4 * b * s * s * h) / t;
-    EXPECT_DOUBLE_EQ(GemmForwardFlops(ir), expected) << "t=" << t;
+    BP_EXPECT_DOUBLE_EQ(GemmForwardFlops(ir), expected) << "t=" << t;
     EXPECT_EQ(ir.mesh.tp, t);
   }
 }
@@ -79,7 +81,7 @@ TEST(LowerTensorParallelBlock, GemmWorkMatchesClosedForm) {
 TEST(LowerTensorParallelBlock, LayerListAndLocalShapes) {
   TestMapping m;
   m.t = 2;
-  const DistributedTaskIR ir = Lower(m);
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
   ASSERT_EQ(ir.tasks.size(), 24u);
   EXPECT_EQ(ir.tasks.front().name, "AttnBlock_Fork");
   EXPECT_EQ(ir.tasks.back().name, "MlpBlock_Residual");
@@ -112,7 +114,7 @@ TEST(LowerTensorParallelBlock, MultiQueryKeepsKeyValueWhole) {
   TestMapping m;
   m.t = 2;
   m.multiquery = true;
-  const DistributedTaskIR ir = Lower(m);
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
   EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Key").kind).k, 8);
   EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Value").kind).k, 8);
   EXPECT_EQ(std::get<LinearTask>(Find(ir, "AttnBlock_Query").kind).k, 32);
@@ -139,7 +141,7 @@ TEST(LowerTensorParallelBlock, CollectivesPerCommunicationType) {
     TestMapping m;
     m.t = 8;
     m.communication = c.communication;
-    const DistributedTaskIR ir = Lower(m);
+    BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
     const Task& f = Find(ir, "AttnBlock_F");
     const Task& g = Find(ir, "AttnBlock_G");
     EXPECT_EQ(f.collectives[0][0].op, c.f_fw_base) << c.label;
@@ -174,7 +176,7 @@ TEST(LowerTensorParallelBlock, RecomputeFlags) {
     TestMapping m;
     m.t = 8;
     m.recompute = c.policy;
-    const DistributedTaskIR ir = Lower(m);
+    BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
     const std::string label = RecomputeName(c.policy);
     EXPECT_EQ(Find(ir, "AttnBlock_Query").flags.recompute, c.qkv) << label;
     EXPECT_EQ(Find(ir, "AttnBlock_Multihead_SoftMax").flags.recompute,
@@ -193,7 +195,7 @@ TEST(LowerTensorParallelBlock, OverlapFusesLinearsWithCollectives) {
   m.t = 8;
   m.overlap = TensorOverlap::kRing;
   m.communication = ReduceScatterAllGather{};
-  const DistributedTaskIR ir = Lower(m);
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
   EXPECT_EQ(ir.tasks.size(), 17u);
   const Task& qkv = Find(ir, "AttnBlock_QKV_AG");
   const auto& kind = std::get<OverlappedLinearTask>(qkv.kind);
@@ -207,7 +209,7 @@ TEST(LowerTensorParallelBlock, OverlapFusesLinearsWithCollectives) {
 TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {
   TestMapping m;
   m.t = 8;
-  const DistributedTaskIR ir = Lower(m);
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR ir, Lower(m));
   for (const Task& task : ir.tasks) {
     EXPECT_EQ(task.lineage.pass, "LowerTensorParallelBlock");
     EXPECT_FALSE(task.lineage.sources.empty()) << task.name;
@@ -221,8 +223,8 @@ TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {
 TEST(VerifyTaskIR, RejectsCorruption) {
   TestMapping m;
   m.t = 2;
-  const DistributedTaskIR good = Lower(m);
-  ASSERT_TRUE(VerifyTaskIR(good).ok());
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR good, Lower(m));
+  ASSERT_THAT(VerifyTaskIR(good), IsOk());
   struct Corruption {
     const char* expect;
     void (*apply)(DistributedTaskIR&);
@@ -247,7 +249,7 @@ TEST(VerifyTaskIR, RejectsCorruption) {
     DistributedTaskIR bad = good;
     c.apply(bad);
     const absl::Status status = VerifyTaskIR(bad);
-    EXPECT_FALSE(status.ok()) << c.expect;
+    EXPECT_THAT(status, Not(IsOk())) << c.expect;
     EXPECT_NE(std::string(status.message()).find(c.expect), std::string::npos)
         << status;
   }

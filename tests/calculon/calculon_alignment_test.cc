@@ -16,6 +16,9 @@
 #include "core/report/calculon_stats.h"
 #include "core/report/pipeline.h"
 #include "core/spec/check.h"
+#include "core/testing/doubles.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -101,7 +104,7 @@ TEST(CalculonAlignment, EveryOracleCase) {
     ++accepted;
     absl::StatusOr<nlohmann::json> expected =
         ParseJson(ReadFile(dir + "stats.json"));
-    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_THAT(expected, IsOk());
     for (const auto& [field, want] : expected->items()) {
       ASSERT_TRUE(ours.stats.contains(field)) << name << ": missing " << field;
       const nlohmann::json& got = ours.stats[field];
@@ -137,11 +140,11 @@ TEST(CalculonAlignment, KorthikantiIterationTimes) {
     ASSERT_TRUE(ours.errors.empty()) << ours.errors[0];
     absl::StatusOr<nlohmann::json> expected =
         ParseJson(ReadFile(dir + "stats.json"));
-    ASSERT_TRUE(expected.ok());
+    ASSERT_THAT(expected, IsOk());
     const double want = (*expected)["total_time"].get<double>();
     const double got = ours.stats["total_time"].get<double>();
     EXPECT_LE(std::fabs(got - want), 1e-12 * want)
-        << got << " vs " << want;
+        << Shortest(got) << " vs " << Shortest(want);
   }
 }
 

@@ -1,8 +1,18 @@
-// The golden test: recomputes every case of golden/MANIFEST and compares the
-// digest of each stage's canonical text with the manifest. On a mismatch it
-// prints the case, the stage, a diff against the stored text and the update
-// command. Built natively and to wasm (bp_cc_test), so it also proves that
-// both builds produce the manifest's bytes.
+// The golden test: one test case per golden case directory (golden/cases/*)
+// and per case named in golden/MANIFEST, a value-parameterized test whose
+// parameter names are the case names, so one case runs alone:
+//   bazel test //tests/golden:golden_test --test_filter='*oracle_v09*'
+// Each recomputes its case and compares the digest of each stage's canonical
+// text with the manifest. On a mismatch it prints the case, the stage, a diff
+// against the stored text and the update command. Built natively and to wasm
+// (bp_cc_test), so it also proves that both builds produce the manifest's
+// bytes.
+#include "core/golden/golden.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,13 +22,14 @@
 
 #include "absl/strings/str_split.h"
 #include "core/base/sha256.h"
-#include "core/golden/golden.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
 constexpr char kUpdate[] = "bazel run //tools:update_golden";
+constexpr char kManifest[] = "golden/MANIFEST";
+constexpr char kCases[] = "golden/cases";
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -29,55 +40,133 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-TEST(Golden, EveryCaseMatchesTheManifest) {
-  std::string manifest;
-  ASSERT_TRUE(ReadFile("golden/MANIFEST", &manifest))
-      << "golden/MANIFEST is missing; run " << kUpdate;
-  // case -> stage -> digest, in manifest order.
-  std::map<std::string, std::map<std::string, std::string>> expected;
-  std::vector<std::string> order;
-  for (absl::string_view line : absl::StrSplit(manifest, '\n')) {
-    if (line.empty()) continue;
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    ASSERT_EQ(f.size(), 3u) << "bad manifest line: " << line;
-    if (!expected.count(f[0])) order.push_back(f[0]);
-    expected[f[0]][f[1]] = f[2];
-  }
-  ASSERT_GE(order.size(), 80u);
-  for (const std::string& name : order) {
-    const std::string dir = "golden/cases/" + name + "/";
-    CaseFiles files;
-    for (const std::string& input : CaseInputNames()) {
-      std::string text;
-      if (ReadFile(dir + input, &text)) files[input] = text;
+// case -> stage -> digest. `ok` is false when the manifest is missing or has
+// a malformed line (then `problem` says which).
+struct Manifest {
+  bool ok = false;
+  std::string problem;
+  std::map<std::string, std::map<std::string, std::string>> digests;
+};
+
+const Manifest& LoadManifest() {
+  static const Manifest* manifest = [] {
+    auto* m = new Manifest;
+    std::string text;
+    if (!ReadFile(kManifest, &text)) {
+      m->problem = std::string(kManifest) + " is missing";
+      return m;
     }
-    ASSERT_FALSE(files.empty()) << name << ": no input files";
-    const std::vector<StageText> stages = EvaluateCase(files);
-    std::set<std::string> seen;
-    for (const StageText& stage : stages) {
-      seen.insert(stage.stage);
-      auto it = expected[name].find(stage.stage);
-      if (it == expected[name].end()) {
-        ADD_FAILURE() << name << ": stage " << stage.stage
-                      << " is not in the manifest; run " << kUpdate;
-        continue;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      if (line.empty()) continue;
+      std::vector<std::string> f = absl::StrSplit(line, ' ');
+      if (f.size() != 3) {
+        m->problem = "bad manifest line: " + std::string(line);
+        return m;
       }
-      const std::string digest = Sha256Hex(stage.text);
-      if (digest == it->second) continue;
-      std::string stored;
-      ReadFile(dir + "out/" + stage.stage + ".txt", &stored);
-      ADD_FAILURE() << name << ": stage " << stage.stage << " digest "
-                    << digest << " != manifest " << it->second << "\n"
-                    << LineDiff(stored, stage.text)
-                    << "If the change is intended, run: " << kUpdate;
+      m->digests[f[0]][f[1]] = f[2];
     }
-    for (const auto& [stage, digest] : expected[name]) {
-      EXPECT_TRUE(seen.count(stage))
-          << name << ": manifest stage " << stage
-          << " is no longer produced; run " << kUpdate;
+    m->ok = true;
+    return m;
+  }();
+  return *manifest;
+}
+
+// The sub-directories of golden/cases, sorted.
+std::vector<std::string> CaseDirectories() {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(kCases)) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      struct stat st;
+      if (name[0] != '.' &&
+          stat((std::string(kCases) + "/" + name).c_str(), &st) == 0 &&
+          S_ISDIR(st.st_mode)) {
+        names.push_back(name);
+      }
     }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every case directory and every case of the manifest, sorted: a directory
+// missing from the manifest and a manifest case without its directory each
+// get a (failing) test case of their own. Evaluated by InitGoogleTest, in
+// the test's working directory (the runfiles root, natively and under node).
+std::vector<std::string> CaseNames() {
+  std::set<std::string> names;
+  for (const std::string& dir : CaseDirectories()) names.insert(dir);
+  for (const auto& [name, stages] : LoadManifest().digests) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+TEST(GoldenCorpus, ManifestAndCaseDirectoriesArePresent) {
+  const Manifest& manifest = LoadManifest();
+  ASSERT_TRUE(manifest.ok) << manifest.problem << "; run " << kUpdate;
+  EXPECT_GE(manifest.digests.size(), 80u);
+  EXPECT_GE(CaseDirectories().size(), 80u);
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, MatchesTheManifest) {
+  const std::string& name = GetParam();
+  const Manifest& manifest = LoadManifest();
+  ASSERT_TRUE(manifest.ok) << manifest.problem << "; run " << kUpdate;
+  auto expected_it = manifest.digests.find(name);
+  ASSERT_TRUE(expected_it != manifest.digests.end())
+      << name << ": the case is not in the manifest; run " << kUpdate;
+  const std::map<std::string, std::string>& expected = expected_it->second;
+  const std::string dir = std::string(kCases) + "/" + name + "/";
+  CaseFiles files;
+  for (const std::string& input : CaseInputNames()) {
+    std::string text;
+    if (ReadFile(dir + input, &text)) files[input] = text;
+  }
+  ASSERT_FALSE(files.empty())
+      << name << ": no input files in " << dir << "; if the case was "
+      << "removed, run " << kUpdate;
+  const std::vector<StageText> stages = EvaluateCase(files);
+  std::set<std::string> seen;
+  for (const StageText& stage : stages) {
+    seen.insert(stage.stage);
+    auto it = expected.find(stage.stage);
+    if (it == expected.end()) {
+      ADD_FAILURE() << name << ": stage " << stage.stage
+                    << " is not in the manifest; run " << kUpdate;
+      continue;
+    }
+    const std::string digest = Sha256Hex(stage.text);
+    if (digest == it->second) continue;
+    std::string stored;
+    ReadFile(dir + "out/" + stage.stage + ".txt", &stored);
+    ADD_FAILURE() << name << ": stage " << stage.stage << " digest " << digest
+                  << " != manifest " << it->second << "\n"
+                  << LineDiff(stored, stage.text)
+                  << "If the change is intended, run: " << kUpdate;
+  }
+  for (const auto& [stage, digest] : expected) {
+    EXPECT_TRUE(seen.count(stage)) << name << ": manifest stage " << stage
+                                   << " is no longer produced; run " << kUpdate;
   }
 }
+
+// Test names: Cases/Golden.MatchesTheManifest/<case directory name> (a
+// character gtest does not allow in a name, anything but [A-Za-z0-9_], is
+// replaced by '_').
+INSTANTIATE_TEST_SUITE_P(Cases, Golden, ::testing::ValuesIn(CaseNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             const bool word = (c >= 'a' && c <= 'z') ||
+                                               (c >= 'A' && c <= 'Z') ||
+                                               (c >= '0' && c <= '9') ||
+                                               c == '_';
+                             if (!word) c = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace blueprint

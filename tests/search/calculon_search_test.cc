@@ -25,6 +25,9 @@
 #include "core/search/search_json.h"
 #include "core/spec/check.h"
 #include "core/taskir/lower.h"
+#include "core/testing/doubles.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -43,13 +46,13 @@ std::string ReadFile(const std::string& name) {
 
 TransformerModel Model(const std::string& name) {
   absl::StatusOr<TransformerModel> m = FromCalculonApplication(ReadFile(name));
-  EXPECT_TRUE(m.ok()) << m.status();
+  EXPECT_THAT(m, IsOk());
   return m.ok() ? *m : TransformerModel{};
 }
 
 System SystemFile(const std::string& name) {
   absl::StatusOr<System> s = FromCalculonSystem(ReadFile(name));
-  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(s, IsOk());
   return s.ok() ? *s : System{};
 }
 
@@ -91,8 +94,8 @@ void ExpectStatsNear(const nlohmann::json& ours, const nlohmann::json& theirs,
     }
     ASSERT_TRUE(mine.is_number()) << where << ": " << it.key();
     EXPECT_TRUE(Near(mine.get<double>(), it->get<double>()))
-        << where << ": " << it.key() << " ours " << mine.get<double>()
-        << " Calculon " << it->get<double>();
+        << where << ": " << it.key() << " ours " << Shortest(mine.get<double>())
+        << " Calculon " << Shortest(it->get<double>());
   }
   EXPECT_EQ(ours.size(), theirs.size()) << where;
 }
@@ -103,7 +106,7 @@ TEST(CalculonSearchTest, RecordedTuringSearchHasTheSameCountsAndTop5) {
   SearchOptions options = Options(5128, 2520, 5);
   options.mbs_break = true;
   absl::StatusOr<SearchResult> result = RunSearch(model, system, options);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result, IsOk());
 
   const std::string log = ReadFile("turing_search.log");
   EXPECT_EQ(result->total_executions, LogCount(log, "Total executions"));
@@ -115,7 +118,7 @@ TEST(CalculonSearchTest, RecordedTuringSearchHasTheSameCountsAndTop5) {
 
   absl::StatusOr<nlohmann::json> recorded =
       ParseJson(ReadFile("turing_search.json"));
-  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  ASSERT_THAT(recorded, IsOk());
   ASSERT_EQ(result->top.size(), 5u);
   const nlohmann::json ours = SearchResultJsonValue(*result);
   for (int i = 0; i < 5; ++i) {
@@ -128,7 +131,7 @@ TEST(CalculonSearchTest, RecordedTuringSearchHasTheSameCountsAndTop5) {
 
   options.exhaustive = true;
   absl::StatusOr<SearchResult> exhaustive = RunSearch(model, system, options);
-  ASSERT_TRUE(exhaustive.ok()) << exhaustive.status();
+  ASSERT_THAT(exhaustive, IsOk());
   EXPECT_EQ(SearchResultJson(*exhaustive), SearchResultJson(*result));
 }
 
@@ -139,8 +142,8 @@ void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
   absl::StatusOr<SearchResult> pruned = RunSearch(model, system, options);
   options.exhaustive = true;
   absl::StatusOr<SearchResult> exhaustive = RunSearch(model, system, options);
-  ASSERT_TRUE(pruned.ok()) << pruned.status();
-  ASSERT_TRUE(exhaustive.ok()) << exhaustive.status();
+  ASSERT_THAT(pruned, IsOk());
+  ASSERT_THAT(exhaustive, IsOk());
   if (expected_total >= 0) {
     EXPECT_EQ(pruned->total_executions, expected_total);
   }
@@ -189,16 +192,17 @@ struct BruteForceResult {
 bool RunOne(const std::string& app, const std::string& sys,
             const nlohmann::json& exe, BruteForceEntry* out) {
   absl::StatusOr<MappingSpec> spec = FromCalculon(app, exe.dump(), sys);
-  EXPECT_TRUE(spec.ok()) << spec.status() << "\n" << exe.dump();
+  EXPECT_THAT(spec, IsOk()) << exe.dump();
   if (!spec.ok()) return false;
   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
   if (!program.ok()) return false;
   absl::StatusOr<DistributedTaskIR> tasks =
       LowerTensorParallelBlock().Run(*program);
-  EXPECT_TRUE(tasks.ok()) << tasks.status();
+  EXPECT_THAT(tasks, IsOk());
+  if (!tasks.ok()) return false;
   absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*tasks, *program);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!tasks.ok() || !plan.ok()) return false;
+  EXPECT_THAT(plan, IsOk());
+  if (!plan.ok()) return false;
   const StepShape step = MakeStepShape(*program);
   out->block = plan->block;
   ComputeIteration(out->block, step, out->iteration);
@@ -332,7 +336,7 @@ void ExpectSearchEqualsBruteForce(const std::string& app_name,
   const BruteForceResult brute = BruteForce(app_name, sys_name, options);
   absl::StatusOr<SearchResult> result =
       RunSearch(Model(app_name), SystemFile(sys_name), options);
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result, IsOk());
   EXPECT_GT(brute.good, 0);
   EXPECT_GT(brute.bad, 0);
   EXPECT_EQ(result->total_executions, brute.total);
