@@ -30,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
+#include "core/api/metadata.h"
 #include "core/api/search_command.h"
 #include "core/base/input_limits.h"
 
@@ -428,6 +429,13 @@ const std::vector<Subcommand>& Subcommands() {
        "[--fused-activation true|false|all] [--exhaustive] [--json]",
        "every valid mapping of Calculon's search space, best first",
        &RunSearch},
+      {{"metadata"},
+       "(no arguments)",
+       "enums, report figures (unit, group, meaning) and spec fields as JSON",
+       [](const Args& args) -> std::optional<CommandResult> {
+         if (!args.empty()) return std::nullopt;
+         return Metadata();
+       }},
   };
   return *subcommands;
 }

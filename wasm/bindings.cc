@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
+#include "core/api/metadata.h"
 #include "core/api/search_command.h"
 #include "core/base/input_limits.h"
 #include "core/golden/golden.h"
@@ -258,6 +259,9 @@ val ImportMegatron(val sys_arg, val words_arg) {
   return ToJs(blueprint::ImportMegatron(sys, words));
 }
 
+// `blueprint metadata`: enums, report figures and spec fields as JSON.
+val Metadata() { return ToJs(blueprint::Metadata()); }
+
 // `blueprint search`: `args` are the CLI's search flags; `progress`, when a
 // function, is called with the fraction done (the search runs synchronously:
 // call it from a Web Worker and terminate the worker to cancel). guard.js
@@ -336,6 +340,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("evaluateCase", &EvaluateCase);
+  emscripten::function("metadata", &Metadata);
   // guard.js always passes all four arguments (progress may be undefined).
   emscripten::function("search", &Search);
 }

@@ -88,6 +88,14 @@ export interface Blueprinting {
    * CommandResult) yields one "errors" stage naming it.
    */
   evaluateCase(files: Record<string, string>): StageText[];
+  /**
+   * `blueprint metadata`: canonical JSON listing every enum's choices (name,
+   * Calculon's spelling, meaning), every report figure (unit: s, bytes, FLOP,
+   * bytes/s, fraction, count or samples/s; group; meaning) and every spec
+   * field (JSON type, kinds, choices, the checker's min/max). See
+   * core/api/metadata.h.
+   */
+  metadata(): CommandResult;
   /** "blueprinting <version>", the version of package.json. */
   version(): string;
   /** "pmath-fnv1a64 <hex>": a digest that is identical natively and in wasm. */

@@ -1,8 +1,6 @@
 #include "core/adapters/calculon.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +14,7 @@
 #include "core/base/field_errors.h"
 #include "core/base/json_reader.h"
 #include "core/base/status_macros.h"
+#include "core/spec/enums.h"
 #include "core/spec/spec_json.h"
 
 namespace blueprint {
@@ -50,14 +49,6 @@ struct Execution {
   bool training = true;
 };
 
-template <typename Enum>
-std::vector<std::string> Spellings(const char* (*name)(Enum),
-                                   std::initializer_list<Enum> values) {
-  std::vector<std::string> out;
-  for (Enum value : values) out.push_back(name(value));
-  return out;
-}
-
 // Parses `text`; a malformed document becomes one error prefixed by its role.
 std::optional<Json> ParseDocument(const std::string& text, const char* role,
                                   std::vector<std::string>* errors) {
@@ -83,39 +74,29 @@ bool ReadExecution(const Json& value, std::vector<std::string>* errors,
   r.ReadInt("data_par_net", &exe->data_par_net);
   r.ReadInt("batch_size", &exe->batch_size);
   r.ReadInt("microbatch_size", &exe->microbatch_size);
-  r.ReadEnum(
-      "datatype", &ParseDataType,
-      Spellings(&DataTypeName, {DataType::kFloat8, DataType::kFloat16,
-                                DataType::kBFloat16, DataType::kFloat32}),
-      &exe->datatype);
+  // Calculon's spellings (enums.h).
+  r.ReadEnum("datatype", &ParseCalculonEnum<DataType>,
+             EnumCalculonChoices<DataType>(), &exe->datatype);
   r.ReadBool("fused_activation", &exe->fused_activation);
-  r.ReadEnum("attention_type", &ParseAttention,
-             Spellings(&AttentionName,
-                       {AttentionType::kMultiHead, AttentionType::kMultiQuery}),
-             &exe->attention_type);
-  r.ReadEnum("activation_recompute", &ParseRecompute,
-             Spellings(&RecomputeName,
-                       {RecomputePolicy::kNone, RecomputePolicy::kAttentionOnly,
-                        RecomputePolicy::kFull}),
+  r.ReadEnum("attention_type", &ParseCalculonEnum<AttentionType>,
+             EnumCalculonChoices<AttentionType>(), &exe->attention_type);
+  r.ReadEnum("activation_recompute", &ParseCalculonEnum<RecomputePolicy>,
+             EnumCalculonChoices<RecomputePolicy>(),
              &exe->activation_recompute);
   r.ReadInt("pipeline_interleaving", &exe->pipeline_interleaving);
   r.ReadBool("optimizer_sharding", &exe->optimizer_sharding);
   if (const Json* comm = r.Member("tensor_par_comm_type")) {
-    const std::vector<std::string>& choices = TensorCommunicationChoices();
-    if (comm->is_string() &&
-        std::find(choices.begin(), choices.end(),
-                  comm->get_ref<const std::string&>()) != choices.end()) {
+    if (comm->is_string() && VariantOfCalculonType<TensorCommunication>(
+                                 comm->get_ref<const std::string&>())) {
       exe->tensor_par_comm_type = comm->get_ref<const std::string&>();
     } else {
-      errors->push_back(
-          UnknownChoiceMessage("exe.tensor_par_comm_type", choices, *comm));
+      errors->push_back(UnknownChoiceMessage(
+          "exe.tensor_par_comm_type",
+          VariantCalculonChoices<TensorCommunication>(), *comm));
     }
   }
-  r.ReadEnum(
-      "tensor_par_overlap", &ParseTensorOverlap,
-      Spellings(&TensorOverlapName, {TensorOverlap::kNone, TensorOverlap::kRing,
-                                     TensorOverlap::kPipe}),
-      &exe->tensor_par_overlap);
+  r.ReadEnum("tensor_par_overlap", &ParseCalculonEnum<TensorOverlap>,
+             EnumCalculonChoices<TensorOverlap>(), &exe->tensor_par_overlap);
   r.ReadBool("seq_par_ag_redo", &exe->seq_par_ag_redo);
   r.ReadBool("data_par_overlap", &exe->data_par_overlap);
   r.ReadBool("weight_offload", &exe->weight_offload);
@@ -150,7 +131,8 @@ void CheckExecution(const Execution& exe, std::vector<std::string>* errors) {
   if (!exe.training) {
     if (exe.activation_recompute != RecomputePolicy::kNone) {
       errors->push_back(absl::StrCat(
-          "exe.activation_recompute (", RecomputeName(exe.activation_recompute),
+          "exe.activation_recompute (",
+          EnumCalculonName(exe.activation_recompute),
           ") requires exe.training true: Calculon only recomputes during "
           "training"));
     }
@@ -167,7 +149,7 @@ void CheckExecution(const Execution& exe, std::vector<std::string>* errors) {
   }
   if (exe.seq_par_ag_redo &&
       exe.tensor_par_comm_type !=
-          TensorCommunicationName(ReduceScatterAllGather{})) {
+          VariantCalculonName(TensorCommunication{ReduceScatterAllGather{}})) {
     errors->push_back(absl::StrCat(
         "exe.seq_par_ag_redo (true) requires exe.tensor_par_comm_type rs_ag "
         "(got ",
@@ -177,13 +159,16 @@ void CheckExecution(const Execution& exe, std::vector<std::string>* errors) {
 }
 
 TensorCommunication CommunicationOf(const Execution& exe) {
-  if (exe.tensor_par_comm_type == "rs_ag") {
-    return ReduceScatterAllGather{exe.seq_par_ag_redo};
-  }
-  if (exe.tensor_par_comm_type == "p2p_rs_ag") {
-    return EdgeReduceScatterAllGather{};
-  }
-  return AllReduce{};
+  TensorCommunication communication =
+      VariantOfCalculonType<TensorCommunication>(exe.tensor_par_comm_type)
+          .value_or(AllReduce{});
+  std::visit(Overloaded{[](AllReduce&) {},
+                        [&](ReduceScatterAllGather& rs_ag) {
+                          rs_ag.all_gather_redo = exe.seq_par_ag_redo;
+                        },
+                        [](EdgeReduceScatterAllGather&) {}},
+             communication);
+  return communication;
 }
 
 PipelineParallel PipelineOf(const Execution& exe,
@@ -319,14 +304,14 @@ nlohmann::json ToCalculonExecutionJson(const TypedProgram& program) {
   exe["data_par_net"] = d.data_network;
   exe["batch_size"] = program.batch().global_batch_size;
   exe["microbatch_size"] = program.batch().microbatch_size;
-  exe["datatype"] = DataTypeName(options.datatype);
+  exe["datatype"] = EnumCalculonName(options.datatype);
   exe["fused_activation"] = options.fused_activation;
-  exe["attention_type"] = AttentionName(options.attention);
-  exe["activation_recompute"] = RecomputeName(d.recompute);
+  exe["attention_type"] = EnumCalculonName(options.attention);
+  exe["activation_recompute"] = EnumCalculonName(d.recompute);
   exe["pipeline_interleaving"] = d.virtual_stages;
   exe["optimizer_sharding"] = d.optimizer_sharding;
-  exe["tensor_par_comm_type"] = TensorCommunicationName(tensor.communication);
-  exe["tensor_par_overlap"] = TensorOverlapName(tensor.overlap);
+  exe["tensor_par_comm_type"] = VariantCalculonName(tensor.communication);
+  exe["tensor_par_overlap"] = EnumCalculonName(tensor.overlap);
   exe["seq_par_ag_redo"] = d.all_gather_redo;
   exe["data_par_overlap"] = d.data_overlap;
   exe["weight_offload"] = options.offload.weights;

@@ -766,4 +766,63 @@ absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
   return program;
 }
 
+std::vector<FieldRange> CheckedFieldRanges() {
+  std::vector<FieldRange> out;
+  auto number = [&](const std::string& field, const NumberRange& range) {
+    out.push_back({field, range.min, range.max, range.unit, range.why});
+  };
+  for (const char* engine : {"system.matrix", "system.vector"}) {
+    const std::string rate = absl::StrCat(engine, ".<datatype>");
+    number(rate + ".tflops", kTflops);
+    number(rate + ".gflops_efficiency[][0]", kThreshold);
+    number(rate + ".gflops_efficiency[][1]", kEfficiency);
+  }
+  for (const char* tier : {"system.mem1", "system.mem2"}) {
+    number(absl::StrCat(tier, ".GiB"),
+           std::string(tier) == "system.mem2" ? kOptionalCapacity : kCapacity);
+    number(absl::StrCat(tier, ".GBps"), kBandwidth);
+    number(absl::StrCat(tier, ".MB_efficiency[][0]"), kThreshold);
+    number(absl::StrCat(tier, ".MB_efficiency[][1]"), kEfficiency);
+  }
+  number("system.networks[].bandwidth", kBandwidth);
+  number("system.networks[].efficiency", kEfficiency);
+  number("system.networks[].latency", kLatency);
+  for (const char* op : {"p2p", "reduce_scatter", "all_gather", "all_reduce"}) {
+    number(absl::StrCat("system.networks[].ops.", op, "[0]"), kScalar);
+    if (std::string(op) != "p2p") {
+      number(absl::StrCat("system.networks[].ops.", op, "[1]"), kOffset);
+    }
+  }
+  number("system.networks[].processor_usage", kProcessorUsage);
+
+  // The integer rules (RequirePositive, RequireAtLeastOne and the
+  // schedule's and tiers' rules above).
+  auto integer = [&](const std::string& field, double min,
+                     std::optional<double> max, const char* why) {
+    out.push_back({field, min, max, "", why});
+  };
+  for (const char* size : {"hidden", "feedforward", "attn_heads", "attn_size",
+                           "num_blocks", "seq_size"}) {
+    integer(absl::StrCat("model.", size), 1, std::nullopt, "a model size");
+  }
+  integer("system.networks", 1, static_cast<double>(kMaxNetworkTiers),
+          "the number of network tiers");
+  integer("system.networks[].size", 1, std::nullopt,
+          "processors a network tier connects");
+  for (const char* dim : {"parallelism.tensor", "parallelism.pipeline",
+                          "parallelism.data", "parallelism.replica"}) {
+    integer(absl::StrCat(dim, ".degree"), 1, std::nullopt, "a degree");
+    integer(absl::StrCat(dim, ".network_tier"), 0,
+            static_cast<double>(kMaxNetworkTiers - 1),
+            "an index into system.networks (below its length)");
+  }
+  integer("parallelism.pipeline.schedule.virtual_stages", 1, std::nullopt,
+          "chunks per stage: at least 2 for interleaved_1f1b, at least 1 for "
+          "forward_only; divides blocks_per_stage");
+  integer("batch.global_batch_size", 1, std::nullopt,
+          "divisible by the data degree times the microbatch size");
+  integer("batch.microbatch_size", 1, std::nullopt, "samples per microbatch");
+  return out;
+}
+
 }  // namespace blueprint

@@ -5,6 +5,7 @@
 #define BLUEPRINTING_CORE_SPEC_CHECK_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,20 @@ struct Violation {
 // (NVLink, node, rack, pod); the bound keeps the search's enumeration of tier
 // assignments small.
 inline constexpr int64_t kMaxNetworkTiers = 8;
+
+// The documented range of one spec field, as data (for the metadata that
+// core/api/metadata.h exports; the checker's rules read the same constants).
+// `field` is a path pattern of the canonical spec JSON: "[]" stands for any
+// index of a list, "<datatype>" for any datatype key. `max` is absent for
+// integers bounded only below.
+struct FieldRange {
+  std::string field;
+  double min = 0;
+  std::optional<double> max;
+  std::string unit;
+  std::string why;
+};
+std::vector<FieldRange> CheckedFieldRanges();
 
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);

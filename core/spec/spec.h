@@ -223,7 +223,8 @@ using MappingSpec =
 
 //----- Names ------------------------------------------------------------------
 
-// The external (Calculon / canonical JSON) spelling of each enum value.
+// The canonical JSON spelling of each enum value, from the tables of
+// enums.h (which also hold Calculon's spellings and each value's meaning).
 const char* DataTypeName(DataType t);            // "float16", ...
 int BytesPerElement(DataType t);                 // 1, 2, 2, 4
 const char* TensorOverlapName(TensorOverlap o);  // "none", "ring", "pipe"

@@ -13,64 +13,14 @@
 #include "core/base/field_errors.h"
 #include "core/base/json_reader.h"
 #include "core/base/status_macros.h"
+#include "core/spec/enums.h"
 
 namespace blueprint {
 namespace {
 
 using Json = nlohmann::json;
 
-//----- Enum spellings
-//-------------------------------------------------------------
-
-const std::vector<std::string>& DataTypeChoices() {
-  static const auto* choices = new std::vector<std::string>{
-      DataTypeName(DataType::kFloat8), DataTypeName(DataType::kFloat16),
-      DataTypeName(DataType::kBFloat16), DataTypeName(DataType::kFloat32)};
-  return *choices;
-}
-
-const std::vector<std::string>& TensorOverlapChoices() {
-  static const auto* choices =
-      new std::vector<std::string>{TensorOverlapName(TensorOverlap::kNone),
-                                   TensorOverlapName(TensorOverlap::kRing),
-                                   TensorOverlapName(TensorOverlap::kPipe)};
-  return *choices;
-}
-
-const std::vector<std::string>& RecomputeChoices() {
-  static const auto* choices = new std::vector<std::string>{
-      RecomputeName(RecomputePolicy::kNone),
-      RecomputeName(RecomputePolicy::kAttentionOnly),
-      RecomputeName(RecomputePolicy::kFull)};
-  return *choices;
-}
-
-const std::vector<std::string>& AttentionChoices() {
-  static const auto* choices =
-      new std::vector<std::string>{AttentionName(AttentionType::kMultiHead),
-                                   AttentionName(AttentionType::kMultiQuery)};
-  return *choices;
-}
-
-const std::vector<std::string>& ProcessingModeChoices() {
-  static const auto* choices = new std::vector<std::string>{
-      ProcessingModeName(ProcessingMode::kNoOverlap),
-      ProcessingModeName(ProcessingMode::kRoofline)};
-  return *choices;
-}
-
-const std::vector<std::string>& StageLayoutChoices() {
-  static const auto* choices =
-      new std::vector<std::string>{StageLayoutName(StageLayout::kEven),
-                                   StageLayoutName(StageLayout::kUneven)};
-  return *choices;
-}
-
-const std::vector<std::string>& KindChoices() {
-  static const auto* choices =
-      new std::vector<std::string>{"training", "inference"};
-  return *choices;
-}
+// Every enum's list of choices comes from its table (enums.h).
 
 //----- Writing
 //----------------------------------------------------------------------
@@ -238,7 +188,7 @@ void ReadProcessor(const Json& value, const std::string& path,
     if (!datatype.has_value()) {
       errors->push_back(
           absl::StrCat(rate_path, ": unknown datatype (expected one of: ",
-                       absl::StrJoin(DataTypeChoices(), ", "), ")"));
+                       absl::StrJoin(EnumChoices<DataType>(), ", "), ")"));
       continue;
     }
     JsonObjectReader reader(*it, rate_path, errors);
@@ -313,50 +263,53 @@ void ReadCommunication(const Json& value, const std::string& path,
                        std::vector<std::string>* errors,
                        TensorCommunication* out) {
   JsonObjectReader reader(value, path, errors);
-  std::string type;
   const Json* type_value = reader.Member("type");
   if (type_value == nullptr) return;  // the other keys depend on the type
-  if (type_value->is_string()) type = type_value->get_ref<const std::string&>();
-  if (type == TensorCommunicationName(AllReduce{})) {
-    *out = AllReduce{};
-  } else if (type == TensorCommunicationName(ReduceScatterAllGather{})) {
-    ReduceScatterAllGather rs_ag;
-    reader.ReadBool("all_gather_redo", &rs_ag.all_gather_redo);
-    *out = rs_ag;
-  } else if (type == TensorCommunicationName(EdgeReduceScatterAllGather{})) {
-    *out = EdgeReduceScatterAllGather{};
-  } else {
+  std::optional<TensorCommunication> communication;
+  if (type_value->is_string()) {
+    communication = VariantOfType<TensorCommunication>(
+        type_value->get_ref<const std::string&>());
+  }
+  if (!communication.has_value()) {
     errors->push_back(UnknownChoiceMessage(
         reader.PathOf("type"), TensorCommunicationChoices(), *type_value));
     return;
   }
+  std::visit(Overloaded{[](AllReduce&) {},
+                        [&](ReduceScatterAllGather& rs_ag) {
+                          reader.ReadBool("all_gather_redo",
+                                          &rs_ag.all_gather_redo);
+                        },
+                        [](EdgeReduceScatterAllGather&) {}},
+             *communication);
+  *out = *communication;
   reader.RejectUnknownKeys();
 }
 
 void ReadSchedule(const Json& value, const std::string& path,
                   std::vector<std::string>* errors, PipelineSchedule* out) {
   JsonObjectReader reader(value, path, errors);
-  std::string type;
   const Json* type_value = reader.Member("type");
   if (type_value == nullptr) return;  // the other keys depend on the type
-  if (type_value->is_string()) type = type_value->get_ref<const std::string&>();
-  if (type == PipelineScheduleName(SingleStage{})) {
-    *out = SingleStage{};
-  } else if (type == PipelineScheduleName(OneForwardOneBackward{})) {
-    *out = OneForwardOneBackward{};
-  } else if (type == PipelineScheduleName(InterleavedOneForwardOneBackward{})) {
-    InterleavedOneForwardOneBackward interleaved;
-    reader.ReadInt("virtual_stages", &interleaved.virtual_stages);
-    *out = interleaved;
-  } else if (type == PipelineScheduleName(ForwardOnly{})) {
-    ForwardOnly forward;
-    reader.ReadInt("virtual_stages", &forward.virtual_stages);
-    *out = forward;
-  } else {
+  std::optional<PipelineSchedule> schedule;
+  if (type_value->is_string()) {
+    schedule = VariantOfType<PipelineSchedule>(
+        type_value->get_ref<const std::string&>());
+  }
+  if (!schedule.has_value()) {
     errors->push_back(UnknownChoiceMessage(
         reader.PathOf("type"), PipelineScheduleChoices(), *type_value));
     return;
   }
+  std::visit(Overloaded{[](SingleStage&) {}, [](OneForwardOneBackward&) {},
+                        [&](InterleavedOneForwardOneBackward& s) {
+                          reader.ReadInt("virtual_stages", &s.virtual_stages);
+                        },
+                        [&](ForwardOnly& s) {
+                          reader.ReadInt("virtual_stages", &s.virtual_stages);
+                        }},
+             *schedule);
+  *out = *schedule;
   reader.RejectUnknownKeys();
 }
 
@@ -368,7 +321,7 @@ void ReadTensor(const Json& value, const std::string& path,
     ReadCommunication(*communication, reader.PathOf("communication"), errors,
                       &out->communication);
   }
-  reader.ReadEnum("overlap", &ParseTensorOverlap, TensorOverlapChoices(),
+  reader.ReadEnum("overlap", &ParseTensorOverlap, EnumChoices<TensorOverlap>(),
                   &out->overlap);
   reader.ReadInt("network_tier", &out->network_tier);
   reader.RejectUnknownKeys();
@@ -382,7 +335,7 @@ void ReadPipeline(const Json& value, const std::string& path,
     ReadSchedule(*schedule, reader.PathOf("schedule"), errors, &out->schedule);
   }
   reader.ReadInt("network_tier", &out->network_tier);
-  reader.ReadEnum("stage_layout", &ParseStageLayout, StageLayoutChoices(),
+  reader.ReadEnum("stage_layout", &ParseStageLayout, EnumChoices<StageLayout>(),
                   &out->stage_layout);
   reader.RejectUnknownKeys();
 }
@@ -416,10 +369,10 @@ void ReadBatch(const Json& value, const std::string& path,
 void ReadOptions(const Json& value, const std::string& path,
                  std::vector<std::string>* errors, ExecutionOptions* out) {
   JsonObjectReader reader(value, path, errors);
-  reader.ReadEnum("datatype", &ParseDataType, DataTypeChoices(),
+  reader.ReadEnum("datatype", &ParseDataType, EnumChoices<DataType>(),
                   &out->datatype);
   reader.ReadBool("fused_activation", &out->fused_activation);
-  reader.ReadEnum("attention", &ParseAttention, AttentionChoices(),
+  reader.ReadEnum("attention", &ParseAttention, EnumChoices<AttentionType>(),
                   &out->attention);
   if (const Json* offload = reader.Member("offload")) {
     JsonObjectReader offload_reader(*offload, reader.PathOf("offload"), errors);
@@ -461,7 +414,7 @@ void ReadParallelism(const Json& value, std::vector<std::string>* errors,
   if (const Json* data = reader.Member("data")) {
     ReadData(*data, reader.PathOf("data"), errors, &out->data);
   }
-  reader.ReadEnum("recompute", &ParseRecompute, RecomputeChoices(),
+  reader.ReadEnum("recompute", &ParseRecompute, EnumChoices<RecomputePolicy>(),
                   &out->recompute);
   reader.RejectUnknownKeys();
 }
@@ -498,20 +451,11 @@ absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
 }  // namespace
 
 const std::vector<std::string>& TensorCommunicationChoices() {
-  static const auto* choices = new std::vector<std::string>{
-      TensorCommunicationName(AllReduce{}),
-      TensorCommunicationName(ReduceScatterAllGather{}),
-      TensorCommunicationName(EdgeReduceScatterAllGather{})};
-  return *choices;
+  return VariantChoices<TensorCommunication>();
 }
 
 const std::vector<std::string>& PipelineScheduleChoices() {
-  static const auto* choices = new std::vector<std::string>{
-      PipelineScheduleName(SingleStage{}),
-      PipelineScheduleName(OneForwardOneBackward{}),
-      PipelineScheduleName(InterleavedOneForwardOneBackward{}),
-      PipelineScheduleName(ForwardOnly{})};
-  return *choices;
+  return VariantChoices<PipelineSchedule>();
 }
 
 nlohmann::json ModelToJsonValue(const TransformerModel& model, NameKey name) {
@@ -573,7 +517,7 @@ void ReadSystemJson(const nlohmann::json& value, const std::string& path,
     ReadMemory(*mem2, reader.PathOf("mem2"), errors, &out->mem2);
   }
   reader.ReadEnum("processing_mode", &ParseProcessingMode,
-                  ProcessingModeChoices(), &out->processing_mode);
+                  EnumChoices<ProcessingMode>(), &out->processing_mode);
   if (const Json* networks = reader.Member("networks")) {
     const std::string networks_path = reader.PathOf("networks");
     if (!networks->is_array()) {
@@ -595,10 +539,10 @@ void ReadSystemJson(const nlohmann::json& value, const std::string& path,
 nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
   Json out = Json::object();
   out["format"] = kSpecFormat;
+  out["kind"] = VariantTypeName(spec);
   std::visit(
       Overloaded{
           [&](const TransformerTrainingMappingSpec& s) {
-            out["kind"] = "training";
             out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
@@ -616,7 +560,6 @@ nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
             out["options"] = OptionsToJson(s.options);
           },
           [&](const TransformerInferenceMappingSpec& s) {
-            out["kind"] = "inference";
             out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
@@ -650,20 +593,27 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
                                     "\", got ", JsonSnippet(*format)));
     }
   }
-  std::string kind;
+  std::optional<MappingSpec> kind;  // the kind's default spec
   if (const Json* kind_value = top.Member("kind")) {
-    if (kind_value->is_string())
-      kind = kind_value->get_ref<const std::string&>();
-    if (kind != "training" && kind != "inference") {
-      errors.push_back(
-          UnknownChoiceMessage("kind", KindChoices(), *kind_value));
+    if (kind_value->is_string()) {
+      kind = VariantOfType<MappingSpec>(kind_value->get_ref<const std::string&>());
+    }
+    if (!kind.has_value()) {
+      errors.push_back(UnknownChoiceMessage(
+          "kind", VariantChoices<MappingSpec>(), *kind_value));
     }
   }
   MappingSpec spec;
-  if (kind == "inference") {
-    spec = ReadSpec<TransformerInferenceMappingSpec>(&top);
-  } else if (kind == "training") {
-    spec = ReadSpec<TransformerTrainingMappingSpec>(&top);
+  if (kind.has_value()) {
+    std::visit(Overloaded{[&](const TransformerTrainingMappingSpec&) {
+                            spec = ReadSpec<TransformerTrainingMappingSpec>(
+                                &top);
+                          },
+                          [&](const TransformerInferenceMappingSpec&) {
+                            spec = ReadSpec<TransformerInferenceMappingSpec>(
+                                &top);
+                          }},
+               *kind);
   } else {
     // Without a kind the parallelism's keys are unknown; still report every
     // problem of the other sections.
