@@ -5,9 +5,10 @@
 // shown ("error" if the module cannot load).
 import createBlueprinting from './blueprinting.mjs';
 import {h, byId, fill, call} from './dom.js';
-import {shapeProblems, setField, appJson, systemJson, isObject} from './spec.js';
+import {shapeProblems, setField, appJson, systemJson, isObject, formFields} from './spec.js';
 import {SpecForm} from './form.js';
-import {literals, GROUPS, figureCell, setFigure} from './report.js';
+import {literals, HEADLINE, byGroup, groupTitle, figureCell, setFigure} from './report.js';
+import {loadMetadata} from './metadata.js';
 import {memoryChart, scheduleChart} from './charts.js';
 import {SearchPanel} from './search.js';
 
@@ -19,6 +20,7 @@ const SLOW_DELAY_MS = 120;
 
 const state = {
   bp: null,
+  meta: null,          // the core's metadata (web/metadata.js), loaded once at start
   spec: null,          // the spec shown (a plain object in canonical shape)
   defaultSpec: null,
   models: new Map(),   // preset name -> Calculon app object
@@ -34,13 +36,19 @@ const state = {
   specJson: '',
 };
 
-const form = new SpecForm(
-    {model: byId('sec-model'), shape: byId('sec-shape'), comm: byId('sec-comm'),
-     exec: byId('sec-exec')},
-    (path, value) => {
-      if (path !== null) setField(state.spec, path, value, state.memory);
-      schedule();
-    });
+// The form, built once the metadata is loaded.
+let form = null;
+
+function buildForm() {
+  form = new SpecForm(
+      formFields(state.meta),
+      {model: byId('sec-model'), shape: byId('sec-shape'), comm: byId('sec-comm'),
+       exec: byId('sec-exec')},
+      (path, value) => {
+        if (path !== null) setField(state.spec, path, value, state.memory);
+        schedule();
+      });
+}
 
 function schedule() {
   if (!state.frame) state.frame = requestAnimationFrame(() => {
@@ -92,7 +100,7 @@ function specFromHash(hash) {
   } catch (e) {
     return {problem: `the link's spec is not valid JSON (${e.message})`};
   }
-  const problems = shapeProblems(spec);
+  const problems = shapeProblems(spec, state.meta);
   if (problems.length) {
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
     return {problem: `${problems.slice(0, 3).join('; ')}${more}`};
@@ -139,7 +147,7 @@ function loadImported(result, names, where, what, done = `${what}: loaded.`) {
   if (names.model !== undefined && spec.model) spec.model.name = names.model;
   else if (spec.model?.name === '') spec.model.name = presetOf(state.models, spec.model);
   if (names.system !== undefined && spec.system) spec.system.name = names.system;
-  const problems = shapeProblems(spec);
+  const problems = shapeProblems(spec, state.meta);
   if (problems.length) {
     fill(where, h('p', {}, `${what} gave a spec the form cannot show: ${problems.join('; ')}`));
     return false;
@@ -151,29 +159,45 @@ function loadImported(result, names, where, what, done = `${what}: loaded.`) {
 
 //----- Rendering -----------------------------------------------------------------
 
+// The summary: the headline figures in cards by their metadata group, each
+// label carrying the figure's meaning.
 function buildGroups() {
   const container = byId('figures');
-  for (const [title, figures] of GROUPS) {
+  for (const [group, figures] of byGroup(HEADLINE, ([key]) => key, state.meta)) {
     const list = h('dl', {});
     for (const [key, label] of figures) {
-      const cell = figureCell(key);
+      const info = state.meta.figure(key);
+      const cell = figureCell(key, info);
       state.cells.push(cell);
-      list.append(h('div', {class: 'row'}, h('dt', {}, label), h('dd', {}, cell.element)));
+      list.append(h('div', {class: 'row'}, h('dt', {title: info?.meaning}, label),
+                    h('dd', {}, cell.element)));
     }
-    container.append(h('section', {class: 'group'}, h('h2', {}, title), list));
+    container.append(h('section', {class: 'group', 'data-group': group},
+                       h('h2', {}, groupTitle(group)), list));
   }
 }
 
+// Every figure of the report, by metadata group, with its meaning.
 function showAllFigures(figures) {
   const keys = [...figures.keys()].sort();
   if (keys.join() !== state.tableKeys) {
     state.tableKeys = keys.join();
-    state.tableCells = keys.map(figureCell);
+    state.tableCells = [];
+    const bodies = byGroup(keys, (key) => key, state.meta).map(([group, groupKeys]) => {
+      const cells = groupKeys.map((key) => figureCell(key, state.meta.figure(key)));
+      state.tableCells.push(...cells);
+      return h('tbody', {'data-group': group},
+               h('tr', {}, h('th', {scope: 'colgroup', colspan: 3, class: 'group-title'},
+                             groupTitle(group))),
+               cells.map((cell) => h('tr', {},
+                   h('th', {scope: 'row'}, h('code', {}, cell.key)),
+                   h('td', {}, cell.element),
+                   h('td', {class: 'meaning'}, cell.info.meaning ?? ''))));
+    });
     fill(byId('all-figures'),
          h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Figure'),
-                          h('th', {scope: 'col'}, 'Value'))),
-         h('tbody', {}, state.tableCells.map((cell) => h('tr', {},
-             h('th', {scope: 'row'}, h('code', {}, cell.key)), h('td', {}, cell.element)))));
+                          h('th', {scope: 'col'}, 'Value'), h('th', {scope: 'col'}, 'Meaning'))),
+         bodies);
   }
   for (const cell of state.tableCells) setFigure(cell, figures.get(cell.key));
 }
@@ -206,14 +230,14 @@ function clearReport(reason) {
   state.scheduleKey = '';
 }
 
-function showReport(text, spec) {
+function showReport(text) {
   const report = JSON.parse(text);
   const figures = literals(text, 'figures');
   for (const cell of state.cells) setFigure(cell, figures.get(cell.key));
   showAllFigures(figures);
   showMapping(literals(text, 'mapping'));
   const memory = report.memory ?? {};
-  fill(byId('memory'), memoryChart(report, spec, chartWidth('memory')),
+  fill(byId('memory'), memoryChart(report, chartWidth('memory')),
        (memory.violations ?? []).length
            ? h('ul', {class: 'errors'}, memory.violations.map((v) => h('li', {}, String(v))))
            : null);
@@ -289,7 +313,7 @@ function render() {
   let shown = false;
   if (analysis.output) {
     try {
-      showReport(analysis.output, spec);
+      showReport(analysis.output);
       shown = true;
     } catch (e) {
       analysis.errors.push({field: '', message: `unreadable report: ${e.message}`});
@@ -496,7 +520,10 @@ try {
       [createBlueprinting(), fetchJson(DEFAULT_SPEC), loadPresets()]);
   state.bp = bp;
   state.defaultSpec = defaultSpec;
+  state.meta = loadMetadata(bp);
   byId('version').textContent = call(bp, 'version').output || 'unknown version';
+  buildForm();
+  search.setDatatypes(state.meta.fieldChoices('options.datatype'));
   buildGroups();
   wireInputs();
   loadFromHash();

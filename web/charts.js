@@ -1,5 +1,5 @@
 // The two SVG charts: memory per tier against capacity, and an idealized
-// pipeline schedule. Both take plain numbers and return elements.
+// pipeline schedule. Both return elements.
 
 import {h, s} from './dom.js';
 import {human} from './report.js';
@@ -7,43 +7,21 @@ import {human} from './report.js';
 const GiB = 2 ** 30;
 const gib = (bytes) => `${(bytes / GiB).toFixed(2)} GiB`;
 
-// Memory segments per tier, following Calculon's split (calculon/MODEL.md
-// §4.10): an offloaded item keeps only its *_with_offload minimum in tier 1.
-function memorySegments(f, offload, fullRecompute) {
-  const pick = (on, key) => f[on ? `${key}_with_offload` : key] ?? 0;
-  const tier1 = [
-    ['weights', 'Weights', pick(offload.weights, 'weight_space')],
-    ['acts', 'Activations', pick(offload.activations && !fullRecompute, 'act_space')],
-    ['ckpt', 'Checkpoints', pick(offload.activations, 'act_checkpoint_size')],
-    ['wgrads', 'Weight grads', pick(offload.optimizer, 'weight_grad_space')],
-    ['optim', 'Optimizer', pick(offload.optimizer, 'optimizer_space')],
-    ['agrads', 'Activation grads', f.act_grad_space ?? 0],
-  ];
-  const tier2 = [];
-  if (offload.weights) tier2.push(['weights', 'Weights', f.weight_space ?? 0]);
-  if (offload.activations) {
-    tier2.push(fullRecompute ? ['ckpt', 'Checkpoints', f.act_checkpoint_size ?? 0]
-                             : ['acts', 'Activations', f.act_space ?? 0]);
-  }
-  // Whatever the named items do not explain (the optimizer offload's gradient
-  // and optimizer state, or rounding) is shown as its own segment.
-  const rest = (total, segments) => total - segments.reduce((a, [, , v]) => a + v, 0);
-  const rest1 = rest(f.proc_mem_tier1_cap_req ?? 0, tier1);
-  if (Math.abs(rest1) > 0.5) tier1.push(['other', 'Other', rest1]);
-  const rest2 = rest(f.proc_mem_tier2_cap_req ?? 0, tier2);
-  if (rest2 > 0.5) tier2.push(['optim', 'Optimizer + weight grads', rest2]);
-  return [tier1, tier2];
-}
-
-// report: the parsed report JSON; spec: the analysed spec; width: the CSS
-// pixels available (the viewBox matches them, so text keeps its size).
-export function memoryChart(report, spec, width) {
-  const f = report.figures;
-  const full = spec.parallelism.recompute === 'full';
-  const [tier1, tier2] = memorySegments(f, spec.options.offload, full);
+// The memory chart: per tier, what a rank needs against the tier's
+// capacity, as the report gives them (figures proc_mem_tier{1,2}_cap_req,
+// memory.tier{1,2}_capacity). The report does not say which item (weights,
+// activations, ...) lands in which tier, so the bars are not split by item:
+// re-deriving Calculon's offload split from the item figures here would be a
+// second copy of the core's formula. The items are in the summary's memory
+// figures.
+// report: the parsed report JSON; width: the CSS pixels available (the
+// viewBox matches them, so text keeps its size).
+export function memoryChart(report, width) {
+  const f = report.figures ?? {};
+  const memory = report.memory ?? {};
   const tiers = [
-    ['Tier 1 (HBM)', tier1, f.proc_mem_tier1_cap_req ?? 0, report.memory.tier1_capacity ?? 0],
-    ['Tier 2 (offload)', tier2, f.proc_mem_tier2_cap_req ?? 0, report.memory.tier2_capacity ?? 0],
+    ['Tier 1 (HBM)', f.proc_mem_tier1_cap_req ?? 0, memory.tier1_capacity ?? 0],
+    ['Tier 2 (offload)', f.proc_mem_tier2_cap_req ?? 0, memory.tier2_capacity ?? 0],
   ];
   const left = width < 480 ? 78 : 120;
   const right = 16;
@@ -51,25 +29,22 @@ export function memoryChart(report, spec, width) {
   const rowHeight = 58;
   const svg = s('svg', {viewBox: `0 0 ${width} ${rowHeight * tiers.length + 6}`,
                         class: 'chart memory-chart', role: 'img',
-                        'aria-label': tiers.map(([name, , need, cap]) =>
+                        'aria-label': tiers.map(([name, need, cap]) =>
                             `${name}: needs ${gib(need)} of ${gib(cap)}`).join('; ')});
-  tiers.forEach(([name, segments, need, capacity], row) => {
+  tiers.forEach(([name, need, capacity], row) => {
     const y = row * rowHeight + 18;
     const scale = (width - left - right) / Math.max(need, capacity, 1);
+    const over = need > capacity;
     const g = s('g', {class: 'tier'});
     g.append(s('text', {x: 0, y: y + barHeight / 2 + 4, class: 'label'},
                width < 480 ? name.replace(/ \(.*/, '') : name));
     g.append(s('rect', {x: left, y, width: capacity * scale, height: barHeight,
                         class: 'capacity'}));
-    let x = left;
-    for (const [cls, label, bytes] of segments) {
-      if (bytes <= 0) continue;
-      const w = bytes * scale;
-      g.append(s('rect', {x, y, width: w, height: barHeight, class: `seg seg-${cls}`},
-                 s('title', {}, `${label}: ${gib(bytes)}`)));
-      x += w;
+    if (need > 0) {
+      g.append(s('rect', {x: left, y, width: need * scale, height: barHeight,
+                          class: over ? 'seg seg-over' : 'seg seg-need'},
+                 s('title', {}, `${name}: needs ${gib(need)}`)));
     }
-    const over = need > capacity;
     const capX = left + capacity * scale;
     g.append(s('line', {x1: capX, x2: capX, y1: y - 6, y2: y + barHeight + 6,
                         class: 'capacity-line'}));
@@ -77,14 +52,13 @@ export function memoryChart(report, spec, width) {
                `${gib(need)} of ${gib(capacity)}${over ? ' — over capacity' : ''}`));
     svg.append(g);
   });
-  const legend = h('ul', {class: 'legend'});
-  const seen = new Set();
-  for (const [cls, label] of [...tier1, ...tier2]) {
-    if (seen.has(label)) continue;
-    seen.add(label);
-    legend.append(h('li', {}, h('span', {class: `swatch seg-${cls}`, 'aria-hidden': 'true'}),
-                    label));
-  }
+  const legend = h('ul', {class: 'legend'},
+                   h('li', {}, h('span', {class: 'swatch seg-need', 'aria-hidden': 'true'}),
+                     'needed per rank'),
+                   h('li', {}, h('span', {class: 'swatch seg-over', 'aria-hidden': 'true'}),
+                     'needed, over capacity'),
+                   h('li', {}, h('span', {class: 'swatch capacity-swatch',
+                                          'aria-hidden': 'true'}), 'capacity'));
   return h('div', {}, svg, legend);
 }
 
@@ -216,8 +190,8 @@ export function scheduleChart({p, v, m, tf, tb, training, width}) {
     const y = top + i * rowH;
     const busy = rows[i].reduce((a, op) => a + op.end - op.start, 0);
     const g = s('g', {'data-stage-row': i},
-                s('title', {}, `Stage ${i}: busy ${human('t_time', busy)}, ` +
-                                `idle ${human('t_time', makespan - busy)}`));
+                s('title', {}, `Stage ${i}: busy ${human('s', busy)}, ` +
+                                `idle ${human('s', makespan - busy)}`));
     if (rowH >= 12 || i % 8 === 0) {
       g.append(s('text', {x: 0, y: y + rowH * 0.7, class: 'label'}, `stage ${i}`));
     }
@@ -235,7 +209,7 @@ export function scheduleChart({p, v, m, tf, tb, training, width}) {
   }
   const axisY = top + rowH * shownStages + 16;
   svg.append(s('text', {x: left, y: axisY, class: 'axis'}, '0'));
-  svg.append(s('text', {x: width - 8, y: axisY, class: 'axis end'}, human('t_time', makespan)));
+  svg.append(s('text', {x: width - 8, y: axisY, class: 'axis end'}, human('s', makespan)));
   const notes = [`Idealized ${kind} from the chunk times: ${p} stage${p > 1 ? 's' : ''}, ` +
                  `${drawnM} of ${m} microbatch${m > 1 ? 'es' : ''} drawn` +
                  (drawnM < m ? ' (the steady middle repeats)' : '') + '.'];

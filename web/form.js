@@ -1,8 +1,10 @@
-// The strategy and model form: one labelled control per FIELDS entry, its
-// error line right below it (aria-describedby), kept in sync with the spec.
+// The strategy and model form: one labelled control per field of
+// formFields() (web/spec.js: the page's layout and labels, the core's
+// types, choices and ranges), its error line right below it
+// (aria-describedby), kept in sync with the spec.
 
 import {h, fill} from './dom.js';
-import {FIELDS, getPath, fieldForError} from './spec.js';
+import {getPath, fieldForError} from './spec.js';
 
 // Reads a control: {value} or {problem} (text the core would reject anyway
 // is caught here so the spec, and the URL, stay well-typed).
@@ -39,12 +41,12 @@ function tierOptions(system, current) {
 }
 
 export class SpecForm {
-  // containers: {section name: element}; onChange(path, value) is called for
-  // every valid edit.
-  constructor(containers, onChange) {
+  // fields: formFields(metadata); containers: {section name: element};
+  // onChange(path, value) is called for every valid edit.
+  constructor(fields, containers, onChange) {
     this.onChange = onChange;
     this.controls = new Map();  // path -> {field, control, wrapper, error}
-    for (const field of FIELDS) {
+    for (const field of fields) {
       const id = `f-${field.path.replaceAll('.', '-')}`;
       const error = h('p', {class: 'field-error', id: `${id}-error`, 'aria-live': 'polite'});
       let control;
@@ -52,10 +54,15 @@ export class SpecForm {
         control = h('input', {type: 'checkbox', id, 'aria-describedby': error.id});
       } else if (field.type === 'select' || field.type === 'tier') {
         control = h('select', {id, 'aria-describedby': error.id},
-                    (field.options ?? []).map(([v, label]) => h('option', {value: v}, label)));
+                    (field.options ?? []).map(([v, label, meaning]) =>
+                      h('option', {value: v, title: meaning}, label)));
       } else if (field.type === 'int') {
-        control = h('input', {type: 'text', inputmode: 'numeric', id, autocomplete: 'off',
-                              spellcheck: 'false', 'aria-describedby': error.id});
+        // The checker's range (metadata) as min/max; the core still judges
+        // every value, so its error lines are the CLI's.
+        control = h('input', {type: 'number', step: 1, min: field.min, max: field.max,
+                              inputmode: 'numeric', id, autocomplete: 'off',
+                              spellcheck: 'false', title: field.why,
+                              'aria-describedby': error.id});
       } else {
         control = h('input', {type: 'text', id, autocomplete: 'off', maxlength: 200,
                               'aria-describedby': error.id});
@@ -112,6 +119,11 @@ export class SpecForm {
       if (force) entry.local = null;
       if (field.type === 'bool') control.checked = value === true;
       else if (entry.local === null) control.value = String(value ?? '');
+      if (field.type === 'select') {
+        // The meaning of the chosen value, from the core's enum table.
+        const meaning = field.options.find(([v]) => v === value)?.[2] ?? '';
+        if (control.title !== meaning) control.title = meaning;
+      }
     }
   }
 

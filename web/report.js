@@ -25,93 +25,92 @@ export function literals(text, section) {
 }
 
 const KiB = 1024;
-const UNITS = {
-  s: (x) => x === 0 ? '0 s'
-      : Math.abs(x) < 1e-3 ? `${(x * 1e6).toPrecision(3)} µs`
+
+function scaled(x, base, steps) {
+  let i = 0;
+  while (Math.abs(x) >= base && i < steps.length - 1) { x /= base; i++; }
+  return `${i ? x.toPrecision(4) : x} ${steps[i]}`;
+}
+
+// A rounded reading of a number in one of the core's units (metadata's
+// figure units, core/report/figure_info.h); none for a unit it does not
+// know how to scale.
+const READINGS = {
+  's': (x) => Math.abs(x) < 1e-3 ? `${(x * 1e6).toPrecision(3)} µs`
       : Math.abs(x) < 1 ? `${(x * 1e3).toPrecision(3)} ms` : `${x.toPrecision(4)} s`,
-  B: (x) => {
-    const steps = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-    let i = 0;
-    while (Math.abs(x) >= KiB && i < steps.length - 1) { x /= KiB; i++; }
-    return `${i ? x.toPrecision(4) : x} ${steps[i]}`;
-  },
-  FLOP: (x) => {
-    const steps = ['FLOP', 'kFLOP', 'MFLOP', 'GFLOP', 'TFLOP', 'PFLOP', 'EFLOP'];
-    let i = 0;
-    while (Math.abs(x) >= 1000 && i < steps.length - 1) { x /= 1000; i++; }
-    return `${i ? x.toPrecision(4) : x} ${steps[i]}`;
-  },
-  'B/s': (x) => `${(x / 1e9).toPrecision(4)} GB/s`,
-  '%': (x) => `${(x * 100).toPrecision(4)} %`,
-  '/s': (x) => `${x.toPrecision(4)} samples/s`,
-  '': (x) => '',
+  'bytes': (x) => scaled(x, KiB, ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']),
+  'FLOP': (x) => scaled(x, 1000, ['FLOP', 'kFLOP', 'MFLOP', 'GFLOP', 'TFLOP', 'PFLOP', 'EFLOP']),
+  'bytes/s': (x) => `${(x / 1e9).toPrecision(4)} GB/s`,
+  'fraction': (x) => `${(x * 100).toPrecision(4)} %`,
+  'samples/s': (x) => `${x.toPrecision(4)} samples/s`,
 };
 
-// The unit of a figure, from its name (Calculon's naming is regular).
-export function unitOf(key) {
-  if (/efficiency|fraction/.test(key)) return '%';
-  if (key === 'sample_rate') return '/s';
-  if (/_bw_req|_overlap_req/.test(key)) return 'B/s';
-  if (/flops(_per_rank)?$/.test(key)) return 'FLOP';
-  if (/_time(_exposed)?$|^critical_path_/.test(key)) return 's';
-  if (/bytes$|space|size|mem_accessed|cap_req$/.test(key)) return 'B';
-  return '';
-}
-
-const UNIT_TEXT = {'s': 's', 'B': 'bytes', 'FLOP': 'FLOP', 'B/s': 'bytes/s', '%': '',
-                   '/s': 'samples/s', '': ''};
-
-// Human text for a number (shown beside the exact literal, never instead).
-export function human(key, literal) {
+// Human text for a number in `unit` (shown beside the exact literal, never
+// instead).
+export function human(unit, literal) {
   const x = Number(literal);
-  if (!Number.isFinite(x) || x === 0) return '';
-  return UNITS[unitOf(key)](x);
+  if (!Number.isFinite(x) || x === 0 || !Object.hasOwn(READINGS, unit)) return '';
+  return READINGS[unit](x);
 }
 
-// The figures the summary shows, in groups; every other figure is in the
-// full table.
-export const GROUPS = [
-  ['Iteration', [
-    ['total_time', 'Iteration time'], ['sample_rate', 'Sample rate'],
-    ['total_efficiency', 'Total efficiency'], ['compute_efficiency', 'Compute efficiency'],
-    ['system_efficiency', 'System efficiency'], ['fw_time', 'Forward time'],
-    ['bw_time', 'Backward time'], ['recompute_time', 'Recompute time'],
-    ['optim_step_time', 'Optimizer step']]],
-  ['Pipeline bubble', [
-    ['bubble_time', 'Bubble time'], ['bubble_fraction', 'Bubble fraction'],
-    ['bubble_chunks', 'Bubble chunks'], ['extra_interleaving_bubbles', 'Extra interleaving bubbles'],
-    ['chunk_fw_time', 'Chunk forward'], ['chunk_bw_time', 'Chunk backward'],
-    ['bubble_reduction_time', 'Bubble reduction (uneven)']]],
-  ['Critical path of one block', [
-    ['critical_path_base_forward', 'Base block forward'],
-    ['critical_path_base_backward', 'Base block backward'],
-    ['critical_path_edge_forward', 'Edge block forward'],
-    ['critical_path_edge_backward', 'Edge block backward']]],
-  ['GEMM work per rank', [
-    ['gemm_flops_per_rank', 'GEMM FLOP'], ['recompute_gemm_flops_per_rank', 'Recompute GEMM FLOP'],
-    ['flops_per_rank', 'All FLOP']]],
-  ['Communication per rank', [
-    ['tp_all_reduce_bytes', 'TP all-reduce'], ['tp_reduce_scatter_bytes', 'TP reduce-scatter'],
-    ['tp_all_gather_bytes', 'TP all-gather'], ['pp_p2p_bytes', 'PP send/receive'],
-    ['dp_all_reduce_bytes', 'DP all-reduce'], ['dp_reduce_scatter_bytes', 'DP reduce-scatter'],
-    ['dp_all_gather_bytes', 'DP all-gather'], ['tp_comm_exposed_time', 'TP exposed'],
-    ['pp_comm_exposed_time', 'PP exposed'], ['dp_comm_exposed_time', 'DP exposed']]],
-  ['Memory per rank', [
-    ['proc_mem_tier1_cap_req', 'Tier 1 (HBM) needed'], ['proc_mem_tier2_cap_req', 'Tier 2 needed'],
-    ['weight_space', 'Weights'], ['act_space', 'Activations'],
-    ['act_checkpoint_size', 'Checkpoints'], ['weight_grad_space', 'Weight gradients'],
-    ['optimizer_space', 'Optimizer'], ['act_grad_space', 'Activation gradients']]],
+// The figures the summary shows, with their labels (presentation). Their
+// groups, units and meanings come from the core's metadata; every figure is
+// also in the full table.
+export const HEADLINE = [
+  ['total_time', 'Iteration time'], ['sample_rate', 'Sample rate'],
+  ['total_efficiency', 'Total efficiency'], ['compute_efficiency', 'Compute efficiency'],
+  ['system_efficiency', 'System efficiency'], ['fw_time', 'Forward time'],
+  ['bw_time', 'Backward time'], ['recompute_time', 'Recompute time'],
+  ['optim_step_time', 'Optimizer step'], ['bubble_time', 'Bubble time'],
+  ['tp_comm_exposed_time', 'TP exposed'], ['pp_comm_exposed_time', 'PP exposed'],
+  ['dp_comm_exposed_time', 'DP exposed'],
+  ['bubble_chunks', 'Bubble chunks'], ['extra_interleaving_bubbles', 'Extra interleaving bubbles'],
+  ['chunk_fw_time', 'Chunk forward'], ['chunk_bw_time', 'Chunk backward'],
+  ['bubble_reduction_time', 'Bubble reduction (uneven)'],
+  ['bubble_fraction', 'Bubble fraction'],
+  ['critical_path_base_forward', 'Base block forward'],
+  ['critical_path_base_backward', 'Base block backward'],
+  ['critical_path_edge_forward', 'Edge block forward'],
+  ['critical_path_edge_backward', 'Edge block backward'],
+  ['gemm_flops_per_rank', 'GEMM FLOP'], ['recompute_gemm_flops_per_rank', 'Recompute GEMM FLOP'],
+  ['flops_per_rank', 'All FLOP'],
+  ['tp_all_reduce_bytes', 'TP all-reduce'], ['tp_reduce_scatter_bytes', 'TP reduce-scatter'],
+  ['tp_all_gather_bytes', 'TP all-gather'], ['pp_p2p_bytes', 'PP send/receive'],
+  ['dp_all_reduce_bytes', 'DP all-reduce'], ['dp_reduce_scatter_bytes', 'DP reduce-scatter'],
+  ['dp_all_gather_bytes', 'DP all-gather'],
+  ['proc_mem_tier1_cap_req', 'Tier 1 (HBM) needed'], ['proc_mem_tier2_cap_req', 'Tier 2 needed'],
+  ['weight_space', 'Weights'], ['act_space', 'Activations'],
+  ['act_checkpoint_size', 'Checkpoints'], ['weight_grad_space', 'Weight gradients'],
+  ['optimizer_space', 'Optimizer'], ['act_grad_space', 'Activation gradients'],
 ];
 
+// A heading for one of the metadata's figure groups.
+export const groupTitle = (group) =>
+  `${group.charAt(0).toUpperCase()}${group.slice(1)} figures`;
+
+// [[group, [item, ...]], ...]: `items` by the metadata group of key(item),
+// groups in order of first appearance ("other" for a figure the metadata
+// lacks).
+export function byGroup(items, key, meta) {
+  const groups = new Map();
+  for (const item of items) {
+    const group = meta.figure(key(item))?.group ?? 'other';
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group).push(item);
+  }
+  return [...groups];
+}
+
 // One figure cell: the exact literal in a button (click: "why this number"),
-// then the unit and a rounded reading in separate elements.
-export function figureCell(key) {
+// then the unit and a rounded reading in separate elements. info: the
+// figure's metadata ({unit, group, meaning}).
+export function figureCell(key, info) {
   const value = h('button', {type: 'button', class: 'figure',
                              title: `Why this number? (lineage of ${key})`});
-  const unit = h('span', {class: 'unit'});
+  const unit = h('span', {class: 'unit', 'data-unit-of': key});
   const reading = h('span', {class: 'reading'});
-  return {key, element: h('span', {class: 'figure-cell'}, value, unit, reading), value, unit,
-          reading};
+  return {key, info: info ?? {}, element: h('span', {class: 'figure-cell'}, value, unit, reading),
+          value, unit, reading};
 }
 
 // Shows `literal` (or a dash when the report has no such figure) in a cell.
@@ -127,9 +126,9 @@ export function setFigure(cell, literal) {
   if (cell.value.dataset.figure !== cell.key) cell.value.dataset.figure = cell.key;
   cell.value.disabled = false;
   if (cell.value.textContent !== literal) cell.value.textContent = literal;
-  const unit = UNIT_TEXT[unitOf(cell.key)];
+  const unit = literal === 'null' ? '' : cell.info.unit ?? '';
   if (cell.unit.textContent !== unit) cell.unit.textContent = unit;
-  const reading = human(cell.key, literal);
+  const reading = human(cell.info.unit, literal);
   const text = reading ? `≈ ${reading}` : '';
   if (cell.reading.textContent !== text) cell.reading.textContent = text;
 }

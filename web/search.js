@@ -52,6 +52,13 @@ export class SearchPanel {
     }
   }
 
+  // The datatypes to offer: the core's choices ({name, meaning}) of
+  // options.datatype (metadata).
+  setDatatypes(choices) {
+    fill(byId('search-datatype'), choices.map(({name, meaning}) =>
+      h('option', {value: name, title: meaning}, name)));
+  }
+
   // Defaults from the calculator's mapping: its world size, batch, datatype.
   suggest(spec) {
     const par = spec.parallelism;

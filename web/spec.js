@@ -1,90 +1,84 @@
 // The canonical spec ("blueprinting.spec/1", core/spec/spec_json.cc) as the
 // page edits it: its form fields, path access, the check a spec from a URL
-// must pass before the form shows it, and the training/inference switch.
+// must pass before the form shows it (both from the core's metadata), and
+// the training/inference switch.
 
 export const SPEC_FORMAT = 'blueprinting.spec/1';
 
-const training = (spec) => spec.kind === 'training';
-const inference = (spec) => spec.kind === 'inference';
-// Schedules with a number of virtual stages (forward chunks per stage).
-const hasVirtualStages = (spec) =>
-  ['interleaved_1f1b', 'forward_only'].includes(spec.parallelism?.pipeline?.schedule?.type);
-const rsAg = (spec) => spec.parallelism?.tensor?.communication?.type === 'rs_ag';
+// The form: which spec fields it shows, in which section, with which label
+// (presentation). Everything else about a field comes from the core's
+// metadata (web/metadata.js): its type, its choices, its range, which spec
+// kinds and alternatives have it. `control: 'tier'` shows an integer as a
+// choice of the system's network tiers.
+const FORM = [
+  ['model', 'model.name', 'Model name'],
+  ['model', 'model.hidden', 'Hidden size'],
+  ['model', 'model.feedforward', 'Feed-forward size'],
+  ['model', 'model.seq_size', 'Sequence length'],
+  ['model', 'model.attn_heads', 'Attention heads'],
+  ['model', 'model.attn_size', 'Attention head size'],
+  ['model', 'model.num_blocks', 'Transformer blocks'],
 
-const MODEL_INTS = [
-  ['hidden', 'Hidden size'], ['feedforward', 'Feed-forward size'],
-  ['seq_size', 'Sequence length'], ['attn_heads', 'Attention heads'],
-  ['attn_size', 'Attention head size'], ['num_blocks', 'Transformer blocks'],
+  ['shape', 'kind', 'Job'],
+  ['shape', 'parallelism.tensor.degree', 'Tensor parallel (t)'],
+  ['shape', 'parallelism.pipeline.degree', 'Pipeline parallel (p)'],
+  ['shape', 'parallelism.data.degree', 'Data parallel (d)'],
+  ['shape', 'parallelism.replica.degree', 'Replicas'],
+  ['shape', 'parallelism.pipeline.schedule.type', 'Pipeline schedule'],
+  ['shape', 'parallelism.pipeline.schedule.virtual_stages', 'Virtual stages (v)'],
+  ['shape', 'parallelism.pipeline.stage_layout', 'Stage layout'],
+  ['shape', 'batch.global_batch_size', 'Global batch size'],
+  ['shape', 'batch.microbatch_size', 'Microbatch size'],
+
+  ['comm', 'parallelism.tensor.communication.type', 'TP communication'],
+  ['comm', 'parallelism.tensor.communication.all_gather_redo', 'Redo all-gather in backward'],
+  ['comm', 'parallelism.tensor.overlap', 'TP overlap'],
+  ['comm', 'parallelism.data.overlap', 'Overlap DP communication'],
+  ['comm', 'parallelism.data.optimizer_sharding', 'Optimizer sharding'],
+  ['comm', 'parallelism.tensor.network_tier', 'Network tier for t', 'tier'],
+  ['comm', 'parallelism.pipeline.network_tier', 'Network tier for p', 'tier'],
+  ['comm', 'parallelism.data.network_tier', 'Network tier for d', 'tier'],
+  ['comm', 'parallelism.replica.network_tier', 'Network tier for replicas', 'tier'],
+
+  ['exec', 'parallelism.recompute', 'Recompute'],
+  ['exec', 'options.datatype', 'Datatype'],
+  ['exec', 'options.attention', 'Attention'],
+  ['exec', 'options.fused_activation', 'Fused activation'],
+  ['exec', 'options.offload.weights', 'Offload weights'],
+  ['exec', 'options.offload.activations', 'Offload activations'],
+  ['exec', 'options.offload.optimizer', 'Offload optimizer'],
 ];
 
-// Every editable field. `errorPath` (default `path`) is the JSON path whose
-// error lines belong next to the field; `when` says if the spec has the field.
-// Types: int, text, bool, select (options), tier (a network tier index).
-export const FIELDS = [
-  {section: 'model', path: 'model.name', type: 'text', label: 'Model name'},
-  ...MODEL_INTS.map(([key, label]) =>
-    ({section: 'model', path: `model.${key}`, type: 'int', label, min: 1})),
+const MAX_TEXT = 200;
 
-  {section: 'shape', path: 'kind', type: 'select', label: 'Job',
-   options: [['training', 'Training'], ['inference', 'Inference']]},
-  {section: 'shape', path: 'parallelism.tensor.degree', type: 'int', min: 1,
-   label: 'Tensor parallel (t)'},
-  {section: 'shape', path: 'parallelism.pipeline.degree', type: 'int', min: 1,
-   label: 'Pipeline parallel (p)'},
-  {section: 'shape', path: 'parallelism.data.degree', type: 'int', min: 1,
-   label: 'Data parallel (d)', when: training},
-  {section: 'shape', path: 'parallelism.replica.degree', type: 'int', min: 1,
-   label: 'Replicas', when: inference},
-  {section: 'shape', path: 'parallelism.pipeline.schedule.type', type: 'select',
-   errorPath: 'parallelism.pipeline.schedule', label: 'Pipeline schedule',
-   options: [['single_stage', 'Single stage'], ['1f1b', '1F1B'],
-             ['interleaved_1f1b', 'Interleaved 1F1B'], ['forward_only', 'Forward only']]},
-  {section: 'shape', path: 'parallelism.pipeline.schedule.virtual_stages', type: 'int',
-   min: 1, label: 'Virtual stages (v)', when: hasVirtualStages},
-  {section: 'shape', path: 'parallelism.pipeline.stage_layout', type: 'select',
-   label: 'Stage layout',
-   options: [['even', 'Even'], ['uneven', 'Uneven (round up)']]},
-  {section: 'shape', path: 'batch.global_batch_size', type: 'int', min: 1,
-   label: 'Global batch size'},
-  {section: 'shape', path: 'batch.microbatch_size', type: 'int', min: 1,
-   label: 'Microbatch size'},
-
-  {section: 'comm', path: 'parallelism.tensor.communication.type', type: 'select',
-   errorPath: 'parallelism.tensor.communication', label: 'TP communication',
-   options: [['ar', 'All-reduce (ar)'], ['rs_ag', 'Reduce-scatter + all-gather (rs_ag)'],
-             ['p2p_rs_ag', 'Edge RS + AG (p2p_rs_ag)']]},
-  {section: 'comm', path: 'parallelism.tensor.communication.all_gather_redo',
-   type: 'bool', label: 'Redo all-gather in backward', when: rsAg},
-  {section: 'comm', path: 'parallelism.tensor.overlap', type: 'select',
-   label: 'TP overlap', options: [['none', 'None'], ['ring', 'Ring'], ['pipe', 'Pipe']]},
-  {section: 'comm', path: 'parallelism.data.overlap', type: 'bool',
-   label: 'Overlap DP communication', when: training},
-  {section: 'comm', path: 'parallelism.data.optimizer_sharding', type: 'bool',
-   label: 'Optimizer sharding', when: training},
-  {section: 'comm', path: 'parallelism.tensor.network_tier', type: 'tier',
-   label: 'Network tier for t'},
-  {section: 'comm', path: 'parallelism.pipeline.network_tier', type: 'tier',
-   label: 'Network tier for p'},
-  {section: 'comm', path: 'parallelism.data.network_tier', type: 'tier',
-   label: 'Network tier for d', when: training},
-  {section: 'comm', path: 'parallelism.replica.network_tier', type: 'tier',
-   label: 'Network tier for replicas', when: inference},
-
-  {section: 'exec', path: 'parallelism.recompute', type: 'select', label: 'Recompute',
-   options: [['none', 'None'], ['attn_only', 'Attention only'], ['full', 'Full']],
-   when: training},
-  {section: 'exec', path: 'options.datatype', type: 'select', label: 'Datatype',
-   options: [['float8', 'float8'], ['float16', 'float16'], ['bfloat16', 'bfloat16'],
-             ['float32', 'float32']]},
-  {section: 'exec', path: 'options.attention', type: 'select', label: 'Attention',
-   options: [['multihead', 'Multi-head'], ['multiquery', 'Multi-query']]},
-  {section: 'exec', path: 'options.fused_activation', type: 'bool', label: 'Fused activation'},
-  {section: 'exec', path: 'options.offload.weights', type: 'bool', label: 'Offload weights'},
-  {section: 'exec', path: 'options.offload.activations', type: 'bool',
-   label: 'Offload activations'},
-  {section: 'exec', path: 'options.offload.optimizer', type: 'bool',
-   label: 'Offload optimizer'},
-];
+// The form's fields with what the metadata says about each:
+// {section, path, label, type (int, text, bool, select, tier), options
+// ([[value, text, meaning]]), min, max, errorPath, when(spec)}. The type
+// field of a sum type (an enum that is a variant) stands for the whole
+// alternative: its errors are those of the parent object. Throws if the
+// core no longer has a field the form shows.
+export function formFields(meta) {
+  return FORM.map(([section, path, label, control]) => {
+    const info = meta.field(path);
+    const field = {section, path, label, when: (spec) => meta.applies(path, spec)};
+    if (control === 'tier') field.type = 'tier';
+    else if (info.type === 'integer') field.type = 'int';
+    else if (info.type === 'boolean') field.type = 'bool';
+    else if (info.type === 'string' && info.choices) field.type = 'select';
+    else if (info.type === 'string') field.type = 'text';
+    else throw new Error(`the form cannot show ${path} (${info.type})`);
+    if (field.type === 'select') {
+      field.options = meta.fieldChoices(path).map((c) => [c.name, c.name, c.meaning]);
+      if (meta.isVariant(info.choices) && path.endsWith('.type')) {
+        field.errorPath = path.slice(0, -'.type'.length);
+      }
+    }
+    if (info.min !== undefined) field.min = info.min;
+    if (info.max !== undefined) field.max = info.max;
+    if (info.why !== undefined) field.why = info.why;
+    return field;
+  });
+}
 
 export function getPath(object, path) {
   let value = object;
@@ -106,75 +100,72 @@ export function setPath(object, path, value) {
 
 export const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-// The keys each object of a spec has (the canonical format spells all out).
-function expectedKeys(spec) {
-  const schedule = ['type', ...(hasVirtualStages(spec) ? ['virtual_stages'] : [])];
-  const communication = ['type', ...(rsAg(spec) ? ['all_gather_redo'] : [])];
-  const keys = {
-    '': ['batch', 'format', 'kind', 'model', 'options', 'parallelism', 'system'],
-    'model': ['name', ...MODEL_INTS.map(([k]) => k)],
-    'batch': ['global_batch_size', 'microbatch_size'],
-    'options': ['attention', 'datatype', 'fused_activation', 'offload'],
-    'options.offload': ['activations', 'optimizer', 'weights'],
-    'parallelism.tensor': ['communication', 'degree', 'network_tier', 'overlap'],
-    'parallelism.tensor.communication': communication,
-    'parallelism.pipeline': ['degree', 'network_tier', 'schedule', 'stage_layout'],
-    'parallelism.pipeline.schedule': schedule,
-  };
-  if (training(spec)) {
-    keys['parallelism'] = ['data', 'pipeline', 'recompute', 'tensor'];
-    keys['parallelism.data'] = ['degree', 'network_tier', 'optimizer_sharding', 'overlap'];
-  } else {
-    keys['parallelism'] = ['pipeline', 'replica', 'tensor'];
-    keys['parallelism.replica'] = ['degree', 'network_tier'];
-  }
-  return keys;
-}
-
-function valueProblem(field, value) {
-  switch (field.type) {
-    case 'int':
-    case 'tier':
+// The problem of `value` for a spec field of the metadata, or null.
+function valueProblem(meta, info, value) {
+  switch (info.type) {
+    case 'integer':
       return Number.isSafeInteger(value) ? null : 'expected an integer below 2^53';
-    case 'bool':
+    case 'number':
+      return Number.isFinite(value) ? null : 'expected a number';
+    case 'boolean':
       return typeof value === 'boolean' ? null : 'expected true or false';
-    case 'text':
-      return typeof value === 'string' && value.length <= 200 ? null
-                                                              : 'expected a short string';
-    case 'select':
-      return field.options.some(([v]) => v === value) ? null
-          : `expected one of ${field.options.map(([v]) => v).join(', ')}`;
+    case 'null':
+      return value === null ? null : 'expected null';
+    case 'string': {
+      if (info.choices) {
+        const names = meta.choices(info.choices).map((c) => c.name);
+        return names.includes(value) ? null : `expected one of ${names.join(', ')}`;
+      }
+      return typeof value === 'string' && value.length <= MAX_TEXT ? null
+                                                                   : 'expected a short string';
+    }
   }
-  return 'unknown field type';
+  return `unknown type ${info.type}`;
 }
 
 // The problems that keep `spec` (untrusted, parsed JSON) out of the form: a
-// wrong shape or value type the form cannot show. Rule violations (v not
-// dividing the blocks, ...) are not problems here: the checker reports those
-// next to their fields. The system is checked by the core.
-export function shapeProblems(spec) {
+// wrong shape or value type the form cannot show, judged by the metadata's
+// spec fields (the keys the spec's kind and alternatives have, their JSON
+// types, their choices). Rule violations (v not dividing the blocks, ...)
+// are not problems here: the checker reports those next to their fields.
+// The system is checked by the core.
+export function shapeProblems(spec, meta) {
   if (!isObject(spec)) return ['the spec is not a JSON object'];
   if (spec.format !== SPEC_FORMAT) return [`format: expected "${SPEC_FORMAT}"`];
-  if (spec.kind !== 'training' && spec.kind !== 'inference') {
-    return ['kind: expected "training" or "inference"'];
+  const kinds = meta.fieldChoices('kind').map((c) => c.name);
+  if (!kinds.includes(spec.kind)) {
+    return [`kind: expected one of ${kinds.map((k) => `"${k}"`).join(', ')}`];
+  }
+  // The leaves this spec has (outside the system) and the objects holding them.
+  const leaves = Object.keys(meta.specFields).filter(
+      (path) => !path.startsWith('system.') && meta.applies(path, spec));
+  const objects = new Set(['']);
+  for (const path of leaves) {
+    const keys = path.split('.');
+    for (let i = 1; i < keys.length; i++) objects.add(keys.slice(0, i).join('.'));
   }
   const problems = [];
-  for (const [path, keys] of Object.entries(expectedKeys(spec))) {
+  const bad = [];  // objects found missing: their insides are not looked at
+  for (const path of [...objects].sort()) {  // parents first
+    if (bad.some((parent) => path.startsWith(`${parent}.`))) continue;
     const object = path ? getPath(spec, path) : spec;
     if (!isObject(object)) {
       problems.push(`${path}: expected an object`);
+      bad.push(path);
       continue;
     }
     for (const key of Object.keys(object)) {
-      if (!keys.includes(key)) problems.push(`${path ? path + '.' : ''}${key}: unknown key`);
+      const child = path ? `${path}.${key}` : key;
+      if (child !== 'system' && !objects.has(child) && !leaves.includes(child)) {
+        problems.push(`${child}: unknown key`);
+      }
     }
   }
   if (!isObject(spec.system)) problems.push('system: expected an object');
   if (problems.length) return problems;
-  for (const field of FIELDS) {
-    if (field.when && !field.when(spec)) continue;
-    const problem = valueProblem(field, getPath(spec, field.path));
-    if (problem) problems.push(`${field.path}: ${problem}`);
+  for (const path of leaves) {
+    const problem = valueProblem(meta, meta.field(path), getPath(spec, path));
+    if (problem) problems.push(`${path}: ${problem}`);
   }
   return problems;
 }

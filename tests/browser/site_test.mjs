@@ -5,7 +5,7 @@
 // [data-figure] element's text is the CLI report's literal for the same spec,
 // from the URL and after form edits; field errors, the schedule chart, the
 // lineage panel, digests, a search and its "Load", hostile links, the embed
-// page. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
+// page; the form's choices and the figures' units are `blueprint metadata`'s. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
 import assert from 'node:assert/strict';
 import {spawn, spawnSync} from 'node:child_process';
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs';
@@ -143,6 +143,44 @@ try {
   await open();
   await expectFigures(page, defaultSpec, 'default mapping');
   await expectHash(page, defaultSpec, 'default mapping');
+
+  // 1b. The page keeps no copy of the core's schema: every select of the form
+  // offers exactly metadata()'s enum choices, in table order; every unit
+  // shown is metadata's unit of its figure; integer fields carry the
+  // checker's range. Read with the CLI's `blueprint metadata`.
+  const metaRun = cli('metadata');
+  assert.equal(metaRun.code, 0, metaRun.stderr);
+  const metadata = JSON.parse(metaRun.stdout);
+  const choicesOf = (path) =>
+    metadata.enums[metadata.spec_fields[path].choices].choices.map((c) => c.name);
+  const optionsOf = (selector) =>
+    page.$$eval(`${selector} option`, (options) => options.map((o) => o.value));
+  let selects = 0;
+  for (const [path, field] of Object.entries(metadata.spec_fields)) {
+    const selector = `[id="f-${path.replaceAll('.', '-')}"]`;
+    if (await page.locator(selector).count() === 0) continue;
+    if (field.choices) {
+      assert.deepEqual(await optionsOf(selector), choicesOf(path), `the choices of ${path}`);
+      selects++;
+    }
+    for (const bound of ['min', 'max']) {
+      if (field.type !== 'integer' || field[bound] === undefined) continue;
+      assert.equal(await page.locator(selector).getAttribute(bound), String(field[bound]),
+                   `the ${bound} of ${path}`);
+    }
+  }
+  assert.ok(selects >= 8, `only ${selects} selects of the form have metadata choices`);
+  assert.deepEqual(await optionsOf('#search-datatype'), choicesOf('options.datatype'),
+                   'the search datatypes');
+  assert.equal(await page.locator('[data-unit-of="total_time"]').first().textContent(),
+               metadata.figures.total_time.unit, 'the unit of total_time');
+  const units = await page.$$eval('[data-unit-of]', (elements) =>
+    elements.map((e) => [e.dataset.unitOf, e.textContent]));
+  for (const [key, unit] of units) {
+    if (unit !== '') assert.equal(unit, metadata.figures[key]?.unit, `the unit of ${key}`);
+  }
+  console.log(`ok: ${selects} selects offer metadata's choices; ${units.length} units are ` +
+              'metadata\'s');
 
   // 2. A mapping from the link.
   const spec = structuredClone(defaultSpec);
