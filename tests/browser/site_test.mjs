@@ -156,6 +156,7 @@ try {
   const optionsOf = (selector) =>
     page.$$eval(`${selector} option`, (options) => options.map((o) => o.value));
   let selects = 0;
+  let inputs = 0;
   for (const [path, field] of Object.entries(metadata.spec_fields)) {
     const selector = `[id="f-${path.replaceAll('.', '-')}"]`;
     if (await page.locator(selector).count() === 0) continue;
@@ -163,13 +164,18 @@ try {
       assert.deepEqual(await optionsOf(selector), choicesOf(path), `the choices of ${path}`);
       selects++;
     }
+    // Integers typed in (network tiers are chosen from the system's list).
+    const input = page.locator(`input${selector}`);
+    if (field.type !== 'integer' || await input.count() === 0) continue;
     for (const bound of ['min', 'max']) {
-      if (field.type !== 'integer' || field[bound] === undefined) continue;
-      assert.equal(await page.locator(selector).getAttribute(bound), String(field[bound]),
+      assert.equal(await input.getAttribute(bound),
+                   field[bound] === undefined ? null : String(field[bound]),
                    `the ${bound} of ${path}`);
     }
+    inputs++;
   }
   assert.ok(selects >= 8, `only ${selects} selects of the form have metadata choices`);
+  assert.ok(inputs >= 10, `only ${inputs} integer inputs of the form checked`);
   assert.deepEqual(await optionsOf('#search-datatype'), choicesOf('options.datatype'),
                    'the search datatypes');
   assert.equal(await page.locator('[data-unit-of="total_time"]').first().textContent(),
@@ -179,8 +185,8 @@ try {
   for (const [key, unit] of units) {
     if (unit !== '') assert.equal(unit, metadata.figures[key]?.unit, `the unit of ${key}`);
   }
-  console.log(`ok: ${selects} selects offer metadata's choices; ${units.length} units are ` +
-              'metadata\'s');
+  console.log(`ok: ${selects} selects offer metadata's choices, ${inputs} integer inputs ` +
+              `its ranges; ${units.length} units are metadata's`);
 
   // 2. A mapping from the link.
   const spec = structuredClone(defaultSpec);
