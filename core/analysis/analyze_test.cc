@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/analysis/lineage.h"
+#include "core/base/format.h"
 #include "core/plan/plan.h"
 #include "core/taskir/lower.h"
 #include "core/testing/programs.h"
@@ -151,25 +153,122 @@ TEST(AnalyzeMemory, ReportsCapacityViolationNamingTheField) {
             std::string::npos);
 }
 
-TEST(AnalyzeIteration, EveryFigureHasLineage) {
+// Every figure of ForEachIterationFigure, ForEachScheduleTerm and
+// ForEachMemoryFigure has a lineage row with a formula whose names resolve,
+// each among the row's sources, and the analyses print it.
+void ExpectFormulaOf(FormulaScope scope, const char* figure,
+                     const std::vector<FigureLineage>& lineage,
+                     const FormulaValues& values) {
+  const FigureFormula* row = FindFormula(scope, figure);
+  ASSERT_NE(row, nullptr) << figure;
+  EXPECT_EQ(FormulaProblems(scope, *row), std::vector<std::string>()) << figure;
+  for (const FormulaName& name : NamesOf(row->formula)) {
+    if (name.function) continue;
+    EXPECT_TRUE(ValueOf(scope, name.name, values).has_value())
+        << figure << ": " << name.name;
+  }
+  // The substituted formula keeps only functions, numbers and operators.
+  const std::string substituted =
+      SubstituteValues(scope, row->formula, values);
+  for (const FormulaName& name : NamesOf(substituted)) {
+    EXPECT_TRUE(name.function) << figure << ": " << substituted;
+  }
+  int rows = 0;
+  for (const FigureLineage& f : lineage) {
+    if (f.figure != figure) continue;
+    ++rows;
+    EXPECT_EQ(f.formula, row->formula);
+    EXPECT_EQ(f.lineage.sources.size(), SourcesOf(*row).size());
+    for (const std::string& source : f.lineage.sources) {
+      EXPECT_EQ(source.find('$'), std::string::npos) << figure << ": "
+                                                     << source;
+    }
+  }
+  EXPECT_EQ(rows, 1) << figure;
+}
+
+TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
+  for (bool training : {true, false}) {
+    TestMapping m;
+    m.p = 2;
+    m.training = training;
+    const Analysed a = Analyse(m);
+    FormulaValues values;
+    values.iteration = &a.iteration.figures;
+    values.memory = &a.memory.figures;
+    values.block = &a.plan.block;
+    values.step = &a.iteration.step;
+    int figures = 0;
+    auto iteration = [&](const char* name, double) {
+      ++figures;
+      ExpectFormulaOf(FormulaScope::kIteration, name, a.iteration.lineage,
+                      values);
+    };
+    ForEachIterationFigure(a.iteration.figures, iteration);
+    ForEachScheduleTerm(a.iteration.figures, iteration);
+    EXPECT_EQ(static_cast<int>(a.iteration.lineage.size()), figures);
+    EXPECT_EQ(static_cast<int>(IterationFormulas().size()), figures);
+    figures = 0;
+    ForEachMemoryFigure(a.memory.figures, [&](const char* name, double) {
+      ++figures;
+      ExpectFormulaOf(FormulaScope::kMemory, name, a.memory.lineage, values);
+    });
+    EXPECT_EQ(static_cast<int>(a.memory.lineage.size()), figures);
+    EXPECT_EQ(static_cast<int>(MemoryFormulas().size()), figures);
+  }
+}
+
+TEST(Lineage, FormulaProblemsNamesUnknownNamesAndMissingSources) {
+  const FigureFormula bad = {"chunk_time", "chunk_fw_time + no_such_term + "
+                             "nope(p)", {"iteration:chunk_fw_time"}};
+  EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, bad),
+            (std::vector<std::string>{
+                "chunk_time: unknown name no_such_term",
+                "chunk_time: unknown function nope",
+                "chunk_time: p needs the source "
+                "spec:parallelism.pipeline.degree"}));
+  const FigureFormula self = {"total_time", "total_time",
+                              {"iteration:total_time"}};
+  EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, self).size(), 1u);
+}
+
+TEST(Lineage, SubstitutesValuesForNames) {
   TestMapping m;
   m.p = 2;
   const Analysed a = Analyse(m);
-  int figures = 0;
-  ForEachIterationFigure(a.iteration.figures, [&](const char*, double) {
-    ++figures;
-  });
-  ForEachScheduleTerm(a.iteration.figures, [&](const char*, double) {
-    ++figures;
-  });
-  EXPECT_EQ(static_cast<int>(a.iteration.lineage.size()), figures);
-  for (const FigureLineage& f : a.iteration.lineage) {
-    EXPECT_FALSE(f.lineage.sources.empty()) << f.figure;
-  }
+  FormulaValues values;
+  values.iteration = &a.iteration.figures;
+  values.block = &a.plan.block;
+  values.step = &a.iteration.step;
+  const IterationFigures& it = a.iteration.figures;
+  EXPECT_EQ(SubstituteValues(FormulaScope::kIteration,
+                             FindFormula(FormulaScope::kIteration,
+                                         "bubble_time")->formula,
+                             values),
+            FormatDouble(it.bubble_chunks) + " * " +
+                FormatDouble(it.chunk_time) + " - " +
+                FormatDouble(it.bubble_reduction_time));
+  EXPECT_EQ(SubstituteValues(FormulaScope::kIteration,
+                             "max(p, block.useful_flops) * 2", values),
+            "max(2, " + FormatDouble(a.plan.block.useful_flops) + ") * 2");
+}
+
+TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
+  TestMapping m;
+  m.p = 2;
+  const Analysed a = Analyse(m);
   const std::string text = ToText(a.iteration);
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "blueprinting.iteration_analysis/1");
-  EXPECT_NE(text.find("lineage total_time pass=AnalyzeIteration"),
+            "blueprinting.iteration_analysis/2");
+  EXPECT_NE(text.find("lineage bubble_time = bubble_chunks * chunk_time - "
+                      "bubble_reduction_time pass=AnalyzeIteration from ["),
+            std::string::npos);
+  const std::string memory = ToText(a.memory);
+  EXPECT_EQ(memory.substr(0, memory.find('\n')),
+            "blueprinting.memory_analysis/2");
+  EXPECT_NE(memory.find("lineage weight_space = block_weight_space * "
+                        "blocks_per_stage pass=AnalyzeMemory from "
+                        "[block:block_weight_space,derived:blocks_per_stage]"),
             std::string::npos);
 }
 
