@@ -1,5 +1,6 @@
 #include "core/analysis/analyze.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -21,7 +22,7 @@ struct LineageRow {
 
 // The lineage of every row of a formula table (lineage.h), with "$pp",
 // "$dp" and "$dtype" replaced by the pipeline and data network tiers and the
-// datatype of the program.
+// datatype of the program, and each source once.
 std::vector<FigureLineage> Resolve(absl::Span<const FigureFormula> table,
                                    const char* pass,
                                    const TypedProgram& program) {
@@ -29,6 +30,14 @@ std::vector<FigureLineage> Resolve(absl::Span<const FigureFormula> table,
       {"$pp", absl::StrCat(program.derived.pipeline_network)},
       {"$dp", absl::StrCat(program.derived.data_network)},
       {"$dtype", DataTypeName(program.options().datatype)}};
+  // An inference spec has parallelism.replica instead of parallelism.data
+  // and no recompute policy: the training-only knobs are off because the
+  // spec is inference (derived:training).
+  const std::vector<std::pair<std::string, std::string>> inference = {
+      {"spec:parallelism.data.degree", "spec:parallelism.replica.degree"},
+      {"spec:parallelism.data.optimizer_sharding", "derived:training"},
+      {"spec:parallelism.data.overlap", "derived:training"},
+      {"spec:parallelism.recompute", "derived:training"}};
   std::vector<FigureLineage> out;
   out.reserve(table.size());
   for (const FigureFormula& row : table) {
@@ -37,7 +46,17 @@ std::vector<FigureLineage> Resolve(absl::Span<const FigureFormula> table,
     f.formula = row.formula;
     f.lineage.pass = pass;
     for (const std::string& source : SourcesOf(row)) {
-      f.lineage.sources.push_back(absl::StrReplaceAll(source, vars));
+      std::string resolved = absl::StrReplaceAll(source, vars);
+      if (!program.derived.training) {
+        for (const auto& [from, to] : inference) {
+          if (resolved == from) resolved = to;
+        }
+      }
+      std::vector<std::string>& sources = f.lineage.sources;
+      if (std::find(sources.begin(), sources.end(), resolved) ==
+          sources.end()) {
+        sources.push_back(std::move(resolved));
+      }
     }
     out.push_back(std::move(f));
   }
