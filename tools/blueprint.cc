@@ -368,8 +368,8 @@ std::optional<CommandResult> RunExplain(const Args& args) {
       return result;
     }
     const std::string& value = args[++i];
-    depth = value == "0" ? std::optional<int64_t>(0)
-                         : ParsePositiveInteger(value);
+    depth =
+        value == "0" ? std::optional<int64_t>(0) : ParsePositiveInteger(value);
     if (!depth.has_value()) {
       CommandResult result = UsageResult(absl::StrCat(
           "--depth: expected an integer >= 0 (", kPositiveIntegerSpelling,

@@ -19,6 +19,10 @@
 // What is left (running out of memory inside the core, a bug that traps) is
 // caught by wasm/guard.js, which wraps every method and turns it into
 // {ok: false, errors: ["internal error: ..."]}.
+#include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
+#include <emscripten/val.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -27,10 +31,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <emscripten/bind.h>
-#include <emscripten/emscripten.h>
-#include <emscripten/val.h>
 
 #include "absl/strings/str_cat.h"
 #include "core/api/analysis_commands.h"
@@ -233,10 +233,11 @@ val Explain(val spec_arg, val figure_arg, val depth_arg) {
     const bool number = depth_arg.isNumber();
     const double value = number ? depth_arg.as<double>() : 0;
     if (!number || !(value >= 0) || std::floor(value) != value) {
-      args.Error({"depth", absl::StrCat(
-          "depth: expected an integer >= 0 or undefined, got ",
-          number ? blueprint::FormatDouble(value)
-                 : depth_arg.typeOf().as<std::string>())});
+      args.Error(
+          {"depth",
+           absl::StrCat("depth: expected an integer >= 0 or undefined, got ",
+                        number ? blueprint::FormatDouble(value)
+                               : depth_arg.typeOf().as<std::string>())});
     } else {
       // Any depth beyond the tree's is every level.
       depth = value < 1e18 ? static_cast<int64_t>(value) : int64_t{1} << 60;

@@ -173,8 +173,7 @@ void ExpectFormulaOf(FormulaScope scope, const char* figure,
         << figure << ": " << name.name;
   }
   // The substituted formula keeps only functions, numbers and operators.
-  const std::string substituted =
-      SubstituteValues(scope, row->formula, values);
+  const std::string substituted = SubstituteValues(scope, row->formula, values);
   for (const FormulaName& name : NamesOf(substituted)) {
     EXPECT_TRUE(name.function) << figure << ": " << substituted;
   }
@@ -185,8 +184,8 @@ void ExpectFormulaOf(FormulaScope scope, const char* figure,
     EXPECT_EQ(f.formula, row->formula);
     EXPECT_LE(f.lineage.sources.size(), SourcesOf(*row).size());
     for (const std::string& source : f.lineage.sources) {
-      EXPECT_EQ(source.find('$'), std::string::npos) << figure << ": "
-                                                     << source;
+      EXPECT_EQ(source.find('$'), std::string::npos)
+          << figure << ": " << source;
     }
   }
   EXPECT_EQ(rows, 1) << figure;
@@ -224,16 +223,17 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
 }
 
 TEST(Lineage, FormulaProblemsNamesUnknownNamesAndMissingSources) {
-  const FigureFormula bad = {"chunk_time", "chunk_fw_time + no_such_term + "
-                             "nope(p)", {"iteration:chunk_fw_time"}};
+  const FigureFormula bad = {"chunk_time",
+                             "chunk_fw_time + no_such_term + "
+                             "nope(p)",
+                             {"iteration:chunk_fw_time"}};
   EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, bad),
-            (std::vector<std::string>{
-                "chunk_time: unknown name no_such_term",
-                "chunk_time: unknown function nope",
-                "chunk_time: p needs the source "
-                "spec:parallelism.pipeline.degree"}));
-  const FigureFormula self = {"total_time", "total_time",
-                              {"iteration:total_time"}};
+            (std::vector<std::string>{"chunk_time: unknown name no_such_term",
+                                      "chunk_time: unknown function nope",
+                                      "chunk_time: p needs the source "
+                                      "spec:parallelism.pipeline.degree"}));
+  const FigureFormula self = {
+      "total_time", "total_time", {"iteration:total_time"}};
   EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, self).size(), 1u);
 }
 
@@ -246,10 +246,10 @@ TEST(Lineage, SubstitutesValuesForNames) {
   values.block = &a.plan.block;
   values.step = &a.iteration.step;
   const IterationFigures& it = a.iteration.figures;
-  EXPECT_EQ(SubstituteValues(FormulaScope::kIteration,
-                             FindFormula(FormulaScope::kIteration,
-                                         "bubble_time")->formula,
-                             values),
+  EXPECT_EQ(SubstituteValues(
+                FormulaScope::kIteration,
+                FindFormula(FormulaScope::kIteration, "bubble_time")->formula,
+                values),
             FormatDouble(it.bubble_chunks) + " * " +
                 FormatDouble(it.chunk_time) + " - " +
                 FormatDouble(it.bubble_reduction_time));
@@ -357,7 +357,8 @@ class FormulaEvaluator {
       return v;
     }
     const size_t start = pos_;
-    if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+    if (pos_ < text_.size() &&
+        std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
       size_t used = 0;
       const double v = std::stod(text_.substr(pos_), &used);
       pos_ += used;

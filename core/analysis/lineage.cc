@@ -10,6 +10,9 @@
 namespace blueprint {
 namespace {
 
+// The table, hand-laid: one row per figure, the formula then its sources.
+// clang-format off
+
 // Formula fragments shared by several rows (string literal concatenation).
 
 // A block's forward and backward times before offload (figures.cc
@@ -410,11 +413,12 @@ constexpr FigureFormula kMemoryRows[] = {
 #undef BP_FW_BLOCK_SOURCES
 #undef BP_BW_BLOCK_SOURCES
 #undef BP_OFFLOAD_SOURCES
+// clang-format on
 
 // The figure lists of figures.h, for the compile-time check below.
 #define BP_NAME(name) #name,
-constexpr const char* kIterationNames[] = {
-    BP_ITERATION_FIGURES(BP_NAME) BP_SCHEDULE_TERMS(BP_NAME)};
+constexpr const char* kIterationNames[] = {BP_ITERATION_FIGURES(BP_NAME)
+                                               BP_SCHEDULE_TERMS(BP_NAME)};
 constexpr const char* kMemoryNames[] = {BP_MEMORY_FIGURES(BP_NAME)};
 #undef BP_NAME
 
@@ -514,29 +518,38 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"v", count(s.v), {"derived:virtual_stages"}},
       {"m", count(s.m), {"derived:microbatches"}},
       {"d", count(s.d), {"spec:parallelism.data.degree"}},
-      {"blocks_per_stage", count(s.blocks_per_stage),
+      {"blocks_per_stage",
+       count(s.blocks_per_stage),
        {"derived:blocks_per_stage"}},
-      {"blocks_per_chunk", count(s.blocks_per_chunk),
+      {"blocks_per_chunk",
+       count(s.blocks_per_chunk),
        {"derived:blocks_per_chunk"}},
-      {"bubble_reduction_blocks", count(s.bubble_reduction_blocks),
+      {"bubble_reduction_blocks",
+       count(s.bubble_reduction_blocks),
        {"derived:bubble_reduction_blocks"}},
       {"training", flag(s.training), {"derived:training"}},
-      {"global_batch_size", count(s.global_batch),
+      {"global_batch_size",
+       count(s.global_batch),
        {"spec:batch.global_batch_size"}},
-      {"optimizer_sharding", flag(s.optimizer_sharding),
+      {"optimizer_sharding",
+       flag(s.optimizer_sharding),
        {"spec:parallelism.data.optimizer_sharding"}},
-      {"data_overlap", flag(s.data_overlap),
-       {"spec:parallelism.data.overlap"}},
-      {"full_recompute", flag(s.recompute == RecomputePolicy::kFull),
+      {"data_overlap", flag(s.data_overlap), {"spec:parallelism.data.overlap"}},
+      {"full_recompute",
+       flag(s.recompute == RecomputePolicy::kFull),
        {"spec:parallelism.recompute"}},
       {"offload_weights", flag(s.offload.weights), {"spec:options.offload"}},
-      {"offload_activations", flag(s.offload.activations),
+      {"offload_activations",
+       flag(s.offload.activations),
        {"spec:options.offload"}},
-      {"offload_optimizer", flag(s.offload.optimizer),
+      {"offload_optimizer",
+       flag(s.offload.optimizer),
        {"spec:options.offload"}},
-      {"matrix_peak_flops", s.matrix_peak_flops,
+      {"matrix_peak_flops",
+       s.matrix_peak_flops,
        {"system:matrix.$dtype.tflops"}},
-      {"pipeline_message_bytes", s.pipeline_message_bytes,
+      {"pipeline_message_bytes",
+       s.pipeline_message_bytes,
        {"spec:batch.microbatch_size", "spec:model.seq_size",
         "spec:model.hidden", "spec:parallelism.tensor.communication",
         "spec:parallelism.tensor.degree", "spec:options.datatype"}},
@@ -555,7 +568,8 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "one block's DP collective: reduce-scatter + all-gather with a sharded "
        "optimizer, else all-reduce",
        {"system:networks[$dp]"}},
-      {"mem2_time", "moving the bytes to or from memory tier 2",
+      {"mem2_time",
+       "moving the bytes to or from memory tier 2",
        {"system:mem2"}},
       {"overlapped_chunks_exposed",
        "DP time of the first v - 1 chunks that their backward passes do not "
@@ -628,7 +642,8 @@ std::optional<ResolvedName> ResolveName(FormulaScope scope,
       return ResolvedName{absl::StrCat("step:", name), std::move(term.sources)};
     }
   }
-  if (IsBlockFigure(name)) return ResolvedName{absl::StrCat("block:", name), {}};
+  if (IsBlockFigure(name))
+    return ResolvedName{absl::StrCat("block:", name), {}};
   return std::nullopt;
 }
 
@@ -708,10 +723,10 @@ std::vector<std::string> FormulaProblems(FormulaScope scope,
             absl::StrCat(row.figure, ": unknown name ", name.name));
         continue;
       }
-      if (resolved->node == absl::StrCat(scope == FormulaScope::kIteration
-                                             ? "iteration:"
-                                             : "memory:",
-                                         row.figure)) {
+      if (resolved->node ==
+          absl::StrCat(
+              scope == FormulaScope::kIteration ? "iteration:" : "memory:",
+              row.figure)) {
         problems.push_back(
             absl::StrCat(row.figure, ": the formula uses the figure itself"));
       }

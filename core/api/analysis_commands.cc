@@ -102,7 +102,8 @@ CommandResult Explain(const std::string& spec_json, const std::string& figure,
   if (depth.has_value() && *depth < 0) {
     out.exit_code = kExitInvalidInput;
     out.errors.push_back(
-        {"depth", absl::StrCat("depth: expected an integer >= 0, got ", *depth)});
+        {"depth",
+         absl::StrCat("depth: expected an integer >= 0, got ", *depth)});
     return out;
   }
   PipelineResult result;

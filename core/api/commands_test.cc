@@ -195,8 +195,8 @@ TEST(Commands, ExplainStopsAtADepth) {
   EXPECT_EQ(one.output.find("    <- "), std::string::npos) << one.output;
   const CommandResult negative = Explain(spec, "bubble_time", -1);
   EXPECT_EQ(negative.exit_code, kExitInvalidInput);
-  EXPECT_EQ(Messages(negative),
-            std::vector<std::string>{"depth: expected an integer >= 0, got -1"});
+  EXPECT_EQ(Messages(negative), std::vector<std::string>{
+                                    "depth: expected an integer >= 0, got -1"});
   EXPECT_EQ(negative.errors[0].field, "depth");
 }
 

@@ -345,8 +345,8 @@ class Explainer {
     const std::string kind = node.substr(0, colon);
     const std::string name = node.substr(colon + 1);
     if (kind != "iteration" && kind != "memory") return "";
-    const FormulaScope scope = kind == "iteration" ? FormulaScope::kIteration
-                                                   : FormulaScope::kMemory;
+    const FormulaScope scope =
+        kind == "iteration" ? FormulaScope::kIteration : FormulaScope::kMemory;
     const FigureFormula* row = FindFormula(scope, name);
     if (row == nullptr) return "";
     FormulaValues values;
@@ -354,8 +354,8 @@ class Explainer {
     values.memory = &r_.memory.figures;
     values.block = &r_.plan.block;
     values.step = &r_.iteration.step;
-    const std::optional<double> value = ValueOf(
-        scope, absl::StrCat(kind, ".", name), values);
+    const std::optional<double> value =
+        ValueOf(scope, absl::StrCat(kind, ".", name), values);
     return absl::StrCat(name, " = ", row->formula, " = ",
                         SubstituteValues(scope, row->formula, values), " = ",
                         FormatDouble(value.value_or(0)), "\n");
@@ -465,8 +465,8 @@ absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
         "`blueprint analyze`, e.g. total_time, bubble_time, act_space)"));
   }
   if (max_depth.has_value() && *max_depth < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "depth: expected an integer >= 0, got ", *max_depth));
+    return absl::InvalidArgumentError(
+        absl::StrCat("depth: expected an integer >= 0, got ", *max_depth));
   }
   std::string out = explainer.FormulaLine(node);
   explainer.Walk(node, 0, max_depth, out);

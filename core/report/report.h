@@ -43,8 +43,10 @@ std::string DigestText(const PipelineResult& result);
 // The lineage chain of one report figure back to spec fields and system
 // parameters. For an iteration or memory figure, the first line is
 // "name = formula = formula with values = value" (core/analysis/lineage.h,
-// values by FormatDouble), e.g.
-//   bubble_time = bubble_chunks * chunk_time - bubble_reduction_time = 7 * 0.09 - 0 = 0.63
+// values by FormatDouble), e.g. for core/spec/testdata/175b_t8p8_v3.json
+//   bubble_time = bubble_chunks * chunk_time - bubble_reduction_time =
+//       7 * 0.09048864084527214 - 0 = 0.633420485916905
+// (one line).
 // Then one node per line, indented by its depth (the figure at depth 0), its
 // sources below it down to `max_depth` (nullopt: every level); a node at
 // max_depth with sources ends in "(N sources not shown)", one expanded

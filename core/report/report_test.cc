@@ -89,9 +89,9 @@ TEST(Report, ExplainReachesSpecFieldsAndSystemParameters) {
 }
 
 std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(absl::string_view(text).substr(
-                            0, text.empty() ? 0 : text.size() - 1),
-                        '\n');
+  return absl::StrSplit(
+      absl::string_view(text).substr(0, text.empty() ? 0 : text.size() - 1),
+      '\n');
 }
 
 TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
@@ -105,24 +105,23 @@ TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
   const IterationFigures& it = r.iteration.figures;
   const std::vector<std::string> lines = Lines(*chain);
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(lines[0],
-            absl::StrCat("bubble_time = bubble_chunks * chunk_time - "
-                         "bubble_reduction_time = ",
-                         FormatDouble(it.bubble_chunks), " * ",
-                         FormatDouble(it.chunk_time), " - ",
-                         FormatDouble(it.bubble_reduction_time), " = ",
-                         FormatDouble(it.bubble_time)));
-  EXPECT_EQ(lines[1], absl::StrCat("iteration:bubble_time = ",
-                                   FormatDouble(it.bubble_time),
-                                   " [AnalyzeIteration]"));
+  EXPECT_EQ(lines[0], absl::StrCat("bubble_time = bubble_chunks * chunk_time - "
+                                   "bubble_reduction_time = ",
+                                   FormatDouble(it.bubble_chunks), " * ",
+                                   FormatDouble(it.chunk_time), " - ",
+                                   FormatDouble(it.bubble_reduction_time),
+                                   " = ", FormatDouble(it.bubble_time)));
+  EXPECT_EQ(lines[1],
+            absl::StrCat("iteration:bubble_time = ",
+                         FormatDouble(it.bubble_time), " [AnalyzeIteration]"));
   absl::StatusOr<std::string> memory = ExplainFigure(r, "weight_space");
   ASSERT_TRUE(memory.ok()) << memory.status();
-  EXPECT_EQ(Lines(*memory)[0],
-            absl::StrCat("weight_space = block_weight_space * "
-                         "blocks_per_stage = ",
-                         FormatDouble(r.plan.block.block_weight_space),
-                         " * 2 = ",
-                         FormatDouble(r.memory.figures.weight_space)));
+  EXPECT_EQ(
+      Lines(*memory)[0],
+      absl::StrCat("weight_space = block_weight_space * "
+                   "blocks_per_stage = ",
+                   FormatDouble(r.plan.block.block_weight_space),
+                   " * 2 = ", FormatDouble(r.memory.figures.weight_space)));
   // A block figure has no formula line.
   absl::StatusOr<std::string> block = ExplainFigure(r, "block_fw_time");
   ASSERT_TRUE(block.ok()) << block.status();
@@ -192,9 +191,8 @@ TEST(Report, EveryIterationAndMemoryFigureExplainsItsSources) {
       const std::vector<std::string> lines = Lines(*chain);
       const FigureFormula* row = FindFormula(scope, name);
       ASSERT_NE(row, nullptr) << name;
-      EXPECT_EQ(lines[0].rfind(absl::StrCat(name, " = ", row->formula, " = "),
-                               0),
-                0u)
+      EXPECT_EQ(
+          lines[0].rfind(absl::StrCat(name, " = ", row->formula, " = "), 0), 0u)
           << lines[0];
       EXPECT_LE(lines.size(), 2 + SourcesOf(*row).size()) << *chain;
       EXPECT_GT(lines.size(), 2u) << *chain;
