@@ -33,6 +33,8 @@
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
 #include "core/base/input_limits.h"
+#include "core/base/parse_int.h"
+#include "core/base/quote.h"
 
 namespace blueprint {
 namespace {
@@ -348,12 +350,42 @@ std::optional<CommandResult> RunDigest(const Args& args) {
 }
 
 std::optional<CommandResult> RunExplain(const Args& args) {
-  if (args.size() != 2) return std::nullopt;
+  // SPEC.json FIGURE [--depth N], --depth anywhere after the command.
+  Args positional;
+  std::optional<int64_t> depth;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--depth") {
+      positional.push_back(args[i]);
+      continue;
+    }
+    if (depth.has_value()) {
+      CommandResult result = UsageResult("--depth given twice");
+      result.errors[0].field = "--depth";
+      return result;
+    }
+    if (i + 1 == args.size()) {
+      CommandResult result = UsageResult("--depth needs a value");
+      result.errors[0].field = "--depth";
+      return result;
+    }
+    const std::string& value = args[++i];
+    depth =
+        value == "0" ? std::optional<int64_t>(0) : ParsePositiveInteger(value);
+    if (!depth.has_value()) {
+      CommandResult result = UsageResult(absl::StrCat(
+          "--depth: expected an integer >= 0 (", kPositiveIntegerSpelling,
+          "), got ", QuoteExcerpt(value)));
+      result.errors[0].field = "--depth";
+      return result;
+    }
+  }
+  if (positional.size() != 2) return std::nullopt;
   std::vector<std::string> files;
-  if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
+  if (std::optional<CommandResult> failed =
+          ReadFiles({positional[0]}, &files)) {
     return failed;
   }
-  return Explain(files[0], args[1]);
+  return Explain(files[0], positional[1], depth);
 }
 
 std::optional<CommandResult> RunSearch(const Args& args) {
@@ -420,8 +452,9 @@ const std::vector<Subcommand>& Subcommands() {
        "\"<stage> <sha256>\" per stage of the pipeline",
        &RunDigest},
       {{"explain"},
-       "SPEC.json FIGURE",
-       "the lineage chain of one report figure back to spec and system",
+       "SPEC.json FIGURE [--depth N]",
+       "the formula of one report figure with its values, then its lineage "
+       "back to spec and system; --depth N stops the tree N levels down",
        &RunExplain},
       {{"search"},
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "

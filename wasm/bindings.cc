@@ -19,21 +19,25 @@
 // What is left (running out of memory inside the core, a bug that traps) is
 // caught by wasm/guard.js, which wraps every method and turns it into
 // {ok: false, errors: ["internal error: ..."]}.
-#include <cstdlib>
-#include <new>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
 #include <emscripten/val.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
+#include "core/base/format.h"
 #include "core/base/input_limits.h"
 #include "core/golden/golden.h"
 #include "wasm/demo.h"
@@ -187,6 +191,10 @@ class Arguments {
     StringsFromJs(value, name, not_an_array, out, &errors_);
     return *this;
   }
+  Arguments& Error(blueprint::FieldError error) {
+    errors_.push_back(std::move(error));
+    return *this;
+  }
   bool ok() const { return errors_.empty(); }
   val Refusal() const { return Failure(blueprint::kExitInvalidInput, errors_); }
 
@@ -214,15 +222,30 @@ val Digest(val spec_arg) {
   if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
   return ToJs(blueprint::Digest(spec));
 }
-val Explain(val spec_arg, val figure_arg) {
+
+// `blueprint explain SPEC FIGURE [--depth N]`: `depth` is optional
+// (undefined: every level); otherwise an integer >= 0.
+val Explain(val spec_arg, val figure_arg, val depth_arg) {
   std::string spec, figure;
   Arguments args;
-  if (!args.String(spec_arg, "spec", &spec)
-           .String(figure_arg, "figure", &figure)
-           .ok()) {
-    return args.Refusal();
+  args.String(spec_arg, "spec", &spec).String(figure_arg, "figure", &figure);
+  std::optional<int64_t> depth;
+  if (!depth_arg.isUndefined()) {
+    const bool number = depth_arg.isNumber();
+    const double value = number ? depth_arg.as<double>() : 0;
+    if (!number || !(value >= 0) || std::floor(value) != value) {
+      args.Error(
+          {"depth",
+           absl::StrCat("depth: expected an integer >= 0 or undefined, got ",
+                        number ? blueprint::FormatDouble(value)
+                               : depth_arg.typeOf().as<std::string>())});
+    } else {
+      // Any depth beyond the tree's is every level.
+      depth = value < 1e18 ? static_cast<int64_t>(value) : int64_t{1} << 60;
+    }
   }
-  return ToJs(blueprint::Explain(spec, figure));
+  if (!args.ok()) return args.Refusal();
+  return ToJs(blueprint::Explain(spec, figure, depth));
 }
 val Calculon(val app_arg, val exe_arg, val sys_arg) {
   std::string app, exe, sys;
@@ -341,6 +364,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("evaluateCase", &EvaluateCase);
   emscripten::function("metadata", &Metadata);
-  // guard.js always passes all four arguments (progress may be undefined).
+  // guard.js always passes all four arguments (progress may be undefined),
+  // and all three of explain's (depth may be undefined).
   emscripten::function("search", &Search);
 }

@@ -36,7 +36,7 @@ export interface BlueprintingOptions {
  *   - running out of memory, or a bug that traps: "internal error: <method>:
  *     out of memory; ...". The instance then refuses every later call with an
  *     internal error: create a new one with createBlueprinting().
- * Argument names: spec, figure, app, exe, system, args.
+ * Argument names: spec, figure, depth, app, exe, system, args.
  * Quoted input in errors is at most 32 bytes, escaped (\xNN), valid UTF-8.
  */
 export interface CommandError {
@@ -64,8 +64,14 @@ export interface Blueprinting {
   analyze(specJson: string): CommandResult;
   /** `blueprint digest SPEC`: "<stage> <sha256>" per line. */
   digest(specJson: string): CommandResult;
-  /** `blueprint explain SPEC FIGURE`: the lineage chain of one report figure. */
-  explain(specJson: string, figure: string): CommandResult;
+  /**
+   * `blueprint explain SPEC FIGURE [--depth N]`: the lineage chain of one report
+   * figure; for an iteration or memory figure its first line is "name = formula
+   * = formula with values = value". `depth` (an integer >= 0; omitted: every
+   * level) stops the tree that many levels below the figure; anything else is
+   * refused with an error on field "depth".
+   */
+  explain(specJson: string, figure: string, depth?: number): CommandResult;
   /** `blueprint calculon APP EXE SYS`: Calculon's stats JSON. */
   calculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
   /** `blueprint import calculon APP EXE SYS`: the canonical spec JSON. */

@@ -13,9 +13,10 @@
 //     are never freed), so the instance refuses every later call with the
 //     same kind of error: create a new one with createBlueprinting().
 (function() {
-  // name -> number of arguments of the binding (wasm/bindings.cc).
+  // name -> number of arguments of the binding (wasm/bindings.cc); optional
+  // ones (explain's depth, search's progress) are passed as undefined.
   var ARITY = {
-    'check': 1, 'analyze': 1, 'digest': 1, 'explain': 2, 'calculon': 3,
+    'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'calculon': 3,
     'importCalculon': 3, 'importMegatron': 2, 'search': 4, 'evaluateCase': 1,
     'metadata': 0
   };

@@ -340,8 +340,15 @@ function render() {
 
 //----- Lineage ---------------------------------------------------------------------
 
+// The depth the panel's selector asks for: undefined for every level, else
+// the number `blueprint explain --depth N` is given.
+function lineageDepth() {
+  const value = byId('lineage-depth').value;
+  return value === '' ? undefined : Number(value);
+}
+
 function explain(key) {
-  const result = call(state.bp, 'explain', state.specJson, key);
+  const result = call(state.bp, 'explain', state.specJson, key, lineageDepth());
   const button = document.querySelector(`button.figure[data-figure="${CSS.escape(key)}"]`);
   byId('lineage-title').textContent =
       button ? `Why ${key} = ${button.textContent}` : `Why ${key}`;
@@ -454,6 +461,9 @@ function wireInputs() {
     if (button) openLineage(button);
   });
   byId('lineage-close').addEventListener('click', closeLineage);
+  byId('lineage-depth').addEventListener('change', () => {
+    if (state.lineage) explain(state.lineage.key);
+  });
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape' && state.lineage) closeLineage();
   });

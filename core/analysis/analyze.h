@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
+#include "core/analysis/lineage.h"
 #include "core/analysis/schedule.h"
 #include "core/base/field_errors.h"
 #include "core/plan/plan_ir.h"
@@ -19,16 +20,19 @@
 
 namespace blueprint {
 
-// A figure's lineage: the figure it explains and the nodes it came from
-// ("iteration:chunk_time", "block:block_fw_time", "derived:microbatches",
-// "spec:batch.global_batch_size", "system:networks[1]").
+// A figure's lineage: the figure it explains, the formula it is computed by
+// (core/analysis/lineage.h; empty for a derived value) and the nodes it came
+// from ("iteration:chunk_time", "block:block_fw_time",
+// "derived:microbatches", "spec:batch.global_batch_size",
+// "system:networks[1]").
 struct FigureLineage {
   std::string figure;
+  std::string formula;
   Lineage lineage;
 };
 
 struct IterationAnalysis {
-  static constexpr const char* kFormat = "blueprinting.iteration_analysis/1";
+  static constexpr const char* kFormat = "blueprinting.iteration_analysis/2";
   std::string schedule;  // PipelineScheduleName of the composed schedule
   StepShape step;
   IterationFigures figures;
@@ -36,7 +40,7 @@ struct IterationAnalysis {
 };
 
 struct MemoryAnalysis {
-  static constexpr const char* kFormat = "blueprinting.memory_analysis/1";
+  static constexpr const char* kFormat = "blueprinting.memory_analysis/2";
   MemoryFigures figures;
   // Capacity violations, one line each (empty when the mapping fits).
   std::vector<FieldError> violations;

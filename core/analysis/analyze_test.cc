@@ -1,7 +1,14 @@
 #include "core/analysis/analyze.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "core/analysis/lineage.h"
+#include "core/base/format.h"
 #include "core/plan/plan.h"
 #include "core/taskir/lower.h"
 #include "core/testing/doubles.h"
@@ -155,25 +162,328 @@ TEST(AnalyzeMemory, ReportsCapacityViolationNamingTheField) {
             std::string::npos);
 }
 
-TEST(AnalyzeIteration, EveryFigureHasLineage) {
+// Every figure of ForEachIterationFigure, ForEachScheduleTerm and
+// ForEachMemoryFigure has a lineage row with a formula whose names resolve,
+// each among the row's sources, and the analyses print it.
+void ExpectFormulaOf(FormulaScope scope, const char* figure,
+                     const std::vector<FigureLineage>& lineage,
+                     const FormulaValues& values) {
+  const FigureFormula* row = FindFormula(scope, figure);
+  ASSERT_NE(row, nullptr) << figure;
+  EXPECT_EQ(FormulaProblems(scope, *row), std::vector<std::string>()) << figure;
+  for (const FormulaName& name : NamesOf(row->formula)) {
+    if (name.function) continue;
+    EXPECT_TRUE(ValueOf(scope, name.name, values).has_value())
+        << figure << ": " << name.name;
+  }
+  // The substituted formula keeps only functions, numbers and operators.
+  const std::string substituted = SubstituteValues(scope, row->formula, values);
+  for (const FormulaName& name : NamesOf(substituted)) {
+    EXPECT_TRUE(name.function) << figure << ": " << substituted;
+  }
+  int rows = 0;
+  for (const FigureLineage& f : lineage) {
+    if (f.figure != figure) continue;
+    ++rows;
+    EXPECT_EQ(f.formula, row->formula);
+    EXPECT_LE(f.lineage.sources.size(), SourcesOf(*row).size());
+    for (const std::string& source : f.lineage.sources) {
+      EXPECT_EQ(source.find('$'), std::string::npos)
+          << figure << ": " << source;
+    }
+  }
+  EXPECT_EQ(rows, 1) << figure;
+}
+
+TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
+  for (bool training : {true, false}) {
+    TestMapping m;
+    m.p = 2;
+    m.training = training;
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
+    FormulaValues values;
+    values.iteration = &a.iteration.figures;
+    values.memory = &a.memory.figures;
+    values.block = &a.plan.block;
+    values.step = &a.iteration.step;
+    int figures = 0;
+    auto iteration = [&](const char* name, double) {
+      ++figures;
+      ExpectFormulaOf(FormulaScope::kIteration, name, a.iteration.lineage,
+                      values);
+    };
+    ForEachIterationFigure(a.iteration.figures, iteration);
+    ForEachScheduleTerm(a.iteration.figures, iteration);
+    EXPECT_EQ(static_cast<int>(a.iteration.lineage.size()), figures);
+    EXPECT_EQ(static_cast<int>(IterationFormulas().size()), figures);
+    figures = 0;
+    ForEachMemoryFigure(a.memory.figures, [&](const char* name, double) {
+      ++figures;
+      ExpectFormulaOf(FormulaScope::kMemory, name, a.memory.lineage, values);
+    });
+    EXPECT_EQ(static_cast<int>(a.memory.lineage.size()), figures);
+    EXPECT_EQ(static_cast<int>(MemoryFormulas().size()), figures);
+  }
+}
+
+TEST(Lineage, FormulaProblemsNamesUnknownNamesAndMissingSources) {
+  const FigureFormula bad = {"chunk_time",
+                             "chunk_fw_time + no_such_term + "
+                             "nope(p)",
+                             {"iteration:chunk_fw_time"}};
+  EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, bad),
+            (std::vector<std::string>{"chunk_time: unknown name no_such_term",
+                                      "chunk_time: unknown function nope",
+                                      "chunk_time: p needs the source "
+                                      "spec:parallelism.pipeline.degree"}));
+  const FigureFormula self = {
+      "total_time", "total_time", {"iteration:total_time"}};
+  EXPECT_EQ(FormulaProblems(FormulaScope::kIteration, self).size(), 1u);
+}
+
+TEST(Lineage, SubstitutesValuesForNames) {
   TestMapping m;
   m.p = 2;
   BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
-  int figures = 0;
-  ForEachIterationFigure(a.iteration.figures, [&](const char*, double) {
-    ++figures;
-  });
-  ForEachScheduleTerm(a.iteration.figures, [&](const char*, double) {
-    ++figures;
-  });
-  EXPECT_EQ(static_cast<int>(a.iteration.lineage.size()), figures);
-  for (const FigureLineage& f : a.iteration.lineage) {
-    EXPECT_FALSE(f.lineage.sources.empty()) << f.figure;
+  FormulaValues values;
+  values.iteration = &a.iteration.figures;
+  values.block = &a.plan.block;
+  values.step = &a.iteration.step;
+  const IterationFigures& it = a.iteration.figures;
+  EXPECT_EQ(SubstituteValues(
+                FormulaScope::kIteration,
+                FindFormula(FormulaScope::kIteration, "bubble_time")->formula,
+                values),
+            FormatDouble(it.bubble_chunks) + " * " +
+                FormatDouble(it.chunk_time) + " - " +
+                FormatDouble(it.bubble_reduction_time));
+  EXPECT_EQ(SubstituteValues(FormulaScope::kIteration,
+                             "max(p, block.useful_flops) * 2", values),
+            "max(2, " + FormatDouble(a.plan.block.useful_flops) + ") * 2");
+}
+
+// Evaluates a formula (the grammar of lineage.h: numbers, names, + - * / %,
+// unary - and !, comparisons, && ||, ?:, parentheses, max/min/rate); nullopt
+// when it calls a function that needs the system (p2p_time, dp_time, ...).
+class FormulaEvaluator {
+ public:
+  FormulaEvaluator(FormulaScope scope, const std::string& text,
+                   const FormulaValues& values)
+      : scope_(scope), text_(text), values_(values) {}
+
+  std::optional<double> Evaluate() {
+    const double value = Ternary();
+    Skip();
+    if (pos_ != text_.size()) failed_ = true;
+    if (failed_) return std::nullopt;
+    return value;
   }
+
+ private:
+  void Skip() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool Eat(const std::string& token) {
+    Skip();
+    if (text_.compare(pos_, token.size(), token) != 0) return false;
+    // "!" is not "!=", "<" not "<=".
+    if ((token == "!" || token == "<" || token == ">") &&
+        pos_ + 1 < text_.size() && text_[pos_ + 1] == '=') {
+      return false;
+    }
+    pos_ += token.size();
+    return true;
+  }
+  double Ternary() {
+    const double condition = Or();
+    if (!Eat("?")) return condition;
+    const double a = Ternary();
+    if (!Eat(":")) failed_ = true;
+    const double b = Ternary();
+    return condition != 0 ? a : b;
+  }
+  double Or() {
+    double v = And();
+    while (Eat("||")) v = (And() != 0 || v != 0) ? 1 : 0;
+    return v;
+  }
+  double And() {
+    double v = Compare();
+    while (Eat("&&")) v = (Compare() != 0 && v != 0) ? 1 : 0;
+    return v;
+  }
+  double Compare() {
+    const double a = Sum();
+    if (Eat("==")) return a == Sum() ? 1 : 0;
+    if (Eat("!=")) return a != Sum() ? 1 : 0;
+    if (Eat(">=")) return a >= Sum() ? 1 : 0;
+    if (Eat("<=")) return a <= Sum() ? 1 : 0;
+    if (Eat(">")) return a > Sum() ? 1 : 0;
+    if (Eat("<")) return a < Sum() ? 1 : 0;
+    return a;
+  }
+  double Sum() {
+    double v = Product();
+    for (;;) {
+      if (Eat("+")) {
+        v += Product();
+      } else if (Eat("-")) {
+        v -= Product();
+      } else {
+        return v;
+      }
+    }
+  }
+  double Product() {
+    double v = Unary();
+    for (;;) {
+      if (Eat("*")) {
+        v *= Unary();
+      } else if (Eat("/")) {
+        v /= Unary();
+      } else if (Eat("%")) {
+        v = std::fmod(v, Unary());
+      } else {
+        return v;
+      }
+    }
+  }
+  double Unary() {
+    if (Eat("-")) return -Unary();
+    if (Eat("!")) return Unary() == 0 ? 1 : 0;
+    return Primary();
+  }
+  double Primary() {
+    Skip();
+    if (Eat("(")) {
+      const double v = Ternary();
+      if (!Eat(")")) failed_ = true;
+      return v;
+    }
+    const size_t start = pos_;
+    if (pos_ < text_.size() &&
+        std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      size_t used = 0;
+      const double v = std::stod(text_.substr(pos_), &used);
+      pos_ += used;
+      return v;
+    }
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+            text_[pos_] == '_' || text_[pos_] == '.')) {
+      ++pos_;
+    }
+    const std::string name = text_.substr(start, pos_ - start);
+    if (name.empty()) {
+      failed_ = true;
+      pos_ = text_.size();
+      return 0;
+    }
+    if (Eat("(")) {
+      std::vector<double> args;
+      if (!Eat(")")) {
+        do {
+          args.push_back(Ternary());
+        } while (Eat(","));
+        if (!Eat(")")) failed_ = true;
+      }
+      if (name == "max" && args.size() == 2) return std::max(args[0], args[1]);
+      if (name == "min" && args.size() == 2) return std::min(args[0], args[1]);
+      if (name == "rate" && args.size() == 2) {
+        return args[1] > 0 ? args[0] / args[1] : 0;
+      }
+      failed_ = true;  // a function of the system: not evaluated here
+      return 0;
+    }
+    const std::optional<double> value = ValueOf(scope_, name, values_);
+    if (!value) failed_ = true;
+    return value.value_or(0);
+  }
+
+  FormulaScope scope_;
+  std::string text_;
+  const FormulaValues& values_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+// Every formula that needs no system function evaluates, from the values of
+// its names, to its figure's value: the table describes figures.cc.
+TEST(Lineage, FormulasEvaluateToTheirFigures) {
+  std::vector<TestMapping> mappings;
+  TestMapping base;
+  base.p = 2;
+  mappings.push_back(base);
+  TestMapping interleaved = base;
+  interleaved.p = 4;
+  interleaved.v = 2;
+  interleaved.global_batch = 6;
+  mappings.push_back(interleaved);
+  TestMapping full = base;
+  full.recompute = RecomputePolicy::kFull;
+  full.d = 2;
+  full.global_batch = 16;
+  full.offload.weights = true;
+  full.offload.activations = true;
+  full.offload.optimizer = true;
+  mappings.push_back(full);
+  TestMapping dp = base;
+  dp.d = 2;
+  dp.global_batch = 16;
+  dp.data_overlap = true;
+  dp.optimizer_sharding = true;
+  mappings.push_back(dp);
+  TestMapping inference = base;
+  inference.training = false;
+  mappings.push_back(inference);
+  int evaluated = 0;
+  for (const TestMapping& m : mappings) {
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
+    FormulaValues values;
+    values.iteration = &a.iteration.figures;
+    values.memory = &a.memory.figures;
+    values.block = &a.plan.block;
+    values.step = &a.iteration.step;
+    auto check = [&](FormulaScope scope, const char* name, double value) {
+      const FigureFormula* row = FindFormula(scope, name);
+      ASSERT_NE(row, nullptr) << name;
+      const std::optional<double> got =
+          FormulaEvaluator(scope, row->formula, values).Evaluate();
+      if (!got) return;
+      ++evaluated;
+      EXPECT_NEAR(*got, value, 1e-9 * std::max(1.0, std::fabs(value)))
+          << name << " = " << row->formula << " = "
+          << SubstituteValues(scope, row->formula, values);
+    };
+    auto iteration = [&](const char* name, double value) {
+      check(FormulaScope::kIteration, name, value);
+    };
+    ForEachIterationFigure(a.iteration.figures, iteration);
+    ForEachScheduleTerm(a.iteration.figures, iteration);
+    ForEachMemoryFigure(a.memory.figures, [&](const char* name, double value) {
+      check(FormulaScope::kMemory, name, value);
+    });
+  }
+  // Most formulas need no system function.
+  EXPECT_GT(evaluated, 5 * 40);
+}
+
+TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
+  TestMapping m;
+  m.p = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
   const std::string text = ToText(a.iteration);
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "blueprinting.iteration_analysis/1");
-  EXPECT_NE(text.find("lineage total_time pass=AnalyzeIteration"),
+            "blueprinting.iteration_analysis/2");
+  EXPECT_NE(text.find("lineage bubble_time = bubble_chunks * chunk_time - "
+                      "bubble_reduction_time pass=AnalyzeIteration from ["),
+            std::string::npos);
+  const std::string memory = ToText(a.memory);
+  EXPECT_EQ(memory.substr(0, memory.find('\n')),
+            "blueprinting.memory_analysis/2");
+  EXPECT_NE(memory.find("lineage weight_space = block_weight_space * "
+                        "blocks_per_stage pass=AnalyzeMemory from "
+                        "[block:block_weight_space,derived:blocks_per_stage]"),
             std::string::npos);
 }
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/adapters/calculon.h"
 #include "core/base/input_limits.h"
 #include "core/spec/check.h"
@@ -95,11 +96,19 @@ CommandResult Digest(const std::string& spec_json) {
   return out;
 }
 
-CommandResult Explain(const std::string& spec_json, const std::string& figure) {
+CommandResult Explain(const std::string& spec_json, const std::string& figure,
+                      std::optional<int64_t> depth) {
   CommandResult out;
+  if (depth.has_value() && *depth < 0) {
+    out.exit_code = kExitInvalidInput;
+    out.errors.push_back(
+        {"depth",
+         absl::StrCat("depth: expected an integer >= 0, got ", *depth)});
+    return out;
+  }
   PipelineResult result;
   if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
-  absl::StatusOr<std::string> chain = ExplainFigure(result, figure);
+  absl::StatusOr<std::string> chain = ExplainFigure(result, figure, depth);
   if (!chain.ok()) return FailureResult(chain.status());
   out.output = *chain;
   return out;

@@ -3,6 +3,8 @@
 #ifndef BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_
 #define BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +32,13 @@ CommandResult Calculon(const std::string& app_json, const std::string& exe_json,
 // Digest: `blueprint digest SPEC`. Output: "<stage> <sha256>" per line.
 CommandResult Digest(const std::string& spec_json);
 
-// Explain: `blueprint explain SPEC FIGURE`. Output: the lineage chain of one
-// report figure.
-CommandResult Explain(const std::string& spec_json, const std::string& figure);
+// Explain: `blueprint explain SPEC FIGURE [--depth N]`. Output: the lineage
+// chain of one report figure (core/report/report.h ExplainFigure): for an
+// iteration or memory figure first its formula with the values substituted,
+// then its sources down to `depth` levels (nullopt: every level). A depth < 0
+// exits 2 with an error on field "depth".
+CommandResult Explain(const std::string& spec_json, const std::string& figure,
+                      std::optional<int64_t> depth = std::nullopt);
 
 }  // namespace blueprint
 

@@ -179,6 +179,27 @@ TEST(Commands, EveryCommandRefusesAnOversizedInput) {
             std::vector<std::string>{InputTooLargeMessage("app")});
 }
 
+TEST(Commands, ExplainStopsAtADepth) {
+  const std::string spec = ReadFile(kExample);
+  const CommandResult all = Explain(spec, "bubble_time");
+  ASSERT_EQ(all.exit_code, kExitOk) << Messages(all)[0];
+  EXPECT_EQ(all.output.rfind("bubble_time = bubble_chunks * chunk_time - "
+                             "bubble_reduction_time = ",
+                             0),
+            0u)
+      << all.output;
+  EXPECT_EQ(Explain(spec, "bubble_time", std::nullopt).output, all.output);
+  const CommandResult one = Explain(spec, "bubble_time", 1);
+  ASSERT_EQ(one.exit_code, kExitOk);
+  EXPECT_LT(one.output.size(), all.output.size());
+  EXPECT_EQ(one.output.find("    <- "), std::string::npos) << one.output;
+  const CommandResult negative = Explain(spec, "bubble_time", -1);
+  EXPECT_EQ(negative.exit_code, kExitInvalidInput);
+  EXPECT_EQ(Messages(negative), std::vector<std::string>{
+                                    "depth: expected an integer >= 0, got -1"});
+  EXPECT_EQ(negative.errors[0].field, "depth");
+}
+
 TEST(Commands, InvalidInputResultSplitsLines) {
   const CommandResult result =
       FailureResult(absl::InvalidArgumentError("a\nb\n"));

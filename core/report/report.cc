@@ -1,6 +1,8 @@
 #include "core/report/report.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/analysis/lineage.h"
 #include "core/base/format.h"
 #include "core/base/json.h"
 #include "core/base/sha256.h"
@@ -309,16 +312,53 @@ class Explainer {
     return "";
   }
 
-  void Walk(const std::string& node, int depth, std::string& out) {
+  // Appends `node` and, down to max_depth (unlimited when nullopt), its
+  // sources: a node already expanded is marked so and not expanded again; a
+  // node at max_depth says how many sources it has.
+  void Walk(const std::string& node, int64_t depth,
+            std::optional<int64_t> max_depth, std::string& out) {
     const std::string indent(static_cast<size_t>(2 * depth), ' ');
-    const bool seen = !visited_.insert(node).second;
+    const bool seen = visited_.count(node) > 0;
+    const bool cut = !seen && max_depth.has_value() && depth >= *max_depth;
     std::string label;
     std::vector<std::string> sources;
     Describe(node, label, sources);
-    absl::StrAppend(&out, indent, depth == 0 ? "" : "<- ", label,
-                    seen && !sources.empty() ? " (expanded above)" : "", "\n");
-    if (seen) return;
-    for (const std::string& source : sources) Walk(source, depth + 1, out);
+    std::string mark;
+    if (!sources.empty() && seen) mark = " (expanded above)";
+    if (!sources.empty() && cut) {
+      mark = absl::StrCat(" (", sources.size(),
+                          sources.size() == 1 ? " source" : " sources",
+                          " not shown)");
+    }
+    absl::StrAppend(&out, indent, depth == 0 ? "" : "<- ", label, mark, "\n");
+    if (seen || cut) return;
+    visited_.insert(node);
+    for (const std::string& source : sources) {
+      Walk(source, depth + 1, max_depth, out);
+    }
+  }
+
+  // "name = formula = formula with values = value" for an iteration or
+  // memory figure's node, "" for any other node.
+  std::string FormulaLine(const std::string& node) const {
+    const size_t colon = node.find(':');
+    const std::string kind = node.substr(0, colon);
+    const std::string name = node.substr(colon + 1);
+    if (kind != "iteration" && kind != "memory") return "";
+    const FormulaScope scope =
+        kind == "iteration" ? FormulaScope::kIteration : FormulaScope::kMemory;
+    const FigureFormula* row = FindFormula(scope, name);
+    if (row == nullptr) return "";
+    FormulaValues values;
+    values.iteration = &r_.iteration.figures;
+    values.memory = &r_.memory.figures;
+    values.block = &r_.plan.block;
+    values.step = &r_.iteration.step;
+    const std::optional<double> value =
+        ValueOf(scope, absl::StrCat(kind, ".", name), values);
+    return absl::StrCat(name, " = ", row->formula, " = ",
+                        SubstituteValues(scope, row->formula, values), " = ",
+                        FormatDouble(value.value_or(0)), "\n");
   }
 
  private:
@@ -414,7 +454,8 @@ class Explainer {
 }  // namespace
 
 absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
-                                          const std::string& figure) {
+                                          const std::string& figure,
+                                          std::optional<int64_t> max_depth) {
   Explainer explainer(result);
   const std::string node = explainer.NodeOf(figure);
   if (node.empty()) {
@@ -423,8 +464,12 @@ absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
         "\" is not a report figure (see the keys of \"figures\" in "
         "`blueprint analyze`, e.g. total_time, bubble_time, act_space)"));
   }
-  std::string out;
-  explainer.Walk(node, 0, out);
+  if (max_depth.has_value() && *max_depth < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("depth: expected an integer >= 0, got ", *max_depth));
+  }
+  std::string out = explainer.FormulaLine(node);
+  explainer.Walk(node, 0, max_depth, out);
   return out;
 }
 

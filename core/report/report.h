@@ -6,6 +6,8 @@
 #ifndef BLUEPRINTING_CORE_REPORT_REPORT_H_
 #define BLUEPRINTING_CORE_REPORT_REPORT_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +41,20 @@ std::vector<StageText> StageTexts(const PipelineResult& result);
 std::string DigestText(const PipelineResult& result);
 
 // The lineage chain of one report figure back to spec fields and system
-// parameters, one node per line, indented by depth. kNotFound (listing the
-// known figures' count and a few names) for an unknown figure.
-absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
-                                          const std::string& figure);
+// parameters. For an iteration or memory figure, the first line is
+// "name = formula = formula with values = value" (core/analysis/lineage.h,
+// values by FormatDouble), e.g. for core/spec/testdata/175b_t8p8_v3.json
+//   bubble_time = bubble_chunks * chunk_time - bubble_reduction_time =
+//       7 * 0.09048864084527214 - 0 = 0.633420485916905
+// (one line).
+// Then one node per line, indented by its depth (the figure at depth 0), its
+// sources below it down to `max_depth` (nullopt: every level); a node at
+// max_depth with sources ends in "(N sources not shown)", one expanded
+// earlier in "(expanded above)". kNotFound for an unknown figure,
+// kInvalidArgument for a max_depth < 0.
+absl::StatusOr<std::string> ExplainFigure(
+    const PipelineResult& result, const std::string& figure,
+    std::optional<int64_t> max_depth = std::nullopt);
 
 }  // namespace blueprint
 

@@ -1,8 +1,16 @@
 #include "core/report/report.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/testing/doubles.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/analysis/lineage.h"
+#include "core/base/format.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -83,6 +91,124 @@ TEST(Report, ExplainReachesSpecFieldsAndSystemParameters) {
     EXPECT_NE(chain->find(node), std::string::npos) << node;
   }
   EXPECT_THAT(ExplainFigure(r, "no_such_figure"), Not(IsOk()));
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(
+      absl::string_view(text).substr(0, text.empty() ? 0 : text.size() - 1),
+      '\n');
+}
+
+TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
+  test_programs::TestMapping m;
+  m.p = 4;
+  m.v = 2;
+  m.global_batch = 8;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
+  absl::StatusOr<std::string> chain = ExplainFigure(r, "bubble_time");
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  const IterationFigures& it = r.iteration.figures;
+  const std::vector<std::string> lines = Lines(*chain);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[0], absl::StrCat("bubble_time = bubble_chunks * chunk_time - "
+                                   "bubble_reduction_time = ",
+                                   FormatDouble(it.bubble_chunks), " * ",
+                                   FormatDouble(it.chunk_time), " - ",
+                                   FormatDouble(it.bubble_reduction_time),
+                                   " = ", FormatDouble(it.bubble_time)));
+  EXPECT_EQ(lines[1],
+            absl::StrCat("iteration:bubble_time = ",
+                         FormatDouble(it.bubble_time), " [AnalyzeIteration]"));
+  absl::StatusOr<std::string> memory = ExplainFigure(r, "weight_space");
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  EXPECT_EQ(
+      Lines(*memory)[0],
+      absl::StrCat("weight_space = block_weight_space * "
+                   "blocks_per_stage = ",
+                   FormatDouble(r.plan.block.block_weight_space),
+                   " * 2 = ", FormatDouble(r.memory.figures.weight_space)));
+  // A block figure has no formula line.
+  absl::StatusOr<std::string> block = ExplainFigure(r, "block_fw_time");
+  ASSERT_TRUE(block.ok()) << block.status();
+  EXPECT_EQ(block->rfind("block:block_fw_time = ", 0), 0u);
+}
+
+TEST(Report, ExplainDepthStopsTheTree) {
+  test_programs::TestMapping m;
+  m.t = 8;
+  m.p = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
+  absl::StatusOr<std::string> all = ExplainFigure(r, "total_time");
+  ASSERT_TRUE(all.ok()) << all.status();
+  absl::StatusOr<std::string> unlimited =
+      ExplainFigure(r, "total_time", std::nullopt);
+  EXPECT_EQ(*unlimited, *all);
+  absl::StatusOr<std::string> zero = ExplainFigure(r, "total_time", 0);
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(Lines(*zero).size(), 2u) << *zero;
+  EXPECT_NE(Lines(*zero)[1].find("(11 sources not shown)"), std::string::npos)
+      << *zero;
+  absl::StatusOr<std::string> one = ExplainFigure(r, "total_time", 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(Lines(*one).size(), 2u + 11u) << *one;
+  EXPECT_NE(one->find("  <- iteration:bubble_time = "), std::string::npos);
+  EXPECT_EQ(one->find("    <- "), std::string::npos) << *one;
+  absl::StatusOr<std::string> two = ExplainFigure(r, "total_time", 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_NE(two->find("    <- iteration:chunk_time = "), std::string::npos);
+  EXPECT_EQ(two->find("      <- "), std::string::npos) << *two;
+  EXPECT_LT(two->size(), all->size());
+  // Every line of a cut tree is a line of the whole tree, up to its mark.
+  for (const std::string& line : Lines(*two)) {
+    const std::string bare = line.substr(0, line.find(" ("));
+    EXPECT_NE(all->find(bare), std::string::npos) << line;
+  }
+  EXPECT_EQ(ExplainFigure(r, "total_time", int64_t{1} << 62).value(), *all);
+  EXPECT_EQ(ExplainFigure(r, "total_time", -1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Every source of every iteration and memory figure resolves to a node the
+// explanation can describe (a value, never "?" or a bare id).
+TEST(Report, EveryIterationAndMemoryFigureExplainsItsSources) {
+  for (bool training : {true, false}) {
+    test_programs::TestMapping m;
+    m.t = 2;
+    m.p = 2;
+    m.d = 2;
+    m.global_batch = 16;
+    m.training = training;
+    m.data_overlap = training;
+    BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
+    std::vector<std::pair<FormulaScope, std::string>> figures;
+    ForEachIterationFigure(r.iteration.figures, [&](const char* name, double) {
+      figures.push_back({FormulaScope::kIteration, name});
+    });
+    ForEachScheduleTerm(r.iteration.figures, [&](const char* name, double) {
+      figures.push_back({FormulaScope::kIteration, name});
+    });
+    ForEachMemoryFigure(r.memory.figures, [&](const char* name, double) {
+      figures.push_back({FormulaScope::kMemory, name});
+    });
+    for (const auto& [scope, name] : figures) {
+      absl::StatusOr<std::string> chain = ExplainFigure(r, name, 1);
+      ASSERT_TRUE(chain.ok()) << name << ": " << chain.status();
+      const std::vector<std::string> lines = Lines(*chain);
+      const FigureFormula* row = FindFormula(scope, name);
+      ASSERT_NE(row, nullptr) << name;
+      EXPECT_EQ(
+          lines[0].rfind(absl::StrCat(name, " = ", row->formula, " = "), 0), 0u)
+          << lines[0];
+      EXPECT_LE(lines.size(), 2 + SourcesOf(*row).size()) << *chain;
+      EXPECT_GT(lines.size(), 2u) << *chain;
+      for (size_t i = 2; i < lines.size(); ++i) {
+        EXPECT_NE(lines[i].find(" = "), std::string::npos)
+            << name << ": " << lines[i];
+        EXPECT_EQ(lines[i].find(" = ?"), std::string::npos)
+            << name << ": " << lines[i];
+      }
+    }
+  }
 }
 
 }  // namespace

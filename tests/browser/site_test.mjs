@@ -242,6 +242,15 @@ try {
   const explain = cli('explain', specPath, 'total_time');
   assert.equal(explain.code, 0, explain.stderr);
   assert.equal(await page.textContent('#lineage-text'), explain.stdout);
+  assert.ok(explain.stdout.startsWith('total_time = fw_time + bw_time + '),
+            'the lineage starts with the formula');
+  // A depth in the panel is `blueprint explain --depth N`.
+  await page.getByLabel('Depth', {exact: true}).selectOption('1');
+  const explain1 = cli('explain', specPath, 'total_time', '--depth', '1');
+  assert.equal(explain1.code, 0, explain1.stderr);
+  assert.equal(await page.textContent('#lineage-text'), explain1.stdout);
+  assert.ok(explain1.stdout.length < explain.stdout.length, '--depth 1 is shorter');
+  await page.getByLabel('Depth', {exact: true}).selectOption('');
   const digests = cli('digest', specPath).stdout;
   await page.waitForFunction((text) => document.getElementById('digests').textContent === text,
                              digests, {timeout: 5000});

@@ -79,6 +79,19 @@ for (const spec of specs) {
   assert.equal(bp.explain(text, 'total_time').output, e.stdout);
   assert.match(e.stdout, /spec:parallelism\.tensor\.degree/);
   assert.match(e.stdout, /system:networks\[/);
+  assert.match(e.stdout, /^total_time = fw_time \+ bw_time \+ /);
+  for (const depth of [0, 1, 2]) {
+    const d = cli('explain', spec, 'total_time', '--depth', String(depth));
+    assert.equal(d.code, 0, d.stderr);
+    assert.equal(bp.explain(text, 'total_time', depth).output, d.stdout, `--depth ${depth}`);
+    assert.ok(d.stdout.length < e.stdout.length, `--depth ${depth} is shorter`);
+  }
+}
+// A bad --depth is a usage error naming the flag.
+for (const value of ['-1', '01', 'x', '']) {
+  const d = cli('explain', 'core/spec/testdata/175b_t8p8_v3.json', 'total_time', '--depth', value);
+  assert.equal(d.code, 1, `--depth ${JSON.stringify(value)}`);
+  assert.match(d.stderr, /^error: --depth: expected an integer >= 0 /, d.stderr);
 }
 // Invalid input: exit 2, one error line each, wasm errors equal.
 const bad = 'golden/cases/reject_many_violations/spec.json';

@@ -108,6 +108,15 @@ assert.deepEqual(messages(bp.importMegatron(sys, new Array(2 ** 32 - 1))), [tooL
 assert.deepEqual(messages(bp.check(42)), ['spec: expected a string, got number']);
 assert.deepEqual(messages(bp.check()), ['spec: expected a string, got undefined']);
 assert.deepEqual(messages(bp.explain(spec)), ['figure: expected a string, got undefined']);
+// explain's optional depth: undefined is every level, else an integer >= 0.
+assert.equal(bp.explain(spec, 'total_time', undefined).output, bp.explain(spec, 'total_time').output);
+assert.equal(bp.explain(spec, 'total_time', 0).ok, true);
+assert.equal(bp.explain(spec, 'total_time', Infinity).output, bp.explain(spec, 'total_time').output);
+for (const [depth, got] of [[-1, '-1'], [1.5, '1.5'], [NaN, 'nan'], ['1', 'string'], [null, 'object']]) {
+  const result = bp.explain(spec, 'total_time', depth);
+  assert.deepEqual(result.errors, [{field: 'depth',
+                                    message: `depth: expected an integer >= 0 or undefined, got ${got}`}]);
+}
 assert.deepEqual(messages(bp.importMegatron(sys, 'x')),
                  ['importMegatron: args must be an array of strings']);
 const throwing = ['--num-layers'];
