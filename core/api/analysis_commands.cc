@@ -4,6 +4,7 @@
 
 #include "core/adapters/calculon.h"
 #include "core/base/input_limits.h"
+#include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/pipeline/pipeline.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"

@@ -1,4 +1,4 @@
-#include "core/report/pipeline.h"
+#include "core/pipeline/pipeline.h"
 
 #include <utility>
 
