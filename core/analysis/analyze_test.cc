@@ -35,7 +35,7 @@ absl::StatusOr<Analysed> Analyse(const TestMapping& m) {
   if (!plan.ok()) return plan.status();
   a.plan = *plan;
   absl::StatusOr<IterationAnalysis> it =
-      AnalyzeIteration().Run(a.plan, a.program);
+      AnalyzeIteration().Run(*ir, a.plan, a.program);
   if (!it.ok()) return it.status();
   a.iteration = *it;
   absl::StatusOr<MemoryAnalysis> mem = AnalyzeMemory().Run(a.plan, a.program);
@@ -166,15 +166,25 @@ TEST(AnalyzeIteration, EveryFigureHasLineage) {
   ForEachScheduleTerm(a.iteration.figures, [&](const char*, double) {
     ++figures;
   });
+  EXPECT_EQ(a.iteration.rank_figures.size(), 15u);
+  figures += static_cast<int>(a.iteration.rank_figures.size());
   EXPECT_EQ(static_cast<int>(a.iteration.lineage.size()), figures);
   for (const FigureLineage& f : a.iteration.lineage) {
     EXPECT_FALSE(f.lineage.sources.empty()) << f.figure;
   }
   const std::string text = ToText(a.iteration);
   EXPECT_EQ(text.substr(0, text.find('\n')),
-            "blueprinting.iteration_analysis/1");
+            "blueprinting.iteration_analysis/2");
   EXPECT_NE(text.find("lineage total_time pass=AnalyzeIteration"),
             std::string::npos);
+  EXPECT_NE(text.find("\nbubble_fraction="), std::string::npos);
+  EXPECT_NE(text.find("lineage gemm_flops_per_rank pass=AnalyzeIteration"),
+            std::string::npos);
+  double value = -1;
+  EXPECT_TRUE(FindIterationFigure(a.iteration, "critical_path_base_forward",
+                                  &value));
+  BP_EXPECT_DOUBLE_EXACT(value, a.plan.critical_path[0].forward);
+  EXPECT_FALSE(FindIterationFigure(a.iteration, "no_such_figure", &value));
 }
 
 }  // namespace
