@@ -13,7 +13,9 @@
 //     are never freed), so the instance refuses every later call with the
 //     same kind of error: create a new one with createBlueprinting().
 (function() {
-  // name -> number of arguments of the binding (wasm/bindings.cc).
+  // name -> number of arguments of the binding (wasm/bindings.cc; evaluateCase
+  // is only in the testing build, wasm/testing_bindings.cc: a name the module
+  // does not export is skipped).
   var ARITY = {
     'check': 1, 'analyze': 1, 'digest': 1, 'explain': 2, 'calculon': 3,
     'importCalculon': 3, 'importMegatron': 2, 'search': 4, 'evaluateCase': 1,
@@ -93,6 +95,7 @@
   function installGuards() {
     for (var name in ARITY) {
       var raw = Module[name];
+      if (typeof raw != 'function') continue;
       Module[name] = guard(name, ARITY[name], raw);
       // Keep embind's marker of an exported function (its declared number of
       // arguments), which tests/wasm_package/types_test.mjs reads.
