@@ -100,13 +100,14 @@ def bp_cc_test(name, srcs, deps, data = [], size = "small", args = [], copts = [
         tags = tags + ["wasm"],
     )
 
-def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], post_js = [], visibility = None):
+def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], post_js = [], testonly = False, visibility = None):
     """An embind ES module: `NAME.mjs` + `NAME.wasm`, default export `export_name`.
 
     `await export_name()` resolves to the module in browsers and in node alike
     (under node the .wasm next to the .mjs is read from disk). The C++ side is a
     cc_binary `NAME.tar` built for wasm: add libraries to `deps`. `post_js`:
     JS files included with --post-js (inside the factory, after the runtime).
+    `testonly`: a module only tests may depend on (e.g. with test-only bindings).
     """
     shim = "//tools/emscripten:node_esm_shim.js"
     pre = "//tools/emscripten:node_wasm_binary.js"
@@ -135,12 +136,14 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], p
             "$(location %s)" % pre,
         ] + post_js_opts + linkopts,
         target_compatible_with = _WASM_ONLY,
+        testonly = testonly,
         tags = ["manual"],
     )
     _wasm_module(
         name = name,
         binary = ":" + name + ".tar",
         es6 = True,
+        testonly = testonly,
         visibility = visibility,
     )
 

@@ -39,8 +39,7 @@
 #include "core/api/search_command.h"
 #include "core/base/format.h"
 #include "core/base/input_limits.h"
-#include "core/golden/golden.h"
-#include "wasm/demo.h"
+#include "wasm/js_values.h"
 
 // Called by operator new when malloc fails (memory cannot grow any further):
 // unwinds to wasm/guard.js with an error it reports as out of memory. The
@@ -54,16 +53,8 @@ EM_JS(void, bp_throw_out_of_memory, (), {
 namespace {
 
 using emscripten::val;
-
-// A JS string from UTF-8 bytes on the heap, decoded by TextDecoder (invalid
-// UTF-8, which the core never returns, would become U+FFFD as with embind).
-val JsString(const std::string& text) {
-  static const val* const decoder = new val(val::global("TextDecoder").new_());
-  return decoder->call<val>(
-      "decode",
-      val(emscripten::typed_memory_view(
-          text.size(), reinterpret_cast<const unsigned char*>(text.data()))));
-}
+using blueprint_wasm::JsString;
+using blueprint_wasm::StringFromJs;
 
 val ToJs(const blueprint::CommandResult& result) {
   val out = val::object();
@@ -85,59 +76,6 @@ val Failure(int exit_code, const std::vector<blueprint::FieldError>& errors) {
   result.exit_code = exit_code;
   result.errors = errors;
   return ToJs(result);
-}
-
-// Converts the JS string `value`, the argument `name`, into `out`, or appends
-// an error naming it to `errors` and returns false.
-bool StringFromJs(const val& value, const std::string& name, std::string* out,
-                  std::vector<blueprint::FieldError>* errors) {
-  if (!value.isString()) {
-    errors->push_back({name, absl::StrCat(name, ": expected a string, got ",
-                                          value.typeOf().as<std::string>())});
-    return false;
-  }
-  const double length = value["length"].as<double>();
-  if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
-    errors->push_back({name, blueprint::InputTooLargeMessage(name)});
-    return false;
-  }
-  // In a /u regular expression a surrogate pair is one code point, so \p{Cs}
-  // (the surrogate category) matches only a lone surrogate.
-  static const val* const lone_surrogate =
-      new val(val::global("RegExp").new_(val("\\p{Cs}"), val("u")));
-  const val match = lone_surrogate->call<val>("exec", value);
-  if (!match.isNull()) {
-    const int index = match["index"].as<int>();
-    const int unit = value.call<int>("charCodeAt", index);
-    static const char kHex[] = "0123456789ABCDEF";
-    std::string hex;
-    for (int shift = 12; shift >= 0; shift -= 4) {
-      hex.push_back(kHex[(unit >> shift) & 0xF]);
-    }
-    errors->push_back({name, absl::StrCat(
-        name, ": not well-formed UTF-16: lone surrogate U+", hex,
-        " at index ", index)});
-    return false;
-  }
-  static const val* const encoder = new val(val::global("TextEncoder").new_());
-  const val bytes = encoder->call<val>("encode", value);
-  const size_t size = bytes["length"].as<size_t>();
-  // Make sure the heap can hold the copy before std::string asks for it:
-  // malloc returns null (ALLOW_MEMORY_GROWTH), operator new would not.
-  void* probe = std::malloc(size + 1);
-  if (probe == nullptr) {
-    errors->push_back({name, absl::StrCat(name, ": out of memory converting ",
-                                          size, " bytes")});
-    return false;
-  }
-  std::free(probe);
-  out->resize(size);
-  if (size > 0) {
-    val(emscripten::typed_memory_view(
-            size, reinterpret_cast<unsigned char*>(&(*out)[0])))
-        .call<void>("set", bytes);
-  }
-  return true;
 }
 
 // A JS array of strings (`name` in messages). The whole list is limited
@@ -308,45 +246,6 @@ val Search(val app_arg, val sys_arg, val words_arg, val progress) {
   return ToJs(blueprint::Search(app, sys, words, report));
 }
 
-// The canonical text of every stage of a golden case (core/golden/golden.h):
-// `files` maps input file names (spec.json, or app.json + exe.json +
-// sys.json, or megatron.txt + sys.json) to their text. Returns
-// [{stage, text}], for checking digests independently of the module. An
-// input that is not a usable string yields one "errors" stage.
-val EvaluateCase(val files) {
-  blueprint::CaseFiles inputs;
-  std::vector<blueprint::FieldError> errors;
-  const bool is_object = files.typeOf().as<std::string>() == "object" &&
-                         !files.isNull();
-  for (const std::string& name : blueprint::CaseInputNames()) {
-    if (!is_object) break;
-    const val text = files[name];
-    if (text.isUndefined()) continue;
-    std::string converted;
-    if (StringFromJs(text, name, &converted, &errors)) {
-      inputs[name] = std::move(converted);
-    }
-  }
-  std::vector<blueprint::StageText> stages;
-  if (errors.empty()) {
-    stages = blueprint::EvaluateCase(inputs);
-  } else {
-    std::string text = "blueprinting.errors/1\n";
-    for (const blueprint::FieldError& e : errors) {
-      absl::StrAppend(&text, e.message, "\n");
-    }
-    stages.push_back({"errors", text});
-  }
-  val out = val::array();
-  for (const blueprint::StageText& stage : stages) {
-    val item = val::object();
-    item.set("stage", JsString(stage.stage));
-    item.set("text", JsString(stage.text));
-    out.call<void>("push", item);
-  }
-  return out;
-}
-
 void OutOfMemory() { bp_throw_out_of_memory(); }
 
 }  // namespace
@@ -354,7 +253,6 @@ void OutOfMemory() { bp_throw_out_of_memory(); }
 EMSCRIPTEN_BINDINGS(blueprinting) {
   std::set_new_handler(&OutOfMemory);
   emscripten::function("version", &Version);
-  emscripten::function("digestDemo", &blueprinting::DigestDemo);
   emscripten::function("check", &Check);
   emscripten::function("analyze", &Analyze);
   emscripten::function("digest", &Digest);
@@ -362,7 +260,6 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("calculon", &Calculon);
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);
-  emscripten::function("evaluateCase", &EvaluateCase);
   emscripten::function("metadata", &Metadata);
   // guard.js always passes all four arguments (progress may be undefined),
   // and all three of explain's (depth may be undefined).

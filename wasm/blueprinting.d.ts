@@ -50,12 +50,6 @@ export interface CommandResult {
   errors: CommandError[];
 }
 
-/** The canonical text of one stage ("spec", "task_ir", "plan_ir", "iteration", "memory", "report", or "errors"). */
-export interface StageText {
-  stage: string;
-  text: string;
-}
-
 /** One instance of the module; every call to createBlueprinting() makes a new one. */
 export interface Blueprinting {
   /** `blueprint check SPEC`: the program JSON (canonical spec + derived values). */
@@ -88,13 +82,6 @@ export interface Blueprinting {
   search(appJson: string, sysJson: string, args: string[],
          progress?: (fraction: number) => void): CommandResult;
   /**
-   * The canonical text of every stage of a golden case (what `digest` hashes):
-   * `files` holds "spec.json", or "app.json" + "exe.json" + "sys.json", or
-   * "megatron.txt" + "sys.json". A file that is not a usable string (see
-   * CommandResult) yields one "errors" stage naming it.
-   */
-  evaluateCase(files: Record<string, string>): StageText[];
-  /**
    * `blueprint metadata`: canonical JSON listing every enum's choices (name,
    * Calculon's spelling, meaning), every report figure (unit: s, bytes, FLOP,
    * bytes/s, fraction, count or samples/s; group; meaning) and every spec
@@ -104,8 +91,6 @@ export interface Blueprinting {
   metadata(): CommandResult;
   /** "blueprinting <version>", the version of package.json. */
   version(): string;
-  /** "pmath-fnv1a64 <hex>": a digest that is identical natively and in wasm. */
-  digestDemo(): string;
 }
 
 /** Instantiates the module (browsers and node alike). */

@@ -15,6 +15,8 @@
 (function() {
   // name -> number of arguments of the binding (wasm/bindings.cc); optional
   // ones (explain's depth, search's progress) are passed as undefined.
+  // evaluateCase is only in the testing build (wasm/testing_bindings.cc): a
+  // name the module does not export is skipped.
   var ARITY = {
     'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'calculon': 3,
     'importCalculon': 3, 'importMegatron': 2, 'search': 4, 'evaluateCase': 1,
@@ -94,6 +96,7 @@
   function installGuards() {
     for (var name in ARITY) {
       var raw = Module[name];
+      if (typeof raw != 'function') continue;
       Module[name] = guard(name, ARITY[name], raw);
       // Keep embind's marker of an exported function (its declared number of
       // arguments), which tests/wasm_package/types_test.mjs reads.

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -88,6 +93,165 @@ std::string GiB(double bytes) {
   return absl::StrFormat("%.3f GiB", bytes / kGiB);
 }
 
+bool IsGemm(const TaskKind& kind) {
+  return std::visit(
+      Overloaded{
+          [](const LinearTask&) { return true; },
+          [](const OverlappedLinearTask&) { return true; },
+          [](const BatchMatMulTask&) { return true; },
+          [](const LayerNormTask&) { return false; },
+          [](const DropOutTask&) { return false; },
+          [](const GeLUTask&) { return false; },
+          [](const SoftMaxTask&) { return false; },
+          [](const ElementWiseTask&) { return false; },
+          [](const ForkTask&) { return false; },
+          [](const TensorCommTask&) { return false; },
+      },
+      kind);
+}
+
+// The per-rank figures of one step that Calculon does not report, computed
+// from the task IR (traffic by collective, GEMM work), the block figures and
+// the composed step; each with its lineage (pass `pass`).
+void ComputeRankFigures(const DistributedTaskIR& tasks,
+                        const PortablePlanIR& plan, const StepShape& s,
+                        const IterationFigures& it, const char* pass,
+                        std::vector<NamedFigure>& figures,
+                        std::vector<FigureLineage>& lineage) {
+  auto add = [&](std::string name, const char* formula, double value,
+                 std::vector<std::string> sources) {
+    FigureLineage f;
+    f.figure = name;
+    f.formula = formula;
+    f.lineage.pass = pass;
+    f.lineage.sources = std::move(sources);
+    lineage.push_back(std::move(f));
+    figures.push_back({std::move(name), value});
+  };
+  constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
+  constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
+  const double m = static_cast<double>(s.m);
+  const double v = static_cast<double>(s.v);
+  const double bpp = static_cast<double>(s.blocks_per_stage);
+  const double base_blocks =
+      (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
+  const double edge_blocks = v * m;
+
+  // TP traffic per rank per step, by collective.
+  std::map<CollectiveOp, double> tp_bytes;
+  std::map<CollectiveOp, std::vector<std::string>> tp_sources;
+  for (const Task& task : tasks.tasks) {
+    for (int phase = 0; phase < kNumCommPhases; ++phase) {
+      if (!s.training && phase != kFwPhase) continue;
+      if (phase == kRecommPhase && !task.flags.recommunicate) continue;
+      const auto& base = task.collectives[phase][0];
+      const auto& edge = task.collectives[phase][1];
+      if (base.op != CollectiveOp::kNone) {
+        tp_bytes[base.op] += base_blocks * base.bytes;
+      }
+      if (edge.op != CollectiveOp::kNone) {
+        tp_bytes[edge.op] += edge_blocks * edge.bytes;
+      }
+      for (CollectiveOp op : {base.op, edge.op}) {
+        if (op == CollectiveOp::kNone) continue;
+        auto& src = tp_sources[op];
+        std::string id = absl::StrCat("task:", task.id);
+        if (src.empty() || src.back() != id) src.push_back(id);
+      }
+    }
+  }
+  for (CollectiveOp op : {CollectiveOp::kAllReduce,
+                          CollectiveOp::kReduceScatter,
+                          CollectiveOp::kAllGather}) {
+    std::vector<std::string> sources = tp_sources[op];
+    sources.insert(sources.end(), {"derived:blocks_per_chunk",
+                                   "derived:virtual_stages",
+                                   "derived:microbatches"});
+    add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
+        "sum over the tasks' collectives of this op: (blocks_per_chunk - 1) * "
+        "virtual_stages * microbatches * base bytes + virtual_stages * "
+        "microbatches * edge bytes",
+        tp_bytes[op], sources);
+  }
+  add("pp_p2p_bytes",
+      "p > 1 ? microbatches * virtual_stages * (block_fw_pp_size + "
+      "block_bw_pp_size) : 0",
+      s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size) : 0,
+      {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
+       "derived:microbatches", "derived:virtual_stages"});
+  const bool dp = s.training && s.d > 1;
+  const std::vector<std::string> dp_sources = {
+      "iteration:block_dp_size", "derived:blocks_per_stage",
+      "spec:parallelism.data.optimizer_sharding"};
+  add("dp_all_reduce_bytes",
+      "training && d > 1 && !optimizer_sharding ? blocks_per_stage * "
+      "block_dp_size : 0",
+      dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+  add("dp_reduce_scatter_bytes",
+      "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
+      "block_dp_size : 0",
+      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+  add("dp_all_gather_bytes",
+      "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
+      "block_dp_size : 0",
+      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+
+  // Work per rank per step.
+  double gemm = 0, recompute_gemm = 0, recompute_all = 0;
+  std::vector<std::string> gemm_sources;
+  for (const Task& task : tasks.tasks) {
+    const double fw = task.work[0].flops;
+    const double bw = s.training ? task.work[1].flops + task.work[2].flops : 0;
+    if (IsGemm(task.kind)) {
+      gemm += fw + bw;
+      gemm_sources.push_back(absl::StrCat("task:", task.id));
+      if (s.training && task.flags.recompute) recompute_gemm += fw;
+    }
+    if (s.training && task.flags.recompute) recompute_all += fw;
+  }
+  gemm_sources.insert(gemm_sources.end(),
+                      {"derived:blocks_per_stage", "derived:microbatches"});
+  add("gemm_flops_per_rank",
+      "blocks_per_stage * microbatches * sum over GEMM tasks of (fw + agrad + "
+      "wgrad) flops",
+      bpp * m * gemm, gemm_sources);
+  add("recompute_gemm_flops_per_rank",
+      "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "
+      "flops",
+      bpp * m * recompute_gemm, gemm_sources);
+  const BlockFigures& b = plan.block;
+  add("flops_per_rank",
+      "blocks_per_stage * microbatches * (block_fw_flops + block_agrad_flops "
+      "+ block_wgrad_flops + recomputed fw flops) + blocks_per_stage * "
+      "block_optim_flops",
+      bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
+                 recompute_all) +
+          bpp * b.block_optim_flops,
+      {"block:block_fw_flops", "block:block_agrad_flops",
+       "block:block_wgrad_flops", "block:block_optim_flops",
+       "derived:blocks_per_stage", "derived:microbatches"});
+  add("bubble_fraction", "total_time > 0 ? bubble_time / total_time : 0",
+      it.total_time > 0 ? it.bubble_time / it.total_time : 0,
+      {"iteration:bubble_time", "iteration:total_time"});
+  for (int v_i = 0; v_i < kNumVariants; ++v_i) {
+    const char* variant = BlockVariantName(static_cast<BlockVariant>(v_i));
+    const std::vector<std::string> sources = {
+        "block:block_fw_time", "block:block_re_time", "block:block_agrad_time",
+        "block:block_wgrad_time",
+        absl::StrCat("block:", variant, "block_fw_tp_time_exposed"),
+        absl::StrCat("block:", variant, "block_agrad_tp_time_exposed"),
+        absl::StrCat("block:", variant, "block_recomm_time_exposed")};
+    add(absl::StrCat("critical_path_", variant, "_forward"),
+        "the longest dependency path through the block's forward tasks "
+        "(plan IR)",
+        plan.critical_path[v_i].forward, sources);
+    add(absl::StrCat("critical_path_", variant, "_backward"),
+        "the longest dependency path through the block's backward tasks "
+        "(plan IR)",
+        plan.critical_path[v_i].backward, sources);
+  }
+}
+
 }  // namespace
 
 std::vector<FigureLineage> DerivedLineage() {
@@ -117,19 +281,42 @@ std::vector<FigureLineage> DerivedLineage() {
   return out;
 }
 
+bool FindIterationFigure(const IterationAnalysis& analysis,
+                         const std::string& name, double* value) {
+  bool found = false;
+  auto find = [&](const char* n, double x) {
+    if (!found && name == n) {
+      *value = x;
+      found = true;
+    }
+  };
+  ForEachIterationFigure(analysis.figures, find);
+  ForEachScheduleTerm(analysis.figures, find);
+  for (const NamedFigure& f : analysis.rank_figures) {
+    find(f.name.c_str(), f.value);
+  }
+  return found;
+}
+
 absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
-    const PortablePlanIR& plan, const TypedProgram& program) const {
+    const DistributedTaskIR& tasks, const PortablePlanIR& plan,
+    const TypedProgram& program) const {
   IterationAnalysis analysis;
   analysis.schedule = PipelineScheduleName(program.pipeline().schedule);
   analysis.step = MakeStepShape(program);
   ComputeIteration(plan.block, analysis.step, analysis.figures);
   analysis.lineage = Resolve(IterationFormulas(), kName, program);
+  ComputeRankFigures(tasks, plan, analysis.step, analysis.figures, kName,
+                     analysis.rank_figures, analysis.lineage);
   absl::Status status;
   auto check = [&](const char* name, double value) {
     if (status.ok()) status = VerifyFinite("iteration analysis", name, value);
   };
   ForEachIterationFigure(analysis.figures, check);
   ForEachScheduleTerm(analysis.figures, check);
+  for (const NamedFigure& f : analysis.rank_figures) {
+    check(f.name.c_str(), f.value);
+  }
   BP_RETURN_IF_ERROR(status);
   return analysis;
 }
@@ -180,6 +367,9 @@ std::string ToText(const IterationAnalysis& a) {
   ForEachScheduleTerm(a.figures, [&](const char* name, double value) {
     absl::StrAppend(&out, name, "=", FormatDouble(value), "\n");
   });
+  for (const NamedFigure& f : a.rank_figures) {
+    absl::StrAppend(&out, f.name, "=", FormatDouble(f.value), "\n");
+  }
   absl::StrAppend(&out, LineageText(a.lineage));
   return out;
 }

@@ -1,8 +1,10 @@
-// Passes AnalyzeIteration and AnalyzeMemory: PortablePlanIR + TypedProgram ->
-// IterationAnalysis / MemoryAnalysis. They wrap the pure figure functions of
-// figures.h with what a report needs: the schedule that was composed, a
-// lineage record for every figure, canonical texts, and the memory-capacity
-// check reported like the checker's violations.
+// Passes AnalyzeIteration (DistributedTaskIR + PortablePlanIR + TypedProgram
+// -> IterationAnalysis) and AnalyzeMemory (PortablePlanIR + TypedProgram ->
+// MemoryAnalysis). They wrap the pure figure functions of figures.h with what
+// a report needs: the schedule that was composed, the per-rank figures
+// Calculon does not report (traffic by collective, work, bubble fraction,
+// critical paths), a lineage record for every figure, canonical texts, and the
+// memory-capacity check reported like the checker's violations.
 #ifndef BLUEPRINTING_CORE_ANALYSIS_ANALYZE_H_
 #define BLUEPRINTING_CORE_ANALYSIS_ANALYZE_H_
 
@@ -17,6 +19,7 @@
 #include "core/base/field_errors.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
+#include "core/taskir/task_ir.h"
 
 namespace blueprint {
 
@@ -31,13 +34,30 @@ struct FigureLineage {
   Lineage lineage;
 };
 
+// A figure with a computed name (e.g. "tp_all_reduce_bytes").
+struct NamedFigure {
+  std::string name;
+  double value = 0;
+};
+
 struct IterationAnalysis {
   static constexpr const char* kFormat = "blueprinting.iteration_analysis/2";
   std::string schedule;  // PipelineScheduleName of the composed schedule
   StepShape step;
   IterationFigures figures;
-  std::vector<FigureLineage> lineage;  // one per figure, in figure order
+  // Per rank and step, beyond Calculon's figures: TP traffic by collective
+  // (tp_<op>_bytes), pp_p2p_bytes, dp_<op>_bytes, gemm_flops_per_rank,
+  // recompute_gemm_flops_per_rank, flops_per_rank, bubble_fraction and
+  // critical_path_<base|edge>_<forward|backward>; in that order.
+  std::vector<NamedFigure> rank_figures;
+  // One per figure: iteration figures, schedule terms, then rank figures.
+  std::vector<FigureLineage> lineage;
 };
+
+// The value of an iteration figure, schedule term or rank figure by name;
+// false when `name` is none of them.
+bool FindIterationFigure(const IterationAnalysis& analysis,
+                         const std::string& name, double* value);
 
 struct MemoryAnalysis {
   static constexpr const char* kFormat = "blueprinting.memory_analysis/2";
@@ -51,7 +71,8 @@ class AnalyzeIteration {
  public:
   static constexpr const char* kName = "AnalyzeIteration";
   const char* name() const { return kName; }
-  absl::StatusOr<IterationAnalysis> Run(const PortablePlanIR& plan,
+  absl::StatusOr<IterationAnalysis> Run(const DistributedTaskIR& tasks,
+                                        const PortablePlanIR& plan,
                                         const TypedProgram& program) const;
 };
 

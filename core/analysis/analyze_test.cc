@@ -42,7 +42,7 @@ absl::StatusOr<Analysed> Analyse(const TestMapping& m) {
   if (!plan.ok()) return plan.status();
   a.plan = *plan;
   absl::StatusOr<IterationAnalysis> it =
-      AnalyzeIteration().Run(a.plan, a.program);
+      AnalyzeIteration().Run(*ir, a.plan, a.program);
   if (!it.ok()) return it.status();
   a.iteration = *it;
   absl::StatusOr<MemoryAnalysis> mem = AnalyzeMemory().Run(a.plan, a.program);
@@ -485,6 +485,28 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
                         "blocks_per_stage pass=AnalyzeMemory from "
                         "[block:block_weight_space,derived:blocks_per_stage]"),
             std::string::npos);
+  EXPECT_NE(text.find("\nbubble_fraction="), std::string::npos);
+  EXPECT_NE(text.find("lineage gemm_flops_per_rank = blocks_per_stage * "
+                      "microbatches * sum over GEMM tasks of (fw + agrad + "
+                      "wgrad) flops pass=AnalyzeIteration"),
+            std::string::npos);
+  // Every per-rank figure has its formula and sources too.
+  EXPECT_EQ(a.iteration.rank_figures.size(), 15u);
+  for (const NamedFigure& rank : a.iteration.rank_figures) {
+    bool found = false;
+    for (const FigureLineage& f : a.iteration.lineage) {
+      if (f.figure != rank.name) continue;
+      found = true;
+      EXPECT_FALSE(f.formula.empty()) << f.figure;
+      EXPECT_FALSE(f.lineage.sources.empty()) << f.figure;
+    }
+    EXPECT_TRUE(found) << rank.name;
+  }
+  double value = -1;
+  EXPECT_TRUE(FindIterationFigure(a.iteration, "critical_path_base_forward",
+                                  &value));
+  BP_EXPECT_DOUBLE_EXACT(value, a.plan.critical_path[0].forward);
+  EXPECT_FALSE(FindIterationFigure(a.iteration, "no_such_figure", &value));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/adapters/calculon.h"
 #include "core/base/input_limits.h"
+#include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 

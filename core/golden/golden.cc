@@ -7,6 +7,7 @@
 #include "core/adapters/calculon.h"
 #include "core/adapters/megatron.h"
 #include "core/base/sha256.h"
+#include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "core/pipeline/pipeline.h"
 #include "core/report/report.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"

@@ -23,140 +23,6 @@
 namespace blueprint {
 namespace {
 
-constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
-constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
-
-bool IsGemm(const TaskKind& kind) {
-  return std::visit(
-      Overloaded{
-          [](const LinearTask&) { return true; },
-          [](const OverlappedLinearTask&) { return true; },
-          [](const BatchMatMulTask&) { return true; },
-          [](const LayerNormTask&) { return false; },
-          [](const DropOutTask&) { return false; },
-          [](const GeLUTask&) { return false; },
-          [](const SoftMaxTask&) { return false; },
-          [](const ElementWiseTask&) { return false; },
-          [](const ForkTask&) { return false; },
-          [](const TensorCommTask&) { return false; },
-      },
-      kind);
-}
-
-// Figures the report adds to Calculon's, with their lineage.
-struct ExtraFigure {
-  std::string name;
-  double value = 0;
-  std::vector<std::string> sources;
-};
-
-std::vector<ExtraFigure> ExtraFigures(const PipelineResult& r) {
-  const StepShape& s = r.iteration.step;
-  const IterationFigures& it = r.iteration.figures;
-  const double m = static_cast<double>(s.m);
-  const double v = static_cast<double>(s.v);
-  const double bpp = static_cast<double>(s.blocks_per_stage);
-  const double base_blocks = (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
-  const double edge_blocks = v * m;
-  std::vector<ExtraFigure> out;
-
-  // TP traffic per rank per step, by collective.
-  std::map<CollectiveOp, double> tp_bytes;
-  std::map<CollectiveOp, std::vector<std::string>> tp_sources;
-  for (const Task& task : r.tasks.tasks) {
-    for (int phase = 0; phase < kNumCommPhases; ++phase) {
-      if (!s.training && phase != kFwPhase) continue;
-      if (phase == kRecommPhase && !task.flags.recommunicate) continue;
-      const auto& base = task.collectives[phase][0];
-      const auto& edge = task.collectives[phase][1];
-      if (base.op != CollectiveOp::kNone) {
-        tp_bytes[base.op] += base_blocks * base.bytes;
-      }
-      if (edge.op != CollectiveOp::kNone) {
-        tp_bytes[edge.op] += edge_blocks * edge.bytes;
-      }
-      for (CollectiveOp op : {base.op, edge.op}) {
-        if (op == CollectiveOp::kNone) continue;
-        auto& src = tp_sources[op];
-        std::string id = absl::StrCat("task:", task.id);
-        if (src.empty() || src.back() != id) src.push_back(id);
-      }
-    }
-  }
-  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter,
-                          CollectiveOp::kAllGather}) {
-    std::vector<std::string> sources = tp_sources[op];
-    sources.insert(sources.end(), {"derived:blocks_per_chunk",
-                                   "derived:virtual_stages",
-                                   "derived:microbatches"});
-    out.push_back({absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
-                   tp_bytes[op], sources});
-  }
-  out.push_back({"pp_p2p_bytes",
-                 s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size)
-                         : 0,
-                 {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
-                  "derived:microbatches", "derived:virtual_stages"}});
-  const bool dp = s.training && s.d > 1;
-  const std::vector<std::string> dp_sources = {
-      "iteration:block_dp_size", "derived:blocks_per_stage",
-      "spec:parallelism.data.optimizer_sharding"};
-  out.push_back({"dp_all_reduce_bytes",
-                 dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0,
-                 dp_sources});
-  out.push_back({"dp_reduce_scatter_bytes",
-                 dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0,
-                 dp_sources});
-  out.push_back({"dp_all_gather_bytes",
-                 dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0,
-                 dp_sources});
-
-  // Work per rank per step.
-  double gemm = 0, recompute_gemm = 0, recompute_all = 0;
-  std::vector<std::string> gemm_sources;
-  for (const Task& task : r.tasks.tasks) {
-    const double fw = task.work[0].flops;
-    const double bw = s.training ? task.work[1].flops + task.work[2].flops : 0;
-    if (IsGemm(task.kind)) {
-      gemm += fw + bw;
-      gemm_sources.push_back(absl::StrCat("task:", task.id));
-      if (s.training && task.flags.recompute) recompute_gemm += fw;
-    }
-    if (s.training && task.flags.recompute) recompute_all += fw;
-  }
-  gemm_sources.insert(gemm_sources.end(),
-                      {"derived:blocks_per_stage", "derived:microbatches"});
-  out.push_back({"gemm_flops_per_rank", bpp * m * gemm, gemm_sources});
-  out.push_back({"recompute_gemm_flops_per_rank", bpp * m * recompute_gemm,
-                 gemm_sources});
-  const BlockFigures& b = r.plan.block;
-  out.push_back(
-      {"flops_per_rank",
-       bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
-                  recompute_all) +
-           bpp * b.block_optim_flops,
-       {"block:block_fw_flops", "block:block_agrad_flops",
-        "block:block_wgrad_flops", "block:block_optim_flops",
-        "derived:blocks_per_stage", "derived:microbatches"}});
-  out.push_back({"bubble_fraction",
-                 it.total_time > 0 ? it.bubble_time / it.total_time : 0,
-                 {"iteration:bubble_time", "iteration:total_time"}});
-  for (int v_i = 0; v_i < kNumVariants; ++v_i) {
-    const char* variant = BlockVariantName(static_cast<BlockVariant>(v_i));
-    const std::vector<std::string> sources = {
-        "block:block_fw_time", "block:block_re_time", "block:block_agrad_time",
-        "block:block_wgrad_time",
-        absl::StrCat("block:", variant, "block_fw_tp_time_exposed"),
-        absl::StrCat("block:", variant, "block_agrad_tp_time_exposed"),
-        absl::StrCat("block:", variant, "block_recomm_time_exposed")};
-    out.push_back({absl::StrCat("critical_path_", variant, "_forward"),
-                   r.plan.critical_path[v_i].forward, sources});
-    out.push_back({absl::StrCat("critical_path_", variant, "_backward"),
-                   r.plan.critical_path[v_i].backward, sources});
-  }
-  return out;
-}
-
 nlohmann::json MappingJson(const PipelineResult& r) {
   const DerivedValues& d = r.program.derived;
   nlohmann::json j = nlohmann::json::object();
@@ -191,8 +57,8 @@ nlohmann::json ReportJson(const PipelineResult& r) {
                       [&](const char* name, double value) {
                         figures[name] = value;
                       });
-  for (const ExtraFigure& extra : ExtraFigures(r)) {
-    figures[extra.name] = extra.value;
+  for (const NamedFigure& f : r.iteration.rank_figures) {
+    figures[f.name] = f.value;
   }
   report["figures"] = std::move(figures);
   nlohmann::json memory = nlohmann::json::object();
@@ -289,15 +155,11 @@ class Explainer {
   explicit Explainer(const PipelineResult& r) : r_(r) {
     spec_json_ = SpecToJsonValue(r.program.spec);
     derived_json_ = DerivedToJsonValue(r.program.derived);
-    for (const ExtraFigure& e : ExtraFigures(r)) extras_.push_back(e);
     for (const FigureLineage& f : DerivedLineage()) derived_.push_back(f);
   }
 
   // Resolves a bare report figure name to its node id.
   std::string NodeOf(const std::string& figure) const {
-    for (const ExtraFigure& e : extras_) {
-      if (e.name == figure) return "report:" + figure;
-    }
     for (const FigureLineage& f : r_.iteration.lineage) {
       if (f.figure == figure) return "iteration:" + figure;
     }
@@ -367,20 +229,9 @@ class Explainer {
     const size_t colon = node.find(':');
     const std::string kind = node.substr(0, colon);
     const std::string name = node.substr(colon + 1);
-    if (kind == "report") {
-      for (const ExtraFigure& e : extras_) {
-        if (e.name != name) continue;
-        label = absl::StrCat(node, " = ", FormatDouble(e.value),
-                             " [Report]");
-        sources = e.sources;
-      }
-    } else if (kind == "iteration") {
+    if (kind == "iteration") {
       double value = 0;
-      auto find = [&](const char* n, double x) {
-        if (name == n) value = x;
-      };
-      ForEachIterationFigure(r_.iteration.figures, find);
-      ForEachScheduleTerm(r_.iteration.figures, find);
+      FindIterationFigure(r_.iteration, name, &value);
       label = absl::StrCat(node, " = ", FormatDouble(value), " [",
                            AnalyzeIteration::kName, "]");
       sources = SourcesOf(r_.iteration.lineage, name);
@@ -446,7 +297,6 @@ class Explainer {
   const PipelineResult& r_;
   nlohmann::json spec_json_;
   nlohmann::json derived_json_;
-  std::vector<ExtraFigure> extras_;
   std::vector<FigureLineage> derived_;
   std::set<std::string> visited_;
 };

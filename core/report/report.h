@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/report/pipeline.h"
+#include "core/pipeline/pipeline.h"
 #include "nlohmann/json.hpp"
 
 namespace blueprint {

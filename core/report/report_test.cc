@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/pipeline/pipeline.h"
 #include "core/testing/doubles.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"

@@ -14,7 +14,7 @@
 #include "core/adapters/calculon.h"
 #include "core/base/json.h"
 #include "core/report/calculon_stats.h"
-#include "core/report/pipeline.h"
+#include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/testing/doubles.h"
 #include "core/testing/status_matchers.h"

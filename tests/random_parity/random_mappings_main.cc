@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/base/sha256.h"
+#include "core/pipeline/pipeline.h"
 #include "core/report/report.h"
 #include "core/spec/check.h"
 #include "core/testing/programs.h"

@@ -1,6 +1,7 @@
-// usage: node golden_node_test.mjs PACKAGE_DIR GOLDEN_DIR
-// The golden corpus through the npm package under node: for every case of
-// golden/MANIFEST, the wasm module's canonical text of every stage must equal
+// usage: node golden_node_test.mjs TESTING_MODULE GOLDEN_DIR
+// The golden corpus through the wasm module under node (its testing build,
+// //wasm:blueprinting_testing, the only one with evaluateCase): for every
+// case of golden/MANIFEST, the wasm module's canonical text of every stage must equal
 // the stored text byte for byte, and node's own SHA-256 of that text must
 // equal the manifest digest (an independent check of the core's hashing).
 import assert from 'node:assert/strict';
@@ -9,9 +10,9 @@ import {existsSync, readFileSync} from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 
-const [packageDir, goldenDir] = process.argv.slice(2);
+const [modulePath, goldenDir] = process.argv.slice(2);
 const {default: createBlueprinting} =
-    await import(pathToFileURL(path.resolve(packageDir, 'blueprinting.mjs')).href);
+    await import(pathToFileURL(path.resolve(modulePath)).href);
 const bp = await createBlueprinting();
 
 const manifest = new Map();  // case -> Map(stage -> digest)

@@ -1,4 +1,4 @@
-// usage: node hostile_input_test.mjs BLUEPRINT PACKAGE_DIR
+// usage: node hostile_input_test.mjs BLUEPRINT PACKAGE_DIR TESTING_MODULE
 // Hostile input through the npm package: every method returns {ok: false,
 // errors} (never throws, never traps) for lone surrogates, oversized
 // strings, objects that throw, and running out of memory; and an error that
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 
-const [blueprint, packageDir] = process.argv.slice(2);
+const [blueprint, packageDir, testingModule] = process.argv.slice(2);
 const {default: createBlueprinting} =
     await import(pathToFileURL(path.resolve(packageDir, 'blueprinting.mjs')).href);
 const bp = await createBlueprinting();
@@ -145,7 +145,19 @@ assert.match(oom.errors[0].message, /^internal error: check: out of memory; this
 const after = small.digest(spec);
 assert.equal(after.ok, false);
 assert.match(after.errors[0].message, /^internal error: digest: an earlier call failed \(out of memory\)/);
-assert.equal(small.evaluateCase({'spec.json': spec})[0].stage, 'errors');
+// The testing build's evaluateCase (not in the package) is guarded alike.
+const {default: createTesting} =
+    await import(pathToFileURL(path.resolve(testingModule)).href);
+const smallTesting = await createTesting(
+    {wasmMemory: new WebAssembly.Memory({initial: 256, maximum: 1024})});
+assert.equal(smallTesting.evaluateCase({'spec.json': 42})[0].stage, 'errors');
+assert.doesNotThrow(() => { oom = smallTesting.check(numbers); });
+assert.equal(oom.ok, false);
+assert.match(oom.errors[0].message, /^internal error: check: out of memory; this instance/);
+const broken = smallTesting.evaluateCase({'spec.json': spec});
+assert.equal(broken.length, 1);
+assert.equal(broken[0].stage, 'errors');
+assert.match(broken[0].text, /^blueprinting\.errors\/1\ninternal error: evaluateCase: an earlier call failed/);
 assert.equal(bp.check(spec).ok, true);
 
 // 5. Errors quoting input are byte-identical to the native CLI's stderr.

@@ -1,4 +1,4 @@
-#include "core/report/pipeline.h"
+#include "core/pipeline/pipeline.h"
 
 #include <utility>
 
@@ -14,7 +14,7 @@ absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program) {
   BP_ASSIGN_OR_RETURN(result.tasks, LowerTensorParallelBlock().Run(program));
   BP_ASSIGN_OR_RETURN(result.plan, PlanPortable().Run(result.tasks, program));
   BP_ASSIGN_OR_RETURN(result.iteration,
-                      AnalyzeIteration().Run(result.plan, program));
+                      AnalyzeIteration().Run(result.tasks, result.plan, program));
   BP_ASSIGN_OR_RETURN(result.memory, AnalyzeMemory().Run(result.plan, program));
   return result;
 }

@@ -2,8 +2,8 @@
 // LowerTensorParallelBlock -> PlanPortable -> AnalyzeIteration and
 // AnalyzeMemory, each verified before and after. Keeps every IR so reports,
 // digests and lineage can read them.
-#ifndef BLUEPRINTING_CORE_REPORT_PIPELINE_H_
-#define BLUEPRINTING_CORE_REPORT_PIPELINE_H_
+#ifndef BLUEPRINTING_CORE_PIPELINE_PIPELINE_H_
+#define BLUEPRINTING_CORE_PIPELINE_PIPELINE_H_
 
 #include "absl/status/statusor.h"
 #include "core/analysis/analyze.h"
@@ -25,4 +25,4 @@ absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program);
 
 }  // namespace blueprint
 
-#endif  // BLUEPRINTING_CORE_REPORT_PIPELINE_H_
+#endif  // BLUEPRINTING_CORE_PIPELINE_PIPELINE_H_
