@@ -210,7 +210,22 @@ class Explainer {
     const FormulaScope scope =
         kind == "iteration" ? FormulaScope::kIteration : FormulaScope::kMemory;
     const FigureFormula* row = FindFormula(scope, name);
-    if (row == nullptr) return "";
+    if (row == nullptr) {
+      // A per-rank figure: its formula is prose over the task IR, with no
+      // names to substitute.
+      double value = 0;
+      if (kind != "iteration" ||
+          !FindIterationFigure(r_.iteration, name, &value)) {
+        return "";
+      }
+      for (const FigureLineage& f : r_.iteration.lineage) {
+        if (f.figure == name && !f.formula.empty()) {
+          return absl::StrCat(name, " = ", f.formula, " = ",
+                              FormatDouble(value), "\n");
+        }
+      }
+      return "";
+    }
     FormulaValues values;
     values.iteration = &r_.iteration.figures;
     values.memory = &r_.memory.figures;

@@ -132,6 +132,12 @@ TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
   absl::StatusOr<std::string> block = ExplainFigure(r, "block_fw_time");
   ASSERT_TRUE(block.ok()) << block.status();
   EXPECT_EQ(block->rfind("block:block_fw_time = ", 0), 0u);
+  // A per-rank figure shows its formula (prose over the task IR) and value.
+  absl::StatusOr<std::string> rank = ExplainFigure(r, "pp_p2p_bytes");
+  ASSERT_TRUE(rank.ok()) << rank.status();
+  EXPECT_EQ(Lines(*rank)[0].rfind("pp_p2p_bytes = p > 1 ? microbatches * ", 0),
+            0u)
+      << *rank;
 }
 
 TEST(Report, ExplainDepthStopsTheTree) {
