@@ -20,24 +20,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/api/commands.h"
 #include "core/testing/extreme_values.h"
+#include "core/testing/split_mix.h"
 
 namespace blueprint::testing {
 namespace {
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  size_t Below(size_t n) { return static_cast<size_t>(Next() % n); }
-
- private:
-  uint64_t state_;
-};
 
 bool ReadText(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);

@@ -16,28 +16,12 @@
 #include "core/report/report.h"
 #include "core/spec/check.h"
 #include "core/testing/programs.h"
+#include "core/testing/split_mix.h"
 
 namespace blueprint {
 namespace {
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  template <typename T>
-  const T& Pick(const std::vector<T>& values) {
-    return values[Next() % values.size()];
-  }
-  bool Coin() { return Next() & 1; }
-
- private:
-  uint64_t state_;
-};
+using ::blueprint::testing::SplitMix64;
 
 struct ModelShape {
   int64_t hidden, feedforward, heads, head_size, blocks, seq;
