@@ -1,6 +1,7 @@
 // The step-level shape of a mapping: pipeline schedule, degrees, batch,
-// options and the networks that carry PP and DP traffic. Built once from a
-// TypedProgram (consuming the schedule ADT exhaustively); the iteration and
+// options and the networks that carry PP and DP traffic. Built from the
+// derived values of a mapping (the schedule's chunks per stage among them,
+// derive.h VirtualStages); the iteration and
 // memory analyses are pure, allocation-free functions of it and of a
 // block's figures, so the strategy search can reuse block figures across
 // pipeline, data-parallel and batch choices.
@@ -36,8 +37,15 @@ struct StepShape {
   double matrix_peak_flops = 0;  // tflops*1e12 of the datatype
 };
 
-// Builds the step shape; `program` must outlive it (it points into the
-// program's system).
+// MakeStepShape: the step shape of a mapping from its derived values
+// (derive.h) and the parts of its spec they do not cover. Pure and
+// allocation-free (the strategy search builds one per mapping); the shape
+// points into `system`, which must outlive it.
+StepShape MakeStepShape(const DerivedValues& derived,
+                        const TransformerModel& model, const System& system,
+                        const Batch& batch, const ExecutionOptions& options);
+
+// The same for a checked program; `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
 }  // namespace blueprint

@@ -29,6 +29,13 @@ struct Violation {
 // assignments small.
 inline constexpr int64_t kMaxNetworkTiers = 8;
 
+// TierAssignmentFits: Calculon's _check_network_assignments on one network
+// tier, whose mapped degrees (those > 1) multiply to `product` (1 when none
+// is mapped to it): the product fits in the tier and, when the tier must be
+// filled, divides its size. Pure; the checker reports each tier that fails
+// it, and the strategy search tests its tier assignments with it.
+bool TierAssignmentFits(const NetworkTier& tier, int64_t product);
+
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);
 
