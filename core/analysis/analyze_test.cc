@@ -1,5 +1,6 @@
 #include "core/analysis/analyze.h"
 
+#include <set>
 #include <string>
 
 #include "core/plan/plan.h"
@@ -149,6 +150,17 @@ TEST(AnalyzeMemory, ReportsCapacityViolationNamingTheField) {
   EXPECT_EQ(a.memory.violations[0].field, "system.mem1.GiB");
   EXPECT_NE(a.memory.violations[0].message.find("proc_mem_tier1_cap_req"),
             std::string::npos);
+}
+
+// The lineage of the derived values names only values of BP_DERIVED_VALUES.
+TEST(DerivedLineage, NamesDerivedValues) {
+  std::set<std::string> names;
+  ForEachDerivedValue(DerivedValues{}, [&](const char* name, const auto&) {
+    names.insert(name);
+  });
+  for (const FigureLineage& f : DerivedLineage()) {
+    EXPECT_EQ(names.count(f.figure), 1u) << f.figure;
+  }
 }
 
 TEST(AnalyzeIteration, EveryFigureHasLineage) {

@@ -16,63 +16,13 @@
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
 #include "core/spec/derive.h"
+#include "core/spec/spec_view.h"
 
 namespace blueprint {
 namespace {
 
-// The fields every rule reads, gathered once from either spec kind.
-struct SpecView {
-  bool training = true;
-  const TransformerModel* model = nullptr;
-  const System* system = nullptr;
-  const TensorParallel* tensor = nullptr;
-  const PipelineParallel* pipeline = nullptr;
-  const Batch* batch = nullptr;
-  const ExecutionOptions* options = nullptr;
-  // The third dimension: DataParallel for training, ReplicaParallel for
-  // inference. `data_path` is its field path in the canonical JSON.
-  const char* data_path = "parallelism.data";
-  int64_t data_degree = 1;
-  int64_t data_network_tier = 0;
-  bool optimizer_sharding = false;
-  bool data_overlap = false;
-  RecomputePolicy recompute = RecomputePolicy::kNone;
-};
-
-SpecView ViewOf(const MappingSpec& spec) {
-  SpecView view;
-  std::visit(
-      Overloaded{[&](const TransformerTrainingMappingSpec& s) {
-                   view.training = true;
-                   view.model = &s.model;
-                   view.system = &s.system;
-                   view.tensor = &s.parallelism.tensor;
-                   view.pipeline = &s.parallelism.pipeline;
-                   view.batch = &s.batch;
-                   view.options = &s.options;
-                   view.data_path = "parallelism.data";
-                   view.data_degree = s.parallelism.data.degree;
-                   view.data_network_tier = s.parallelism.data.network_tier;
-                   view.optimizer_sharding =
-                       s.parallelism.data.optimizer_sharding;
-                   view.data_overlap = s.parallelism.data.overlap;
-                   view.recompute = s.parallelism.recompute;
-                 },
-                 [&](const TransformerInferenceMappingSpec& s) {
-                   view.training = false;
-                   view.model = &s.model;
-                   view.system = &s.system;
-                   view.tensor = &s.parallelism.tensor;
-                   view.pipeline = &s.parallelism.pipeline;
-                   view.batch = &s.batch;
-                   view.options = &s.options;
-                   view.data_path = "parallelism.replica";
-                   view.data_degree = s.parallelism.replica.degree;
-                   view.data_network_tier = s.parallelism.replica.network_tier;
-                 }},
-      spec);
-  return view;
-}
+using spec_internal::SpecView;
+using spec_internal::ViewOf;
 
 std::string Num(double value) { return FormatDouble(value); }
 

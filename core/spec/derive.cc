@@ -3,27 +3,14 @@
 #include <variant>
 
 #include "core/base/status_macros.h"
+#include "core/spec/spec_view.h"
 
 namespace blueprint {
 namespace {
 
-// The parts both spec kinds share, and the third dimension as the derived
-// values see it (DataParallel for training, ReplicaParallel for inference).
-struct Parts {
-  bool training = true;
-  const TransformerModel* model = nullptr;
-  const TensorParallel* tensor = nullptr;
-  const PipelineParallel* pipeline = nullptr;
-  const Batch* batch = nullptr;
-  const ExecutionOptions* options = nullptr;
-  int64_t data_degree = 1;
-  int64_t data_network_tier = 0;
-  bool optimizer_sharding = false;
-  bool data_overlap = false;
-  RecomputePolicy recompute = RecomputePolicy::kNone;
-};
+using spec_internal::SpecView;
 
-DerivedValues Derive(const Parts& s) {
+DerivedValues Derive(const SpecView& s) {
   DerivedValues dv;
   const int64_t t = s.tensor->degree;
   const int64_t p = s.pipeline->degree;
@@ -52,24 +39,6 @@ DerivedValues Derive(const Parts& s) {
   dv.pipeline_network = s.pipeline->network_tier;
   dv.data_network = s.data_network_tier;
   return dv;
-}
-
-Parts TrainingParts(const TransformerModel& model,
-                    const TransformerTrainingParallelism& parallelism,
-                    const Batch& batch, const ExecutionOptions& options) {
-  Parts s;
-  s.training = true;
-  s.model = &model;
-  s.tensor = &parallelism.tensor;
-  s.pipeline = &parallelism.pipeline;
-  s.batch = &batch;
-  s.options = &options;
-  s.data_degree = parallelism.data.degree;
-  s.data_network_tier = parallelism.data.network_tier;
-  s.optimizer_sharding = parallelism.data.optimizer_sharding;
-  s.data_overlap = parallelism.data.overlap;
-  s.recompute = parallelism.recompute;
-  return s;
 }
 
 }  // namespace
@@ -117,32 +86,64 @@ bool OffloadFits(const Offload& offload, int64_t blocks_per_stage) {
   return !AnyOffload(offload) || blocks_per_stage >= kMinOffloadBlocksPerStage;
 }
 
+namespace spec_internal {
+
+SpecView ViewOf(const MappingSpec& spec) {
+  return std::visit(
+      Overloaded{[](const TransformerTrainingMappingSpec& s) {
+                   SpecView view = TrainingViewOf(s.model, s.parallelism,
+                                                  s.batch, s.options);
+                   view.system = &s.system;
+                   return view;
+                 },
+                 [](const TransformerInferenceMappingSpec& s) {
+                   SpecView view;
+                   view.training = false;
+                   view.model = &s.model;
+                   view.system = &s.system;
+                   view.tensor = &s.parallelism.tensor;
+                   view.pipeline = &s.parallelism.pipeline;
+                   view.batch = &s.batch;
+                   view.options = &s.options;
+                   view.data_path = "parallelism.replica";
+                   view.data_degree = s.parallelism.replica.degree;
+                   view.data_network_tier = s.parallelism.replica.network_tier;
+                   return view;
+                 }},
+      spec);
+}
+
+SpecView TrainingViewOf(const TransformerModel& model,
+                        const TransformerTrainingParallelism& parallelism,
+                        const Batch& batch, const ExecutionOptions& options) {
+  SpecView view;
+  view.training = true;
+  view.model = &model;
+  view.tensor = &parallelism.tensor;
+  view.pipeline = &parallelism.pipeline;
+  view.batch = &batch;
+  view.options = &options;
+  view.data_path = "parallelism.data";
+  view.data_degree = parallelism.data.degree;
+  view.data_network_tier = parallelism.data.network_tier;
+  view.optimizer_sharding = parallelism.data.optimizer_sharding;
+  view.data_overlap = parallelism.data.overlap;
+  view.recompute = parallelism.recompute;
+  return view;
+}
+
+}  // namespace spec_internal
+
 DerivedValues DeriveTrainingValues(
     const TransformerModel& model,
     const TransformerTrainingParallelism& parallelism, const Batch& batch,
     const ExecutionOptions& options) {
-  return Derive(TrainingParts(model, parallelism, batch, options));
+  return Derive(
+      spec_internal::TrainingViewOf(model, parallelism, batch, options));
 }
 
 DerivedValues DeriveValues(const MappingSpec& spec) {
-  return std::visit(
-      Overloaded{[](const TransformerTrainingMappingSpec& s) {
-                   return Derive(TrainingParts(s.model, s.parallelism, s.batch,
-                                               s.options));
-                 },
-                 [](const TransformerInferenceMappingSpec& s) {
-                   Parts parts;
-                   parts.training = false;
-                   parts.model = &s.model;
-                   parts.tensor = &s.parallelism.tensor;
-                   parts.pipeline = &s.parallelism.pipeline;
-                   parts.batch = &s.batch;
-                   parts.options = &s.options;
-                   parts.data_degree = s.parallelism.replica.degree;
-                   parts.data_network_tier = s.parallelism.replica.network_tier;
-                   return Derive(parts);
-                 }},
-      spec);
+  return Derive(spec_internal::ViewOf(spec));
 }
 
 }  // namespace blueprint
