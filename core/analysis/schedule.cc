@@ -27,11 +27,8 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
                                 : static_cast<double>(batch_seq);
     s.pipeline_message_bytes = per_rank * model.hidden * dv.bytes_per_element;
   }
-  s.pipeline_net = &system.networks[static_cast<size_t>(dv.pipeline_network)];
-  s.data_net = &system.networks[static_cast<size_t>(dv.data_network)];
-  // Calculon compares network objects: the same tier index.
-  s.data_net_is_tensor_net = dv.data_network == dv.tensor_network;
-  s.data_net_is_pipeline_net = dv.data_network == dv.pipeline_network;
+  SetStepNetworks(s, system, dv.tensor_network, dv.pipeline_network,
+                  dv.data_network);
   s.mem1 = &system.mem1;
   s.mem2 = &system.mem2;
   auto rate = system.matrix.rates.find(options.datatype);

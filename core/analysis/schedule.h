@@ -48,6 +48,20 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // The same for a checked program; `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
+// SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`
+// and `data_net` of `system` and records whether the DP tier is the TP or
+// the PP one (Calculon compares network objects: the same tier index).
+// MakeStepShape calls it; the strategy search calls it to move one shape
+// across tier assignments.
+inline void SetStepNetworks(StepShape& step, const System& system,
+                            int64_t tensor_net, int64_t pipeline_net,
+                            int64_t data_net) {
+  step.pipeline_net = &system.networks[static_cast<size_t>(pipeline_net)];
+  step.data_net = &system.networks[static_cast<size_t>(data_net)];
+  step.data_net_is_tensor_net = data_net == tensor_net;
+  step.data_net_is_pipeline_net = data_net == pipeline_net;
+}
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_ANALYSIS_SCHEDULE_H_

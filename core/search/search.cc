@@ -264,9 +264,8 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   const int64_t blocks = model_.num_blocks;
   gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
   gs.blocks_per_chunk = gs.blocks_per_stage / g.v;
-  gs.structure_ok = g.v <= gs.blocks_per_stage &&
-                    gs.blocks_per_stage % g.v == 0 &&
-                    model_.feedforward % g.t == 0;
+  gs.structure_ok = InterleavingFits(g.v, gs.blocks_per_stage) &&
+                    TensorSplitsModel(model_, g.t);
   // The assignments are counted, not enumerated: O(tiers^2) per (t, p, d).
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   const int64_t tensor_nets = g.t > 1 ? nets : 1;
@@ -448,7 +447,9 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     }
     if (ruled_out) continue;
     ++result_.work.tier_pairs_examined;
-    step.pipeline_net = &system_.networks[static_cast<size_t>(pair.pn)];
+    // The data tier stays the first valid one until a data tier is chosen
+    // below (the bound without DP does not read it).
+    SetStepNetworks(step, system_, pair.tn, pair.pn, e.data_net);
     // A few data tiers are evaluated as they come; bounding them would cost
     // about as much (with Calculon's systems of 2 or 3 tiers, always so).
     const bool bounded = top_.full() && pair.valid > kDirectDataTiers;
@@ -472,9 +473,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
         dp_bounds_ready = true;
         dp_order_.clear();
         for (int64_t dn : gs.data_tiers) {
-          step.data_net = &system_.networks[static_cast<size_t>(dn)];
-          step.data_net_is_tensor_net = dn == pair.tn;
-          step.data_net_is_pipeline_net = dn == pair.pn;
+          SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
           ComputeIteration(*block, step, iteration);
           ++result_.work.step_time_bounds;
           double bound = c.dp_overlap ? iteration.block_dp_time
@@ -493,9 +492,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     }
     DataCandidates(gs, pair, bounded, without_dp, batch);
     for (int64_t dn : candidates_) {
-      step.data_net = &system_.networks[static_cast<size_t>(dn)];
-      step.data_net_is_tensor_net = dn == pair.tn;
-      step.data_net_is_pipeline_net = dn == pair.pn;
+      SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
       ComputeIteration(*block, step, iteration);
       ++result_.work.iteration_evaluations;
       Offer(iteration.sample_rate, e, pair.tn, pair.pn, dn, *block);
@@ -553,6 +550,9 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
   const BlockConfig config = ConfigOf(e);
   const int64_t shard = c.optimizer_sharding ? g.d : 1;
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
+  // The step shape of the first assignment; each assignment below moves it
+  // to its own tiers (nothing else in it depends on them).
+  StepShape step = ExecutionStepShape(model_, system_, e);
   MemoryFigures memory;
   IterationFigures iteration;
   for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
@@ -570,7 +570,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
         }
         BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                             blocks_.Get(config, tn, shard));
-        const StepShape step = ExecutionStepShape(model_, system_, e);
+        SetStepNetworks(step, system_, tn, pn, dn);
         ComputeMemory(*block, step, memory);
         ++result_.work.memory_evaluations;
         if (!MemoryFits(memory)) {

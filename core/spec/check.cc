@@ -381,7 +381,7 @@ void CheckBatch(const SpecView& view, bool degrees_ok, Collector* out) {
 
 void CheckTensorSplits(const SpecView& view, Collector* out) {
   const int64_t t = view.tensor->degree;
-  if (t < 1) return;
+  if (t < 1 || TensorSplitsModel(*view.model, t)) return;
   const TransformerModel& model = *view.model;
   for (const auto& [path, value] :
        {std::pair<const char*, int64_t>{"model.hidden", model.hidden},
@@ -571,16 +571,12 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   }
   const int64_t per_stage = BlocksPerStage(nb, p);
 
-  if (v > per_stage) {
+  if (!InterleavingFits(v, per_stage)) {
     out->Add(
         "parallelism.pipeline.schedule.virtual_stages",
         absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
-                     " must be at most blocks_per_stage (", per_stage, ")"));
-  } else if (per_stage % v != 0) {
-    out->Add(
-        "parallelism.pipeline.schedule.virtual_stages",
-        absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
-                     " must divide blocks_per_stage (", per_stage, ")"));
+                     v > per_stage ? " must be at most" : " must divide",
+                     " blocks_per_stage (", per_stage, ")"));
   }
 
   const Offload& offload = view.options->offload;

@@ -78,6 +78,16 @@ bool AllGatherRedo(const TensorCommunication& communication) {
   return rs_ag != nullptr && rs_ag->all_gather_redo;
 }
 
+bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage) {
+  return virtual_stages <= blocks_per_stage &&
+         blocks_per_stage % virtual_stages == 0;
+}
+
+bool TensorSplitsModel(const TransformerModel& model, int64_t tensor) {
+  return model.hidden % tensor == 0 && model.feedforward % tensor == 0 &&
+         model.attn_heads % tensor == 0;
+}
+
 bool AnyOffload(const Offload& offload) {
   return offload.weights || offload.activations || offload.optimizer;
 }

@@ -1,7 +1,8 @@
 // File: derive.h
 //
 // The derived values of a mapping (program.h DerivedValues) and the small
-// rules they rest on, each written once. Pure and allocation-free: the
+// structural rules the checker and the strategy search share, each written
+// once. Pure and allocation-free: the
 // checker derives a TypedProgram's values with DeriveValues once it has
 // accepted the spec (check.h), and the strategy search derives every mapping
 // it evaluates with DeriveTrainingValues, without building a spec. Both
@@ -40,6 +41,14 @@ bool SplitsActivations(const TensorCommunication& communication);
 
 // AllGatherRedo: rs_ag with all_gather_redo (Calculon's seq_par_ag_redo).
 bool AllGatherRedo(const TensorCommunication& communication);
+
+// InterleavingFits: `virtual_stages` chunks split the blocks of a stage
+// evenly (Calculon's compile(): v <= blocks_per_stage and v divides it).
+bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage);
+
+// TensorSplitsModel: t divides the model's hidden, feedforward and
+// attention-head counts (each GEMM and head split evenly t ways).
+bool TensorSplitsModel(const TransformerModel& model, int64_t tensor);
 
 // AnyOffload: some state is offloaded to the second memory tier.
 bool AnyOffload(const Offload& offload);
