@@ -163,10 +163,10 @@ class Searcher {
   struct GroupState {
     const Group* group = nullptr;
     int64_t blocks_per_stage = 0;
-    int64_t blocks_per_chunk = 0;
-    // Interleaving divides the blocks per stage (always so in this space),
-    // and t divides the feed-forward size (the search only filters t by
-    // hidden and heads; Calculon asserts, the checker rejects).
+    // The checker's InterleavingFits (always so in this space) and
+    // TensorSplitsModel (the search filters t by hidden and heads only, so
+    // the feed-forward size may not split; Calculon asserts, the checker
+    // rejects).
     bool structure_ok = true;
     int64_t assignments = 0;        // all of them
     int64_t valid_assignments = 0;  // those passing the tier check
@@ -263,7 +263,6 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   gs.group = &g;
   const int64_t blocks = model_.num_blocks;
   gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
-  gs.blocks_per_chunk = gs.blocks_per_stage / g.v;
   gs.structure_ok = InterleavingFits(g.v, gs.blocks_per_stage) &&
                     TensorSplitsModel(model_, g.t);
   // The assignments are counted, not enumerated: O(tiers^2) per (t, p, d).
