@@ -549,9 +549,10 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
   const BlockConfig config = ConfigOf(e);
   const int64_t shard = c.optimizer_sharding ? g.d : 1;
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
-  // The step shape of the first assignment; each assignment below moves it
-  // to its own tiers (nothing else in it depends on them).
-  StepShape step = ExecutionStepShape(model_, system_, e);
+  // The step shape, built for the first valid assignment; each assignment
+  // moves it to its own tiers (nothing else in it depends on them).
+  StepShape step;
+  bool shaped = false;
   MemoryFigures memory;
   IterationFigures iteration;
   for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
@@ -569,6 +570,10 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
         }
         BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                             blocks_.Get(config, tn, shard));
+        if (!shaped) {
+          step = ExecutionStepShape(model_, system_, e);
+          shaped = true;
+        }
         SetStepNetworks(step, system_, tn, pn, dn);
         ComputeMemory(*block, step, memory);
         ++result_.work.memory_evaluations;

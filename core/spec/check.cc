@@ -648,11 +648,6 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
 
 }  // namespace
 
-bool TierAssignmentFits(const NetworkTier& tier, int64_t product) {
-  return product <= tier.size &&
-         !(tier.must_be_filled && tier.size % product != 0);
-}
-
 std::vector<Violation> FindViolations(const MappingSpec& spec) {
   return Verify(spec);
 }

@@ -34,7 +34,10 @@ inline constexpr int64_t kMaxNetworkTiers = 8;
 // is mapped to it): the product fits in the tier and, when the tier must be
 // filled, divides its size. Pure; the checker reports each tier that fails
 // it, and the strategy search tests its tier assignments with it.
-bool TierAssignmentFits(const NetworkTier& tier, int64_t product);
+inline bool TierAssignmentFits(const NetworkTier& tier, int64_t product) {
+  return product <= tier.size &&
+         !(tier.must_be_filled && tier.size % product != 0);
+}
 
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);

@@ -43,15 +43,6 @@ DerivedValues Derive(const SpecView& s) {
 
 }  // namespace
 
-int64_t BlocksPerStage(int64_t num_blocks, int64_t pipeline) {
-  return num_blocks / pipeline + (num_blocks % pipeline != 0 ? 1 : 0);
-}
-
-int64_t BubbleReductionBlocks(int64_t num_blocks, int64_t pipeline) {
-  const int64_t remainder = num_blocks % pipeline;
-  return remainder != 0 ? pipeline - remainder : 0;
-}
-
 int64_t VirtualStages(const PipelineSchedule& schedule) {
   return std::visit(
       Overloaded{
@@ -63,37 +54,6 @@ int64_t VirtualStages(const PipelineSchedule& schedule) {
           [](const ForwardOnly& f) -> int64_t { return f.virtual_stages; },
       },
       schedule);
-}
-
-bool SplitsActivations(const TensorCommunication& communication) {
-  return std::visit(
-      Overloaded{[](const AllReduce&) { return false; },
-                 [](const ReduceScatterAllGather&) { return true; },
-                 [](const EdgeReduceScatterAllGather&) { return true; }},
-      communication);
-}
-
-bool AllGatherRedo(const TensorCommunication& communication) {
-  const auto* rs_ag = std::get_if<ReduceScatterAllGather>(&communication);
-  return rs_ag != nullptr && rs_ag->all_gather_redo;
-}
-
-bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage) {
-  return virtual_stages <= blocks_per_stage &&
-         blocks_per_stage % virtual_stages == 0;
-}
-
-bool TensorSplitsModel(const TransformerModel& model, int64_t tensor) {
-  return model.hidden % tensor == 0 && model.feedforward % tensor == 0 &&
-         model.attn_heads % tensor == 0;
-}
-
-bool AnyOffload(const Offload& offload) {
-  return offload.weights || offload.activations || offload.optimizer;
-}
-
-bool OffloadFits(const Offload& offload, int64_t blocks_per_stage) {
-  return !AnyOffload(offload) || blocks_per_stage >= kMinOffloadBlocksPerStage;
 }
 
 namespace spec_internal {
