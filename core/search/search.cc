@@ -42,6 +42,15 @@ std::vector<int64_t> Divisors(int64_t x) {
   return low;
 }
 
+// MakeStepShape of the training spec with these parts (calculon.h
+// TrainingPartsOf), its values derived as the checker derives them.
+StepShape StepShapeOf(const TransformerModel& model, const System& system,
+                      const CalculonTrainingParts& parts) {
+  return MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
+                                            parts.batch, parts.options),
+                       model, system, parts.batch, parts.options);
+}
+
 // Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v).
 struct Choice {
   RecomputePolicy recompute;
@@ -194,10 +203,12 @@ class Searcher {
   CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
   // Both count the executions of one (choice, microbatch size) and offer the
   // valid ones to the ranking.
-  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c,
-                              int64_t b);
+  // `parts` are the choice's spec parts (TrainingPartsOf), whose microbatch
+  // size they set to b.
+  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c, int64_t b,
+                              CalculonTrainingParts& parts);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                  int64_t b);
+                                  int64_t b, CalculonTrainingParts& parts);
   void Offer(double rate, const CalculonExecution& e, int64_t tn, int64_t pn,
              int64_t dn, const BlockFigures& block);
 
@@ -400,7 +411,7 @@ BlockConfig ConfigOf(const CalculonExecution& e) {
 // was computed, and that only grows; the assignments evaluated are offered in
 // enumeration order, so ties rank as in Calculon.
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
-                                      int64_t b) {
+                                      int64_t b, CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
@@ -416,7 +427,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
   e.data_net = gs.first_valid.dn;
   BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                       blocks_.Get(config, e.tensor_net, shard));
-  StepShape step = ExecutionStepShape(model_, system_, e);
+  parts.batch.microbatch_size = b;
+  StepShape step = StepShapeOf(model_, system_, parts);
   MemoryFigures memory;
   ComputeMemory(*block, step, memory);
   ++result_.work.memory_evaluations;
@@ -542,8 +554,9 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
 
 // Each execution on its own, as Calculon runs it: tier check, interleaving
 // and offload checks, memory, iteration.
-absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
-                                          const Choice& c, int64_t b) {
+absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
+                                          int64_t b,
+                                          CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   CalculonExecution e = Execution(g, c, b);
   const BlockConfig config = ConfigOf(e);
@@ -571,7 +584,8 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
         BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                             blocks_.Get(config, tn, shard));
         if (!shaped) {
-          step = ExecutionStepShape(model_, system_, e);
+          parts.batch.microbatch_size = b;
+          step = StepShapeOf(model_, system_, parts);
           shaped = true;
         }
         SetStepNetworks(step, system_, tn, pn, dn);
@@ -598,10 +612,18 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   for (size_t i = 0; i < g.choices.size(); ++i) {
     if (cancel_ && cancel_()) return absl::CancelledError("search cancelled");
     const Choice& c = g.choices[i];
+    // The spec parts of the choice, built once: only the microbatch size
+    // varies below, and the tiers are moved per assignment (SetStepNetworks).
+    CalculonExecution e = Execution(g, c, /*b=*/1);
+    e.tensor_net = gs.first_valid.tn;
+    e.pipeline_net = gs.first_valid.pn;
+    e.data_net = gs.first_valid.dn;
+    CalculonTrainingParts parts = TrainingPartsOf(e, model_);
     for (int64_t b : g.microbatch_sizes) {
       const int64_t good_before = result_.good_executions;
-      BP_RETURN_IF_ERROR(options_.exhaustive ? EvaluateExhaustive(gs, c, b)
-                                             : EvaluatePruned(gs, c, b));
+      BP_RETURN_IF_ERROR(options_.exhaustive
+                             ? EvaluateExhaustive(gs, c, b, parts)
+                             : EvaluatePruned(gs, c, b, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     if (progress_ && total > 0) {
@@ -696,10 +718,7 @@ TypedProgram ExecutionProgram(const TransformerModel& model,
 
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system, const CalculonExecution& e) {
-  const CalculonTrainingParts parts = TrainingPartsOf(e, model);
-  return MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
-                                            parts.batch, parts.options),
-                       model, system, parts.batch, parts.options);
+  return StepShapeOf(model, system, TrainingPartsOf(e, model));
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
