@@ -30,6 +30,7 @@
 #ifndef BLUEPRINTING_CORE_ADAPTERS_CALCULON_H_
 #define BLUEPRINTING_CORE_ADAPTERS_CALCULON_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -52,6 +53,54 @@ absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
 absl::StatusOr<TransformerModel> FromCalculonApplication(
     const std::string& app_json);
 absl::StatusOr<System> FromCalculonSystem(const std::string& sys_json);
+
+// CalculonExecution: Calculon's execution (its 23 keys), typed as the spec
+// types them; the strategy search enumerates these. Keys and fields:
+//   num_procs, batch_size, microbatch_size, datatype, fused_activation,
+//   optimizer_sharding, training: the same names;
+//   tensor_par, pipeline_par, data_par -> tensor, pipeline, data;
+//   tensor_par_net, pipeline_par_net, data_par_net -> tensor_net,
+//     pipeline_net, data_net;
+//   pipeline_interleaving -> interleaving; activation_recompute ->
+//   recompute; attention_type -> attention; tensor_par_overlap ->
+//   tp_overlap; data_par_overlap -> dp_overlap;
+//   tensor_par_comm_type + seq_par_ag_redo -> comm (the mapping above);
+//   weight_offload, activations_offload, optimizer_offload -> offload.
+struct CalculonExecution {
+  int64_t num_procs = 1;
+  int64_t tensor = 1, pipeline = 1, data = 1;  // t, p, d
+  int64_t tensor_net = 0, pipeline_net = 0, data_net = 0;
+  int64_t batch_size = 1;
+  int64_t microbatch_size = 1;
+  int64_t interleaving = 1;  // v
+  DataType datatype = DataType::kFloat16;
+  bool fused_activation = true;
+  AttentionType attention = AttentionType::kMultiHead;
+  RecomputePolicy recompute = RecomputePolicy::kNone;
+  bool optimizer_sharding = false;
+  TensorCommunication comm = AllReduce{};
+  TensorOverlap tp_overlap = TensorOverlap::kNone;
+  bool dp_overlap = false;
+  Offload offload;
+  bool training = true;
+};
+
+// CalculonTrainingParts: the parts of the training spec an execution maps
+// to besides the model and the system.
+struct CalculonTrainingParts {
+  TransformerTrainingParallelism parallelism;
+  Batch batch;
+  ExecutionOptions options;
+};
+
+// TrainingPartsOf: those parts, as FromCalculon maps them (the model decides
+// the stage layout). Allocation-free: the search calls it per mapping.
+CalculonTrainingParts TrainingPartsOf(const CalculonExecution& exe,
+                                      const TransformerModel& model);
+
+// SpecOf: the spec FromCalculon makes of `exe` (training or inference).
+MappingSpec SpecOf(const CalculonExecution& exe, TransformerModel model,
+                   System system);
 
 // ToCalculonExecution: the 23-key execution JSON Calculon would run for a
 // checked program (canonical text, ending in "\n"). Inference specs give

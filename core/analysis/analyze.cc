@@ -328,7 +328,7 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
   ComputeMemory(plan.block, step, analysis.figures);
   analysis.lineage = Resolve(MemoryFormulas(), kName, program);
   const MemoryFigures& m = analysis.figures;
-  if (m.proc_mem_tier1_cap_req > m.tier1_capacity) {
+  if (!MemoryTier1Fits(m)) {
     analysis.violations.push_back({"system.mem1.GiB", absl::StrCat(
         "system.mem1.GiB (", FormatDouble(program.system().mem1.gib),
         ") is less than proc_mem_tier1_cap_req (", GiB(m.proc_mem_tier1_cap_req),
@@ -338,7 +338,7 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         GiB(m.optimizer_space), ", activation gradients ",
         GiB(m.act_grad_space), " (before offload)")});
   }
-  if (m.proc_mem_tier2_cap_req > m.tier2_capacity) {
+  if (!MemoryTier2Fits(m)) {
     analysis.violations.push_back({"system.mem2.GiB", absl::StrCat(
         "system.mem2.GiB (", FormatDouble(program.system().mem2.gib),
         ") is less than proc_mem_tier2_cap_req (",

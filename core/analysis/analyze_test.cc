@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
+#include <set>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -193,6 +195,17 @@ void ExpectFormulaOf(FormulaScope scope, const char* figure,
     }
   }
   EXPECT_EQ(rows, 1) << figure;
+}
+
+// The lineage of the derived values names only values of BP_DERIVED_VALUES.
+TEST(DerivedLineage, NamesDerivedValues) {
+  std::set<std::string> names;
+  ForEachDerivedValue(DerivedValues{}, [&](const char* name, const auto&) {
+    names.insert(name);
+  });
+  for (const FigureLineage& f : DerivedLineage()) {
+    EXPECT_EQ(names.count(f.figure), 1u) << f.figure;
+  }
 }
 
 TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {

@@ -545,4 +545,49 @@ void ComputeMemory(const BlockFigures& b, const StepShape& s,
   mem.tier2_capacity = s.mem2->gib * kGiB;
 }
 
+bool MemoryTier1Fits(const MemoryFigures& m) {
+  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity);
+}
+
+bool MemoryTier2Fits(const MemoryFigures& m) {
+  return !(m.proc_mem_tier2_cap_req > m.tier2_capacity);
+}
+
+bool MemoryFits(const MemoryFigures& m) {
+  return MemoryTier1Fits(m) && MemoryTier2Fits(m);
+}
+
+// Bounds ComputeIteration's total_time term by term: fw_time + bw_time +
+// optim_step_time + recompute_time (the compute), tp_comm_exposed_time +
+// recomm_exposed_time (exposed), and the bubble's (p - 1 +
+// extra_interleaving_bubbles) chunks at their compute only; offload, PP and DP
+// terms are left out (each >= 0).
+double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
+  if (s.bubble_reduction_blocks != 0) return 0;
+  const double p = static_cast<double>(s.p);
+  const double v = static_cast<double>(s.v);
+  const double m = static_cast<double>(s.m);
+  const double bpp = static_cast<double>(s.blocks_per_stage);
+  const double bpc = static_cast<double>(s.blocks_per_chunk);
+  const double mult = bpp * m;
+  const double compute = mult * b.block_fw_time + mult * b.block_agrad_time +
+                         mult * b.block_wgrad_time + bpp * b.block_optim_time +
+                         mult * b.block_re_time;
+  const double per_step = m * v;
+  const double exposed =
+      per_step *
+      ((bpc - 1) *
+           (b.baseblock_fw_tp_time_exposed + b.baseblock_agrad_tp_time_exposed +
+            b.baseblock_recomm_time_exposed) +
+       b.edgeblock_fw_tp_time_exposed + b.edgeblock_agrad_tp_time_exposed +
+       b.edgeblock_recomm_time_exposed);
+  const int64_t leftover = s.m % s.p;
+  const double extra =
+      leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;
+  const double bubble = (p - 1 + extra) * bpc *
+                        (b.block_fw_time + b.block_re_time +
+                         b.block_agrad_time + b.block_wgrad_time);
+  return compute + exposed + bubble;
+}
+
 }  // namespace blueprint

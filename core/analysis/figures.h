@@ -82,6 +82,22 @@ void ComputeIteration(const BlockFigures& block, const StepShape& step,
 void ComputeMemory(const BlockFigures& block, const StepShape& step,
                    MemoryFigures& out);
 
+// MemoryTier1Fits / MemoryTier2Fits / MemoryFits: the requirement of the
+// first / second / each memory tier is within its capacity (Calculon's
+// memory check; a NaN requirement is not over the capacity).
+bool MemoryTier1Fits(const MemoryFigures& memory);
+bool MemoryTier2Fits(const MemoryFigures& memory);
+bool MemoryFits(const MemoryFigures& memory);
+
+// StepTimeLowerBound: a lower bound on ComputeIteration(block, step)
+// .total_time whatever step's PP and DP tiers (pipeline_net, data_net and
+// the flags that compare them): the compute of the step, its exposed TP and
+// re-communication time and the compute part of the pipeline bubble, the
+// same terms as ComputeIteration's (every other term of total_time is
+// >= 0). 0 (no bound) for an uneven stage layout, whose bubble is shortened.
+// The strategy search uses it to skip mappings that cannot rank.
+double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_

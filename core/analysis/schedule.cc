@@ -5,57 +5,44 @@
 
 namespace blueprint {
 
-StepShape MakeStepShape(const TypedProgram& program) {
-  const DerivedValues& dv = program.derived;
-  const System& system = program.system();
+StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
+                        const System& system, const Batch& batch,
+                        const ExecutionOptions& options) {
   StepShape s;
   s.training = dv.training;
   s.p = dv.pipeline;
   s.m = dv.microbatches;
   s.d = dv.data;
-  // The schedule decides the number of chunks per stage; every constructor
-  // is handled here and nowhere else in the analyses.
-  s.v = std::visit(
-      Overloaded{
-          [](const SingleStage&) -> int64_t { return 1; },
-          [](const OneForwardOneBackward&) -> int64_t { return 1; },
-          [](const InterleavedOneForwardOneBackward& i) -> int64_t {
-            return i.virtual_stages;
-          },
-          [](const ForwardOnly& f) -> int64_t { return f.virtual_stages; },
-      },
-      program.pipeline().schedule);
+  s.v = dv.virtual_stages;
   s.blocks_per_stage = dv.blocks_per_stage;
   s.blocks_per_chunk = dv.blocks_per_chunk;
   s.bubble_reduction_blocks = dv.bubble_reduction_blocks;
-  s.global_batch = program.batch().global_batch_size;
+  s.global_batch = batch.global_batch_size;
   s.recompute = dv.recompute;
   s.optimizer_sharding = dv.optimizer_sharding;
   s.data_overlap = dv.data_overlap;
-  s.offload = program.options().offload;
+  s.offload = options.offload;
   if (s.p > 1) {
-    const double activation = static_cast<double>(
-        program.batch().microbatch_size * program.model().seq_size);
-    const double per_rank =
-        dv.pipeline_rs_ag
-            ? static_cast<double>(
-                  (program.batch().microbatch_size * program.model().seq_size) /
-                  dv.tensor)
-            : activation;
-    s.pipeline_message_bytes =
-        per_rank * program.model().hidden * dv.bytes_per_element;
+    // 1/t of the activation under rs_ag and p2p_rs_ag.
+    const int64_t batch_seq = batch.microbatch_size * model.seq_size;
+    const double per_rank = dv.pipeline_rs_ag
+                                ? static_cast<double>(batch_seq / dv.tensor)
+                                : static_cast<double>(batch_seq);
+    s.pipeline_message_bytes = per_rank * model.hidden * dv.bytes_per_element;
   }
-  s.pipeline_net = &system.networks[static_cast<size_t>(dv.pipeline_network)];
-  s.data_net = &system.networks[static_cast<size_t>(dv.data_network)];
-  // Calculon compares network objects: the same tier index.
-  s.data_net_is_tensor_net = dv.data_network == dv.tensor_network;
-  s.data_net_is_pipeline_net = dv.data_network == dv.pipeline_network;
+  SetStepNetworks(s, system, dv.tensor_network, dv.pipeline_network,
+                  dv.data_network);
   s.mem1 = &system.mem1;
   s.mem2 = &system.mem2;
-  auto rate = system.matrix.rates.find(program.options().datatype);
+  auto rate = system.matrix.rates.find(options.datatype);
   s.matrix_peak_flops =
       rate == system.matrix.rates.end() ? 0 : rate->second.tflops * kTFLOP;
   return s;
+}
+
+StepShape MakeStepShape(const TypedProgram& program) {
+  return MakeStepShape(program.derived, program.model(), program.system(),
+                       program.batch(), program.options());
 }
 
 }  // namespace blueprint

@@ -1,6 +1,7 @@
 // The step-level shape of a mapping: pipeline schedule, degrees, batch,
-// options and the networks that carry PP and DP traffic. Built once from a
-// TypedProgram (consuming the schedule ADT exhaustively); the iteration and
+// options and the networks that carry PP and DP traffic. Built from the
+// derived values of a mapping (the schedule's chunks per stage among them,
+// derive.h VirtualStages); the iteration and
 // memory analyses are pure, allocation-free functions of it and of a
 // block's figures, so the strategy search can reuse block figures across
 // pipeline, data-parallel and batch choices.
@@ -36,9 +37,30 @@ struct StepShape {
   double matrix_peak_flops = 0;  // tflops*kTFLOP of the datatype
 };
 
-// Builds the step shape; `program` must outlive it (it points into the
-// program's system).
+// MakeStepShape: the step shape of a mapping from its derived values
+// (derive.h) and the parts of its spec they do not cover. Pure and
+// allocation-free (the strategy search builds one per mapping); the shape
+// points into `system`, which must outlive it.
+StepShape MakeStepShape(const DerivedValues& derived,
+                        const TransformerModel& model, const System& system,
+                        const Batch& batch, const ExecutionOptions& options);
+
+// The same for a checked program; `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
+
+// SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`
+// and `data_net` of `system` and records whether the DP tier is the TP or
+// the PP one (Calculon compares network objects: the same tier index).
+// MakeStepShape calls it; the strategy search calls it to move one shape
+// across tier assignments.
+inline void SetStepNetworks(StepShape& step, const System& system,
+                            int64_t tensor_net, int64_t pipeline_net,
+                            int64_t data_net) {
+  step.pipeline_net = &system.networks[static_cast<size_t>(pipeline_net)];
+  step.data_net = &system.networks[static_cast<size_t>(data_net)];
+  step.data_net_is_tensor_net = data_net == tensor_net;
+  step.data_net_is_pipeline_net = data_net == pipeline_net;
+}
 
 }  // namespace blueprint
 

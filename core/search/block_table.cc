@@ -6,7 +6,9 @@
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
+#include "core/search/search.h"
 #include "core/taskir/lower.h"
+#include "core/taskir/optimizer.h"
 
 namespace blueprint {
 namespace {
@@ -16,9 +18,9 @@ constexpr int kActivationGrad = static_cast<int>(Stage::kActivationGrad);
 constexpr int kWeightGrad = static_cast<int>(Stage::kWeightGrad);
 
 // A mapping whose block is `config` (p = d = 1, unsharded optimizer).
-SearchExecution BlockExecution(const BlockConfig& config, DataType datatype,
-                               int64_t tensor_net) {
-  SearchExecution e;
+CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype,
+                                 int64_t tensor_net) {
+  CalculonExecution e;
   e.num_procs = config.tensor;
   e.tensor = config.tensor;
   e.tensor_net = tensor_net;
@@ -28,7 +30,6 @@ SearchExecution BlockExecution(const BlockConfig& config, DataType datatype,
   e.fused_activation = config.fused_activation;
   e.recompute = config.recompute;
   e.comm = config.comm;
-  e.seq_par_ag_redo = config.seq_par_ag_redo;
   e.tp_overlap = config.tp_overlap;
   return e;
 }
@@ -59,9 +60,10 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
   lowered.optimizer_inputs.reserve(lowered.tasks.tasks.size());
   for (const Task& task : lowered.tasks.tasks) {
     TaskOptimizerInputs in;
-    // Unsharded, the lowering stores weight_grads * 4 (fp32 gradients),
-    // weight_grads * bpe / 1 and (master + Adam state) / 1: all exact.
-    in.weight_grad_elements = task.footprint.weight_grad_unsharded / 4;
+    // Unsharded, the lowering stores UnshardedWeightGradBytes (elements *
+    // 4), WeightGradBytes and OptimizerStateBytes with shard 1: all exact.
+    in.weight_grad_elements =
+        task.footprint.weight_grad_unsharded / kFloat32Bytes;
     in.weight_grad_bytes = task.footprint.weight_grad_sharded;
     in.optimizer_bytes = task.footprint.optimizer;
     in.forward_flops = task.work[kForward].flops;
@@ -92,8 +94,8 @@ absl::StatusOr<const BlockFigures*> BlockTable::Unsharded(Lowered& lowered,
   return &*slot;
 }
 
-// Mirrors LowerTensorParallelBlock (op.flops = weight_grads / shard * 11,
-// footprints / shard) and PlanPortable's Aggregate (sums in task order, the
+// Mirrors LowerTensorParallelBlock (the optimizer.h terms, sharded) and
+// PlanPortable's Aggregate (sums in task order, the
 // optimizer on the vector engine, TPComm never charged as compute) for the
 // figures the shard changes; block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
@@ -108,7 +110,7 @@ void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
   b.block_optimizer_space = 0;
   b.useful_flops = 0;
   for (const TaskOptimizerInputs& in : lowered.optimizer_inputs) {
-    const double flops = in.weight_grad_elements / s * 11;
+    const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
     const double flop_time = FlopTime(system_.vector, datatype_, flops);
     const double mem_time = MemoryTime(system_.mem1, bytes);

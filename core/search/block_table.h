@@ -16,12 +16,13 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/plan/plan_ir.h"
-#include "core/search/search.h"
+#include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -33,22 +34,21 @@ struct BlockConfig {
   int64_t tensor = 1;
   int64_t microbatch_size = 1;
   RecomputePolicy recompute = RecomputePolicy::kNone;
-  TensorCommKind comm = TensorCommKind::kAllReduce;
-  bool seq_par_ag_redo = false;
+  TensorCommunication comm = AllReduce{};  // with all_gather_redo
   TensorOverlap tp_overlap = TensorOverlap::kNone;
   bool fused_activation = true;
 
   friend bool operator==(const BlockConfig& a, const BlockConfig& b) {
     return a.tensor == b.tensor && a.microbatch_size == b.microbatch_size &&
-           a.recompute == b.recompute && a.comm == b.comm &&
-           a.seq_par_ag_redo == b.seq_par_ag_redo &&
+           a.recompute == b.recompute && a.comm.index() == b.comm.index() &&
+           AllGatherRedo(a.comm) == AllGatherRedo(b.comm) &&
            a.tp_overlap == b.tp_overlap &&
            a.fused_activation == b.fused_activation;
   }
   template <typename H>
   friend H AbslHashValue(H h, const BlockConfig& c) {
     return H::combine(std::move(h), c.tensor, c.microbatch_size, c.recompute,
-                      c.comm, c.seq_par_ag_redo, c.tp_overlap,
+                      c.comm.index(), AllGatherRedo(c.comm), c.tp_overlap,
                       c.fused_activation);
   }
 };

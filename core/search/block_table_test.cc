@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/plan/plan.h"
@@ -25,7 +26,7 @@ TransformerModel TinyModel() { return {"tiny", 64, 256, 8, 8, 8, 32}; }
 BlockFigures FullPassFigures(const TransformerModel& model,
                              const System& system, const BlockConfig& config,
                              int64_t tensor_net, int64_t shard) {
-  SearchExecution e;
+  CalculonExecution e;
   e.tensor = config.tensor;
   e.data = shard;
   e.num_procs = config.tensor * shard;
@@ -35,12 +36,10 @@ BlockFigures FullPassFigures(const TransformerModel& model,
   e.batch_size = config.microbatch_size * shard;
   e.recompute = config.recompute;
   e.comm = config.comm;
-  e.seq_par_ag_redo = config.seq_par_ag_redo;
   e.tp_overlap = config.tp_overlap;
   e.fused_activation = config.fused_activation;
   e.optimizer_sharding = shard > 1;
-  absl::StatusOr<TypedProgram> program =
-      CheckSpec(ExecutionSpec(model, system, e));
+  absl::StatusOr<TypedProgram> program = CheckSpec(SpecOf(e, model, system));
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
   absl::StatusOr<DistributedTaskIR> tasks =
@@ -77,20 +76,22 @@ std::vector<BlockConfig> AllConfigs(const std::vector<int64_t>& tensors,
       for (RecomputePolicy r :
            {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
             RecomputePolicy::kNone}) {
-        for (TensorCommKind c :
-             {TensorCommKind::kAllReduce,
-              TensorCommKind::kEdgeReduceScatterAllGather,
-              TensorCommKind::kReduceScatterAllGather}) {
+        for (const TensorCommunication& c :
+             {TensorCommunication{AllReduce{}},
+              TensorCommunication{EdgeReduceScatterAllGather{}},
+              TensorCommunication{ReduceScatterAllGather{}}}) {
           for (bool redo : {true, false}) {
-            if (redo && (c != TensorCommKind::kReduceScatterAllGather ||
+            if (redo && (!std::holds_alternative<ReduceScatterAllGather>(c) ||
                          r == RecomputePolicy::kFull)) {
               continue;
             }
+            const TensorCommunication comm =
+                redo ? TensorCommunication{ReduceScatterAllGather{true}} : c;
             for (TensorOverlap o : {TensorOverlap::kNone, TensorOverlap::kRing,
                                     TensorOverlap::kPipe}) {
               if (t == 1 && o != TensorOverlap::kNone) continue;
               for (bool fused : {true, false}) {
-                out.push_back({t, b, r, c, redo, o, fused});
+                out.push_back({t, b, r, comm, o, fused});
               }
             }
           }
@@ -120,8 +121,8 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " b=" << config.microbatch_size
             << " recompute=" << RecomputeName(config.recompute)
-            << " comm=" << TensorCommKindName(config.comm)
-            << " redo=" << config.seq_par_ag_redo
+            << " comm=" << TensorCommunicationName(config.comm)
+            << " redo=" << AllGatherRedo(config.comm)
             << " overlap=" << TensorOverlapName(config.tp_overlap)
             << " fused=" << config.fused_activation << " tn=" << tn
             << " shard=" << shard << ": " << diff.front();
@@ -154,9 +155,8 @@ TEST(BlockTableTest, ClearForgetsBlocks) {
   const TransformerModel model = TinyModel();
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16);
-  const BlockConfig config{2, 1, RecomputePolicy::kNone,
-                           TensorCommKind::kAllReduce, false,
-                           TensorOverlap::kNone, true};
+  const BlockConfig config{
+      2, 1, RecomputePolicy::kNone, AllReduce{}, TensorOverlap::kNone, true};
   ASSERT_TRUE(table.Get(config, 0, 1).ok());
   ASSERT_TRUE(table.Get(config, 0, 1).ok());
   EXPECT_EQ(table.blocks_planned(), 1);

@@ -31,10 +31,13 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   const TransformerModel model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16);
-  const BlockConfig config{8, 2, RecomputePolicy::kAttentionOnly,
-                           TensorCommKind::kReduceScatterAllGather, false,
-                           TensorOverlap::kRing, true};
-  SearchExecution e;
+  const BlockConfig config{8,
+                           2,
+                           RecomputePolicy::kAttentionOnly,
+                           ReduceScatterAllGather{false},
+                           TensorOverlap::kRing,
+                           true};
+  CalculonExecution e;
   e.num_procs = 512;
   e.tensor = 8;
   e.pipeline = 8;
@@ -50,7 +53,7 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   e.offload = {true, true, true};
   e.data_net = 1;
   ASSERT_TRUE(table.Get(config, 0, 8).ok());  // computed: allocates
-  TopN<SearchExecution> top(4);
+  TopN<CalculonExecution> top(4);
   for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
 
   double checksum = 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/analysis/figures.h"
@@ -85,26 +86,26 @@ bool NetworkAssignmentValid(const System& system, int64_t t, int64_t tn,
 }
 
 // Steps 6-15: the execution keys besides the degrees, tiers and batch.
-std::vector<SearchExecution> Choices(int64_t t, int64_t d, bool has_mem2,
-                                     const SearchOptions& o) {
+std::vector<CalculonExecution> Choices(int64_t t, int64_t d, bool has_mem2,
+                                       const SearchOptions& o) {
   const std::vector<bool> tf = {true, false}, f = {false};
   std::vector<TensorOverlap> overlaps = {TensorOverlap::kNone};
   if (t > 1 && o.tp_overlap) {
     overlaps = {TensorOverlap::kNone, TensorOverlap::kRing,
                 TensorOverlap::kPipe};
   }
-  std::vector<SearchExecution> out;
+  std::vector<CalculonExecution> out;
   for (RecomputePolicy recompute :
        {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
         RecomputePolicy::kNone}) {
     const bool full = recompute == RecomputePolicy::kFull;
     for (bool sharding : d > 1 ? tf : f) {
-      for (TensorCommKind comm :
-           {TensorCommKind::kAllReduce,
-            TensorCommKind::kEdgeReduceScatterAllGather,
-            TensorCommKind::kReduceScatterAllGather}) {
+      for (const TensorCommunication& comm :
+           {TensorCommunication{AllReduce{}},
+            TensorCommunication{EdgeReduceScatterAllGather{}},
+            TensorCommunication{ReduceScatterAllGather{}}}) {
         const bool can_redo =
-            comm == TensorCommKind::kReduceScatterAllGather && !full;
+            std::holds_alternative<ReduceScatterAllGather>(comm) && !full;
         for (bool redo : can_redo ? tf : f) {
           for (bool dp_overlap : d > 1 && o.dp_overlap ? tf : f) {
             for (TensorOverlap tp_overlap : overlaps) {
@@ -112,11 +113,11 @@ std::vector<SearchExecution> Choices(int64_t t, int64_t d, bool has_mem2,
                 for (bool acts : has_mem2 && !full ? tf : f) {
                   for (bool optimizer : has_mem2 ? tf : f) {
                     for (bool fused : o.fused_activation) {
-                      SearchExecution e;
+                      CalculonExecution e;
                       e.recompute = recompute;
                       e.optimizer_sharding = sharding;
                       e.comm = comm;
-                      e.seq_par_ag_redo = redo;
+                      if (redo) e.comm = ReduceScatterAllGather{true};
                       e.dp_overlap = dp_overlap;
                       e.tp_overlap = tp_overlap;
                       e.offload = {weights, acts, optimizer};
@@ -136,7 +137,7 @@ std::vector<SearchExecution> Choices(int64_t t, int64_t d, bool has_mem2,
 }
 
 struct Ranked {
-  SearchExecution execution;
+  CalculonExecution execution;
   BlockFigures block;
 };
 
@@ -160,8 +161,7 @@ SearchResult ReferenceSearch(const TransformerModel& model,
         const int64_t bps = num_blocks / p + (num_blocks % p != 0 ? 1 : 0);
         const bool structure_ok =
             v <= bps && bps % v == 0 && model.feedforward % t == 0;
-        for (SearchExecution e :
-             Choices(t, d, system.mem2.gib > 0, o)) {
+        for (CalculonExecution e : Choices(t, d, system.mem2.gib > 0, o)) {
           e.num_procs = n;
           e.tensor = t;
           e.pipeline = p;
@@ -174,9 +174,8 @@ SearchResult ReferenceSearch(const TransformerModel& model,
           for (int64_t b : Divisors(batch / d)) {
             if ((b * model.seq_size) % t != 0) continue;
             e.microbatch_size = b;
-            const BlockConfig config{t,          b,           e.recompute,
-                                     e.comm,     e.seq_par_ag_redo,
-                                     e.tp_overlap, e.fused_activation};
+            const BlockConfig config{
+                t, b, e.recompute, e.comm, e.tp_overlap, e.fused_activation};
             const int64_t good_before = result.good_executions;
             for (int64_t tn = 0; tn < (t > 1 ? nets : 1); ++tn) {
               for (int64_t pn = 0; pn < (p > 1 ? nets : 1); ++pn) {
@@ -256,10 +255,9 @@ TEST(ManyTiersTest, TheBuiltSystemsPassTheChecker) {
   for (int tiers = 1; tiers <= kMaxNetworkTiers; ++tiers) {
     TransformerTrainingMappingSpec spec;
     spec.system = WithTiers(test_programs::A100System(), tiers);
-    EXPECT_TRUE(FindViolations(ExecutionSpec(
-                                   SmallModel(), spec.system,
-                                   SearchExecution{}))
-                    .empty())
+    EXPECT_TRUE(
+        FindViolations(SpecOf(CalculonExecution{}, SmallModel(), spec.system))
+            .empty())
         << tiers << " tiers";
   }
 }

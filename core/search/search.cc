@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,6 +13,7 @@
 #include "core/search/block_table.h"
 #include "core/search/top_n.h"
 #include "core/spec/check.h"
+#include "core/spec/derive.h"
 
 namespace blueprint {
 namespace {
@@ -40,37 +42,20 @@ std::vector<int64_t> Divisors(int64_t x) {
   return low;
 }
 
-bool AnyOffload(const Offload& o) {
-  return o.weights || o.activations || o.optimizer;
-}
-
-TensorCommunication Communication(TensorCommKind kind, bool ag_redo) {
-  switch (kind) {
-    case TensorCommKind::kAllReduce:
-      return AllReduce{};
-    case TensorCommKind::kEdgeReduceScatterAllGather:
-      return EdgeReduceScatterAllGather{};
-    case TensorCommKind::kReduceScatterAllGather:
-      return ReduceScatterAllGather{ag_redo};
-  }
-  return AllReduce{};
-}
-
-// Calculon's _check_network_assignments, on one tier: the product `used` of
-// the degrees (> 1) mapped to `net` (1 when none is) fits, and divides the
-// tier when it must be filled. The search applies it to the (at most three)
-// tiers an assignment uses, and once to every tier with 1 for the others
-// (Searcher::every_tier_holds_one_).
-bool TierHolds(const NetworkTier& net, int64_t used) {
-  return !(used > net.size) && !(net.must_be_filled && net.size % used != 0);
+// MakeStepShape of the training spec with these parts (calculon.h
+// TrainingPartsOf), its values derived as the checker derives them.
+StepShape StepShapeOf(const TransformerModel& model, const System& system,
+                      const CalculonTrainingParts& parts) {
+  return MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
+                                            parts.batch, parts.options),
+                       model, system, parts.batch, parts.options);
 }
 
 // Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v).
 struct Choice {
   RecomputePolicy recompute;
   bool optimizer_sharding;
-  TensorCommKind comm;
-  bool seq_par_ag_redo;
+  TensorCommunication comm;  // with seq_par_ag_redo
   bool dp_overlap;
   TensorOverlap tp_overlap;
   Offload offload;
@@ -92,12 +77,14 @@ std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
        {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
         RecomputePolicy::kNone}) {
     for (bool sharding : d > 1 ? both : only_false) {
-      for (TensorCommKind comm :
-           {TensorCommKind::kAllReduce,
-            TensorCommKind::kEdgeReduceScatterAllGather,
-            TensorCommKind::kReduceScatterAllGather}) {
-        const bool can_redo = comm == TensorCommKind::kReduceScatterAllGather &&
-                              recompute != RecomputePolicy::kFull;
+      // Calculon's ar, p2p_rs_ag, rs_ag.
+      for (const TensorCommunication& comm :
+           {TensorCommunication{AllReduce{}},
+            TensorCommunication{EdgeReduceScatterAllGather{}},
+            TensorCommunication{ReduceScatterAllGather{}}}) {
+        const bool can_redo =
+            std::holds_alternative<ReduceScatterAllGather>(comm) &&
+            recompute != RecomputePolicy::kFull;
         for (bool redo : can_redo ? both : only_false) {
           for (bool dp_overlap :
                d > 1 && options.dp_overlap ? both : only_false) {
@@ -113,7 +100,7 @@ std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
                       c.recompute = recompute;
                       c.optimizer_sharding = sharding;
                       c.comm = comm;
-                      c.seq_par_ag_redo = redo;
+                      if (redo) c.comm = ReduceScatterAllGather{true};
                       c.dp_overlap = dp_overlap;
                       c.tp_overlap = tp_overlap;
                       c.offload = {weights, activations, optimizer};
@@ -140,41 +127,8 @@ struct Group {
   double weight = 0;  // the most executions it can have, for progress
 };
 
-// A lower bound on ComputeIteration's total_time for `block` and `step`,
-// whatever the PP and DP tiers: the compute of the step, its exposed TP and
-// re-communication time, and the compute part of the pipeline bubble (every
-// other term of total_time is >= 0, see figures.cc). 0 (no bound) for an
-// uneven stage layout, whose bubble is shortened (not in the search space).
-double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
-  if (s.bubble_reduction_blocks != 0) return 0;
-  const double p = static_cast<double>(s.p);
-  const double v = static_cast<double>(s.v);
-  const double m = static_cast<double>(s.m);
-  const double bpp = static_cast<double>(s.blocks_per_stage);
-  const double bpc = static_cast<double>(s.blocks_per_chunk);
-  const double mult = bpp * m;
-  const double compute = mult * b.block_fw_time + mult * b.block_agrad_time +
-                         mult * b.block_wgrad_time + bpp * b.block_optim_time +
-                         mult * b.block_re_time;
-  const double per_step = m * v;
-  const double exposed =
-      per_step * ((bpc - 1) * (b.baseblock_fw_tp_time_exposed +
-                               b.baseblock_agrad_tp_time_exposed +
-                               b.baseblock_recomm_time_exposed) +
-                  b.edgeblock_fw_tp_time_exposed +
-                  b.edgeblock_agrad_tp_time_exposed +
-                  b.edgeblock_recomm_time_exposed);
-  const int64_t leftover = s.m % s.p;
-  const double extra =
-      leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;
-  const double bubble = (p - 1 + extra) * bpc *
-                        (b.block_fw_time + b.block_re_time +
-                         b.block_agrad_time + b.block_wgrad_time);
-  return compute + exposed + bubble;
-}
-
 struct Ranked {
-  SearchExecution execution;
+  CalculonExecution execution;
   BlockFigures block;
 };
 
@@ -190,7 +144,8 @@ class Searcher {
         blocks_(model, system, options.datatype),
         top_(static_cast<size_t>(options.top)) {
     for (const NetworkTier& net : system.networks) {
-      every_tier_holds_one_ = every_tier_holds_one_ && TierHolds(net, 1);
+      every_tier_holds_one_ =
+          every_tier_holds_one_ && TierAssignmentFits(net, 1);
     }
     const size_t nets = system.networks.size();
     dp_time_bound_.resize(nets);
@@ -217,10 +172,10 @@ class Searcher {
   struct GroupState {
     const Group* group = nullptr;
     int64_t blocks_per_stage = 0;
-    int64_t blocks_per_chunk = 0;
-    // Interleaving divides the blocks per stage (always so in this space),
-    // and t divides the feed-forward size (the search only filters t by
-    // hidden and heads; Calculon asserts, the checker rejects).
+    // The checker's InterleavingFits (always so in this space) and
+    // TensorSplitsModel (the search filters t by hidden and heads only, so
+    // the feed-forward size may not split; Calculon asserts, the checker
+    // rejects).
     bool structure_ok = true;
     int64_t assignments = 0;        // all of them
     int64_t valid_assignments = 0;  // those passing the tier check
@@ -245,14 +200,16 @@ class Searcher {
                       bool bounded, double step_time_without_dp,
                       double batch);
   absl::Status RunGroup(const Group& group, double done, double total);
-  SearchExecution Execution(const Group& g, const Choice& c, int64_t b) const;
+  CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
   // Both count the executions of one (choice, microbatch size) and offer the
   // valid ones to the ranking.
-  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c,
-                              int64_t b);
+  // `parts` are the choice's spec parts (TrainingPartsOf), whose microbatch
+  // size they set to b.
+  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c, int64_t b,
+                              CalculonTrainingParts& parts);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                  int64_t b);
-  void Offer(double rate, const SearchExecution& e, int64_t tn, int64_t pn,
+                                  int64_t b, CalculonTrainingParts& parts);
+  void Offer(double rate, const CalculonExecution& e, int64_t tn, int64_t pn,
              int64_t dn, const BlockFigures& block);
 
   const TransformerModel& model_;
@@ -316,11 +273,9 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   GroupState gs;
   gs.group = &g;
   const int64_t blocks = model_.num_blocks;
-  gs.blocks_per_stage = blocks / g.p + (blocks % g.p != 0 ? 1 : 0);
-  gs.blocks_per_chunk = gs.blocks_per_stage / g.v;
-  gs.structure_ok = g.v <= gs.blocks_per_stage &&
-                    gs.blocks_per_stage % g.v == 0 &&
-                    model_.feedforward % g.t == 0;
+  gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
+  gs.structure_ok = InterleavingFits(g.v, gs.blocks_per_stage) &&
+                    TensorSplitsModel(model_, g.t);
   // The assignments are counted, not enumerated: O(tiers^2) per (t, p, d).
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   const int64_t tensor_nets = g.t > 1 ? nets : 1;
@@ -329,8 +284,8 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   gs.assignments = tensor_nets * pipeline_nets * data_nets;
   gs.data_tier_holds.assign(static_cast<size_t>(nets), false);
   for (int64_t dn = 0; dn < data_nets; ++dn) {
-    if (TierHolds(system_.networks[static_cast<size_t>(dn)],
-                  g.d > 1 ? g.d : 1)) {
+    if (TierAssignmentFits(system_.networks[static_cast<size_t>(dn)],
+                           g.d > 1 ? g.d : 1)) {
       gs.data_tiers.push_back(dn);
       gs.data_tier_holds[static_cast<size_t>(dn)] = true;
     }
@@ -389,15 +344,16 @@ bool Searcher::AssignmentValid(const Group& g, int64_t tn, int64_t pn,
     if (tn == tier) used *= t;
     if (pn == tier) used *= p;
     if (dn == tier) used *= d;
-    return TierHolds(system_.networks[static_cast<size_t>(tier)], used);
+    return TierAssignmentFits(system_.networks[static_cast<size_t>(tier)],
+                              used);
   };
   return holds(tn) && (pn == tn || holds(pn)) &&
          (dn < 0 || dn == tn || dn == pn || holds(dn));
 }
 
-SearchExecution Searcher::Execution(const Group& g, const Choice& c,
-                                    int64_t b) const {
-  SearchExecution e;
+CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
+                                      int64_t b) const {
+  CalculonExecution e;
   e.num_procs = options_.procs;
   e.tensor = g.t;
   e.pipeline = g.p;
@@ -411,13 +367,12 @@ SearchExecution Searcher::Execution(const Group& g, const Choice& c,
   e.optimizer_sharding = c.optimizer_sharding;
   e.comm = c.comm;
   e.tp_overlap = c.tp_overlap;
-  e.seq_par_ag_redo = c.seq_par_ag_redo;
   e.dp_overlap = c.dp_overlap;
   e.offload = c.offload;
   return e;
 }
 
-void Searcher::Offer(double rate, const SearchExecution& e, int64_t tn,
+void Searcher::Offer(double rate, const CalculonExecution& e, int64_t tn,
                      int64_t pn, int64_t dn, const BlockFigures& block) {
   if (!top_.Admits(rate)) return;
   Ranked& slot = top_.Insert(rate);
@@ -428,21 +383,15 @@ void Searcher::Offer(double rate, const SearchExecution& e, int64_t tn,
   slot.block = block;
 }
 
-BlockConfig ConfigOf(const SearchExecution& e) {
+BlockConfig ConfigOf(const CalculonExecution& e) {
   BlockConfig config;
   config.tensor = e.tensor;
   config.microbatch_size = e.microbatch_size;
   config.recompute = e.recompute;
   config.comm = e.comm;
-  config.seq_par_ag_redo = e.seq_par_ag_redo;
   config.tp_overlap = e.tp_overlap;
   config.fused_activation = e.fused_activation;
   return config;
-}
-
-bool MemoryFits(const MemoryFigures& m) {
-  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity) &&
-         !(m.proc_mem_tier2_cap_req > m.tier2_capacity);
 }
 
 // Every execution of one (choice, b) shares the checks that do not depend on
@@ -462,15 +411,15 @@ bool MemoryFits(const MemoryFigures& m) {
 // was computed, and that only grows; the assignments evaluated are offered in
 // enumeration order, so ties rank as in Calculon.
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
-                                      int64_t b) {
+                                      int64_t b, CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   result_.total_executions += gs.assignments;
-  const bool offload_ok = !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
-  if (!gs.structure_ok || !offload_ok || gs.valid_assignments == 0) {
+  if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
+      gs.valid_assignments == 0) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
-  SearchExecution e = Execution(g, c, b);
+  CalculonExecution e = Execution(g, c, b);
   const BlockConfig config = ConfigOf(e);
   const int64_t shard = c.optimizer_sharding ? g.d : 1;
   e.tensor_net = gs.first_valid.tn;
@@ -478,7 +427,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
   e.data_net = gs.first_valid.dn;
   BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                       blocks_.Get(config, e.tensor_net, shard));
-  StepShape step = ExecutionStepShape(model_, system_, e);
+  parts.batch.microbatch_size = b;
+  StepShape step = StepShapeOf(model_, system_, parts);
   MemoryFigures memory;
   ComputeMemory(*block, step, memory);
   ++result_.work.memory_evaluations;
@@ -508,7 +458,9 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     }
     if (ruled_out) continue;
     ++result_.work.tier_pairs_examined;
-    step.pipeline_net = &system_.networks[static_cast<size_t>(pair.pn)];
+    // The data tier stays the first valid one until a data tier is chosen
+    // below (the bound without DP does not read it).
+    SetStepNetworks(step, system_, pair.tn, pair.pn, e.data_net);
     // A few data tiers are evaluated as they come; bounding them would cost
     // about as much (with Calculon's systems of 2 or 3 tiers, always so).
     const bool bounded = top_.full() && pair.valid > kDirectDataTiers;
@@ -532,9 +484,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
         dp_bounds_ready = true;
         dp_order_.clear();
         for (int64_t dn : gs.data_tiers) {
-          step.data_net = &system_.networks[static_cast<size_t>(dn)];
-          step.data_net_is_tensor_net = dn == pair.tn;
-          step.data_net_is_pipeline_net = dn == pair.pn;
+          SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
           ComputeIteration(*block, step, iteration);
           ++result_.work.step_time_bounds;
           double bound = c.dp_overlap ? iteration.block_dp_time
@@ -553,9 +503,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     }
     DataCandidates(gs, pair, bounded, without_dp, batch);
     for (int64_t dn : candidates_) {
-      step.data_net = &system_.networks[static_cast<size_t>(dn)];
-      step.data_net_is_tensor_net = dn == pair.tn;
-      step.data_net_is_pipeline_net = dn == pair.pn;
+      SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
       ComputeIteration(*block, step, iteration);
       ++result_.work.iteration_evaluations;
       Offer(iteration.sample_rate, e, pair.tn, pair.pn, dn, *block);
@@ -606,13 +554,18 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
 
 // Each execution on its own, as Calculon runs it: tier check, interleaving
 // and offload checks, memory, iteration.
-absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
-                                          const Choice& c, int64_t b) {
+absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
+                                          int64_t b,
+                                          CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
-  SearchExecution e = Execution(g, c, b);
+  CalculonExecution e = Execution(g, c, b);
   const BlockConfig config = ConfigOf(e);
   const int64_t shard = c.optimizer_sharding ? g.d : 1;
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
+  // The step shape, built for the first valid assignment; each assignment
+  // moves it to its own tiers (nothing else in it depends on them).
+  StepShape step;
+  bool shaped = false;
   MemoryFigures memory;
   IterationFigures iteration;
   for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
@@ -622,16 +575,20 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs,
         e.tensor_net = tn;
         e.pipeline_net = pn;
         e.data_net = dn;
-        const bool valid = AssignmentValid(g, tn, pn, dn) &&
-            gs.structure_ok &&
-            !(AnyOffload(c.offload) && gs.blocks_per_stage <= 2);
+        const bool valid = AssignmentValid(g, tn, pn, dn) && gs.structure_ok &&
+                           OffloadFits(c.offload, gs.blocks_per_stage);
         if (!valid) {
           ++result_.bad_executions;
           continue;
         }
         BP_ASSIGN_OR_RETURN(const BlockFigures* block,
                             blocks_.Get(config, tn, shard));
-        const StepShape step = ExecutionStepShape(model_, system_, e);
+        if (!shaped) {
+          parts.batch.microbatch_size = b;
+          step = StepShapeOf(model_, system_, parts);
+          shaped = true;
+        }
+        SetStepNetworks(step, system_, tn, pn, dn);
         ComputeMemory(*block, step, memory);
         ++result_.work.memory_evaluations;
         if (!MemoryFits(memory)) {
@@ -655,10 +612,18 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   for (size_t i = 0; i < g.choices.size(); ++i) {
     if (cancel_ && cancel_()) return absl::CancelledError("search cancelled");
     const Choice& c = g.choices[i];
+    // The spec parts of the choice, built once: only the microbatch size
+    // varies below, and the tiers are moved per assignment (SetStepNetworks).
+    CalculonExecution e = Execution(g, c, /*b=*/1);
+    e.tensor_net = gs.first_valid.tn;
+    e.pipeline_net = gs.first_valid.pn;
+    e.data_net = gs.first_valid.dn;
+    CalculonTrainingParts parts = TrainingPartsOf(e, model_);
     for (int64_t b : g.microbatch_sizes) {
       const int64_t good_before = result_.good_executions;
-      BP_RETURN_IF_ERROR(options_.exhaustive ? EvaluateExhaustive(gs, c, b)
-                                             : EvaluatePruned(gs, c, b));
+      BP_RETURN_IF_ERROR(options_.exhaustive
+                             ? EvaluateExhaustive(gs, c, b, parts)
+                             : EvaluatePruned(gs, c, b, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     if (progress_ && total > 0) {
@@ -727,14 +692,13 @@ absl::Status ValidateInputs(const TransformerModel& model,
   if (options.fused_activation.empty()) {
     problems.push_back("--fused-activation must allow true, false or both");
   }
-  SearchExecution probe;
+  CalculonExecution probe;
   probe.datatype = options.datatype;
   probe.batch_size = probe.microbatch_size =
       options.max_batch >= 1 && options.max_batch <= kMaxBatch
           ? options.max_batch
           : 1;
-  for (const Violation& v :
-       FindViolations(ExecutionSpec(model, system, probe))) {
+  for (const Violation& v : FindViolations(SpecOf(probe, model, system))) {
     problems.push_back(v.message);
   }
   if (problems.empty()) return absl::OkStatus();
@@ -743,122 +707,18 @@ absl::Status ValidateInputs(const TransformerModel& model,
 
 }  // namespace
 
-const char* TensorCommKindName(TensorCommKind kind) {
-  switch (kind) {
-    case TensorCommKind::kAllReduce:
-      return "ar";
-    case TensorCommKind::kEdgeReduceScatterAllGather:
-      return "p2p_rs_ag";
-    case TensorCommKind::kReduceScatterAllGather:
-      return "rs_ag";
-  }
-  return "ar";
-}
-
-TransformerTrainingMappingSpec ExecutionSpec(const TransformerModel& model,
-                                             const System& system,
-                                             const SearchExecution& e) {
-  TransformerTrainingMappingSpec spec;
-  spec.model = model;
-  spec.system = system;
-  TensorParallel& tensor = spec.parallelism.tensor;
-  tensor.degree = e.tensor;
-  tensor.communication = Communication(e.comm, e.seq_par_ag_redo);
-  tensor.overlap = e.tp_overlap;
-  tensor.network_tier = e.tensor_net;
-  PipelineParallel& pipeline = spec.parallelism.pipeline;
-  pipeline.degree = e.pipeline;
-  pipeline.network_tier = e.pipeline_net;
-  if (e.interleaving > 1) {
-    pipeline.schedule = InterleavedOneForwardOneBackward{e.interleaving};
-  } else if (e.pipeline == 1) {
-    pipeline.schedule = SingleStage{};
-  } else {
-    pipeline.schedule = OneForwardOneBackward{};
-  }
-  pipeline.stage_layout = model.num_blocks % e.pipeline != 0
-                              ? StageLayout::kUneven
-                              : StageLayout::kEven;
-  spec.parallelism.data = {e.data, e.optimizer_sharding, e.dp_overlap,
-                           e.data_net};
-  spec.parallelism.recompute = e.recompute;
-  spec.batch = {e.batch_size, e.microbatch_size};
-  spec.options.datatype = e.datatype;
-  spec.options.fused_activation = e.fused_activation;
-  spec.options.attention = AttentionType::kMultiHead;
-  spec.options.offload = e.offload;
-  return spec;
-}
-
 TypedProgram ExecutionProgram(const TransformerModel& model,
                               const System& system,
-                              const SearchExecution& e) {
+                              const CalculonExecution& e) {
   TypedProgram program;
-  program.spec = ExecutionSpec(model, system, e);
-  DerivedValues& dv = program.derived;
-  const int64_t blocks = model.num_blocks;
-  dv.training = true;
-  dv.tensor = e.tensor;
-  dv.pipeline = e.pipeline;
-  dv.data = e.data;
-  dv.virtual_stages = e.interleaving;
-  dv.world_size = e.tensor * e.pipeline * e.data;
-  dv.local_batch = e.batch_size / e.data;
-  dv.microbatches = dv.local_batch / e.microbatch_size;
-  dv.blocks_per_stage = blocks / e.pipeline + (blocks % e.pipeline ? 1 : 0);
-  dv.blocks_per_chunk = dv.blocks_per_stage / e.interleaving;
-  dv.bubble_reduction_blocks =
-      blocks % e.pipeline ? e.pipeline - blocks % e.pipeline : 0;
-  dv.bytes_per_element = BytesPerElement(e.datatype);
-  dv.recompute = e.recompute;
-  dv.sequence_parallel = e.comm == TensorCommKind::kReduceScatterAllGather;
-  dv.pipeline_rs_ag = e.comm != TensorCommKind::kAllReduce;
-  dv.all_gather_redo = dv.sequence_parallel && e.seq_par_ag_redo;
-  dv.optimizer_sharding = e.optimizer_sharding;
-  dv.data_overlap = e.dp_overlap;
-  dv.tensor_network = e.tensor_net;
-  dv.pipeline_network = e.pipeline_net;
-  dv.data_network = e.data_net;
+  program.spec = SpecOf(e, model, system);
+  program.derived = DeriveValues(program.spec);
   return program;
 }
 
 StepShape ExecutionStepShape(const TransformerModel& model,
-                             const System& system, const SearchExecution& e) {
-  const int64_t blocks = model.num_blocks;
-  StepShape s;
-  s.training = true;
-  s.p = e.pipeline;
-  s.v = e.interleaving;
-  s.d = e.data;
-  s.m = e.batch_size / e.data / e.microbatch_size;
-  s.blocks_per_stage = blocks / e.pipeline + (blocks % e.pipeline ? 1 : 0);
-  s.blocks_per_chunk = s.blocks_per_stage / e.interleaving;
-  s.bubble_reduction_blocks =
-      blocks % e.pipeline ? e.pipeline - blocks % e.pipeline : 0;
-  s.global_batch = e.batch_size;
-  s.recompute = e.recompute;
-  s.optimizer_sharding = e.optimizer_sharding;
-  s.data_overlap = e.dp_overlap;
-  s.offload = e.offload;
-  if (e.pipeline > 1) {
-    // As MakeStepShape: 1/t of the activation under rs_ag and p2p_rs_ag.
-    const int64_t batch_seq = e.microbatch_size * model.seq_size;
-    const double per_rank = e.comm != TensorCommKind::kAllReduce
-                                ? static_cast<double>(batch_seq / e.tensor)
-                                : static_cast<double>(batch_seq);
-    s.pipeline_message_bytes =
-        per_rank * model.hidden * BytesPerElement(e.datatype);
-  }
-  s.pipeline_net = &system.networks[static_cast<size_t>(e.pipeline_net)];
-  s.data_net = &system.networks[static_cast<size_t>(e.data_net)];
-  s.data_net_is_tensor_net = e.data_net == e.tensor_net;
-  s.data_net_is_pipeline_net = e.data_net == e.pipeline_net;
-  s.mem1 = &system.mem1;
-  s.mem2 = &system.mem2;
-  auto rate = system.matrix.rates.find(e.datatype);
-  s.matrix_peak_flops =
-      rate == system.matrix.rates.end() ? 0 : rate->second.tflops * 1e12;
-  return s;
+                             const System& system, const CalculonExecution& e) {
+  return StepShapeOf(model, system, TrainingPartsOf(e, model));
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,

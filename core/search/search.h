@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/adapters/calculon.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
@@ -56,33 +57,9 @@ struct SearchOptions {
   bool json = false;
 };
 
-// The TP communication of Calculon's tensor_par_comm_type (+ seq_par_ag_redo).
-enum class TensorCommKind { kAllReduce, kEdgeReduceScatterAllGather,
-                            kReduceScatterAllGather };
-
-// One mapping of the search space: Calculon's 23 execution keys, of which
-// attention_type (multihead) and training (true) are the same for all.
-struct SearchExecution {
-  int64_t num_procs = 1;
-  int64_t tensor = 1, pipeline = 1, data = 1;  // t, p, d
-  int64_t tensor_net = 0, pipeline_net = 0, data_net = 0;
-  int64_t batch_size = 1;
-  int64_t microbatch_size = 1;
-  int64_t interleaving = 1;  // v
-  DataType datatype = DataType::kFloat16;
-  bool fused_activation = true;
-  RecomputePolicy recompute = RecomputePolicy::kNone;
-  bool optimizer_sharding = false;
-  TensorCommKind comm = TensorCommKind::kAllReduce;
-  TensorOverlap tp_overlap = TensorOverlap::kNone;
-  bool seq_par_ag_redo = false;
-  bool dp_overlap = false;
-  Offload offload;
-};
-
 // One ranked mapping with the figures Calculon's stats JSON prints.
 struct RankedExecution {
-  SearchExecution execution;
+  CalculonExecution execution;  // training, multihead
   BlockFigures block;
   IterationFigures iteration;
   MemoryFigures memory;
@@ -129,24 +106,19 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        ProgressFn progress = nullptr,
                                        CancelFn cancel = nullptr);
 
-// The mapping as a spec, and as the checked program the checker would derive
-// from that spec (check.h; tested to agree), for loading it into the
-// calculator or running the full passes on it.
-TransformerTrainingMappingSpec ExecutionSpec(const TransformerModel& model,
-                                             const System& system,
-                                             const SearchExecution& execution);
+// ExecutionProgram: the mapping as the checked program the checker derives
+// from its spec (calculon.h SpecOf), for loading it into the calculator or
+// running the full passes on it.
 TypedProgram ExecutionProgram(const TransformerModel& model,
                               const System& system,
-                              const SearchExecution& execution);
+                              const CalculonExecution& execution);
 
-// MakeStepShape(ExecutionProgram(model, system, execution)), built directly
-// (no allocation); it points into `system`.
+// ExecutionStepShape: MakeStepShape(ExecutionProgram(model, system,
+// execution)) without building the program (no allocation); it points into
+// `system`.
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system,
-                             const SearchExecution& execution);
-
-// Calculon's tensor_par_comm_type spelling: "ar", "p2p_rs_ag", "rs_ag".
-const char* TensorCommKindName(TensorCommKind kind);
+                             const CalculonExecution& execution);
 
 }  // namespace blueprint
 

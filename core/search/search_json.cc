@@ -18,6 +18,7 @@
 #include "core/base/quote.h"
 #include "core/base/units.h"
 #include "core/report/calculon_stats.h"
+#include "core/spec/derive.h"
 
 namespace blueprint {
 namespace {
@@ -157,7 +158,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
 
 nlohmann::json CalculonExecutionJson(const TransformerModel& model,
                                      const System& system,
-                                     const SearchExecution& e) {
+                                     const CalculonExecution& e) {
   return ToCalculonExecutionJson(ExecutionProgram(model, system, e));
 }
 
@@ -195,20 +196,20 @@ std::string SearchResultText(const SearchResult& result) {
       "nets", "hbm_GiB", "mem2_GiB", "eff");
   for (size_t i = 0; i < result.top.size(); ++i) {
     const RankedExecution& r = result.top[i];
-    const SearchExecution& e = r.execution;
+    const CalculonExecution& e = r.execution;
     absl::StrAppendFormat(
-        &out, "%4d %12.4f %10.4f %5d %4d %6d %4d %6d %4d %-9s %-9s %-4s %-6s "
-              "%-6s %-6s %-7s %-5s %9.2f %9.2f %6.4f\n",
+        &out,
+        "%4d %12.4f %10.4f %5d %4d %6d %4d %6d %4d %-9s %-9s %-4s %-6s "
+        "%-6s %-6s %-7s %-5s %9.2f %9.2f %6.4f\n",
         i + 1, r.iteration.sample_rate, r.iteration.total_time, e.tensor,
         e.pipeline, e.data, e.interleaving, e.batch_size, e.microbatch_size,
-        RecomputeName(e.recompute), TensorCommKindName(e.comm),
-        YesNo(e.seq_par_ag_redo), TensorOverlapName(e.tp_overlap),
+        RecomputeName(e.recompute), TensorCommunicationName(e.comm),
+        YesNo(AllGatherRedo(e.comm)), TensorOverlapName(e.tp_overlap),
         YesNo(e.dp_overlap), YesNo(e.optimizer_sharding),
         OffloadSummary(e.offload),
         absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net),
         r.memory.proc_mem_tier1_cap_req / kGiB,
-        r.memory.proc_mem_tier2_cap_req / kGiB,
-        r.iteration.total_efficiency);
+        r.memory.proc_mem_tier2_cap_req / kGiB, r.iteration.total_efficiency);
   }
   return out;
 }

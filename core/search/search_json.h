@@ -36,7 +36,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
 // adapter's ToCalculonExecutionJson of its program).
 nlohmann::json CalculonExecutionJson(const TransformerModel& model,
                                      const System& system,
-                                     const SearchExecution& execution);
+                                     const CalculonExecution& execution);
 
 // {"bad_executions": ..., "good_executions": ..., "top": [{"execution":
 // {Calculon's execution keys}, "stats": {Calculon's stats fields}}, ...],

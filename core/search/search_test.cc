@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -136,12 +137,12 @@ TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
   const System system = test_programs::A100System();
   int checked = 0;
   for (int64_t p : {1, 2, 4}) {
-    for (TensorCommKind comm :
-         {TensorCommKind::kAllReduce,
-          TensorCommKind::kEdgeReduceScatterAllGather,
-          TensorCommKind::kReduceScatterAllGather}) {
+    for (const TensorCommunication& comm :
+         {TensorCommunication{AllReduce{}},
+          TensorCommunication{EdgeReduceScatterAllGather{}},
+          TensorCommunication{ReduceScatterAllGather{}}}) {
       for (bool flag : {true, false}) {
-        SearchExecution e;
+        CalculonExecution e;
         e.tensor = 2;
         e.pipeline = p;
         e.data = 4;
@@ -155,40 +156,23 @@ TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
         e.recompute = flag ? RecomputePolicy::kAttentionOnly
                            : RecomputePolicy::kFull;
         e.comm = comm;
-        e.seq_par_ag_redo =
-            flag && comm == TensorCommKind::kReduceScatterAllGather;
+        if (flag && std::holds_alternative<ReduceScatterAllGather>(comm)) {
+          e.comm = ReduceScatterAllGather{true};
+        }
         e.tp_overlap = flag ? TensorOverlap::kPipe : TensorOverlap::kNone;
         e.optimizer_sharding = flag;
         e.dp_overlap = !flag;
         e.offload = {flag, !flag, flag};
         e.fused_activation = flag;
         absl::StatusOr<TypedProgram> checked_program =
-            CheckSpec(ExecutionSpec(model, system, e));
+            CheckSpec(SpecOf(e, model, system));
         ASSERT_TRUE(checked_program.ok()) << checked_program.status();
         const TypedProgram ours = ExecutionProgram(model, system, e);
         const DerivedValues& a = ours.derived;
         const DerivedValues& b = checked_program->derived;
-        EXPECT_EQ(a.training, b.training);
-        EXPECT_EQ(a.tensor, b.tensor);
-        EXPECT_EQ(a.pipeline, b.pipeline);
-        EXPECT_EQ(a.data, b.data);
-        EXPECT_EQ(a.virtual_stages, b.virtual_stages);
-        EXPECT_EQ(a.world_size, b.world_size);
-        EXPECT_EQ(a.local_batch, b.local_batch);
-        EXPECT_EQ(a.microbatches, b.microbatches);
-        EXPECT_EQ(a.blocks_per_stage, b.blocks_per_stage);
-        EXPECT_EQ(a.blocks_per_chunk, b.blocks_per_chunk);
-        EXPECT_EQ(a.bubble_reduction_blocks, b.bubble_reduction_blocks);
-        EXPECT_EQ(a.bytes_per_element, b.bytes_per_element);
-        EXPECT_EQ(a.recompute, b.recompute);
-        EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
-        EXPECT_EQ(a.pipeline_rs_ag, b.pipeline_rs_ag);
-        EXPECT_EQ(a.all_gather_redo, b.all_gather_redo);
-        EXPECT_EQ(a.optimizer_sharding, b.optimizer_sharding);
-        EXPECT_EQ(a.data_overlap, b.data_overlap);
-        EXPECT_EQ(a.tensor_network, b.tensor_network);
-        EXPECT_EQ(a.pipeline_network, b.pipeline_network);
-        EXPECT_EQ(a.data_network, b.data_network);
+#define BP_EXPECT_SAME(type, name, initial) EXPECT_EQ(a.name, b.name) << #name;
+        BP_DERIVED_VALUES(BP_EXPECT_SAME)
+#undef BP_EXPECT_SAME
 
         const StepShape x = ExecutionStepShape(model, system, e);
         const StepShape y = MakeStepShape(*checked_program);

@@ -15,63 +15,14 @@
 #include "core/base/field_errors.h"
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
+#include "core/spec/derive.h"
+#include "core/spec/spec_view.h"
 
 namespace blueprint {
 namespace {
 
-// The fields every rule reads, gathered once from either spec kind.
-struct SpecView {
-  bool training = true;
-  const TransformerModel* model = nullptr;
-  const System* system = nullptr;
-  const TensorParallel* tensor = nullptr;
-  const PipelineParallel* pipeline = nullptr;
-  const Batch* batch = nullptr;
-  const ExecutionOptions* options = nullptr;
-  // The third dimension: DataParallel for training, ReplicaParallel for
-  // inference. `data_path` is its field path in the canonical JSON.
-  const char* data_path = "parallelism.data";
-  int64_t data_degree = 1;
-  int64_t data_network_tier = 0;
-  bool optimizer_sharding = false;
-  bool data_overlap = false;
-  RecomputePolicy recompute = RecomputePolicy::kNone;
-};
-
-SpecView ViewOf(const MappingSpec& spec) {
-  SpecView view;
-  std::visit(
-      Overloaded{[&](const TransformerTrainingMappingSpec& s) {
-                   view.training = true;
-                   view.model = &s.model;
-                   view.system = &s.system;
-                   view.tensor = &s.parallelism.tensor;
-                   view.pipeline = &s.parallelism.pipeline;
-                   view.batch = &s.batch;
-                   view.options = &s.options;
-                   view.data_path = "parallelism.data";
-                   view.data_degree = s.parallelism.data.degree;
-                   view.data_network_tier = s.parallelism.data.network_tier;
-                   view.optimizer_sharding =
-                       s.parallelism.data.optimizer_sharding;
-                   view.data_overlap = s.parallelism.data.overlap;
-                   view.recompute = s.parallelism.recompute;
-                 },
-                 [&](const TransformerInferenceMappingSpec& s) {
-                   view.training = false;
-                   view.model = &s.model;
-                   view.system = &s.system;
-                   view.tensor = &s.parallelism.tensor;
-                   view.pipeline = &s.parallelism.pipeline;
-                   view.batch = &s.batch;
-                   view.options = &s.options;
-                   view.data_path = "parallelism.replica";
-                   view.data_degree = s.parallelism.replica.degree;
-                   view.data_network_tier = s.parallelism.replica.network_tier;
-                 }},
-      spec);
-  return view;
-}
+using spec_internal::SpecView;
+using spec_internal::ViewOf;
 
 std::string Num(double value) { return FormatDouble(value); }
 
@@ -358,9 +309,8 @@ bool CheckNetworkTiers(const std::vector<Dimension>& dims, const System& system,
   return ok;
 }
 
-// Calculon's _check_network_assignments: on each tier, the product of the
-// degrees (> 1) mapped to it must fit in the tier and, when the tier must be
-// filled, divide its size.
+// Calculon's _check_network_assignments: reports each tier whose mapped
+// degrees fail TierAssignmentFits, saying which half of the rule fails.
 void CheckNetworkAssignments(const std::vector<Dimension>& dims,
                              const System& system, Collector* out) {
   for (size_t tier = 0; tier < system.networks.size(); ++tier) {
@@ -373,6 +323,7 @@ void CheckNetworkAssignments(const std::vector<Dimension>& dims,
       if (product) product = CheckedMul(*product, dim.degree);
     }
     if (users.empty() || network.size < 1) continue;
+    if (product && TierAssignmentFits(network, *product)) continue;
     const std::string size_path =
         absl::StrCat("system.networks[", tier, "].size");
     const std::string who = absl::StrJoin(users, " * ");
@@ -384,7 +335,7 @@ void CheckNetworkAssignments(const std::vector<Dimension>& dims,
                        " mapped to it ", verb, " ",
                        product ? absl::StrCat(*product) : "more than 2^63",
                        " processors, but ", size_path, " is ", network.size));
-    } else if (network.must_be_filled && network.size % *product != 0) {
+    } else {
       out->Add(size_path,
                absl::StrCat("network tier ", tier, " isn't fully used: ", who,
                             " mapped to it ",
@@ -399,9 +350,7 @@ void CheckNetworkAssignments(const std::vector<Dimension>& dims,
 //----- Batch, tensor and pipeline rules
 //------------------------------------------
 
-// Fills local_batch and microbatches when the batch divides evenly.
-void CheckBatch(const SpecView& view, bool degrees_ok, DerivedValues* derived,
-                Collector* out) {
+void CheckBatch(const SpecView& view, bool degrees_ok, Collector* out) {
   const Batch& batch = *view.batch;
   const bool global_ok =
       out->RequirePositive("batch.global_batch_size", batch.global_batch_size);
@@ -417,24 +366,22 @@ void CheckBatch(const SpecView& view, bool degrees_ok, DerivedValues* derived,
                      Named(data_degree, view.data_degree)));
     return;
   }
-  derived->local_batch = batch.global_batch_size / view.data_degree;
+  const int64_t local_batch = batch.global_batch_size / view.data_degree;
   if (!micro_ok) return;
-  if (derived->local_batch % batch.microbatch_size != 0) {
+  if (local_batch % batch.microbatch_size != 0) {
     out->Add(
         "batch.microbatch_size",
         absl::StrCat("local batch size (batch.global_batch_size ",
                      batch.global_batch_size, " / ", data_degree, " ",
-                     view.data_degree, " = ", derived->local_batch,
+                     view.data_degree, " = ", local_batch,
                      ") must be divisible by ",
                      Named("batch.microbatch_size", batch.microbatch_size)));
-    return;
   }
-  derived->microbatches = derived->local_batch / batch.microbatch_size;
 }
 
 void CheckTensorSplits(const SpecView& view, Collector* out) {
   const int64_t t = view.tensor->degree;
-  if (t < 1) return;
+  if (t < 1 || TensorSplitsModel(*view.model, t)) return;
   const TransformerModel& model = *view.model;
   for (const auto& [path, value] :
        {std::pair<const char*, int64_t>{"model.hidden", model.hidden},
@@ -445,14 +392,6 @@ void CheckTensorSplits(const SpecView& view, Collector* out) {
                                   Named("parallelism.tensor.degree", t)));
     }
   }
-}
-
-bool SplitsActivations(const TensorCommunication& communication) {
-  return std::visit(
-      Overloaded{[](const AllReduce&) { return false; },
-                 [](const ReduceScatterAllGather&) { return true; },
-                 [](const EdgeReduceScatterAllGather&) { return true; }},
-      communication);
 }
 
 // Calculon's batch_seq rule: with rs_ag or p2p_rs_ag the activations
@@ -598,10 +537,6 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
       schedule);
 }
 
-bool AnyOffload(const Offload& offload) {
-  return offload.weights || offload.activations || offload.optimizer;
-}
-
 std::string OffloadNames(const Offload& offload) {
   std::vector<const char*> names;
   if (offload.weights) names.push_back("weights");
@@ -610,10 +545,8 @@ std::string OffloadNames(const Offload& offload) {
   return absl::StrJoin(names, ", ");
 }
 
-// Blocks per stage and per virtual chunk (Calculon's compile()). Fills the
-// derived block counts when they are well defined.
-void CheckStages(const SpecView& view, int64_t v, DerivedValues* derived,
-                 Collector* out) {
+// Blocks per stage and per virtual chunk (Calculon's compile()).
+void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   const int64_t p = view.pipeline->degree;
   const int64_t nb = view.model->num_blocks;
   if (p < 1 || nb < 1) return;
@@ -636,30 +569,22 @@ void CheckStages(const SpecView& view, int64_t v, DerivedValues* derived,
       // hold no block and shorten the bubble accordingly.
       break;
   }
-  const int64_t per_stage = nb / p + (remainder != 0 ? 1 : 0);
-  derived->blocks_per_stage = per_stage;
-  derived->bubble_reduction_blocks = remainder != 0 ? p - remainder : 0;
+  const int64_t per_stage = BlocksPerStage(nb, p);
 
-  if (v > per_stage) {
+  if (!InterleavingFits(v, per_stage)) {
     out->Add(
         "parallelism.pipeline.schedule.virtual_stages",
         absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
-                     " must be at most blocks_per_stage (", per_stage, ")"));
-  } else if (per_stage % v != 0) {
-    out->Add(
-        "parallelism.pipeline.schedule.virtual_stages",
-        absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
-                     " must divide blocks_per_stage (", per_stage, ")"));
-  } else {
-    derived->blocks_per_chunk = per_stage / v;
+                     v > per_stage ? " must be at most" : " must divide",
+                     " blocks_per_stage (", per_stage, ")"));
   }
 
   const Offload& offload = view.options->offload;
-  if (AnyOffload(offload) && per_stage <= 2) {
-    out->Add(
-        "options.offload",
-        absl::StrCat("options.offload (", OffloadNames(offload),
-                     ") requires blocks_per_stage >= 3 (got ", per_stage, ")"));
+  if (!OffloadFits(offload, per_stage)) {
+    out->Add("options.offload",
+             absl::StrCat("options.offload (", OffloadNames(offload),
+                          ") requires blocks_per_stage >= ",
+                          kMinOffloadBlocksPerStage, " (got ", per_stage, ")"));
   }
 }
 
@@ -697,8 +622,8 @@ void CheckOptions(const SpecView& view, Collector* out) {
   }
 }
 
-// Runs every rule; fills `derived` as far as the spec allows.
-std::vector<Violation> Verify(const MappingSpec& spec, DerivedValues* derived) {
+// Runs every rule.
+std::vector<Violation> Verify(const MappingSpec& spec) {
   Collector out;
   const SpecView view = ViewOf(spec);
   CheckModel(*view.model, &out);
@@ -711,49 +636,24 @@ std::vector<Violation> Verify(const MappingSpec& spec, DerivedValues* derived) {
   if (degrees_ok && tiers_ok) {
     CheckNetworkAssignments(dims, *view.system, &out);
   }
-  CheckBatch(view, degrees_ok, derived, &out);
+  CheckBatch(view, degrees_ok, &out);
   CheckTensorSplits(view, &out);
   CheckSequenceSplit(view, &out);
   CheckWorkFits(view, &out);
   const int64_t v = CheckSchedule(view, &out);
-  CheckStages(view, v, derived, &out);
+  CheckStages(view, v, &out);
   CheckOptions(view, &out);
-
-  derived->training = view.training;
-  derived->tensor = view.tensor->degree;
-  derived->pipeline = view.pipeline->degree;
-  derived->data = view.data_degree;
-  derived->virtual_stages = v;
-  if (degrees_ok) {
-    derived->world_size = view.tensor->degree * view.pipeline->degree *
-                          view.data_degree;  // checked by CheckDegrees
-  }
-  derived->bytes_per_element = BytesPerElement(view.options->datatype);
-  derived->recompute = view.recompute;
-  derived->sequence_parallel = std::holds_alternative<ReduceScatterAllGather>(
-      view.tensor->communication);
-  derived->pipeline_rs_ag = SplitsActivations(view.tensor->communication);
-  const auto* rs_ag =
-      std::get_if<ReduceScatterAllGather>(&view.tensor->communication);
-  derived->all_gather_redo = rs_ag != nullptr && rs_ag->all_gather_redo;
-  derived->optimizer_sharding = view.optimizer_sharding;
-  derived->data_overlap = view.data_overlap;
-  derived->tensor_network = view.tensor->network_tier;
-  derived->pipeline_network = view.pipeline->network_tier;
-  derived->data_network = view.data_network_tier;
   return out.Take();
 }
 
 }  // namespace
 
 std::vector<Violation> FindViolations(const MappingSpec& spec) {
-  DerivedValues unused;
-  return Verify(spec, &unused);
+  return Verify(spec);
 }
 
 absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
-  TypedProgram program;
-  const std::vector<Violation> violations = Verify(spec, &program.derived);
+  const std::vector<Violation> violations = Verify(spec);
   if (!violations.empty()) {
     std::vector<FieldError> errors;
     errors.reserve(violations.size());
@@ -762,7 +662,9 @@ absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
     }
     return InvalidInputError(errors);
   }
+  TypedProgram program;
   program.spec = spec;
+  program.derived = DeriveValues(spec);
   return program;
 }
 

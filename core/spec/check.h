@@ -44,6 +44,16 @@ struct FieldRange {
 };
 std::vector<FieldRange> CheckedFieldRanges();
 
+// TierAssignmentFits: Calculon's _check_network_assignments on one network
+// tier, whose mapped degrees (those > 1) multiply to `product` (1 when none
+// is mapped to it): the product fits in the tier and, when the tier must be
+// filled, divides its size. Pure; the checker reports each tier that fails
+// it, and the strategy search tests its tier assignments with it.
+inline bool TierAssignmentFits(const NetworkTier& tier, int64_t product) {
+  return product <= tier.size &&
+         !(tier.must_be_filled && tier.size % product != 0);
+}
+
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);
 

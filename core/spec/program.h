@@ -10,32 +10,66 @@
 
 namespace blueprint {
 
+// BP_DERIVED_VALUES: every derived value, once, as X(type, name, initial
+// value). The struct, the checker's JSON printing (spec_json.cc) and the
+// tests all expand this list, so a new value is added in one place; its
+// meaning is documented here and its formula in derive.cc.
+//   training                 the spec is a training spec
+//   tensor, pipeline, data   t, p, d (d: replicas for inference)
+//   virtual_stages           v (1 unless interleaved or forward_only)
+//   world_size               t*p*d
+//   local_batch              global_batch / d
+//   microbatches             m = global_batch / (d * microbatch_size)
+//   blocks_per_stage         ceil(num_blocks / p) (num_blocks / p if even)
+//   blocks_per_chunk         blocks_per_stage / v
+//   bubble_reduction_blocks  p - num_blocks % p when uneven, else 0
+//   bytes_per_element        of the datatype
+//   recompute                kNone for inference
+//   sequence_parallel        communication is ReduceScatterAllGather
+//   pipeline_rs_ag           rs_ag or p2p_rs_ag: PP sends 1/t
+//   all_gather_redo          rs_ag with all_gather_redo
+//   optimizer_sharding       training only
+//   data_overlap             training only
+//   tensor_network, pipeline_network, data_network   the network tiers
+#define BP_DERIVED_VALUES(X)                            \
+  X(bool, training, true)                               \
+  X(int64_t, tensor, 1)                                 \
+  X(int64_t, pipeline, 1)                               \
+  X(int64_t, data, 1)                                   \
+  X(int64_t, virtual_stages, 1)                         \
+  X(int64_t, world_size, 1)                             \
+  X(int64_t, local_batch, 0)                            \
+  X(int64_t, microbatches, 0)                           \
+  X(int64_t, blocks_per_stage, 0)                       \
+  X(int64_t, blocks_per_chunk, 0)                       \
+  X(int64_t, bubble_reduction_blocks, 0)                \
+  X(int, bytes_per_element, 2)                          \
+  X(RecomputePolicy, recompute, RecomputePolicy::kNone) \
+  X(bool, sequence_parallel, false)                     \
+  X(bool, pipeline_rs_ag, false)                        \
+  X(bool, all_gather_redo, false)                       \
+  X(bool, optimizer_sharding, false)                    \
+  X(bool, data_overlap, false)                          \
+  X(int64_t, tensor_network, 0)                         \
+  X(int64_t, pipeline_network, 0)                       \
+  X(int64_t, data_network, 0)
+
 // DerivedValues: projections of the spec (the seed's "derived projection"),
-// computed once by the checker with checked arithmetic.
+// computed by DeriveValues (derive.h) once the checker has accepted the spec.
 struct DerivedValues {
-  bool training = true;
-  int64_t tensor = 1;          // t
-  int64_t pipeline = 1;        // p
-  int64_t data = 1;            // d (training) or replicas (inference)
-  int64_t virtual_stages = 1;  // v (1 unless interleaved)
-  int64_t world_size = 1;      // t*p*d
-  int64_t local_batch = 0;     // global_batch / d
-  int64_t microbatches = 0;    // m = global_batch / (d * microbatch_size)
-  // ceil(num_blocks / p): equal to num_blocks / p for an even layout.
-  int64_t blocks_per_stage = 0;
-  int64_t blocks_per_chunk = 0;         // blocks_per_stage / v
-  int64_t bubble_reduction_blocks = 0;  // p - nb % p when uneven, else 0
-  int bytes_per_element = 2;
-  RecomputePolicy recompute = RecomputePolicy::kNone;  // kNone for inference
-  bool sequence_parallel = false;    // communication is ReduceScatterAllGather
-  bool pipeline_rs_ag = false;       // rs_ag or p2p_rs_ag: PP sends 1/t
-  bool all_gather_redo = false;
-  bool optimizer_sharding = false;   // training only
-  bool data_overlap = false;         // training only
-  int64_t tensor_network = 0;
-  int64_t pipeline_network = 0;
-  int64_t data_network = 0;
+#define BP_DECLARE_DERIVED(type, name, initial) type name = initial;
+  BP_DERIVED_VALUES(BP_DECLARE_DERIVED)
+#undef BP_DECLARE_DERIVED
 };
+
+// ForEachDerivedValue: calls f(name, value) for every derived value, in the
+// order of BP_DERIVED_VALUES.
+template <typename F>
+void ForEachDerivedValue(const DerivedValues& dv, F&& f) {
+#define BP_VISIT_DERIVED(type, name, initial) f(#name, dv.name);
+  BP_DERIVED_VALUES(BP_VISIT_DERIVED)
+#undef BP_VISIT_DERIVED
+}
 
 struct TypedProgram {
   MappingSpec spec;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -633,27 +634,14 @@ absl::StatusOr<MappingSpec> ParseSpecJson(const std::string& text) {
 
 nlohmann::json DerivedToJsonValue(const DerivedValues& derived) {
   Json out = Json::object();
-  out["training"] = derived.training;
-  out["tensor"] = derived.tensor;
-  out["pipeline"] = derived.pipeline;
-  out["data"] = derived.data;
-  out["virtual_stages"] = derived.virtual_stages;
-  out["world_size"] = derived.world_size;
-  out["local_batch"] = derived.local_batch;
-  out["microbatches"] = derived.microbatches;
-  out["blocks_per_stage"] = derived.blocks_per_stage;
-  out["blocks_per_chunk"] = derived.blocks_per_chunk;
-  out["bubble_reduction_blocks"] = derived.bubble_reduction_blocks;
-  out["bytes_per_element"] = derived.bytes_per_element;
-  out["recompute"] = RecomputeName(derived.recompute);
-  out["sequence_parallel"] = derived.sequence_parallel;
-  out["pipeline_rs_ag"] = derived.pipeline_rs_ag;
-  out["all_gather_redo"] = derived.all_gather_redo;
-  out["optimizer_sharding"] = derived.optimizer_sharding;
-  out["data_overlap"] = derived.data_overlap;
-  out["tensor_network"] = derived.tensor_network;
-  out["pipeline_network"] = derived.pipeline_network;
-  out["data_network"] = derived.data_network;
+  ForEachDerivedValue(derived, [&](const char* name, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>,
+                                 RecomputePolicy>) {
+      out[name] = RecomputeName(value);
+    } else {
+      out[name] = value;
+    }
+  });
   return out;
 }
 

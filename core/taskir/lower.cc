@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
+#include "core/taskir/optimizer.h"
 
 namespace blueprint {
 namespace {
@@ -111,10 +112,10 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
   fp.activation = raw.activation_space * bpe;
   fp.output = raw.outputs * bpe;
   fp.activation_grad = raw.activation_grads * bpe;
-  fp.weight_grad_sharded = raw.weight_grads * bpe / ctx_.shard;
-  fp.weight_grad_unsharded = raw.weight_grads * 4;
-  const double master_copy = bpe < 4 ? raw.weight_space * 4 : 0;
-  fp.optimizer = (master_copy + raw.optim_space * 4) / ctx_.shard;
+  fp.weight_grad_sharded = WeightGradBytes(raw.weight_grads, bpe, ctx_.shard);
+  fp.weight_grad_unsharded = UnshardedWeightGradBytes(raw.weight_grads);
+  fp.optimizer =
+      OptimizerStateBytes(raw.weight_space, raw.optim_space, bpe, ctx_.shard);
 }
 
 Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
@@ -138,8 +139,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
                  ? 0
                  : (raw.weight_grads + raw.activation_space +
                     raw.activation_grads) * bpe;
-  // Adam: 11 vector FLOPs per (sharded) weight gradient element.
-  op.flops = raw.weight_grads / ctx_.shard * 11;
+  op.flops = OptimizerStepFlops(raw.weight_grads, ctx_.shard);
   fw.matrix_engine = ag.matrix_engine = wg.matrix_engine = raw.matrix;
   op.matrix_engine = false;  // the optimizer always runs on the vector engine
   FillDefaultFootprint(task, raw);

@@ -1,0 +1,100 @@
+// File: derive.h
+//
+// The derived values of a mapping (program.h DerivedValues) and the small
+// structural rules the checker and the strategy search share, each written
+// once. Pure and allocation-free: the
+// checker derives a TypedProgram's values with DeriveValues once it has
+// accepted the spec (check.h), and the strategy search derives every mapping
+// it evaluates with DeriveTrainingValues, without building a spec. Both
+// assume a spec the checker accepts (degrees >= 1, batches that divide, a
+// schedule that suits the pipeline degree): on another spec they may divide
+// by zero.
+//
+// Example:
+//   absl::StatusOr<TypedProgram> program = CheckSpec(spec);  // uses it
+//   const DerivedValues dv = DeriveValues(spec);  // == program->derived
+#ifndef BLUEPRINTING_CORE_SPEC_DERIVE_H_
+#define BLUEPRINTING_CORE_SPEC_DERIVE_H_
+
+#include <cstdint>
+#include <variant>
+
+#include "core/base/status_macros.h"
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+// BlocksPerStage: ceil(num_blocks / pipeline) (Calculon's compile()).
+inline int64_t BlocksPerStage(int64_t num_blocks, int64_t pipeline) {
+  return num_blocks / pipeline + (num_blocks % pipeline != 0 ? 1 : 0);
+}
+
+// BubbleReductionBlocks: the blocks the last stages lack when num_blocks is
+// not a multiple of the pipeline degree (pipeline - num_blocks % pipeline),
+// by which Calculon shortens the bubble; 0 for an even layout.
+inline int64_t BubbleReductionBlocks(int64_t num_blocks, int64_t pipeline) {
+  const int64_t remainder = num_blocks % pipeline;
+  return remainder != 0 ? pipeline - remainder : 0;
+}
+
+// VirtualStages: the chunks per stage of a schedule (v of interleaved_1f1b
+// and forward_only, 1 otherwise).
+int64_t VirtualStages(const PipelineSchedule& schedule);
+
+// SplitsActivations: rs_ag and p2p_rs_ag split the activations (microbatch *
+// sequence rows) t ways, so pipeline sends carry 1/t of them.
+inline bool SplitsActivations(const TensorCommunication& communication) {
+  return std::visit(
+      Overloaded{[](const AllReduce&) { return false; },
+                 [](const ReduceScatterAllGather&) { return true; },
+                 [](const EdgeReduceScatterAllGather&) { return true; }},
+      communication);
+}
+
+// AllGatherRedo: rs_ag with all_gather_redo (Calculon's seq_par_ag_redo).
+inline bool AllGatherRedo(const TensorCommunication& communication) {
+  const auto* rs_ag = std::get_if<ReduceScatterAllGather>(&communication);
+  return rs_ag != nullptr && rs_ag->all_gather_redo;
+}
+
+// InterleavingFits: `virtual_stages` chunks split the blocks of a stage
+// evenly (Calculon's compile(): v <= blocks_per_stage and v divides it).
+inline bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage) {
+  return virtual_stages <= blocks_per_stage &&
+         blocks_per_stage % virtual_stages == 0;
+}
+
+// TensorSplitsModel: t divides the model's hidden, feedforward and
+// attention-head counts (each GEMM and head split evenly t ways).
+inline bool TensorSplitsModel(const TransformerModel& model, int64_t tensor) {
+  return model.hidden % tensor == 0 && model.feedforward % tensor == 0 &&
+         model.attn_heads % tensor == 0;
+}
+
+// AnyOffload: some state is offloaded to the second memory tier.
+inline bool AnyOffload(const Offload& offload) {
+  return offload.weights || offload.activations || offload.optimizer;
+}
+
+// OffloadFits: Calculon's offload rule, offloading needs at least
+// kMinOffloadBlocksPerStage blocks per stage (it overlaps the transfer of
+// one block with the work of the others).
+inline constexpr int64_t kMinOffloadBlocksPerStage = 3;
+inline bool OffloadFits(const Offload& offload, int64_t blocks_per_stage) {
+  return !AnyOffload(offload) || blocks_per_stage >= kMinOffloadBlocksPerStage;
+}
+
+// DeriveTrainingValues: the derived values of the training spec with these
+// parts (the system only matters through the tiers the parallelism names).
+DerivedValues DeriveTrainingValues(
+    const TransformerModel& model,
+    const TransformerTrainingParallelism& parallelism, const Batch& batch,
+    const ExecutionOptions& options);
+
+// DeriveValues: the derived values of a spec of either kind.
+DerivedValues DeriveValues(const MappingSpec& spec);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SPEC_DERIVE_H_

@@ -1,0 +1,52 @@
+// File: optimizer.h
+//
+// The optimizer's per-layer terms (Adam with float32 gradients, master copy
+// and state), each formula written once. LowerTensorParallelBlock puts them
+// on every task (lower.cc); the strategy search derives a block's sharded
+// optimizer figures from its unsharded task footprints with the same
+// formulas (core/search/block_table.cc), bit for bit.
+//
+// Example:
+//   op.flops = OptimizerStepFlops(raw.weight_grads, shard);
+#ifndef BLUEPRINTING_CORE_TASKIR_OPTIMIZER_H_
+#define BLUEPRINTING_CORE_TASKIR_OPTIMIZER_H_
+
+namespace blueprint {
+
+// kAdamFlopsPerElement: Adam's vector FLOPs per weight-gradient element.
+inline constexpr double kAdamFlopsPerElement = 11;
+
+// kFloat32Bytes: the bytes of one element of the float32 gradient
+// accumulator, master copy and optimizer state.
+inline constexpr double kFloat32Bytes = 4;
+
+// OptimizerStepFlops: one optimizer step over `weight_grad_elements`
+// gradient elements, sharded `shard` ways (1: unsharded).
+inline double OptimizerStepFlops(double weight_grad_elements, double shard) {
+  return weight_grad_elements / shard * kAdamFlopsPerElement;
+}
+
+// OptimizerStateBytes: the float32 master copy of the weights (none when
+// the datatype is float32 already) and the optimizer state, sharded.
+inline double OptimizerStateBytes(double weight_elements,
+                                  double optimizer_elements,
+                                  double bytes_per_element, double shard) {
+  const double master_copy =
+      bytes_per_element < kFloat32Bytes ? weight_elements * kFloat32Bytes : 0;
+  return (master_copy + optimizer_elements * kFloat32Bytes) / shard;
+}
+
+// WeightGradBytes: the weight gradients in the datatype, sharded.
+inline double WeightGradBytes(double weight_grad_elements,
+                              double bytes_per_element, double shard) {
+  return weight_grad_elements * bytes_per_element / shard;
+}
+
+// UnshardedWeightGradBytes: the float32 gradient accumulator, unsharded.
+inline double UnshardedWeightGradBytes(double weight_grad_elements) {
+  return weight_grad_elements * kFloat32Bytes;
+}
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_TASKIR_OPTIMIZER_H_
