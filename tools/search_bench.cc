@@ -28,6 +28,7 @@
 #include "absl/strings/numbers.h"
 #include "core/adapters/calculon.h"
 #include "core/search/search.h"
+#include "core/search/tiered_system.h"
 
 namespace blueprint {
 namespace {
@@ -46,26 +47,6 @@ struct Case {
   int runs;  // timed runs after the first (cold) one
 };
 
-// a100_80g's tiers, duplicated into `tiers` tiers of different sizes and
-// bandwidths (the same construction as core/search/many_tiers_test.cc).
-System WithTiers(const System& system, int tiers) {
-  System out = system;
-  out.networks.clear();
-  for (int i = 0; i < tiers; ++i) {
-    NetworkTier net = system.networks[static_cast<size_t>(i % 2)];
-    const int k = i / 2;
-    if (i % 2 == 0) {
-      net.size <<= k;
-      net.bandwidth_gbps /= 1 + k;
-      net.latency_s *= 1 + k;
-    } else {
-      net.bandwidth_gbps *= 1 + 0.5 * k;
-      net.processor_usage += 0.01 * k;
-    }
-    out.networks.push_back(net);
-  }
-  return out;
-}
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -97,7 +78,7 @@ int Run(const std::string& data, int runs_override, int tiers) {
     absl::StatusOr<TransformerModel> model =
         FromCalculonApplication(model_text);
     absl::StatusOr<System> system = FromCalculonSystem(system_text);
-    if (system.ok() && tiers > 0) *system = WithTiers(*system, tiers);
+    if (system.ok() && tiers > 0) *system = SystemWithTiers(*system, tiers);
     if (!model.ok() || !system.ok()) {
       std::fprintf(stderr, "error: %s %s\n",
                    std::string(model.status().message()).c_str(),

@@ -16,36 +16,13 @@
 #include "core/search/search.h"
 #include "core/search/search_json.h"
 #include "core/search/top_n.h"
+#include "core/search/tiered_system.h"
 #include "core/spec/check.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
-
-// a100_80g's two tiers, duplicated into `tiers` tiers of different sizes and
-// bandwidths: even tiers NVLink-like (sizes 8, 16, 32, 64, to be filled,
-// slower and slower), odd tiers InfiniBand-like (each a little faster and
-// using more of the processor). The same construction as
-// tools/search_bench --tiers.
-System WithTiers(const System& system, int tiers) {
-  System out = system;
-  out.networks.clear();
-  for (int i = 0; i < tiers; ++i) {
-    NetworkTier net = system.networks[static_cast<size_t>(i % 2)];
-    const int k = i / 2;
-    if (i % 2 == 0) {
-      net.size <<= k;
-      net.bandwidth_gbps /= 1 + k;
-      net.latency_s *= 1 + k;
-    } else {
-      net.bandwidth_gbps *= 1 + 0.5 * k;
-      net.processor_usage += 0.01 * k;
-    }
-    out.networks.push_back(net);
-  }
-  return out;
-}
 
 // A small model (8 blocks) whose search space has every kind of choice.
 TransformerModel SmallModel() { return {"small", 256, 1024, 16, 16, 8, 64}; }
@@ -254,7 +231,7 @@ void ExpectSameAsReference(const TransformerModel& model, const System& system,
 TEST(ManyTiersTest, TheBuiltSystemsPassTheChecker) {
   for (int tiers = 1; tiers <= kMaxNetworkTiers; ++tiers) {
     TransformerTrainingMappingSpec spec;
-    spec.system = WithTiers(test_programs::A100System(), tiers);
+    spec.system = SystemWithTiers(test_programs::A100System(), tiers);
     EXPECT_TRUE(
         FindViolations(SpecOf(CalculonExecution{}, SmallModel(), spec.system))
             .empty())
@@ -264,7 +241,7 @@ TEST(ManyTiersTest, TheBuiltSystemsPassTheChecker) {
 
 TEST(ManyTiersTest, EightTiersEqualReferenceEnumeration) {
   const TransformerModel model = SmallModel();
-  System eight = WithTiers(test_programs::A100System(), 8);
+  System eight = SystemWithTiers(test_programs::A100System(), 8);
   System small_memory = eight;  // many mappings do not fit
   small_memory.mem1.gib = 0.05;
   small_memory.mem2.gib = 0.2;
@@ -294,7 +271,7 @@ TEST(ManyTiersTest, EightTiersEqualReferenceEnumeration) {
 TEST(ManyTiersTest, EveryTierCountEqualsReferenceEnumeration) {
   for (int tiers = 1; tiers <= kMaxNetworkTiers; ++tiers) {
     ExpectSameAsReference(SmallModel(),
-                          WithTiers(test_programs::A100System(), tiers),
+                          SystemWithTiers(test_programs::A100System(), tiers),
                           Options(16, 2, 10));
   }
 }
@@ -312,7 +289,7 @@ TEST(ManyTiersTest, TierWorkGrowsAtMostQuadratically) {
   std::vector<Point> points;
   for (int tiers : {2, 4, 8}) {
     absl::StatusOr<SearchResult> r = RunSearch(
-        model, WithTiers(test_programs::A100System(), tiers),
+        model, SystemWithTiers(test_programs::A100System(), tiers),
         Options(16, 16, 10));
     ASSERT_TRUE(r.ok()) << r.status();
     points.push_back({tiers, *std::move(r)});
