@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/api/analysis_commands.h"
@@ -230,16 +231,16 @@ struct DumpFile {
 //    name that is a directory is refused before any rename; only a rename
 //    failing for another reason (or a race) can leave the set half-replaced.
 // Every error names the path and the system's reason.
-std::optional<std::string> DumpStages(const std::string& dir,
-                                      const std::vector<StageText>& stages) {
+absl::Status DumpStages(const std::string& dir,
+                        const std::vector<StageText>& stages) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::StrCat("cannot create directory ", dir, ": ",
-                        ErrnoText(errno));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create directory ", dir, ": ", ErrnoText(errno)));
   }
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) {
-    return absl::StrCat("cannot use ", dir,
-                        " as the dump directory: ", ErrnoText(errno));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot use ", dir, " as the dump directory: ", ErrnoText(errno)));
   }
   FdCloser dir_closer(dir_fd);
   const auto in_dir = [&dir](const std::string& name) {
@@ -248,7 +249,7 @@ std::optional<std::string> DumpStages(const std::string& dir,
 
   std::vector<DumpFile> files;
   // Removes every temporary still there; returns `error` for convenience.
-  const auto fail = [&](std::string error) -> std::optional<std::string> {
+  const auto fail = [&](absl::Status error) -> absl::Status {
     for (const DumpFile& file : files) {
       unlinkat(dir_fd, file.temporary.c_str(), 0);
     }
@@ -259,8 +260,8 @@ std::optional<std::string> DumpStages(const std::string& dir,
     // name would write outside `dir`, which is a bug, not an input problem.
     if (stage.stage.empty() || stage.stage[0] == '.' ||
         stage.stage.find('/') != std::string::npos) {
-      return fail(absl::StrCat("internal error: stage name \"", stage.stage,
-                               "\" is not a plain file name"));
+      return fail(absl::InternalError(absl::StrCat(
+          "stage name \"", stage.stage, "\" is not a plain file name")));
     }
     DumpFile file;
     file.final_name = absl::StrCat(stage.stage, ".txt");
@@ -271,20 +272,21 @@ std::optional<std::string> DumpStages(const std::string& dir,
       fd = openat(dir_fd, file.temporary.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
-        return fail(absl::StrCat("cannot create ", in_dir(file.temporary), ": ",
-                                 ErrnoText(errno)));
+        return fail(absl::InvalidArgumentError(absl::StrCat(
+            "cannot create ", in_dir(file.temporary), ": ", ErrnoText(errno))));
       }
     }
     files.push_back(file);
     const int write_error = WriteAll(fd, stage.text);
     if (write_error != 0) {
       close(fd);
-      return fail(absl::StrCat("cannot write ", in_dir(file.temporary), ": ",
-                               ErrnoText(write_error)));
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("cannot write ", in_dir(file.temporary), ": ",
+                       ErrnoText(write_error))));
     }
     if (close(fd) != 0) {
-      return fail(absl::StrCat("cannot write ", in_dir(file.temporary), ": ",
-                               ErrnoText(errno)));
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "cannot write ", in_dir(file.temporary), ": ", ErrnoText(errno))));
     }
   }
   // A final name that is a directory cannot be replaced: refuse before any
@@ -294,21 +296,22 @@ std::optional<std::string> DumpStages(const std::string& dir,
     if (fstatat(dir_fd, file.final_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) ==
             0 &&
         S_ISDIR(info.st_mode)) {
-      return fail(absl::StrCat("cannot replace ", in_dir(file.final_name), ": ",
-                               ErrnoText(EISDIR)));
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("cannot replace ", in_dir(file.final_name), ": ",
+                       ErrnoText(EISDIR))));
     }
   }
   for (size_t i = 0; i < files.size(); ++i) {
     if (renameat(dir_fd, files[i].temporary.c_str(), dir_fd,
                  files[i].final_name.c_str()) != 0) {
-      const std::string error =
+      const absl::Status error = absl::InvalidArgumentError(
           absl::StrCat("cannot rename ", in_dir(files[i].temporary), " to ",
-                       in_dir(files[i].final_name), ": ", ErrnoText(errno));
+                       in_dir(files[i].final_name), ": ", ErrnoText(errno)));
       files.erase(files.begin(), files.begin() + i);  // renamed already
       return fail(error);
     }
   }
-  return std::nullopt;
+  return absl::OkStatus();
 }
 
 std::optional<CommandResult> RunAnalyze(const Args& args) {
@@ -325,12 +328,13 @@ std::optional<CommandResult> RunAnalyze(const Args& args) {
   std::vector<StageText> stages;
   CommandResult result = AnalyzeStages(files[0], &stages);
   if (!stages.empty()) {
-    if (std::optional<std::string> error = DumpStages(args[2], stages)) {
-      if (result.exit_code == kExitOk) result.exit_code = kExitInvalidInput;
-      if (error->rfind("internal error: ", 0) == 0) {
-        result.exit_code = kExitInternal;
+    if (const absl::Status dumped = DumpStages(args[2], stages); !dumped.ok()) {
+      // The one status -> exit code mapping (an internal error is a bug).
+      CommandResult failure = FailureResult(dumped);
+      if (result.exit_code == kExitOk || failure.exit_code == kExitInternal) {
+        result.exit_code = failure.exit_code;
       }
-      result.AddError(*error);
+      for (FieldError& e : failure.errors) result.errors.push_back(e);
     }
   }
   return result;
@@ -568,8 +572,8 @@ int Run(const Args& args, Stdout& out) {
   if (result->exit_code == kExitUsage) {
     std::string message;
     for (const FieldError& error : result->errors) {
-      absl::StrAppend(&message, message.empty() ? "" : "\nerror: ",
-                      error.message);
+      absl::StrAppend(&message,
+                      message.empty() ? "" : "\nerror: ", error.message);
     }
     return UsageError(message);
   }

@@ -185,7 +185,12 @@ val Explain(val spec_arg, val figure_arg, val depth_arg) {
   if (!args.ok()) return args.Refusal();
   return ToJs(blueprint::Explain(spec, figure, depth));
 }
-val Calculon(val app_arg, val exe_arg, val sys_arg) {
+// Calculon's three files, converted and checked, then passed to `command`.
+val WithCalculonFiles(const val& app_arg, const val& exe_arg,
+                      const val& sys_arg,
+                      blueprint::CommandResult (*command)(
+                          const std::string&, const std::string&,
+                          const std::string&)) {
   std::string app, exe, sys;
   Arguments args;
   if (!args.String(app_arg, "app", &app)
@@ -194,18 +199,14 @@ val Calculon(val app_arg, val exe_arg, val sys_arg) {
            .ok()) {
     return args.Refusal();
   }
-  return ToJs(blueprint::Calculon(app, exe, sys));
+  return ToJs(command(app, exe, sys));
+}
+val Calculon(val app_arg, val exe_arg, val sys_arg) {
+  return WithCalculonFiles(app_arg, exe_arg, sys_arg, &blueprint::Calculon);
 }
 val ImportCalculon(val app_arg, val exe_arg, val sys_arg) {
-  std::string app, exe, sys;
-  Arguments args;
-  if (!args.String(app_arg, "app", &app)
-           .String(exe_arg, "exe", &exe)
-           .String(sys_arg, "system", &sys)
-           .ok()) {
-    return args.Refusal();
-  }
-  return ToJs(blueprint::ImportCalculon(app, exe, sys));
+  return WithCalculonFiles(app_arg, exe_arg, sys_arg,
+                           &blueprint::ImportCalculon);
 }
 val ImportMegatron(val sys_arg, val words_arg) {
   std::string sys;
