@@ -234,7 +234,7 @@ absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
   std::vector<std::string> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
-    ReadModelJson(*app, "app", NameKey::kAbsent, &errors, &model);
+    ReadModelJson(*app, "app", ModelKeys::kCalculon, &errors, &model);
   }
   CalculonExecution exe;
   CommunicationKeys comm;
@@ -256,7 +256,7 @@ absl::StatusOr<TransformerModel> FromCalculonApplication(
   std::vector<std::string> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
-    ReadModelJson(*app, "app", NameKey::kAbsent, &errors, &model);
+    ReadModelJson(*app, "app", ModelKeys::kCalculon, &errors, &model);
   }
   if (!errors.empty()) return ErrorsToStatus(errors);
   return model;
@@ -308,7 +308,7 @@ std::string ToCalculonExecution(const TypedProgram& program) {
 }
 
 std::string ToCalculonApplication(const TransformerModel& model) {
-  return CanonicalJson(ModelToJsonValue(model, NameKey::kAbsent)) + "\n";
+  return CanonicalJson(ModelToJsonValue(model, ModelKeys::kCalculon)) + "\n";
 }
 
 std::string ToCalculonSystem(const System& system) {

@@ -419,6 +419,7 @@ void ModelRules(Conversion* c) {
     }
     c->spec.model.feedforward = four_h.value_or(0);
   }
+  c->spec.model.kv_heads = c->spec.model.attn_heads;
   if (!c->flags.Integer("--kv-channels") && hidden && heads) {
     if (*hidden % *heads != 0) {
       c->Error(

@@ -16,10 +16,10 @@ namespace blueprint {
 namespace {
 
 TransformerModel Gpt3Model() {
-  return {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  return CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
 }
 
-TransformerModel TinyModel() { return {"tiny", 64, 256, 8, 8, 8, 32}; }
+TransformerModel TinyModel() { return CalculonModel("tiny", 64, 256, 8, 8, 8, 32); }
 
 // The figures of the full passes on the checked program of a mapping whose
 // block is `config`, with the optimizer sharded over d = `shard` ranks.

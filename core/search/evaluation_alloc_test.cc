@@ -28,7 +28,7 @@ namespace blueprint {
 namespace {
 
 TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
-  const TransformerModel model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  const TransformerModel model = CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16);
   const BlockConfig config{8,

@@ -25,7 +25,7 @@ namespace blueprint {
 namespace {
 
 // A small model (8 blocks) whose search space has every kind of choice.
-TransformerModel SmallModel() { return {"small", 256, 1024, 16, 16, 8, 64}; }
+TransformerModel SmallModel() { return CalculonModel("small", 256, 1024, 16, 16, 8, 64); }
 
 SearchOptions Options(int64_t procs, int64_t max_batch, int top) {
   SearchOptions o;

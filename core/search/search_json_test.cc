@@ -127,7 +127,7 @@ SearchResult SmallResult(int top) {
   o.procs = 8;
   o.max_batch = 8;
   o.top = top;
-  const TransformerModel model = {"small", 256, 1024, 16, 16, 8, 64};
+  const TransformerModel model = CalculonModel("small", 256, 1024, 16, 16, 8, 64);
   absl::StatusOr<SearchResult> r =
       RunSearch(model, test_programs::A100System(), o);
   EXPECT_TRUE(r.ok()) << r.status();

@@ -17,7 +17,7 @@ namespace blueprint {
 namespace {
 
 // A small model (8 blocks) whose search space has every kind of choice.
-TransformerModel SmallModel() { return {"small", 256, 1024, 16, 16, 8, 64}; }
+TransformerModel SmallModel() { return CalculonModel("small", 256, 1024, 16, 16, 8, 64); }
 
 SearchOptions Options(int64_t procs, int64_t max_batch, int top) {
   SearchOptions o;
@@ -133,7 +133,7 @@ TEST(SearchTest, MicrobatchBreakTriesFewerMappings) {
 // The checker derives the same program from the spec as ExecutionProgram,
 // and MakeStepShape the same step shape as ExecutionStepShape.
 TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
-  const TransformerModel model = {"uneven", 256, 1024, 16, 16, 10, 64};
+  const TransformerModel model = CalculonModel("uneven", 256, 1024, 16, 16, 10, 64);
   const System system = test_programs::A100System();
   int checked = 0;
   for (int64_t p : {1, 2, 4}) {
@@ -264,7 +264,7 @@ TEST(SearchTest, RejectsUnusableInputs) {
 // A feed-forward size t does not divide: those mappings are bad (Calculon
 // asserts; the checker rejects them).
 TEST(SearchTest, FeedforwardNotDividedByTensorIsBad) {
-  const TransformerModel model = {"odd_ff", 256, 1001, 16, 16, 8, 64};
+  const TransformerModel model = CalculonModel("odd_ff", 256, 1001, 16, 16, 8, 64);
   SearchOptions o = Options(2, 2, 5);
   absl::StatusOr<SearchResult> r =
       RunSearch(model, test_programs::A100System(), o);

@@ -110,6 +110,55 @@ void CheckModel(const TransformerModel& model, Collector* out) {
   out->RequirePositive("model.attn_size", model.attn_size);
   out->RequirePositive("model.num_blocks", model.num_blocks);
   out->RequirePositive("model.seq_size", model.seq_size);
+  if (out->RequirePositive("model.kv_heads", model.kv_heads) &&
+      model.attn_heads > 0 && model.attn_heads % model.kv_heads != 0) {
+    out->Add("model.kv_heads",
+             absl::StrCat(Named("model.kv_heads", model.kv_heads),
+                          " must divide ",
+                          Named("model.attn_heads", model.attn_heads),
+                          ": each key/value head serves a whole group of "
+                          "query heads"));
+  }
+  const Vocabulary& vocab = model.vocabulary;
+  if (vocab.size < 0) {
+    out->Add("model.vocabulary.size",
+             absl::StrCat(Named("model.vocabulary.size", vocab.size),
+                          " must be at least 0 (0: no embedding and no "
+                          "output layer, Calculon's model)"));
+  }
+  out->RequirePositive("model.vocabulary.divisible_by", vocab.divisible_by);
+  if (vocab.size > kMaxVocabulary) {
+    out->Add("model.vocabulary.size",
+             absl::StrCat(Named("model.vocabulary.size", vocab.size),
+                          " must be at most ", kMaxVocabulary));
+  }
+  if (vocab.divisible_by > kMaxVocabulary) {
+    out->Add("model.vocabulary.divisible_by",
+             absl::StrCat(Named("model.vocabulary.divisible_by",
+                                vocab.divisible_by),
+                          " must be at most ", kMaxVocabulary));
+  }
+  if (vocab.max_positions < 0 || vocab.max_positions > kMaxVocabulary) {
+    out->Add("model.vocabulary.max_positions",
+             absl::StrCat(Named("model.vocabulary.max_positions",
+                                vocab.max_positions),
+                          " must be between 0 and ", kMaxVocabulary));
+  }
+  if (vocab.position == PositionEmbedding::kLearned) {
+    if (vocab.size == 0) {
+      out->Add("model.vocabulary.position_embedding",
+               "model.vocabulary.position_embedding learned needs an input "
+               "embedding: model.vocabulary.size must be positive (got 0)");
+    }
+    if (model.seq_size > 0 && vocab.max_positions < model.seq_size) {
+      out->Add("model.vocabulary.max_positions",
+               absl::StrCat(Named("model.vocabulary.max_positions",
+                                  vocab.max_positions),
+                            " must be at least ",
+                            Named("model.seq_size", model.seq_size),
+                            " with a learned position embedding"));
+    }
+  }
 }
 
 // Calculon looks efficiencies up by taking the first row whose threshold is
@@ -386,8 +435,12 @@ void CheckTensorSplits(const SpecView& view, Collector* out) {
   for (const auto& [path, value] :
        {std::pair<const char*, int64_t>{"model.hidden", model.hidden},
         {"model.feedforward", model.feedforward},
-        {"model.attn_heads", model.attn_heads}}) {
-    if (value > 0 && value % t != 0) {
+        {"model.attn_heads", model.attn_heads},
+        {"model.kv_heads", model.kv_heads}}) {
+    // kv_heads == attn_heads (multi-head attention) is one rule, said once.
+    const bool same_as_heads = path == std::string("model.kv_heads") &&
+                               value == model.attn_heads;
+    if (value > 0 && value % t != 0 && !same_as_heads) {
       out->Add(path, absl::StrCat(Named(path, value), " must be divisible by ",
                                   Named("parallelism.tensor.degree", t)));
     }
@@ -431,6 +484,16 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
       m.attn_size < 1 || m.seq_size < 1 || b < 1) {
     return;
   }
+  const std::optional<int64_t> padded =
+      PaddedVocabulary(m.vocabulary, view.tensor->degree);
+  if (!padded) {
+    out->Add("model.vocabulary.divisible_by",
+             absl::StrCat("the vocabulary's padding multiple ",
+                          Named("model.vocabulary.divisible_by",
+                                m.vocabulary.divisible_by),
+                          " * parallelism.tensor.degree overflows 64-bit "
+                          "integers"));
+  }
   const struct {
     const char* formula;
     std::optional<int64_t> value;
@@ -442,6 +505,10 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
       {"4 * b * attn_heads * s * s * attn_size",
        CheckedProduct(
            {4, b, m.attn_heads, m.seq_size, m.seq_size, m.attn_size})},
+      {"2 * b * s * hidden * padded vocabulary",
+       padded.value_or(0) == 0
+           ? std::optional<int64_t>(0)
+           : CheckedProduct({2, b, m.seq_size, m.hidden, *padded})},
   };
   for (const auto& product : products) {
     if (product.value) continue;
@@ -614,6 +681,18 @@ void CheckOptions(const SpecView& view, Collector* out) {
     out->Add("parallelism.data.overlap",
              "parallelism.data.overlap requires parallelism.data.degree > 1 "
              "(got 1)");
+  }
+  const TransformerModel& model = *view.model;
+  if (view.options->attention == AttentionType::kMultiQuery &&
+      model.kv_heads != model.attn_heads) {
+    out->Add("options.attention",
+             absl::StrCat("options.attention multiquery (Calculon's one "
+                          "key/value head, replicated on every TP rank) "
+                          "cannot be combined with ",
+                          Named("model.kv_heads", model.kv_heads), " < ",
+                          Named("model.attn_heads", model.attn_heads),
+                          ": grouped-query attention is set by "
+                          "model.kv_heads alone; use multihead"));
   }
   if (!view.training && view.options->offload.optimizer) {
     out->Add("options.offload.optimizer",

@@ -22,7 +22,7 @@ System A100() { return test_programs::A100System(); }
 // GPT-3 175B, t8 p8 v3, full recompute: oracle case v09.
 TransformerTrainingMappingSpec Gpt3Training() {
   TransformerTrainingMappingSpec spec;
-  spec.model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  spec.model = CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
   spec.system = A100();
   spec.parallelism.tensor.degree = 8;
   spec.parallelism.tensor.network_tier = 0;
@@ -38,7 +38,7 @@ TransformerTrainingMappingSpec Gpt3Training() {
 
 TransformerInferenceMappingSpec Gpt3Inference() {
   TransformerInferenceMappingSpec spec;
-  spec.model = {"gpt3-175B", 12288, 49152, 96, 128, 96, 2048};
+  spec.model = CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
   spec.system = A100();
   spec.parallelism.tensor.degree = 8;
   spec.parallelism.pipeline.degree = 2;
@@ -207,10 +207,42 @@ INSTANTIATE_TEST_SUITE_P(
                  "model.feedforward",
                  "model.feedforward (49156) must be divisible by "
                  "parallelism.tensor.degree (8)"},
-        RuleCase{"heads_split", [](auto& s) { s.model.attn_heads = 100; },
-                 "model.attn_heads",
-                 "model.attn_heads (100) must be divisible by "
+        RuleCase{"kv_heads_split", [](auto& s) { s.model.kv_heads = 4; },
+                 "model.kv_heads",
+                 "model.kv_heads (4) must be divisible by "
                  "parallelism.tensor.degree (8)"},
+        RuleCase{"kv_heads_group", [](auto& s) { s.model.kv_heads = 64; },
+                 "model.kv_heads",
+                 "model.kv_heads (64) must divide model.attn_heads (96): "
+                 "each key/value head serves a whole group of query heads"},
+        RuleCase{"multiquery_with_groups",
+                 [](auto& s) {
+                   s.model.kv_heads = 8;
+                   s.options.attention = AttentionType::kMultiQuery;
+                 },
+                 "options.attention",
+                 "options.attention multiquery (Calculon's one key/value "
+                 "head, replicated on every TP rank) cannot be combined with "
+                 "model.kv_heads (8) < model.attn_heads (96): grouped-query "
+                 "attention is set by model.kv_heads alone; use multihead"},
+        RuleCase{"learned_positions_cover_the_sequence",
+                 [](auto& s) {
+                   s.model.vocabulary.size = 50257;
+                   s.model.vocabulary.position = PositionEmbedding::kLearned;
+                   s.model.vocabulary.max_positions = 1024;
+                 },
+                 "model.vocabulary.max_positions",
+                 "model.vocabulary.max_positions (1024) must be at least "
+                 "model.seq_size (2048) with a learned position embedding"},
+        RuleCase{"vocabulary_not_negative",
+                 [](auto& s) { s.model.vocabulary.size = -1; },
+                 "model.vocabulary.size",
+                 "model.vocabulary.size (-1) must be at least 0 (0: no "
+                 "embedding and no output layer, Calculon's model)"},
+        RuleCase{"vocabulary_padding_positive",
+                 [](auto& s) { s.model.vocabulary.divisible_by = 0; },
+                 "model.vocabulary.divisible_by",
+                 "model.vocabulary.divisible_by (0) must be positive"},
         RuleCase{"tier_too_small",  // x07
                  [](auto& s) {
                    s.parallelism.tensor.degree = 16;
@@ -489,6 +521,50 @@ TEST(CheckSpec, HugeModelsAreErrorsNotOverflows) {
                 "batch.microbatch_size, s = model.seq_size) overflows 64-bit "
                 "integers",
             }));
+}
+
+TEST(CheckSpec, QueryAndKeyValueHeadsSplitOverTensorParallelism) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.attn_heads = 100;
+  spec.model.kv_heads = 100;
+  EXPECT_EQ(Messages(spec),
+            (std::vector<std::string>{
+                "model.attn_heads (100) must be divisible by "
+                "parallelism.tensor.degree (8)"}));
+  spec.model.kv_heads = 4;  // reported when it differs from attn_heads
+  EXPECT_EQ(Messages(spec),
+            (std::vector<std::string>{
+                "model.attn_heads (100) must be divisible by "
+                "parallelism.tensor.degree (8)",
+                "model.kv_heads (4) must be divisible by "
+                "parallelism.tensor.degree (8)"}));
+}
+
+TEST(CheckSpec, PaddedVocabularyIsDerived) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.vocabulary.size = 50257;  // GPT-2's tokenizer
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  // Padded to a multiple of 128 * t = 1024.
+  EXPECT_EQ(program->derived.padded_vocabulary, 51200);
+  spec.model.vocabulary.size = 0;
+  program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  EXPECT_EQ(program->derived.padded_vocabulary, 0);
+}
+
+TEST(CheckSpec, HugeVocabulariesAreErrorsNotOverflows) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.vocabulary.size = int64_t{1} << 31;
+  spec.model.vocabulary.divisible_by = int64_t{1} << 31;
+  spec.batch = {64, 64};  // 2 * 64 * 2048 * 12288 * 2^34 > 2^63
+  EXPECT_THAT(Messages(spec),
+              ::testing::Contains(::testing::HasSubstr(
+                  "one block's work 2 * b * s * hidden * padded vocabulary")));
+  spec.model.vocabulary.size = (int64_t{1} << 31) + 1;
+  EXPECT_THAT(Messages(spec),
+              ::testing::Contains("model.vocabulary.size (2147483649) must be "
+                                  "at most 2147483648"));
 }
 
 TEST(CheckSpec, InferenceSchedules) {

@@ -38,6 +38,7 @@ DerivedValues Derive(const SpecView& s) {
   dv.tensor_network = s.tensor->network_tier;
   dv.pipeline_network = s.pipeline->network_tier;
   dv.data_network = s.data_network_tier;
+  dv.padded_vocabulary = PaddedVocabulary(s.model->vocabulary, t).value_or(0);
   return dv;
 }
 

@@ -17,8 +17,10 @@
 #define BLUEPRINTING_CORE_SPEC_DERIVE_H_
 
 #include <cstdint>
+#include <optional>
 #include <variant>
 
+#include "core/base/checked_math.h"
 #include "core/base/status_macros.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -65,11 +67,33 @@ inline bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage) {
          blocks_per_stage % virtual_stages == 0;
 }
 
-// TensorSplitsModel: t divides the model's hidden, feedforward and
-// attention-head counts (each GEMM and head split evenly t ways).
+// TensorSplitsModel: t divides the model's hidden, feedforward, query-head
+// and key/value-head counts (each GEMM and head group split evenly t ways,
+// as Megatron-LM requires).
 inline bool TensorSplitsModel(const TransformerModel& model, int64_t tensor) {
   return model.hidden % tensor == 0 && model.feedforward % tensor == 0 &&
-         model.attn_heads % tensor == 0;
+         model.attn_heads % tensor == 0 && model.kv_heads % tensor == 0;
+}
+
+// kMaxVocabulary: the bound on vocabulary sizes, their padding multiple and
+// max_positions (2^31), which keeps the padding and every embedding product
+// within 64-bit integers.
+inline constexpr int64_t kMaxVocabulary = int64_t{1} << 31;
+
+// PaddedVocabulary: Megatron-LM's padding of the vocabulary to a multiple of
+// divisible_by * t; 0 without a vocabulary, nullopt if the multiple
+// overflows 64 bits.
+inline std::optional<int64_t> PaddedVocabulary(const Vocabulary& vocabulary,
+                                               int64_t tensor) {
+  if (vocabulary.size <= 0 || vocabulary.divisible_by <= 0 || tensor <= 0) {
+    return 0;
+  }
+  const std::optional<int64_t> multiple =
+      CheckedMul(vocabulary.divisible_by, tensor);
+  if (!multiple) return std::nullopt;
+  const int64_t rows = vocabulary.size / *multiple +
+                       (vocabulary.size % *multiple != 0 ? 1 : 0);
+  return CheckedMul(rows, *multiple);
 }
 
 // AnyOffload: some state is offloaded to the second memory tier.

@@ -109,6 +109,43 @@ inline constexpr EnumRow<StageLayout> kStageLayoutRows[] = {
       "behaviour when p does not divide num_blocks)"}},
 };
 
+inline constexpr EnumRow<MlpType> kMlpTypeRows[] = {
+    {MlpType::kPlain,
+     {"plain", nullptr, "two matrices, hidden -> feedforward -> hidden (GELU)"}},
+    {MlpType::kGated,
+     {"gated", nullptr,
+      "three matrices, gate and up hidden -> feedforward, down back (SwiGLU, "
+      "GeGLU)"}},
+};
+
+inline constexpr EnumRow<NormType> kNormTypeRows[] = {
+    {NormType::kLayerNorm,
+     {"layernorm", nullptr, "LayerNorm: a scale and a bias per hidden unit"}},
+    {NormType::kRmsNorm,
+     {"rmsnorm", nullptr, "RMSNorm: a scale per hidden unit, no mean"}},
+};
+
+inline constexpr EnumRow<PositionEmbedding> kPositionEmbeddingRows[] = {
+    {PositionEmbedding::kNone, {"none", nullptr, "no position embedding"}},
+    {PositionEmbedding::kRope,
+     {"rope", nullptr, "rotary position embedding: no weights"}},
+    {PositionEmbedding::kLearned,
+     {"learned", nullptr,
+      "a learned table of max_positions x hidden on the first stage"}},
+};
+
+inline constexpr EnumRow<PrecisionAccounting> kPrecisionRows[] = {
+    {PrecisionAccounting::kCalculon,
+     {"calculon", nullptr,
+      "Calculon's: weights and gradients in the datatype, fp32 master copy "
+      "and Adam moments; gradients sharded with the optimizer"}},
+    {PrecisionAccounting::kMegatronMixed,
+     {"megatron_mixed", nullptr,
+      "Megatron-LM's mixed precision: 16-bit weights, fp32 main gradients, "
+      "fp32 master weights and Adam moments (18 bytes per parameter, 6 + "
+      "12/d with the distributed optimizer)"}},
+};
+
 // TensorCommunication's alternatives, in variant index order.
 inline constexpr Spelling kTensorCommunicationTypes[] = {
     {"ar", "ar", "AllReduce: one all-reduce per TP boundary"},
@@ -169,6 +206,10 @@ BP_ENUM_TABLE(RecomputePolicy, kRecomputeRows, "recompute")
 BP_ENUM_TABLE(AttentionType, kAttentionRows, "attention")
 BP_ENUM_TABLE(ProcessingMode, kProcessingModeRows, "processing_mode")
 BP_ENUM_TABLE(StageLayout, kStageLayoutRows, "stage_layout")
+BP_ENUM_TABLE(MlpType, kMlpTypeRows, "mlp")
+BP_ENUM_TABLE(NormType, kNormTypeRows, "norm")
+BP_ENUM_TABLE(PositionEmbedding, kPositionEmbeddingRows, "position_embedding")
+BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
 #undef BP_ENUM_TABLE
 
 #define BP_VARIANT_TABLE(Variant, types, id)     \
@@ -352,6 +393,10 @@ void ForEachEnumTable(F&& f) {
   table(EnumTable<AttentionType>::kId, false, kAttentionRows);
   table(EnumTable<ProcessingMode>::kId, false, kProcessingModeRows);
   table(EnumTable<StageLayout>::kId, false, kStageLayoutRows);
+  table(EnumTable<MlpType>::kId, false, kMlpTypeRows);
+  table(EnumTable<NormType>::kId, false, kNormTypeRows);
+  table(EnumTable<PositionEmbedding>::kId, false, kPositionEmbeddingRows);
+  table(EnumTable<PrecisionAccounting>::kId, false, kPrecisionRows);
   table(VariantTable<TensorCommunication>::kId, true,
         kTensorCommunicationTypes);
   table(VariantTable<PipelineSchedule>::kId, true, kPipelineScheduleTypes);

@@ -52,6 +52,10 @@ TEST(EnumsTest, TablesAreConsistent) {
   ExpectConsistent<AttentionType>();
   ExpectConsistent<ProcessingMode>();
   ExpectConsistent<StageLayout>();
+  ExpectConsistent<MlpType>();
+  ExpectConsistent<NormType>();
+  ExpectConsistent<PositionEmbedding>();
+  ExpectConsistent<PrecisionAccounting>();
   ExpectVariantConsistent<TensorCommunication>();
   ExpectVariantConsistent<PipelineSchedule>();
   ExpectVariantConsistent<MappingSpec>();
@@ -69,6 +73,14 @@ TEST(EnumsTest, SpellingsAreTheDocumentedOnes) {
   EXPECT_EQ(VariantCalculonChoices<TensorCommunication>(),
             (std::vector<std::string>{"ar", "rs_ag", "p2p_rs_ag"}));
   EXPECT_TRUE(EnumCalculonChoices<StageLayout>().empty());
+  EXPECT_EQ(EnumChoices<MlpType>(),
+            (std::vector<std::string>{"plain", "gated"}));
+  EXPECT_EQ(EnumChoices<NormType>(),
+            (std::vector<std::string>{"layernorm", "rmsnorm"}));
+  EXPECT_EQ(EnumChoices<PositionEmbedding>(),
+            (std::vector<std::string>{"none", "rope", "learned"}));
+  EXPECT_EQ(EnumChoices<PrecisionAccounting>(),
+            (std::vector<std::string>{"calculon", "megatron_mixed"}));
   EXPECT_EQ(PipelineScheduleName(InterleavedOneForwardOneBackward{3}),
             std::string("interleaved_1f1b"));
   const std::optional<PipelineSchedule> interleaved =
@@ -85,7 +97,7 @@ TEST(EnumsTest, EveryTableIsListed) {
     EXPECT_TRUE(ids.insert(id).second) << id;
     EXPECT_FALSE(s.empty()) << id;
   });
-  EXPECT_EQ(ids.size(), 9u);
+  EXPECT_EQ(ids.size(), 13u);
 }
 
 }  // namespace

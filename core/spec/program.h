@@ -31,6 +31,8 @@ namespace blueprint {
 //   optimizer_sharding       training only
 //   data_overlap             training only
 //   tensor_network, pipeline_network, data_network   the network tiers
+//   padded_vocabulary        the vocabulary padded to a multiple of
+//                            divisible_by * t (Megatron-LM), 0 without one
 #define BP_DERIVED_VALUES(X)                            \
   X(bool, training, true)                               \
   X(int64_t, tensor, 1)                                 \
@@ -52,7 +54,8 @@ namespace blueprint {
   X(bool, data_overlap, false)                          \
   X(int64_t, tensor_network, 0)                         \
   X(int64_t, pipeline_network, 0)                       \
-  X(int64_t, data_network, 0)
+  X(int64_t, data_network, 0)                           \
+  X(int64_t, padded_vocabulary, 0)
 
 // DerivedValues: projections of the spec (the seed's "derived projection"),
 // computed by DeriveValues (derive.h) once the checker has accepted the spec.

@@ -1,5 +1,7 @@
 #include "core/spec/spec.h"
 
+#include <utility>
+
 #include "core/spec/enums.h"
 
 namespace blueprint {
@@ -27,6 +29,26 @@ const char* RecomputeName(RecomputePolicy r) { return EnumName(r); }
 const char* AttentionName(AttentionType a) { return EnumName(a); }
 const char* ProcessingModeName(ProcessingMode m) { return EnumName(m); }
 const char* StageLayoutName(StageLayout l) { return EnumName(l); }
+const char* MlpTypeName(MlpType m) { return EnumName(m); }
+const char* NormTypeName(NormType n) { return EnumName(n); }
+const char* PositionEmbeddingName(PositionEmbedding p) { return EnumName(p); }
+const char* PrecisionName(PrecisionAccounting p) { return EnumName(p); }
+
+TransformerModel CalculonModel(std::string name, int64_t hidden,
+                               int64_t feedforward, int64_t attn_heads,
+                               int64_t attn_size, int64_t num_blocks,
+                               int64_t seq_size) {
+  TransformerModel model;
+  model.name = std::move(name);
+  model.hidden = hidden;
+  model.feedforward = feedforward;
+  model.attn_heads = attn_heads;
+  model.attn_size = attn_size;
+  model.num_blocks = num_blocks;
+  model.seq_size = seq_size;
+  model.kv_heads = attn_heads;
+  return model;
+}
 
 const char* TensorCommunicationName(const TensorCommunication& c) {
   return VariantTypeName(c);
@@ -53,6 +75,18 @@ std::optional<ProcessingMode> ParseProcessingMode(const std::string& s) {
 }
 std::optional<StageLayout> ParseStageLayout(const std::string& s) {
   return ParseEnum<StageLayout>(s);
+}
+std::optional<MlpType> ParseMlpType(const std::string& s) {
+  return ParseEnum<MlpType>(s);
+}
+std::optional<NormType> ParseNormType(const std::string& s) {
+  return ParseEnum<NormType>(s);
+}
+std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s) {
+  return ParseEnum<PositionEmbedding>(s);
+}
+std::optional<PrecisionAccounting> ParsePrecision(const std::string& s) {
+  return ParseEnum<PrecisionAccounting>(s);
 }
 
 }  // namespace blueprint

@@ -28,17 +28,46 @@ namespace blueprint {
 
 //----- Model ------------------------------------------------------------------
 
-// TransformerModel: Calculon's application (only transformer blocks are
-// modelled; no embeddings, no LM head).
+enum class MlpType { kPlain, kGated };
+enum class NormType { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding { kNone, kRope, kLearned };
+
+// Vocabulary: the input embedding (first pipeline stage), the final norm and
+// the output layer (last stage). size 0 is Calculon's model: transformer
+// blocks only, no embedding, no LM head.
+struct Vocabulary {
+  int64_t size = 0;            // V before padding; 0: no embedding, no head
+  int64_t divisible_by = 128;  // Megatron-LM's make_vocab_size_divisible_by
+  bool tied = true;            // the output layer reuses the embedding
+  PositionEmbedding position = PositionEmbedding::kNone;
+  int64_t max_positions = 0;   // rows of a learned position table
+};
+
+// TransformerModel: Calculon's application (hidden ... seq_size) plus the
+// architecture of today's models. The defaults of the architecture fields
+// (kv_heads = attn_heads, plain MLP, LayerNorm, no biases, no vocabulary)
+// are exactly Calculon's block.
 struct TransformerModel {
   std::string name;          // Free text, e.g. "gpt3-175B"; not used in math.
   int64_t hidden = 0;        // h
-  int64_t feedforward = 0;   // ff
-  int64_t attn_heads = 0;    // a
-  int64_t attn_size = 0;     // dh, size of one head
+  int64_t feedforward = 0;   // ff, the MLP's intermediate size
+  int64_t attn_heads = 0;    // a, query heads
+  int64_t attn_size = 0;     // dh, size of one head (need not be h / a)
   int64_t num_blocks = 0;    // nb, transformer blocks
   int64_t seq_size = 0;      // s, sequence length
+  int64_t kv_heads = 0;      // g, key/value heads (query groups): a for MHA
+  MlpType mlp = MlpType::kPlain;
+  NormType norm = NormType::kLayerNorm;
+  bool linear_bias = false;  // biases on the linear layers
+  Vocabulary vocabulary;
 };
+
+// CalculonModel: a model of Calculon's block (kv_heads = attn_heads and every
+// other architecture field at its default).
+TransformerModel CalculonModel(std::string name, int64_t hidden,
+                               int64_t feedforward, int64_t attn_heads,
+                               int64_t attn_size, int64_t num_blocks,
+                               int64_t seq_size);
 
 //----- System -----------------------------------------------------------------
 
@@ -181,9 +210,16 @@ struct Offload {
   bool optimizer = false;
 };
 
+// How weights, gradients and optimizer state are counted in bytes.
+enum class PrecisionAccounting {
+  kCalculon,        // gradients in the datatype, sharded with the optimizer
+  kMegatronMixed,   // fp32 main gradients; fp32 master weights and moments
+};
+
 // Execution knobs that are neither a degree nor a schedule.
 struct ExecutionOptions {
   DataType datatype = DataType::kFloat16;
+  PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;
   Offload offload;
@@ -232,6 +268,10 @@ const char* RecomputeName(RecomputePolicy r);    // "none","attn_only","full"
 const char* AttentionName(AttentionType a);      // "multihead", "multiquery"
 const char* ProcessingModeName(ProcessingMode m);  // "no_overlap","roofline"
 const char* StageLayoutName(StageLayout l);      // "even", "uneven"
+const char* MlpTypeName(MlpType m);              // "plain", "gated"
+const char* NormTypeName(NormType n);            // "layernorm", "rmsnorm"
+const char* PositionEmbeddingName(PositionEmbedding p);  // "none", ...
+const char* PrecisionName(PrecisionAccounting p);  // "calculon", ...
 // "ar", "rs_ag", "p2p_rs_ag".
 const char* TensorCommunicationName(const TensorCommunication& c);
 // "single_stage", "1f1b", "interleaved_1f1b", "forward_only".
@@ -243,6 +283,10 @@ std::optional<RecomputePolicy> ParseRecompute(const std::string& s);
 std::optional<AttentionType> ParseAttention(const std::string& s);
 std::optional<ProcessingMode> ParseProcessingMode(const std::string& s);
 std::optional<StageLayout> ParseStageLayout(const std::string& s);
+std::optional<MlpType> ParseMlpType(const std::string& s);
+std::optional<NormType> ParseNormType(const std::string& s);
+std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s);
+std::optional<PrecisionAccounting> ParsePrecision(const std::string& s);
 
 }  // namespace blueprint
 

@@ -130,6 +130,7 @@ Json BatchToJson(const Batch& batch) {
 Json OptionsToJson(const ExecutionOptions& options) {
   Json out = Json::object();
   out["datatype"] = DataTypeName(options.datatype);
+  out["precision"] = PrecisionName(options.precision);
   out["fused_activation"] = options.fused_activation;
   out["attention"] = AttentionName(options.attention);
   out["offload"] = Json::object();
@@ -367,11 +368,15 @@ void ReadBatch(const Json& value, const std::string& path,
   reader.RejectUnknownKeys();
 }
 
-void ReadOptions(const Json& value, const std::string& path,
+void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
                  std::vector<std::string>* errors, ExecutionOptions* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadEnum("datatype", &ParseDataType, EnumChoices<DataType>(),
                   &out->datatype);
+  if (keys == ModelKeys::kSpecV2) {
+    reader.ReadEnum("precision", &ParsePrecision,
+                    EnumChoices<PrecisionAccounting>(), &out->precision);
+  }
   reader.ReadBool("fused_activation", &out->fused_activation);
   reader.ReadEnum("attention", &ParseAttention, EnumChoices<AttentionType>(),
                   &out->attention);
@@ -387,10 +392,10 @@ void ReadOptions(const Json& value, const std::string& path,
 
 // Reads the members both spec kinds share and the kind's parallelism.
 template <typename Spec>
-void ReadCommon(JsonObjectReader* top, Spec* spec) {
+void ReadCommon(JsonObjectReader* top, ModelKeys keys, Spec* spec) {
   std::vector<std::string>* errors = top->errors();
   if (const Json* model = top->Member("model")) {
-    ReadModelJson(*model, "model", NameKey::kPresent, errors, &spec->model);
+    ReadModelJson(*model, "model", keys, errors, &spec->model);
   }
   if (const Json* system = top->Member("system")) {
     ReadSystemJson(*system, "system", NameKey::kPresent, errors, &spec->system);
@@ -399,7 +404,7 @@ void ReadCommon(JsonObjectReader* top, Spec* spec) {
     ReadBatch(*batch, "batch", errors, &spec->batch);
   }
   if (const Json* options = top->Member("options")) {
-    ReadOptions(*options, "options", errors, &spec->options);
+    ReadOptions(*options, "options", keys, errors, &spec->options);
   }
 }
 
@@ -436,9 +441,9 @@ void ReadParallelism(const Json& value, std::vector<std::string>* errors,
 }
 
 template <typename Spec>
-Spec ReadSpec(JsonObjectReader* top) {
+Spec ReadSpec(JsonObjectReader* top, ModelKeys keys) {
   Spec spec;
-  ReadCommon(top, &spec);
+  ReadCommon(top, keys, &spec);
   if (const Json* parallelism = top->Member("parallelism")) {
     ReadParallelism(*parallelism, top->errors(), &spec.parallelism);
   }
@@ -459,29 +464,66 @@ const std::vector<std::string>& PipelineScheduleChoices() {
   return VariantChoices<PipelineSchedule>();
 }
 
-nlohmann::json ModelToJsonValue(const TransformerModel& model, NameKey name) {
+nlohmann::json ModelToJsonValue(const TransformerModel& model,
+                                ModelKeys keys) {
   Json out = Json::object();
-  if (name == NameKey::kPresent) out["name"] = model.name;
+  if (keys != ModelKeys::kCalculon) out["name"] = model.name;
   out["hidden"] = model.hidden;
   out["feedforward"] = model.feedforward;
   out["seq_size"] = model.seq_size;
   out["attn_heads"] = model.attn_heads;
   out["attn_size"] = model.attn_size;
   out["num_blocks"] = model.num_blocks;
+  if (keys == ModelKeys::kSpecV2) {
+    out["kv_heads"] = model.kv_heads;
+    out["mlp"] = MlpTypeName(model.mlp);
+    out["norm"] = NormTypeName(model.norm);
+    out["linear_bias"] = model.linear_bias;
+    const Vocabulary& vocabulary = model.vocabulary;
+    Json vocab = Json::object();
+    vocab["size"] = vocabulary.size;
+    vocab["divisible_by"] = vocabulary.divisible_by;
+    vocab["tied"] = vocabulary.tied;
+    vocab["position_embedding"] = PositionEmbeddingName(vocabulary.position);
+    vocab["max_positions"] = vocabulary.max_positions;
+    out["vocabulary"] = std::move(vocab);
+  }
   return out;
 }
 
 void ReadModelJson(const nlohmann::json& value, const std::string& path,
-                   NameKey name, std::vector<std::string>* errors,
+                   ModelKeys keys, std::vector<std::string>* errors,
                    TransformerModel* out) {
   JsonObjectReader reader(value, path, errors);
-  if (name == NameKey::kPresent) reader.ReadString("name", &out->name);
+  if (keys != ModelKeys::kCalculon) reader.ReadString("name", &out->name);
   reader.ReadInt("hidden", &out->hidden);
   reader.ReadInt("feedforward", &out->feedforward);
   reader.ReadInt("seq_size", &out->seq_size);
   reader.ReadInt("attn_heads", &out->attn_heads);
   reader.ReadInt("attn_size", &out->attn_size);
   reader.ReadInt("num_blocks", &out->num_blocks);
+  if (keys == ModelKeys::kSpecV2) {
+    reader.ReadInt("kv_heads", &out->kv_heads);
+    reader.ReadEnum("mlp", &ParseMlpType, EnumChoices<MlpType>(), &out->mlp);
+    reader.ReadEnum("norm", &ParseNormType, EnumChoices<NormType>(),
+                    &out->norm);
+    reader.ReadBool("linear_bias", &out->linear_bias);
+    if (const Json* vocab = reader.Member("vocabulary")) {
+      JsonObjectReader vocab_reader(*vocab, reader.PathOf("vocabulary"),
+                                    errors);
+      Vocabulary& vocabulary = out->vocabulary;
+      vocab_reader.ReadInt("size", &vocabulary.size);
+      vocab_reader.ReadInt("divisible_by", &vocabulary.divisible_by);
+      vocab_reader.ReadBool("tied", &vocabulary.tied);
+      vocab_reader.ReadEnum("position_embedding", &ParsePositionEmbedding,
+                            EnumChoices<PositionEmbedding>(),
+                            &vocabulary.position);
+      vocab_reader.ReadInt("max_positions", &vocabulary.max_positions);
+      vocab_reader.RejectUnknownKeys();
+    }
+  } else {
+    out->kv_heads = out->attn_heads;  // Calculon's block
+  }
   reader.RejectUnknownKeys();
 }
 
@@ -544,7 +586,7 @@ nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
   std::visit(
       Overloaded{
           [&](const TransformerTrainingMappingSpec& s) {
-            out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
+            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV2);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
             parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
@@ -561,7 +603,7 @@ nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
             out["options"] = OptionsToJson(s.options);
           },
           [&](const TransformerInferenceMappingSpec& s) {
-            out["model"] = ModelToJsonValue(s.model, NameKey::kPresent);
+            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV2);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
             parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
@@ -587,11 +629,16 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
   JsonObjectReader top(value, "", &errors);
   if (!top.is_object()) return ErrorsToStatus(errors);
 
+  ModelKeys keys = ModelKeys::kSpecV2;
   if (const Json* format = top.Member("format")) {
-    if (!format->is_string() ||
-        format->get_ref<const std::string&>() != kSpecFormat) {
+    if (format->is_string() &&
+        format->get_ref<const std::string&>() == kSpecFormatV1) {
+      keys = ModelKeys::kSpecV1;
+    } else if (!format->is_string() ||
+               format->get_ref<const std::string&>() != kSpecFormat) {
       errors.push_back(absl::StrCat("format: expected \"", kSpecFormat,
-                                    "\", got ", JsonSnippet(*format)));
+                                    "\" (or \"", kSpecFormatV1,
+                                    "\"), got ", JsonSnippet(*format)));
     }
   }
   std::optional<MappingSpec> kind;  // the kind's default spec
@@ -608,18 +655,18 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
   if (kind.has_value()) {
     std::visit(Overloaded{[&](const TransformerTrainingMappingSpec&) {
                             spec = ReadSpec<TransformerTrainingMappingSpec>(
-                                &top);
+                                &top, keys);
                           },
                           [&](const TransformerInferenceMappingSpec&) {
                             spec = ReadSpec<TransformerInferenceMappingSpec>(
-                                &top);
+                                &top, keys);
                           }},
                *kind);
   } else {
     // Without a kind the parallelism's keys are unknown; still report every
     // problem of the other sections.
     TransformerTrainingMappingSpec ignored;
-    ReadCommon(&top, &ignored);
+    ReadCommon(&top, keys, &ignored);
     top.Member("parallelism");
   }
   top.RejectUnknownKeys();

@@ -1,4 +1,4 @@
-// The project's canonical spec JSON ("blueprinting.spec/1") and MappingSpec,
+// The project's canonical spec JSON ("blueprinting.spec/2") and MappingSpec,
 // both ways, plus the program JSON ("blueprinting.program/1": a checked spec
 // and its derived values) that `blueprint check` prints. The format is
 // documented in core/spec/README.md; core/spec/testdata/ holds examples.
@@ -26,8 +26,11 @@
 
 namespace blueprint {
 
-// The "format" value of a spec document and of a program document.
-inline constexpr char kSpecFormat[] = "blueprinting.spec/1";
+// The "format" value of a spec document and of a program document. Version 1
+// documents (Calculon's model keys only, no options.precision) are still
+// read, as the Calculon-shaped model; SpecToJson writes version 2.
+inline constexpr char kSpecFormat[] = "blueprinting.spec/2";
+inline constexpr char kSpecFormatV1[] = "blueprinting.spec/1";
 inline constexpr char kProgramFormat[] = "blueprinting.program/1";
 
 //----- Whole documents
@@ -60,11 +63,15 @@ nlohmann::json DerivedToJsonValue(const DerivedValues& derived);
 // canonical spec has it, Calculon's own files do not.
 enum class NameKey { kPresent, kAbsent };
 
-// The model as Calculon's application JSON (hidden, feedforward, seq_size,
-// attn_heads, attn_size, num_blocks), plus "name" when kPresent.
-nlohmann::json ModelToJsonValue(const TransformerModel& model, NameKey name);
+// Which keys a model object has: Calculon's application JSON (hidden,
+// feedforward, seq_size, attn_heads, attn_size, num_blocks), the spec/1
+// model (those and "name") or the spec/2 model (also kv_heads, mlp, norm,
+// linear_bias and vocabulary). Reading a model without the architecture keys
+// gives Calculon's block (kv_heads = attn_heads, CalculonModel in spec.h).
+enum class ModelKeys { kCalculon, kSpecV1, kSpecV2 };
+nlohmann::json ModelToJsonValue(const TransformerModel& model, ModelKeys keys);
 void ReadModelJson(const nlohmann::json& value, const std::string& path,
-                   NameKey name, std::vector<std::string>* errors,
+                   ModelKeys keys, std::vector<std::string>* errors,
                    TransformerModel* out);
 
 // The system in Calculon's system-JSON structure (matrix, vector, mem1, mem2,

@@ -54,6 +54,31 @@ TEST(SpecJson, ExampleFileIsCanonicalAndValid) {
   EXPECT_THAT(CheckSpec(*spec), IsOk());
 }
 
+// A spec/1 document (Calculon's model keys only, no options.precision) still
+// reads, as Calculon's block; the architecture keys are spec/2's alone.
+TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
+  absl::StatusOr<MappingSpec> v2 = ParseSpecJson(ReadFile(kExample));
+  ASSERT_THAT(v2, IsOk());
+  nlohmann::json v1 = SpecToJsonValue(*v2);
+  v1["format"] = "blueprinting.spec/1";
+  for (const char* key :
+       {"kv_heads", "mlp", "norm", "linear_bias", "vocabulary"}) {
+    v1["model"].erase(key);
+  }
+  v1["options"].erase("precision");
+  absl::StatusOr<MappingSpec> read = SpecFromJsonValue(v1);
+  ASSERT_THAT(read, IsOk());
+  EXPECT_EQ(SpecToJson(*read), SpecToJson(*v2));
+  EXPECT_EQ(std::get<TransformerTrainingMappingSpec>(*read).model.kv_heads,
+            96);
+
+  v1["model"]["kv_heads"] = 8;
+  read = SpecFromJsonValue(v1);
+  ASSERT_THAT(read, Not(IsOk()));
+  EXPECT_THAT(std::string(read.status().message()),
+              ::testing::StartsWith("model.kv_heads: unknown key"));
+}
+
 // Specs exercising every alternative of every sum type.
 std::vector<MappingSpec> Variants(const MappingSpec& base) {
   std::vector<MappingSpec> out;
@@ -182,13 +207,13 @@ TEST(SpecJson, TopLevelProblems) {
       ErrorLines(spec.status()),
       std::vector<std::string>{"top level: expected an object, got an array"});
 
-  spec = ParseSpecJson(R"({"format": "blueprinting.spec/2", "kind": "serving",
+  spec = ParseSpecJson(R"({"format": "blueprinting.spec/3", "kind": "serving",
                            "bonus": 1})");
   ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(ErrorLines(spec.status()),
             (std::vector<std::string>{
-                "format: expected \"blueprinting.spec/1\", got string "
-                "\"blueprinting.spec/2\"",
+                "format: expected \"blueprinting.spec/2\" (or "
+                "\"blueprinting.spec/1\"), got string \"blueprinting.spec/3\"",
                 "kind: expected one of \"training\", \"inference\", got "
                 "string \"serving\"",
                 "model: required key is missing",
@@ -239,7 +264,7 @@ TEST(ProgramJson, HoldsSpecAndDerivedValues) {
   EXPECT_EQ(value["format"], kProgramFormat);
   EXPECT_EQ(value["derived"]["blocks_per_chunk"], 4);
   EXPECT_EQ(value["derived"]["recompute"], "full");
-  EXPECT_EQ(value["derived"].size(), 21u);
+  EXPECT_EQ(value["derived"].size(), 22u);
   EXPECT_EQ(value["spec"], SpecToJsonValue(*spec));
   EXPECT_EQ(text.back(), '\n');
 }

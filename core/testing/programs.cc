@@ -56,6 +56,7 @@ MappingSpec TestSpec(const TestMapping& m) {
   model.hidden = m.hidden;
   model.feedforward = m.feedforward;
   model.attn_heads = m.heads;
+  model.kv_heads = m.heads;
   model.attn_size = m.head_size;
   model.num_blocks = m.blocks;
   model.seq_size = m.seq;
