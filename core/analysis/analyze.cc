@@ -106,6 +106,8 @@ bool IsGemm(const TaskKind& kind) {
           [](const ElementWiseTask&) { return false; },
           [](const ForkTask&) { return false; },
           [](const TensorCommTask&) { return false; },
+          [](const GatedActivationTask&) { return false; },
+          [](const EmbeddingTask&) { return false; },
       },
       kind);
 }

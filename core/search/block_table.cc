@@ -59,6 +59,8 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
                       LowerTensorParallelBlock().Run(lowered.program));
   lowered.optimizer_inputs.reserve(lowered.tasks.tasks.size());
   for (const Task& task : lowered.tasks.tasks) {
+    // The block's figures only: the stage tasks are priced apart.
+    if (task.placement != Placement::kEveryBlock) continue;
     TaskOptimizerInputs in;
     // Unsharded, the lowering stores UnshardedWeightGradBytes (elements *
     // 4), WeightGradBytes and OptimizerStateBytes with shard 1: all exact.
