@@ -306,7 +306,8 @@ absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
   IterationAnalysis analysis;
   analysis.schedule = PipelineScheduleName(program.pipeline().schedule);
   analysis.step = MakeStepShape(program);
-  ComputeIteration(plan.block, analysis.step, analysis.figures);
+  ComputeIteration(plan.block, StageExtras{plan.first_stage, plan.last_stage},
+                   analysis.step, analysis.figures);
   analysis.lineage = Resolve(IterationFormulas(), kName, program);
   ComputeRankFigures(tasks, plan, analysis.step, analysis.figures, kName,
                      analysis.rank_figures, analysis.lineage);
@@ -327,7 +328,8 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
     const PortablePlanIR& plan, const TypedProgram& program) const {
   MemoryAnalysis analysis;
   const StepShape step = MakeStepShape(program);
-  ComputeMemory(plan.block, step, analysis.figures);
+  ComputeMemory(plan.block, StageExtras{plan.first_stage, plan.last_stage}, step,
+                analysis.figures);
   analysis.lineage = Resolve(MemoryFormulas(), kName, program);
   const MemoryFigures& m = analysis.figures;
   if (!MemoryTier1Fits(m)) {
@@ -347,9 +349,11 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         GiB(m.proc_mem_tier2_cap_req), ") needed by options.offload")});
   }
   absl::Status status;
-  ForEachMemoryFigure(m, [&](const char* name, double value) {
+  auto verify = [&](const char* name, double value) {
     if (status.ok()) status = VerifyFinite("memory analysis", name, value);
-  });
+  };
+  ForEachMemoryFigure(m, verify);
+  ForEachMemoryTerm(m, verify);
   BP_RETURN_IF_ERROR(status);
   return analysis;
 }
@@ -384,6 +388,9 @@ std::string ToText(const MemoryAnalysis& a) {
       absl::StrAppend(&out, name, "=null\n");
       return;
     }
+    absl::StrAppend(&out, name, "=", FormatDouble(value), "\n");
+  });
+  ForEachMemoryTerm(a.figures, [&](const char* name, double value) {
     absl::StrAppend(&out, name, "=", FormatDouble(value), "\n");
   });
   absl::StrAppend(&out, "tier1_capacity=", FormatDouble(a.figures.tier1_capacity),

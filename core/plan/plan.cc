@@ -416,6 +416,7 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
   Aggregate(tasks, program, plan);
   plan.block_lineage.pass = kName;
   for (const Task& task : tasks.tasks) {
+    if (task.placement != Placement::kEveryBlock) continue;
     plan.block_lineage.sources.push_back(absl::StrCat("plan:", task.id));
   }
   BP_RETURN_IF_ERROR(VerifyPlanIR(plan, tasks));
