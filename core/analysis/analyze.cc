@@ -340,7 +340,13 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         GiB(m.act_space), ", checkpoints ", GiB(m.act_checkpoint_size),
         ", weight gradients ", GiB(m.weight_grad_space), ", optimizer ",
         GiB(m.optimizer_space), ", activation gradients ",
-        GiB(m.act_grad_space), " (before offload)")});
+        GiB(m.act_grad_space), " (before offload)",
+        // The vocabulary's stage can be the most loaded (0 without one).
+        m.max_stage_mem_tier1_req > m.proc_mem_tier1_cap_req
+            ? absl::StrCat("; with the embedding and output layer the most "
+                           "loaded stage needs max_stage_mem_tier1_req (",
+                           GiB(m.max_stage_mem_tier1_req), ")")
+            : "")});
   }
   if (!MemoryTier2Fits(m)) {
     analysis.violations.push_back({"system.mem2.GiB", absl::StrCat(

@@ -459,13 +459,22 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
   const double first = StageMicrobatchTime(x.first, s);
   const double last = StageMicrobatchTime(x.last, s);
   const double first_optim = s.training ? x.first.block_optim_time : 0;
-  const double last_optim = s.training ? x.last.block_optim_time : 0;
+  // The last stage's copy of a tied table takes its own optimizer step.
+  const double last_optim =
+      !s.training ? 0
+      : s.embedding_copy
+          ? x.last.block_optim_time + x.first.block_optim_time
+          : x.last.block_optim_time;
   it.first_stage_microbatch_time = first;
   it.last_stage_microbatch_time = last;
   it.first_stage_extra_time = c.m * first + first_optim;
   it.last_stage_extra_time = c.m * last + last_optim;
   const double first_dp = StageDataParallelTime(x.first, s);
-  const double last_dp = StageDataParallelTime(x.last, s);
+  // The copy of a tied table is reduced on the last stage too.
+  const double last_dp =
+      s.embedding_copy ? StageDataParallelTime(x.last, s) +
+                             StageDataParallelTime(x.first, s)
+                       : StageDataParallelTime(x.last, s);
   if (s.p == 1) {
     it.stage_imbalance_time =
         it.first_stage_extra_time + it.last_stage_extra_time;
@@ -573,6 +582,10 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
   double last = ExtraWeightAndOptimizer(x.last, s);
   double first_tier1 = ExtraTier1(x.first, s);
   double last_tier1 = ExtraTier1(x.last, s);
+  if (s.embedding_copy) {  // the last stage's copy of the tied table
+    last += first;
+    last_tier1 += first;
+  }
   if (s.p == 1) {  // one stage holds both
     first += last;
     last = first;

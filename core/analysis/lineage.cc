@@ -333,27 +333,35 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:microbatches", "derived:training"}},
     {"last_stage_extra_time",
      "m * last_stage_microbatch_time + (training ? "
-     "last_stage.block_optim_time : 0)",
+     "last_stage.block_optim_time + (embedding_copy ? "
+     "first_stage.block_optim_time : 0) : 0)",
      {"iteration:last_stage_microbatch_time", "last_stage:block_optim_time",
-      "derived:microbatches", "derived:training"}},
+      "derived:microbatches", "derived:training", "first_stage:block_optim_time",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree"}},
     {"stage_imbalance_time",
      "p == 1 ? first_stage_extra_time + last_stage_extra_time : m * "
      "max(first_stage_microbatch_time, last_stage_microbatch_time) + "
      "min(first_stage_microbatch_time, last_stage_microbatch_time) + "
      "(training ? max(first_stage.block_optim_time, "
-     "last_stage.block_optim_time) : 0)",
+     "last_stage.block_optim_time + (embedding_copy ? "
+     "first_stage.block_optim_time : 0)) : 0)",
      {"iteration:first_stage_microbatch_time",
       "iteration:last_stage_microbatch_time",
       "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
       "first_stage:block_optim_time", "last_stage:block_optim_time",
-      "derived:microbatches", "derived:training", "spec:parallelism.pipeline.degree"}},
+      "derived:microbatches", "derived:training",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree",  "spec:parallelism.pipeline.degree"}},
     {"stage_extra_dp_time",
      "training && d > 1 ? (p == 1 ? dp_time(first_stage.block_weight_space) "
      "+ dp_time(last_stage.block_weight_space) : "
      "max(dp_time(first_stage.block_weight_space), "
-     "dp_time(last_stage.block_weight_space))) : 0",
+     "dp_time(last_stage.block_weight_space) + (embedding_copy ? "
+     "dp_time(first_stage.block_weight_space) : 0))) : 0",
      {"first_stage:block_weight_space", "last_stage:block_weight_space",
-      "spec:parallelism.data.degree", "derived:training", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.data.degree", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary", "derived:training", "spec:parallelism.pipeline.degree",
       "system:networks[$dp]"}},
     {"embedding_sync_time",
      "embedding_sync ? "
@@ -494,13 +502,17 @@ constexpr FigureFormula kMemoryRows[] = {
      "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
      "0) + (p == 1 ? first_stage.block_weight_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     ": 0) : 0) + (embedding_copy ? "
+     "first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      ": 0) : 0)",
      {"memory:weight_space", "memory:weight_grad_space",
       "memory:optimizer_space", "first_stage:block_weight_space",
       "first_stage:block_weight_grad_space",
       "first_stage:block_optimizer_space", "last_stage:block_weight_space",
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
-      "derived:training", "spec:parallelism.pipeline.degree"}},
+      "derived:training", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary", "spec:parallelism.pipeline.degree"}},
     {"weight_and_optimizer_bytes",
      "max(first_stage_weight_and_optimizer_bytes, "
      "last_stage_weight_and_optimizer_bytes)",
@@ -534,6 +546,9 @@ constexpr FigureFormula kMemoryRows[] = {
      "first_stage.block_act_working_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
+     ": 0) : 0) + (embedding_copy ? "
+     "first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      ": 0) : 0)",
      {"memory:proc_mem_tier1_cap_req", "first_stage:block_weight_space",
       "first_stage:block_act_working_space",
@@ -542,7 +557,8 @@ constexpr FigureFormula kMemoryRows[] = {
       "last_stage:block_act_storage_space", "first_stage:block_weight_grad_space",
       "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
-      "last_stage:block_act_grad_space", "derived:training",
+      "last_stage:block_act_grad_space", "derived:training", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary",
       "spec:parallelism.pipeline.degree"}},
     {"max_stage_mem_tier1_req",
      "max(first_stage_mem_tier1_req, last_stage_mem_tier1_req)",
@@ -702,6 +718,10 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        s.matrix_peak_flops,
        {"system:matrix.$dtype.tflops"}},
       {"t", count(s.t), {"spec:parallelism.tensor.degree"}},
+      {"embedding_copy",
+       flag(s.embedding_copy),
+       {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
+        "derived:padded_vocabulary"}},
       {"embedding_sync",
        flag(s.embedding_sync),
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",

@@ -39,8 +39,9 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.matrix_peak_flops =
       rate == system.matrix.rates.end() ? 0 : rate->second.tflops * kTFLOP;
   s.t = dv.tensor;
-  s.embedding_sync = dv.training && dv.padded_vocabulary > 0 &&
-                     model.vocabulary.tied && dv.pipeline > 1;
+  s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
+                     dv.pipeline > 1;
+  s.embedding_sync = dv.training && s.embedding_copy;
   const ParameterCounts parameters =
       CountParameters(model, dv.padded_vocabulary);
   s.parameters_total = parameters.total;

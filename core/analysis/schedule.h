@@ -36,8 +36,10 @@ struct StepShape {
   const MemoryTier* mem2 = nullptr;
   double matrix_peak_flops = 0;  // tflops*kTFLOP of the datatype
   int64_t t = 1;
-  // Tied embedding and output layer on different stages (p > 1): their
-  // gradients are summed between the first and the last stage each step.
+  // Tied embedding and output layer on different stages (p > 1): the last
+  // stage keeps a copy of the table, and in training their gradients are
+  // summed between the first and the last stage each step.
+  bool embedding_copy = false;
   bool embedding_sync = false;
   // Megatron-LM's accounting of the model (core/spec/accounting.h).
   double parameters_total = 0;

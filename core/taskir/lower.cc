@@ -40,7 +40,6 @@ struct BlockContext {
   bool gated;                 // gated MLP: fc1 is gate and up, 2 ff wide
   bool rms_norm;
   bool bias;                  // linear biases
-  int64_t pipeline;           // p
   int64_t vocab;              // padded vocabulary, 0 without one
   bool tied;                  // output layer shares the embedding
   int64_t positions;          // learned position rows, 0 for none
@@ -812,9 +811,11 @@ void BlockBuilder::BuildLastStage() {
   Task& head = AddLinear("Head_Logits", c.batch_seq, c.h, c.vocab / c.t,
                          logits_gemm, TaskFlags(), head_sources);
   const int32_t logits = head.id;
-  if (c.tied && c.pipeline == 1) {
-    // The output layer is the embedding's table on the same rank: no
-    // weights, gradients or optimizer state of its own.
+  if (c.tied) {
+    // A tied output layer uses the embedding's table: no weights, gradients
+    // or optimizer state of its own. (On a pipeline the last stage keeps a
+    // copy of the table; the analyses add it, so that the task IR does not
+    // depend on p.)
     head.footprint.weight = 0;
     head.footprint.weight_grad_sharded = 0;
     head.footprint.weight_grad_unsharded = 0;
@@ -876,7 +877,6 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   ctx.gated = model.mlp == MlpType::kGated;
   ctx.rms_norm = model.norm == NormType::kRmsNorm;
   ctx.bias = model.linear_bias;
-  ctx.pipeline = d.pipeline;
   ctx.vocab = d.padded_vocabulary;
   ctx.tied = model.vocabulary.tied;
   ctx.positions = model.vocabulary.position == PositionEmbedding::kLearned
