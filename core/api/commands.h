@@ -31,11 +31,14 @@ inline constexpr int kExitCancelled = 4;     // the caller cancelled (wasm)
 // CommandResult: what a command prints. `output` is stdout (empty on
 // failure); `errors` are one per violated rule: the field path it concerns
 // ("" when none: malformed JSON, a file, a flag) and the stderr line without
-// the "error: " prefix the CLI adds.
+// the "error: " prefix the CLI adds. `notes` are things worth knowing that
+// are no error (e.g. the Megatron-LM flags an import ignored), one line each,
+// without the "note: " prefix the CLI adds; they never change the exit code.
 struct CommandResult {
   int exit_code = kExitOk;
   std::string output;
   std::vector<FieldError> errors;
+  std::vector<std::string> notes;
 
   // Adds an error that concerns no one field.
   void AddError(std::string message) {
