@@ -68,7 +68,8 @@ CommandResult ImportCalculon(const std::string& app_json,
 
 // ImportMegatron: `blueprint import megatron --system SYS -- ARGS...`.
 // `system_json` is a Calculon system file; `args` are Megatron-LM flags
-// (core/adapters/megatron.h). Output: the canonical spec JSON.
+// (core/adapters/megatron.h). Output: the canonical spec JSON. Notes: the
+// adapter's (ignored flags, no vocabulary, ...), also with errors.
 CommandResult ImportMegatron(const std::string& system_json,
                              const std::vector<std::string>& args);
 
