@@ -580,6 +580,9 @@ int Run(const Args& args, Stdout& out) {
     return UsageError(message);
   }
   out.Write(result->output);
+  for (const std::string& note : result->notes) {
+    PrintError(absl::StrCat("note: ", note, "\n"));
+  }
   for (const FieldError& error : result->errors) {
     PrintError(absl::StrCat("error: ", error.message, "\n"));
   }

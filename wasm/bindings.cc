@@ -1,7 +1,7 @@
 // embind surface of the Blueprinting wasm module (see blueprinting.d.ts).
-// Every method mirrors a CLI command and returns {ok, output, errors} where
-// `output` is byte-identical to the CLI's stdout. Errors are values: the core
-// never throws (wasm builds have no exceptions) and never aborts on input.
+// Every method mirrors a CLI command and returns {ok, output, errors, notes}
+// where `output` is byte-identical to the CLI's stdout. Errors are values: the
+// core never throws (wasm builds have no exceptions) and never aborts on input.
 //
 // Hostile input is refused here, before the core sees it, as a value:
 //   * every argument is taken as an emscripten::val, never converted by
@@ -68,6 +68,11 @@ val ToJs(const blueprint::CommandResult& result) {
     errors.call<void>("push", error);
   }
   out.set("errors", errors);
+  val notes = val::array();
+  for (const std::string& note : result.notes) {
+    notes.call<void>("push", JsString(note));
+  }
+  out.set("notes", notes);
   return out;
 }
 

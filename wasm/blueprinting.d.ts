@@ -48,6 +48,12 @@ export interface CommandResult {
   ok: boolean;
   output: string;
   errors: CommandError[];
+  /**
+   * Things worth knowing that are no error, one line each: the CLI prints
+   * them on stderr as "note: <line>" (before the errors) and they never make
+   * ok false. E.g. importMegatron lists the Megatron-LM flags it ignored.
+   */
+  notes: string[];
 }
 
 /** One instance of the module; every call to createBlueprinting() makes a new one. */

@@ -8,7 +8,7 @@
 //     further progress calls and is rethrown after the search has returned,
 //     instead of unwinding through the module.
 //   * Anything thrown while the module runs (out of memory, a trap) becomes
-//     {ok: false, output: '', errors: [{field: '', message: 'internal error: ...'}]}. The module's
+//     {ok: false, output: '', errors: [{field: '', message: 'internal error: ...'}], notes: []}. The module's
 //     memory is then in an unknown state (allocations of the interrupted call
 //     are never freed), so the instance refuses every later call with the
 //     same kind of error: create a new one with createBlueprinting().
@@ -38,7 +38,8 @@
     if (name === 'evaluateCase') {
       return [{'stage': 'errors', 'text': 'blueprinting.errors/1\n' + message + '\n'}];
     }
-    return {'ok': false, 'output': '', 'errors': [{'field': '', 'message': message}]};
+    return {'ok': false, 'output': '', 'errors': [{'field': '', 'message': message}],
+            'notes': []};
   }
 
   function internalError(name, now) {

@@ -153,7 +153,9 @@ function loadImported(result, names, where, what, done = `${what}: loaded.`) {
     return false;
   }
   setSpec(spec);
-  fill(where, h('p', {class: 'ok'}, done));
+  const notes = result.notes ?? [];
+  fill(where, h('p', {class: 'ok'}, done),
+       ...(notes.length ? [h('ul', {class: 'notes'}, notes.map((n) => h('li', {}, n)))] : []));
   return true;
 }
 

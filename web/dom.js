@@ -47,23 +47,26 @@ export function asError(error) {
   return {field: '', message: String(error)};
 }
 
-// The module's methods return {ok, output, errors: [{field, message}]}.
+// The module's methods return {ok, output, errors: [{field, message}], notes: [string]}.
 function toErrors(list) {
   if (Array.isArray(list)) return list.map(asError);
   return list === undefined || list === null ? [] : [asError(list)];
 }
 
-// Calls bp[name](...args) and always returns {ok, output, errors}.
+// Calls bp[name](...args) and always returns {ok, output, errors, notes}.
 export function call(bp, name, ...args) {
   if (!bp || typeof bp[name] !== 'function') {
-    return {ok: false, output: '', errors: [asError(`this build of the module has no ${name}()`)]};
+    return {ok: false, output: '', errors: [asError(`this build of the module has no ${name}()`)],
+            notes: []};
   }
   try {
     const result = bp[name](...args);
-    if (typeof result === 'string') return {ok: true, output: result, errors: []};
+    if (typeof result === 'string') return {ok: true, output: result, errors: [], notes: []};
     return {ok: Boolean(result?.ok), output: String(result?.output ?? ''),
-            errors: toErrors(result?.errors)};
+            errors: toErrors(result?.errors),
+            notes: Array.isArray(result?.notes) ? result.notes.map(String) : []};
   } catch (e) {
-    return {ok: false, output: '', errors: [asError(`${name}() failed: ${e?.message ?? e}`)]};
+    return {ok: false, output: '', errors: [asError(`${name}() failed: ${e?.message ?? e}`)],
+            notes: []};
   }
 }

@@ -63,20 +63,23 @@ void CheckCanonicalRoundTrip(const MappingSpec& spec) {
   }
 }
 
-// Calculon's files carry no names, and its adapter derives the stage layout
-// from the block count: the spec a Calculon export imports back to.
+// Calculon's files carry no names, nothing of the model beyond Calculon's
+// block (key/value heads, MLP and norm types, biases, vocabulary) and no
+// precision accounting, and its adapter derives the stage layout from the
+// block count: the spec a Calculon export imports back to.
 MappingSpec AsCalculonSeesIt(MappingSpec spec, StageLayout layout) {
-  std::visit(Overloaded{[&](TransformerTrainingMappingSpec& s) {
-                          s.model.name.clear();
-                          s.system.name.clear();
-                          s.parallelism.pipeline.stage_layout = layout;
-                        },
-                        [&](TransformerInferenceMappingSpec& s) {
-                          s.model.name.clear();
-                          s.system.name.clear();
-                          s.parallelism.pipeline.stage_layout = layout;
-                        }},
-             spec);
+  const auto as_calculon = [&](auto& s) {
+    const TransformerModel& m = s.model;
+    s.model = CalculonModel("", m.hidden, m.feedforward, m.attn_heads,
+                            m.attn_size, m.num_blocks, m.seq_size);
+    s.system.name.clear();
+    s.parallelism.pipeline.stage_layout = layout;
+    s.options.precision = PrecisionAccounting::kCalculon;
+  };
+  std::visit(
+      Overloaded{[&](TransformerTrainingMappingSpec& s) { as_calculon(s); },
+                 [&](TransformerInferenceMappingSpec& s) { as_calculon(s); }},
+      spec);
   return spec;
 }
 

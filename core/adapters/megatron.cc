@@ -11,10 +11,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "core/adapters/megatron_catalogue.h"
 #include "core/base/checked_math.h"
 #include "core/base/field_errors.h"
 #include "core/base/parse_int.h"
@@ -27,6 +30,16 @@ namespace {
 using Spec = TransformerTrainingMappingSpec;
 using Value = MegatronFlagValue;
 using Kind = MegatronFlagKind;
+
+// The canonical spelling of the choice flags' values.
+NormType NormOf(const std::string& choice) {
+  return choice == "RMSNorm" ? NormType::kRmsNorm : NormType::kLayerNorm;
+}
+PositionEmbedding PositionOf(const std::string& choice) {
+  return choice == "rope"   ? PositionEmbedding::kRope
+         : choice == "none" ? PositionEmbedding::kNone
+                            : PositionEmbedding::kLearned;
+}
 
 }  // namespace
 
@@ -43,18 +56,72 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        kMegatronRequired, "hidden size",
        [](const Value& v, Spec* s) { s->model.hidden = v.integer; }},
       {"--num-attention-heads", Kind::kPositiveInteger, {}, "model.attn_heads",
-       kMegatronRequired, "attention heads",
+       kMegatronRequired, "attention (query) heads",
        [](const Value& v, Spec* s) { s->model.attn_heads = v.integer; }},
+      {"--group-query-attention", Kind::kSwitch, {}, "model.kv_heads",
+       "off: `--num-attention-heads` (multi-head attention)",
+       "grouped-query attention: `--num-query-groups` key/value heads"},
+      {"--num-query-groups", Kind::kPositiveInteger, {}, "model.kv_heads",
+       "1 (Megatron-LM's default)",
+       "key/value heads with `--group-query-attention`; without it Megatron-LM "
+       "ignores it (a note says so)"},
       {"--seq-length", Kind::kPositiveInteger, {}, "model.seq_size",
        kMegatronRequired, "sequence length (tokens)",
        [](const Value& v, Spec* s) { s->model.seq_size = v.integer; }},
       {"--ffn-hidden-size", Kind::kPositiveInteger, {}, "model.feedforward",
-       "4 * `--hidden-size`", "hidden size of the feed-forward (MLP) block",
+       "4 * `--hidden-size`; with `--swiglu`, `--hidden-size` * 8 / 3 rounded "
+       "down to a multiple of 64 (Megatron-LM's defaults)",
+       "hidden size of the feed-forward (MLP) block",
        [](const Value& v, Spec* s) { s->model.feedforward = v.integer; }},
+      {"--swiglu", Kind::kSwitch, {}, "model.mlp", "off: `plain` (GELU)",
+       "`gated`: SwiGLU, three matrices (gate, up, down)",
+       [](const Value& v, Spec* s) {
+         s->model.mlp = v.given ? MlpType::kGated : MlpType::kPlain;
+       }},
       {"--kv-channels", Kind::kPositiveInteger, {}, "model.attn_size",
        "`--hidden-size` / `--num-attention-heads`, which must divide evenly",
        "size of one attention head",
        [](const Value& v, Spec* s) { s->model.attn_size = v.integer; }},
+      {"--normalization", Kind::kChoice, {"LayerNorm", "RMSNorm"}, "model.norm",
+       "`LayerNorm`", "`LayerNorm`: `layernorm`, `RMSNorm`: `rmsnorm`",
+       [](const Value& v, Spec* s) { s->model.norm = NormOf(v.choice); }},
+      {"--disable-bias-linear", Kind::kSwitch, {}, "model.linear_bias",
+       "off: `true` (Megatron-LM's `add_bias_linear`)",
+       "`false`: no biases on the linear layers",
+       [](const Value& v, Spec* s) { s->model.linear_bias = !v.given; }},
+      {"--add-qkv-bias", Kind::kSwitch, {}, "model.linear_bias", "off",
+       "biases on the QKV projection only: with `--disable-bias-linear` an "
+       "error (the model's linear biases are all or none); otherwise "
+       "Megatron-LM has them already"},
+      {"--vocab-size", Kind::kPositiveInteger, {}, "model.vocabulary.size",
+       "0: no vocabulary (no embedding and no output layer; a note says so)",
+       "vocabulary size V before padding (Megatron-LM's NullTokenizer size; "
+       "with a tokenizer file, give its size)",
+       [](const Value& v, Spec* s) { s->model.vocabulary.size = v.integer; }},
+      {"--make-vocab-size-divisible-by", Kind::kPositiveInteger, {},
+       "model.vocabulary.divisible_by", "128",
+       "the vocabulary is padded to a multiple of this * t "
+       "(`derived.padded_vocabulary`)",
+       [](const Value& v, Spec* s) {
+         s->model.vocabulary.divisible_by = v.integer;
+       }},
+      {"--untie-embeddings-and-output-weights", Kind::kSwitch, {},
+       "model.vocabulary.tied", "off: `true`",
+       "`false`: the output layer has its own weights",
+       [](const Value& v, Spec* s) { s->model.vocabulary.tied = !v.given; }},
+      {"--position-embedding-type", Kind::kChoice,
+       {"learned_absolute", "rope", "none"},
+       "model.vocabulary.position_embedding",
+       "`learned_absolute` (Megatron-LM's default); `none` without "
+       "`--vocab-size`",
+       "`learned_absolute`: `learned`, `rope`: `rope`, `none`: `none`; "
+       "Megatron-LM's `yarn`, `mrope` and `relative` are not modelled (an "
+       "error); a learned table needs `--vocab-size` (without it, a note)"},
+      {"--max-position-embeddings", Kind::kPositiveInteger, {},
+       "model.vocabulary.max_positions",
+       "required for a learned position embedding; else 0",
+       "rows of the learned position table (0 with `rope`, `none` or no "
+       "vocabulary)"},
       {"--tensor-model-parallel-size", Kind::kPositiveInteger, {},
        "parallelism.tensor.degree", "1", "tensor-parallel degree t",
        [](const Value& v, Spec* s) {
@@ -65,11 +132,16 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        [](const Value& v, Spec* s) {
          s->parallelism.pipeline.degree = v.integer;
        }},
-      {"--virtual-pipeline-model-parallel-size", Kind::kPositiveInteger, {},
+      {"--num-virtual-stages-per-pipeline-rank", Kind::kPositiveInteger, {},
        "parallelism.pipeline.schedule",
        "`1f1b` (`single_stage` when p = 1)",
        "model chunks per pipeline stage v: `interleaved_1f1b` when v > 1; "
        "not with `--num-layers-per-virtual-pipeline-stage`"},
+      {"--virtual-pipeline-model-parallel-size", Kind::kPositiveInteger, {},
+       "parallelism.pipeline.schedule",
+       "`1f1b` (`single_stage` when p = 1)",
+       "older Megatron-LM's `--num-virtual-stages-per-pipeline-rank`; not "
+       "with `--num-layers-per-virtual-pipeline-stage`"},
       {"--num-layers-per-virtual-pipeline-stage", Kind::kPositiveInteger, {},
        "parallelism.pipeline.schedule",
        "`1f1b` (`single_stage` when p = 1)",
@@ -101,19 +173,35 @@ const std::vector<MegatronFlag>& MegatronFlags() {
                                         ? RecomputePolicy::kAttentionOnly
                                         : RecomputePolicy::kNone;
        }},
+      {"--recompute-activations", Kind::kSwitch, {}, "parallelism.recompute",
+       "off",
+       "older Megatron-LM's `--recompute-granularity selective`, which it "
+       "overrides"},
       {"--recompute-method", Kind::kChoice, {"uniform", "block"},
        "parallelism.recompute", "none",
        "needed with granularity `full`, and only then; `block` recomputes "
        "only some blocks per stage, which the model cannot represent"},
+      {"--recompute-num-layers", Kind::kPositiveInteger, {},
+       "parallelism.recompute", "1 with granularity `full`",
+       "blocks per recomputed unit with `uniform`: only 1 (each block's input "
+       "kept) is modelled; only with granularity `full`"},
       {"--use-distributed-optimizer", Kind::kSwitch, {},
        "parallelism.data.optimizer_sharding", "off",
-       "shards the optimizer state across the data-parallel ranks",
+       "shards the optimizer state across the data-parallel ranks (no effect, "
+       "and a note, with one data-parallel rank)",
        [](const Value& v, Spec* s) {
          s->parallelism.data.optimizer_sharding = v.given;
        }},
       {"--overlap-grad-reduce", Kind::kSwitch, {}, "parallelism.data.overlap",
-       "off", "overlaps the gradient reduction with the backward pass",
+       "off",
+       "overlaps the gradient reduction with the backward pass (no effect, "
+       "and a note, with one data-parallel rank)",
        [](const Value& v, Spec* s) { s->parallelism.data.overlap = v.given; }},
+      {"--overlap-param-gather", Kind::kSwitch, {}, "parallelism.data.overlap",
+       "off",
+       "overlaps the sharded optimizer's parameter all-gather too, as the "
+       "model's data overlap does already; needs `--overlap-grad-reduce` and "
+       "`--use-distributed-optimizer`"},
       {"--fp16", Kind::kSwitch, {}, "options.datatype",
        "off: `float32` unless `--bf16`", "`float16`; not with `--bf16`"},
       {"--bf16", Kind::kSwitch, {}, "options.datatype",
@@ -185,28 +273,51 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
   return row[b.size()];
 }
 
-// The known flag `flag` is most likely a misspelling of: the first one at the
-// smallest edit distance, if that is at most a quarter of its length.
-const MegatronFlag* ClosestFlag(absl::string_view flag) {
-  const MegatronFlag* closest = nullptr;
+// The flag `flag` is most likely a misspelling of: the first one (modelled
+// flags first, then the catalogue in order) at the smallest edit distance, if
+// that is at most a quarter of its length. "" when none is.
+std::string ClosestFlag(absl::string_view flag) {
+  std::string closest;
   size_t best = 0;
-  for (const MegatronFlag& known : MegatronFlags()) {
-    // Cheap bound first: a long word is far from every flag.
-    if (flag.size() > 2 * known.name.size()) continue;
-    const size_t distance = EditDistance(flag, known.name);
-    if (4 * distance <= known.name.size() &&
-        (closest == nullptr || distance < best)) {
-      closest = &known;
+  const auto consider = [&](absl::string_view known) {
+    // Cheap bound first: the distance is at least the difference in length.
+    const size_t longer = std::max(flag.size(), known.size());
+    const size_t shorter = std::min(flag.size(), known.size());
+    if (4 * (longer - shorter) > known.size()) return;
+    const size_t distance = EditDistance(flag, known);
+    if (4 * distance <= known.size() && (closest.empty() || distance < best)) {
+      closest = std::string(known);
       best = distance;
     }
+  };
+  for (const MegatronFlag& known : MegatronFlags()) consider(known.name);
+  for (const MegatronCatalogueEntry& known : MegatronCatalogue()) {
+    consider(known.name);
   }
   return closest;
 }
 
+// Unknown flags that get a suggestion: each costs an edit distance to every
+// flag, so a command line of a million unknown flags must not.
+constexpr int kMaxSuggestions = 64;
+
 // A user's word in a message: a short escaped excerpt (core/base/quote.h).
 std::string Quoted(const std::string& s) { return QuoteExcerpt(s); }
 
-bool LooksLikeFlag(const std::string& arg) { return arg.rfind("--", 0) == 0; }
+// Whether argparse reads `word` as a value rather than as a flag: it does not
+// start with '-', or it is "-" alone or a negative number ("-1", "-.5").
+bool IsValueWord(const std::string& word) {
+  static const RE2* const kNegativeNumber = new RE2(R"(-\d+|-\d*\.\d+)");
+  return word.empty() || word[0] != '-' || word == "-" ||
+         RE2::FullMatch(word, *kNegativeNumber);
+}
+
+// A catalogue flag on the command line that is not modelled: its values the
+// last time it was given.
+struct OtherFlag {
+  const MegatronCatalogueEntry* entry;
+  std::vector<std::string> values;
+};
 
 // The flags of one command line after syntax checks: values parsed and
 // validated, keyed by the flag's name ("--num-layers").
@@ -237,10 +348,83 @@ class ParsedFlags {
     values_[name] = std::move(value);
   }
 
+  // The other catalogue flags, in the order they first appear.
+  const std::vector<OtherFlag>& others() const { return others_; }
+  void SetOther(const MegatronCatalogueEntry* entry,
+                std::vector<std::string> values) {
+    for (OtherFlag& other : others_) {
+      if (other.entry == entry) {
+        other.values = std::move(values);
+        return;
+      }
+    }
+    others_.push_back({entry, std::move(values)});
+  }
+
  private:
   std::map<std::string, Value> values_;
   std::set<std::string> given_;
+  std::vector<OtherFlag> others_;
 };
+
+// "a value", "at least one value", "3 values".
+std::string ValuesNeeded(const MegatronArity& arity) {
+  if (arity.min == arity.max) {
+    return arity.min == 1 ? std::string("a value")
+                          : absl::StrCat(arity.min, " values");
+  }
+  return arity.min == 1 ? std::string("at least one value")
+                        : absl::StrCat("at least ", arity.min, " values");
+}
+
+// Reads the values of the catalogue flag `entry` (starting after args[*i];
+// `value` when written --flag=value) into `parsed`, or appends an error.
+void ParseOther(const MegatronCatalogueEntry& entry,
+                const std::vector<std::string>& args, size_t* i,
+                const std::string& flag, bool has_value,
+                const std::string& value, ParsedFlags* parsed,
+                std::vector<FieldError>* errors) {
+  std::vector<std::string> values;
+  if (entry.arity.max == 0) {
+    if (has_value) {
+      errors->push_back({flag, absl::StrCat(flag, " takes no value (got ",
+                                            Quoted(value), ")")});
+      return;
+    }
+  } else if (has_value) {
+    // argparse takes exactly one value after '='.
+    if (entry.arity.min > 1) {
+      errors->push_back(
+          {flag, absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity),
+                              " (got ", Quoted(value), " alone)")});
+      return;
+    }
+    values.push_back(value);
+  } else {
+    while (static_cast<int>(values.size()) < entry.arity.max &&
+           *i + 1 < args.size() && IsValueWord(args[*i + 1])) {
+      values.push_back(args[++*i]);
+    }
+    if (static_cast<int>(values.size()) < entry.arity.min) {
+      errors->push_back(
+          {flag, absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity))});
+      return;
+    }
+  }
+  if (*entry.choices != '\0') {
+    const std::vector<absl::string_view> choices =
+        absl::StrSplit(entry.choices, '|');
+    for (const std::string& v : values) {
+      if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+        errors->push_back({flag, absl::StrCat(flag, " must be one of ",
+                                              absl::StrJoin(choices, ", "),
+                                              " (got ", Quoted(v), ")")});
+        return;
+      }
+    }
+  }
+  parsed->SetOther(&entry, std::move(values));
+}
 
 // Splits `args` into flags and values, appending one error per problem.
 ParsedFlags ParseArgs(const std::vector<std::string>& args,
@@ -253,11 +437,12 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     return options;
   }();
   static const RE2* const kFlagWithValue =
-      new RE2("(?s)(--[a-z0-9][a-z0-9-]*)=(.*)", *kBytes);
+      new RE2("(?s)(--[A-Za-z0-9][A-Za-z0-9_-]*)=(.*)", *kBytes);
   static const RE2* const kFlagAlone =
-      new RE2("(--[a-z0-9][a-z0-9-]*)", *kBytes);
+      new RE2("(--[A-Za-z0-9][A-Za-z0-9_-]*)", *kBytes);
 
   ParsedFlags parsed;
+  int suggestions = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     std::string flag;
@@ -274,26 +459,35 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     }
     // Skips the next word when it is this flag's value.
     const auto skip_value = [&] {
-      if (!has_value && i + 1 < args.size() && !LooksLikeFlag(args[i + 1])) {
-        ++i;
-      }
+      if (!has_value && i + 1 < args.size() && IsValueWord(args[i + 1])) ++i;
     };
     const MegatronFlag* info = FindFlag(flag);
     if (info == nullptr) {
-      // The name is [a-z0-9-]+ but may be of any length: quote a long one.
+      if (const MegatronCatalogueEntry* entry =
+              FindMegatronCatalogueEntry(flag)) {
+        ParseOther(*entry, args, &i, flag, has_value, value, &parsed, errors);
+        continue;
+      }
+      // The name is [A-Za-z0-9_-]+ but may be of any length: quote a long
+      // one.
       const std::string shown =
           flag.size() <= kMaxExcerptBytes ? flag : QuoteExcerpt(flag);
-      const MegatronFlag* closest = ClosestFlag(flag);
+      const std::string closest =
+          suggestions++ < kMaxSuggestions ? ClosestFlag(flag) : "";
       errors->push_back(
           {shown,
-           absl::StrCat("unsupported Megatron-LM flag ", shown, ": ",
-                        closest != nullptr
-                            ? absl::StrCat("did you mean ", closest->name, "?")
-                            : "the model cannot represent it",
-                        " (supported flags: ",
-                        absl::StrJoin(MegatronFlagNames(), " "), ")")});
-      // Skip its value too, so that it is not reported as a stray argument.
-      skip_value();
+           absl::StrCat(
+               "unknown Megatron-LM flag ", shown, ": ",
+               closest.empty()
+                   ? absl::StrCat("Megatron-LM (at commit ",
+                                  absl::string_view(MegatronCatalogueCommit())
+                                      .substr(0, 12),
+                                  ") has no such flag")
+                   : absl::StrCat("did you mean ", closest, "?"))});
+      // Skip its values too, so that they are not reported as stray words.
+      if (!has_value) {
+        while (i + 1 < args.size() && IsValueWord(args[i + 1])) ++i;
+      }
       continue;
     }
     if (parsed.Given(flag)) {
@@ -312,23 +506,38 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       continue;
     }
     if (!has_value) {
-      if (i + 1 >= args.size() || LooksLikeFlag(args[i + 1])) {
+      if (i + 1 >= args.size() || !IsValueWord(args[i + 1])) {
         errors->push_back({flag, absl::StrCat(flag, " needs a value")});
         continue;
       }
       value = args[++i];
     }
     if (info->kind == Kind::kChoice) {
-      if (std::find(info->choices.begin(), info->choices.end(), value) ==
+      if (std::find(info->choices.begin(), info->choices.end(), value) !=
           info->choices.end()) {
+        Value choice;
+        choice.choice = value;
+        parsed.Set(flag, std::move(choice));
+        continue;
+      }
+      // A choice Megatron-LM has but the model cannot represent.
+      const MegatronCatalogueEntry* entry = FindMegatronCatalogueEntry(flag);
+      const std::vector<absl::string_view> megatron =
+          entry == nullptr ? std::vector<absl::string_view>{}
+                           : std::vector<absl::string_view>(absl::StrSplit(
+                                 entry->choices, '|', absl::SkipEmpty()));
+      if (std::find(megatron.begin(), megatron.end(), value) !=
+          megatron.end()) {
+        errors->push_back(
+            {flag, absl::StrCat(
+                       "unsupported Megatron-LM flag ", flag, " ", value,
+                       ": the model cannot represent it (",
+                       "modelled: ", absl::StrJoin(info->choices, ", "), ")")});
+      } else {
         errors->push_back(
             {flag, absl::StrCat(flag, " must be one of ",
                                 absl::StrJoin(info->choices, ", "), " (got ",
                                 Quoted(value), ")")});
-      } else {
-        Value choice;
-        choice.choice = value;
-        parsed.Set(flag, std::move(choice));
       }
       continue;
     }
@@ -346,6 +555,61 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
   }
   return parsed;
 }
+
+//----- Values equal to Megatron-LM's defaults ---------------------------------
+
+// Flags whose declared default (None) stands for a value Megatron-LM then
+// uses, spelled as Python prints it.
+constexpr std::pair<const char*, const char*> kEffectiveDefaults[] = {
+    {"--recompute-modules", "['core_attn']"},
+};
+
+// `values` as Python prints the list argparse makes of them.
+std::string PythonList(const MegatronCatalogueEntry& entry,
+                       const std::vector<std::string>& values) {
+  const bool quoted = absl::string_view(entry.value_type) == "str";
+  std::vector<std::string> items;
+  for (const std::string& v : values) {
+    items.push_back(quoted ? absl::StrCat("'", v, "'") : v);
+  }
+  return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+}
+
+// Whether `values` are what Megatron-LM has without the flag, so that giving
+// them changes nothing. A switch that is given never is.
+bool IsMegatronDefault(const MegatronCatalogueEntry& entry,
+                       const std::vector<std::string>& values) {
+  if (entry.arity.max == 0 || values.empty()) return false;
+  std::string fallback = entry.default_value;
+  for (const auto& [name, value] : kEffectiveDefaults) {
+    if (entry.name == absl::string_view(name)) fallback = value;
+  }
+  const absl::string_view type = entry.value_type;
+  if (values.size() == 1) {
+    const std::string& v = values[0];
+    if (type == "int") {
+      int64_t given = 0;
+      int64_t expected = 0;
+      return absl::SimpleAtoi(v, &given) &&
+             absl::SimpleAtoi(fallback, &expected) && given == expected;
+    }
+    if (type == "float") {
+      double given = 0;
+      double expected = 0;
+      return absl::SimpleAtod(v, &given) &&
+             absl::SimpleAtod(fallback, &expected) && given == expected;
+    }
+    if (absl::StartsWith(type, "enum ")) {
+      const size_t dot = fallback.rfind('.');
+      return v ==
+             (dot == std::string::npos ? fallback : fallback.substr(dot + 1));
+    }
+    if (v == fallback) return true;
+  }
+  return entry.arity.max > 1 && PythonList(entry, values) == fallback;
+}
+
+//----- The conversion ---------------------------------------------------------
 
 // The value `flag` has without being given (valid), if the table says one.
 std::optional<Value> AbsentValue(const MegatronFlag& flag) {
@@ -365,16 +629,94 @@ std::optional<Value> AbsentValue(const MegatronFlag& flag) {
   return std::nullopt;
 }
 
-// One conversion: the flags, the spec being filled and the errors so far.
+// One conversion: the flags, the spec being filled, the errors and the notes
+// so far.
 struct Conversion {
   ParsedFlags flags;
   Spec spec;
   std::vector<FieldError> errors;
+  std::vector<std::string> notes;
 
   void Error(std::string field, std::string message) {
     errors.push_back({std::move(field), std::move(message)});
   }
 };
+
+// The catalogue flags that are not modelled: unmodelled ones are errors
+// (unless at Megatron-LM's default), ignored ones one note.
+void OtherFlags(Conversion* c) {
+  constexpr char kAtDefault[] = "given at Megatron-LM's default value";
+  // category -> flags, categories in the order they first appear.
+  std::vector<std::pair<std::string, std::vector<std::string>>> ignored;
+  const auto ignore = [&](const std::string& category,
+                          const std::string& name) {
+    for (auto& [known, names] : ignored) {
+      if (known == category) {
+        names.push_back(name);
+        return;
+      }
+    }
+    ignored.push_back({category, {name}});
+  };
+  int count = 0;
+  for (const OtherFlag& other : c->flags.others()) {
+    const MegatronCatalogueEntry& entry = *other.entry;
+    switch (entry.flag_class) {
+      case MegatronFlagClass::kIgnored:
+        ignore(entry.reason, entry.name);
+        ++count;
+        break;
+      case MegatronFlagClass::kUnmodelled:
+      case MegatronFlagClass::kUnclassified: {
+        if (IsMegatronDefault(entry, other.values)) {
+          ignore(kAtDefault, entry.name);
+          ++count;
+          break;
+        }
+        const std::string why =
+            entry.flag_class == MegatronFlagClass::kUnmodelled
+                ? std::string(entry.reason)
+                : absl::StrCat(
+                      "not classified yet (new in Megatron-LM at commit ",
+                      absl::string_view(MegatronCatalogueCommit())
+                          .substr(0, 12),
+                      "), so assumed to change the model");
+        std::string given = entry.name;
+        if (!other.values.empty()) {
+          std::vector<std::string> quoted;
+          for (const std::string& v : other.values) quoted.push_back(Quoted(v));
+          absl::StrAppend(&given, " ", absl::StrJoin(quoted, " "));
+        }
+        const absl::string_view fallback = entry.default_value;
+        c->Error(
+            entry.name,
+            absl::StrCat("unsupported Megatron-LM flag ", given, ": ", why,
+                         entry.arity.max == 0 || fallback == "None"
+                             ? std::string()
+                             : absl::StrCat("; only Megatron-LM's default, ",
+                                            fallback, ", is accepted")));
+        break;
+      }
+      case MegatronFlagClass::kModelled:
+        // A catalogue flag the table does not have: a bug of the catalogue.
+        c->Error(entry.name,
+                 absl::StrCat("internal: ", entry.name,
+                              " is marked modelled but MegatronFlags() has no "
+                              "row for it"));
+        break;
+    }
+  }
+  if (ignored.empty()) return;
+  std::vector<std::string> groups;
+  for (const auto& [category, names] : ignored) {
+    groups.push_back(
+        absl::StrCat(absl::StrJoin(names, " "), " (", category, ")"));
+  }
+  c->notes.push_back(
+      absl::StrCat("ignored ", count, " Megatron-LM flag",
+                   count == 1 ? " that does not" : "s that do not",
+                   " change what is modelled: ", absl::StrJoin(groups, "; ")));
+}
 
 // The table's part of one spec section: every flag whose field is in it is
 // required or written by its setter.
@@ -404,23 +746,36 @@ int64_t OutermostTier(const System& system) {
              : static_cast<int64_t>(system.networks.size()) - 1;
 }
 
-// The model's derived defaults.
+// The model's derived defaults, its attention, biases and vocabulary.
 void ModelRules(Conversion* c) {
-  const std::optional<int64_t> hidden = c->flags.Integer("--hidden-size");
-  const std::optional<int64_t> heads =
-      c->flags.Integer("--num-attention-heads");
-  if (!c->flags.Integer("--ffn-hidden-size") && hidden) {
-    const std::optional<int64_t> four_h = CheckedMul(4, *hidden);
-    if (!four_h) {
-      c->Error("model.feedforward",
-               absl::StrCat("--ffn-hidden-size defaults to 4 * "
-                            "--hidden-size (",
-                            *hidden, "), which overflows 64 bits"));
+  const ParsedFlags& flags = c->flags;
+  TransformerModel& model = c->spec.model;
+  const std::optional<int64_t> hidden = flags.Integer("--hidden-size");
+  const std::optional<int64_t> heads = flags.Integer("--num-attention-heads");
+  if (!flags.Integer("--ffn-hidden-size") && hidden) {
+    if (flags.Switch("--swiglu")) {
+      // Megatron-LM: int((4 * h * 2 / 3) / 64) * 64, i.e. h / 24 * 64.
+      model.feedforward = *hidden / 24 * 64;
+      if (model.feedforward == 0) {
+        c->Error("model.feedforward",
+                 absl::StrCat("--ffn-hidden-size defaults to --hidden-size (",
+                              *hidden,
+                              ") * 8 / 3 rounded down to a multiple of 64 "
+                              "with --swiglu, which is 0; give "
+                              "--ffn-hidden-size"));
+      }
+    } else {
+      const std::optional<int64_t> four_h = CheckedMul(4, *hidden);
+      if (!four_h) {
+        c->Error("model.feedforward",
+                 absl::StrCat("--ffn-hidden-size defaults to 4 * "
+                              "--hidden-size (",
+                              *hidden, "), which overflows 64 bits"));
+      }
+      model.feedforward = four_h.value_or(0);
     }
-    c->spec.model.feedforward = four_h.value_or(0);
   }
-  c->spec.model.kv_heads = c->spec.model.attn_heads;
-  if (!c->flags.Integer("--kv-channels") && hidden && heads) {
+  if (!flags.Integer("--kv-channels") && hidden && heads) {
     if (*hidden % *heads != 0) {
       c->Error(
           "model.attn_size",
@@ -428,7 +783,55 @@ void ModelRules(Conversion* c) {
                        ") / --num-attention-heads (", *heads,
                        "), which must then divide evenly; give --kv-channels"));
     } else {
-      c->spec.model.attn_size = *hidden / *heads;
+      model.attn_size = *hidden / *heads;
+    }
+  }
+
+  // Grouped-query attention: Megatron-LM reads --num-query-groups (default
+  // 1) only with --group-query-attention.
+  model.kv_heads = model.attn_heads;
+  if (flags.Switch("--group-query-attention")) {
+    model.kv_heads = flags.Integer("--num-query-groups").value_or(1);
+  } else if (flags.Given("--num-query-groups")) {
+    c->notes.push_back(
+        "--num-query-groups has no effect without --group-query-attention, "
+        "as in Megatron-LM: multi-head attention (model.kv_heads = "
+        "--num-attention-heads)");
+  }
+
+  if (flags.Switch("--add-qkv-bias") && flags.Switch("--disable-bias-linear")) {
+    c->Error("--add-qkv-bias",
+             "--add-qkv-bias with --disable-bias-linear puts biases on the QKV "
+             "projection only, which the model cannot represent "
+             "(model.linear_bias is all or none)");
+  }
+
+  // The vocabulary and the position embedding.
+  Vocabulary& vocabulary = model.vocabulary;
+  const std::string position =
+      flags.Choice("--position-embedding-type").value_or("learned_absolute");
+  vocabulary.position = PositionOf(position);
+  vocabulary.max_positions = 0;
+  if (!flags.Given("--vocab-size")) {
+    const bool learned = vocabulary.position == PositionEmbedding::kLearned;
+    c->notes.push_back(absl::StrCat(
+        "without --vocab-size there is no vocabulary to model "
+        "(model.vocabulary.size 0): the input embedding, the output layer",
+        learned ? " and the learned position embedding (--position-embedding-"
+                  "type learned_absolute, Megatron-LM's default) are"
+                : " are",
+        " not modelled"));
+    if (learned) vocabulary.position = PositionEmbedding::kNone;
+  } else if (vocabulary.position == PositionEmbedding::kLearned) {
+    if (const std::optional<int64_t> rows =
+            flags.Integer("--max-position-embeddings")) {
+      vocabulary.max_positions = *rows;
+    } else if (!flags.Given("--max-position-embeddings")) {
+      c->Error("--max-position-embeddings",
+               "--max-position-embeddings is required with a learned position "
+               "embedding (--position-embedding-type learned_absolute, "
+               "Megatron-LM's default): it is the number of rows of its "
+               "table");
     }
   }
 }
@@ -455,19 +858,32 @@ void ParallelismRules(const System& system, Conversion* c) {
     }
   }
 
-  // Pipeline schedule.
+  // Pipeline schedule: v from at most one of three flags.
   int64_t v = 1;
   const std::optional<int64_t> layers = flags.Integer("--num-layers");
-  const std::optional<int64_t> vpp =
-      flags.Integer("--virtual-pipeline-model-parallel-size");
   const std::optional<int64_t> layers_per_virtual =
       flags.Integer("--num-layers-per-virtual-pipeline-stage");
-  if (vpp && layers_per_virtual) {
-    c->Error("parallelism.pipeline.schedule",
-             "--virtual-pipeline-model-parallel-size and "
-             "--num-layers-per-virtual-pipeline-stage cannot both be given");
-  } else if (vpp) {
-    v = *vpp;
+  std::vector<std::string> chunk_flags;
+  std::optional<int64_t> chunks;
+  for (const char* name : {"--virtual-pipeline-model-parallel-size",
+                           "--num-virtual-stages-per-pipeline-rank",
+                           "--num-layers-per-virtual-pipeline-stage"}) {
+    if (!flags.Integer(name)) continue;
+    chunk_flags.push_back(name);
+    if (name != std::string("--num-layers-per-virtual-pipeline-stage")) {
+      chunks = flags.Integer(name);
+    }
+  }
+  if (chunk_flags.size() > 1) {
+    c->Error(
+        "parallelism.pipeline.schedule",
+        absl::StrCat(
+            absl::StrJoin(chunk_flags.begin(), chunk_flags.end() - 1, ", "),
+            " and ", chunk_flags.back(),
+            chunk_flags.size() == 2 ? " cannot both be given"
+                                    : " cannot be given together"));
+  } else if (chunks) {
+    v = *chunks;
   } else if (layers_per_virtual && layers) {
     if (*layers % p != 0) {
       c->Error("--num-layers-per-virtual-pipeline-stage",
@@ -499,12 +915,24 @@ void ParallelismRules(const System& system, Conversion* c) {
   parallelism.pipeline.stage_layout = StageLayout::kEven;
   parallelism.pipeline.network_tier = OutermostTier(system);
 
-  // Recompute: the granularity set the policy; the method must fit it.
+  // Recompute: the granularity set the policy (Megatron-LM's older
+  // --recompute-activations overrides it); the method and the number of
+  // layers must fit it.
+  if (flags.Switch("--recompute-activations")) {
+    parallelism.recompute = RecomputePolicy::kAttentionOnly;
+  }
   const std::optional<std::string> method = flags.Choice("--recompute-method");
+  const std::optional<int64_t> recompute_layers =
+      flags.Integer("--recompute-num-layers");
   if (parallelism.recompute != RecomputePolicy::kFull) {
     if (method) {
       c->Error("--recompute-method",
                "--recompute-method only applies to --recompute-granularity "
+               "full");
+    }
+    if (recompute_layers) {
+      c->Error("--recompute-num-layers",
+               "--recompute-num-layers only applies to --recompute-granularity "
                "full");
     }
   } else if (!method) {
@@ -515,6 +943,13 @@ void ParallelismRules(const System& system, Conversion* c) {
              "--recompute-method block recomputes only some blocks of each "
              "stage, which the model cannot represent (it recomputes every "
              "block); use --recompute-method uniform");
+  } else if (recompute_layers && *recompute_layers != 1) {
+    c->Error("--recompute-num-layers",
+             absl::StrCat("--recompute-num-layers ", *recompute_layers,
+                          " keeps the input of every ", *recompute_layers,
+                          "th block only, which the model cannot represent (it "
+                          "keeps each block's input); use "
+                          "--recompute-num-layers 1"));
   }
 
   // Tensor parallelism: Megatron-LM turns sequence parallelism off at t == 1.
@@ -525,10 +960,44 @@ void ParallelismRules(const System& system, Conversion* c) {
         parallelism.recompute == RecomputePolicy::kAttentionOnly};
   } else {
     parallelism.tensor.communication = AllReduce{};
+    if (flags.Switch("--sequence-parallel")) {
+      c->notes.push_back(
+          "--sequence-parallel has no effect with one tensor-parallel rank, as "
+          "in Megatron-LM");
+    }
   }
 
+  // Data parallelism: with one rank there is nothing to shard or overlap.
+  if (flags.Switch("--overlap-param-gather")) {
+    if (!flags.Switch("--overlap-grad-reduce")) {
+      c->Error("--overlap-param-gather",
+               "--overlap-param-gather needs --overlap-grad-reduce, as "
+               "Megatron-LM asserts");
+    }
+    if (!flags.Switch("--use-distributed-optimizer")) {
+      c->Error("--overlap-param-gather",
+               "--overlap-param-gather needs --use-distributed-optimizer, as "
+               "Megatron-LM asserts");
+    }
+  }
   parallelism.data.degree = d;
   parallelism.data.network_tier = OutermostTier(system);
+  if (d == 1) {
+    std::vector<std::string> idle;
+    for (const char* name :
+         {"--use-distributed-optimizer", "--overlap-grad-reduce",
+          "--overlap-param-gather"}) {
+      if (flags.Switch(name)) idle.push_back(name);
+    }
+    if (!idle.empty()) {
+      c->notes.push_back(absl::StrCat(
+          absl::StrJoin(idle, " and "), idle.size() == 1 ? " has" : " have",
+          " no effect with one data-parallel rank (--world-size = "
+          "--tensor-model-parallel-size * --pipeline-model-parallel-size)"));
+    }
+    parallelism.data.optimizer_sharding = false;
+    parallelism.data.overlap = false;
+  }
 }
 
 // The global batch's default.
@@ -556,17 +1025,31 @@ void OptionsRules(Conversion* c) {
   c->spec.options.datatype = fp16   ? DataType::kFloat16
                              : bf16 ? DataType::kBFloat16
                                     : DataType::kFloat32;
+  c->spec.options.precision = PrecisionAccounting::kMegatronMixed;
   c->spec.options.fused_activation = false;
   c->spec.options.attention = AttentionType::kMultiHead;
   c->spec.options.offload = Offload{};
+  bool bf16_reduce = false;
+  for (const OtherFlag& other : c->flags.others()) {
+    bf16_reduce |=
+        other.entry->name == absl::string_view("--grad-reduce-in-bf16");
+  }
+  if (bf16 && !fp16 && !bf16_reduce && c->spec.parallelism.data.degree > 1) {
+    c->notes.push_back(
+        "with --bf16, Megatron-LM accumulates and reduces the data-parallel "
+        "gradients in fp32 unless --grad-reduce-in-bf16 is given; the model "
+        "counts that traffic in bfloat16");
+  }
 }
 
 }  // namespace
 
 absl::StatusOr<MappingSpec> FromMegatronArgs(
-    const std::vector<std::string>& args, const System& system) {
+    const std::vector<std::string>& args, const System& system,
+    std::vector<std::string>* notes) {
   Conversion c;
   c.flags = ParseArgs(args, &c.errors);
+  OtherFlags(&c);
   c.spec.system = system;
   // Section by section, the table's flags and then the section's rules (which
   // read what the table wrote): errors come in this order.
@@ -578,8 +1061,16 @@ absl::StatusOr<MappingSpec> FromMegatronArgs(
   BatchRules(&c);
   ApplyFlags("options", &c);
   OptionsRules(&c);
+  if (notes != nullptr) {
+    notes->insert(notes->end(), c.notes.begin(), c.notes.end());
+  }
   if (!c.errors.empty()) return InvalidInputError(c.errors);
   return MappingSpec(std::move(c.spec));
+}
+
+absl::StatusOr<MappingSpec> FromMegatronArgs(
+    const std::vector<std::string>& args, const System& system) {
+  return FromMegatronArgs(args, system, nullptr);
 }
 
 }  // namespace blueprint

@@ -2,27 +2,49 @@
 // MappingSpec on a given system.
 //
 // Flags are Megatron-LM's names, written "--flag value" or "--flag=value". The
-// accepted flags are the rows of one table, MegatronFlags(): its spelling, the
-// kind of value, the canonical spec field it sets, what holds without it and
-// a one-line description. Parsing, the errors for an unknown, malformed,
-// repeated or missing flag, the conversion to the spec and the adapter's
-// documentation (MegatronFlagsMarkdown(), the table in
-// core/adapters/README.md) all come from it. Any other flag, or a positional
-// argument, is an error that says the model cannot represent it (suggesting
-// the closest known flag when one is close).
+// adapter knows every flag of Megatron-LM (megatron_catalogue.h: each with
+// argparse's arity and a class) and reads a command line as argparse does: a
+// switch takes no value, a flag takes as many values as its nargs says, and a
+// word is a value unless it starts with '-' (a negative number such as -1 or
+// -.5 is a value). Then, by the flag's class:
+//   * modelled: a row of one table, MegatronFlags(): its spelling, the kind
+//     of value, the canonical spec field it sets, what holds without it and a
+//     one-line description. Parsing, the errors for a malformed, repeated or
+//     missing flag, the conversion to the spec and the adapter's
+//     documentation (MegatronFlagsMarkdown(), the table in
+//     core/adapters/README.md) all come from it;
+//   * ignored (the learning rate, data files, logging, checkpointing, ...):
+//     accepted, and listed once in a note, by category;
+//   * unmodelled (mixture of experts, context parallelism, FP8, ...): an
+//     error naming the flag and why, unless its value is Megatron-LM's
+//     default (e.g. --context-parallel-size 1), which changes nothing and is
+//     listed with the ignored ones.
+// A flag Megatron-LM does not have, or a positional argument, is an error
+// (suggesting the closest flag when one is close).
 //
 // Knobs Megatron-LM has no flag for take these documented defaults (the
 // canonical spec, and so `blueprint check`, prints every one of them):
+//   * options.precision megatron_mixed (Megatron-LM's mixed-precision
+//     accounting of weights, gradients and optimizer state).
 //   * --sequence-parallel with selective recompute redoes the sequence-parallel
 //     all-gathers in the backward pass (all_gather_redo = true), as Korthikanti
 //     et al. 2022 ("seqsel") and Calculon's validation do; otherwise false.
-//   * parallelism.tensor.overlap none; options.attention multihead;
-//     options.fused_activation false; no offload.
+//   * parallelism.tensor.overlap none; options.attention multihead (grouped
+//     query attention is model.kv_heads); options.fused_activation false; no
+//     offload.
 //   * network tiers: tensor on tier 0 (the fastest, e.g. NVLink); pipeline and
 //     data on the system's last tier (e.g. InfiniBand).
 //   * parallelism.pipeline.stage_layout even: Megatron-LM requires
 //     num_layers % pipeline size == 0; the checker reports a remainder.
 //   * model.name is empty.
+// Without --vocab-size there is no vocabulary to model (model.vocabulary.size
+// 0: no embedding, output layer or learned position embedding; a note says
+// so), since Megatron-LM takes the vocabulary from the tokenizer's files.
+//
+// Notes: one line each, things the user should know that are not errors: the
+// ignored flags, the missing vocabulary, a flag that has no effect on this
+// mapping (--sequence-parallel with t = 1, --use-distributed-optimizer with
+// one data-parallel rank, ...).
 //
 // Errors are FieldErrors (core/base/field_errors.h), one line each: the field
 // is the flag a problem concerns ("--tensor-model-parallel-size", also for an
@@ -31,8 +53,9 @@
 // for a stray positional argument.
 //
 // Example:
+//   std::vector<std::string> notes;
 //   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
-//       {"--num-layers", "96", "--hidden-size", "12288", ...}, system);
+//       {"--num-layers", "96", "--hidden-size", "12288", ...}, system, &notes);
 #ifndef BLUEPRINTING_CORE_ADAPTERS_MEGATRON_H_
 #define BLUEPRINTING_CORE_ADAPTERS_MEGATRON_H_
 
@@ -51,6 +74,12 @@ namespace blueprint {
 // of the command line, one per line, with its field (see above).
 absl::StatusOr<MappingSpec> FromMegatronArgs(
     const std::vector<std::string>& args, const System& system);
+
+// The same, appending the adapter's notes (one line each, see above) to
+// `notes`, also when the command line has errors.
+absl::StatusOr<MappingSpec> FromMegatronArgs(
+    const std::vector<std::string>& args, const System& system,
+    std::vector<std::string>* notes);
 
 enum class MegatronFlagKind {
   kPositiveInteger,  // "--flag N", N as ParsePositiveInteger accepts it
@@ -88,7 +117,10 @@ struct MegatronFlag {
               TransformerTrainingMappingSpec* spec) = nullptr;
 };
 
-// MegatronFlags: the table of accepted flags, in documentation order.
+// MegatronFlags: the table of modelled flags, in documentation order. Two are
+// not in Megatron-LM's catalogue: --world-size (torchrun's WORLD_SIZE) and
+// --virtual-pipeline-model-parallel-size (older Megatron-LM's spelling of
+// --num-virtual-stages-per-pipeline-rank).
 const std::vector<MegatronFlag>& MegatronFlags();
 
 // MegatronFlagNames: the names of MegatronFlags(), "--" included, in order.

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
 #include "core/spec/check.h"
+#include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
 #include "gtest/gtest.h"
@@ -57,6 +59,22 @@ std::vector<std::string> Errors(const std::string& command_line) {
   return absl::StrSplit(std::string(spec.status().message()), '\n');
 }
 
+// The notes of `command_line` (whether or not it has errors).
+std::vector<std::string> Notes(const std::string& command_line) {
+  std::vector<std::string> notes;
+  (void)FromMegatronArgs(Args(command_line), A100(), &notes);
+  return notes;
+}
+
+// The training spec of `command_line`, which must import.
+TransformerTrainingMappingSpec Import(const std::string& command_line) {
+  absl::StatusOr<MappingSpec> spec =
+      FromMegatronArgs(Args(command_line), A100());
+  EXPECT_TRUE(spec.ok()) << command_line << "\n" << spec.status();
+  if (!spec.ok()) return {};
+  return std::get<TransformerTrainingMappingSpec>(*spec);
+}
+
 // The field of each error of `command_line`, in order.
 std::vector<std::string> Fields(const std::string& command_line) {
   absl::StatusOr<MappingSpec> spec =
@@ -84,13 +102,21 @@ TEST_P(KorthikantiTest, MatchesTheCalculonCase) {
   absl::StatusOr<MappingSpec> megatron =
       FromMegatronArgs(Args(GetParam().command_line), A100());
   ASSERT_TRUE(megatron.ok()) << megatron.status();
+  EXPECT_TRUE(CheckSpec(*megatron).ok());
+  // Megatron-LM's model has biases on its linear layers, and the import
+  // counts bytes as Megatron-LM's mixed precision does; Calculon's block has
+  // neither. Without --vocab-size there is no vocabulary, as in Calculon.
+  auto& s = std::get<TransformerTrainingMappingSpec>(*megatron);
+  EXPECT_TRUE(s.model.linear_bias);
+  EXPECT_EQ(s.options.precision, PrecisionAccounting::kMegatronMixed);
+  s.model.linear_bias = false;
+  s.options.precision = PrecisionAccounting::kCalculon;
   // Calculon's files carry no model name, Megatron-LM's flags neither, and
   // the oracle cases use the documented defaults (fp16, tiers 0/1/1, no
-  // fused activation): the whole specs are equal, not only the model,
+  // fused activation): the rest of the specs is equal, not only the model,
   // degrees, schedule, batch, recompute and TP communication.
   EXPECT_EQ(SpecToJson(*megatron),
             SpecToJson(CalculonCase(GetParam().oracle_case)));
-  EXPECT_TRUE(CheckSpec(*megatron).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -155,6 +181,17 @@ TEST(Megatron, DocumentedDefaults) {
   EXPECT_EQ(s.model.name, "");
   EXPECT_EQ(s.model.feedforward, 4096);
   EXPECT_EQ(s.model.attn_size, 64);
+  // Megatron-LM's architecture defaults; no vocabulary without --vocab-size.
+  EXPECT_EQ(s.model.kv_heads, 16);
+  EXPECT_EQ(s.model.mlp, MlpType::kPlain);
+  EXPECT_EQ(s.model.norm, NormType::kLayerNorm);
+  EXPECT_TRUE(s.model.linear_bias);
+  EXPECT_EQ(s.model.vocabulary.size, 0);
+  EXPECT_EQ(s.model.vocabulary.divisible_by, 128);
+  EXPECT_TRUE(s.model.vocabulary.tied);
+  EXPECT_EQ(s.model.vocabulary.position, PositionEmbedding::kNone);
+  EXPECT_EQ(s.model.vocabulary.max_positions, 0);
+  EXPECT_EQ(s.options.precision, PrecisionAccounting::kMegatronMixed);
   EXPECT_EQ(s.parallelism.data.degree, 4);
   EXPECT_EQ(s.batch.global_batch_size, 8);
   EXPECT_EQ(s.options.datatype, DataType::kFloat32);
@@ -198,21 +235,14 @@ TEST(Megatron, DataParallelKnobs) {
 TEST(Megatron, UnrepresentableAndMalformedFlagsAreErrors) {
   EXPECT_EQ(
       Errors("--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
-             "--lr 1e-4 stray --fp16 --bf16 --fp16 --sequence-parallel=true "
-             "--recompute-method block --tensor-model-parallel-size 0 "
-             "--micro-batch-size"),
+             "stray --learning-rate 1e-4 --fp16 --bf16 --fp16 "
+             "--sequence-parallel=true --recompute-method block "
+             "--tensor-model-parallel-size 0 --micro-batch-size"),
       (std::vector<std::string>{
-          "unsupported Megatron-LM flag --lr: the model cannot represent it "
-          "(supported flags: --num-layers --hidden-size --num-attention-heads "
-          "--seq-length --ffn-hidden-size --kv-channels "
-          "--tensor-model-parallel-size --pipeline-model-parallel-size "
-          "--virtual-pipeline-model-parallel-size "
-          "--num-layers-per-virtual-pipeline-stage --world-size "
-          "--micro-batch-size --global-batch-size --sequence-parallel "
-          "--recompute-granularity --recompute-method "
-          "--use-distributed-optimizer --overlap-grad-reduce --fp16 --bf16)",
           "unexpected argument \"stray\": expected a Megatron-LM flag such as "
           "--num-layers 96",
+          "unknown Megatron-LM flag --learning-rate: Megatron-LM (at commit "
+          "d98e8a64ddf3) has no such flag",
           "--fp16 is given more than once",
           "--sequence-parallel takes no value (got \"true\")",
           "--tensor-model-parallel-size needs a positive integer that fits in "
@@ -342,27 +372,20 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
                 "(digits only, no sign, spaces or leading zeros; got \"" +
                 std::string(30, '1') + "\"...)"});
   // A byte-order mark inside the value, and a long unknown flag.
-  EXPECT_EQ(Errors(model + "--recompute-granularity=\xEF\xBB\xBF" "full --" +
+  EXPECT_EQ(Errors(model +
+                   "--recompute-granularity=\xEF\xBB\xBF"
+                   "full --" +
                    std::string(60, 'x')),
             (std::vector<std::string>{
                 "--recompute-granularity must be one of full, selective (got "
                 "\"\\xEF\\xBB\\xBFfull\")",
-                "unsupported Megatron-LM flag \"--" + std::string(30, 'x') +
-                    "\"...: the model cannot represent it (supported flags: "
-                    "--num-layers --hidden-size --num-attention-heads "
-                    "--seq-length --ffn-hidden-size --kv-channels "
-                    "--tensor-model-parallel-size "
-                    "--pipeline-model-parallel-size "
-                    "--virtual-pipeline-model-parallel-size "
-                    "--num-layers-per-virtual-pipeline-stage --world-size "
-                    "--micro-batch-size --global-batch-size "
-                    "--sequence-parallel --recompute-granularity "
-                    "--recompute-method --use-distributed-optimizer "
-                    "--overlap-grad-reduce --fp16 --bf16)"}));
+                "unknown Megatron-LM flag \"--" + std::string(30, 'x') +
+                    "\"...: Megatron-LM (at commit d98e8a64ddf3) has no such "
+                    "flag"}));
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 20u);
+  EXPECT_EQ(MegatronFlagNames().size(), 35u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -373,13 +396,13 @@ TEST(Megatron, FlagNames) {
 TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
   const std::string line =
       "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
-      "--lr 1e-4 stray --fp16 --bf16 --fp16 --sequence-parallel=true "
-      "--recompute-method block --tensor-model-parallel-size 0 "
-      "--micro-batch-size";
+      "stray --learning-rate 1e-4 --fp16 --bf16 --fp16 "
+      "--sequence-parallel=true --recompute-method block "
+      "--tensor-model-parallel-size 0 --micro-batch-size";
   // The messages are those of UnrepresentableAndMalformedFlagsAreErrors.
   EXPECT_EQ(Fields(line), (std::vector<std::string>{
-                              "--lr",
                               "",  // the stray word concerns no flag
+                              "--learning-rate",
                               "--fp16",
                               "--sequence-parallel",
                               "--tensor-model-parallel-size",
@@ -438,29 +461,522 @@ TEST(Megatron, UnknownFlagsSuggestTheClosestKnownOne) {
   const std::string model =
       "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
       "--micro-batch-size 1 ";
-  const std::string supported =
-      " (supported flags: " + absl::StrJoin(MegatronFlagNames(), " ") + ")";
   EXPECT_EQ(Errors(model + "--seq-len 2048"),
             (std::vector<std::string>{
-                "unsupported Megatron-LM flag --seq-len: did you mean "
-                "--seq-length?" + supported,
+                "unknown Megatron-LM flag --seq-len: did you mean "
+                "--seq-length?",
                 "--seq-length is required"}));
   EXPECT_EQ(Errors(model + "--seq-length 2048 --tensor-parallel-size=8"),
             std::vector<std::string>{
-                "unsupported Megatron-LM flag --tensor-parallel-size: did you "
-                "mean --tensor-model-parallel-size?" + supported});
+                "unknown Megatron-LM flag --tensor-parallel-size: did you "
+                "mean --tensor-model-parallel-size?"});
   EXPECT_EQ(Fields(model + "--seq-length 2048 --tensor-parallel-size=8"),
             std::vector<std::string>{"--tensor-parallel-size"});
+  // Every Megatron-LM flag is a candidate, not only the modelled ones.
+  EXPECT_EQ(Errors(model + "--seq-length 2048 --adam-beta 0.9"),
+            std::vector<std::string>{
+                "unknown Megatron-LM flag --adam-beta: did you mean "
+                "--adam-beta1?"});
   // Nothing close: no guess (--fp32 is two edits from --fp16, too many for
   // a six-letter flag).
-  for (const std::string flag : {"--lr", "--fp32", "--use-flash-attn",
-                                 "--micro-batch", "--bf8"}) {
+  for (const std::string flag : {"--frobnicate", "--fp32", "--micro-batch",
+                                 "--bf8", "--learning-rate"}) {
     EXPECT_EQ(Errors(model + "--seq-length 2048 " + flag),
-              std::vector<std::string>{"unsupported Megatron-LM flag " + flag +
-                                       ": the model cannot represent it" +
-                                       supported})
+              std::vector<std::string>{
+                  "unknown Megatron-LM flag " + flag +
+                  ": Megatron-LM (at commit d98e8a64ddf3) has no such flag"})
         << flag;
   }
+}
+
+//----- The catalogue: arity, classes ------------------------------------------
+
+// A model every test below adds flags to (t = p = d = 1).
+constexpr char kModel[] =
+    "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+    "--seq-length 1024 --micro-batch-size 2 --vocab-size 50257 "
+    "--max-position-embeddings 1024 ";
+
+TEST(MegatronArity, ValuesAreTakenAsArgparseTakesThem) {
+  // nargs='*' (--data-path) and '+' (--cp-comm-type) take every value up to
+  // the next flag; nargs=3 (--rampup-batch-size) exactly three; a negative
+  // number is a value; "--flag=value" is one value.
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--data-path 0.3 a 0.7 b --split 98,2,0 "
+                   "--cp-comm-type p2p --rampup-batch-size 16 8 300000 "
+                   "--null-tokenizer-pad-id -1 --lr=-.5 --min-lr -1 "
+                   "--valid-data-path --train-iters=10"),
+            std::vector<std::string>{});
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--rampup-batch-size 16 8 --lr --cp-comm-type "
+                   "--rampup-batch-size=16 --use-mcore-models 1 "
+                   "--use-mcore-models=1"),
+            (std::vector<std::string>{
+                "--rampup-batch-size needs 3 values",
+                "--lr needs a value",
+                "--cp-comm-type needs at least one value",
+                "--rampup-batch-size needs 3 values (got \"16\" alone)",
+                "unexpected argument \"1\": expected a Megatron-LM flag such "
+                "as --num-layers 96",
+                "--use-mcore-models takes no value (got \"1\")",
+            }));
+  // A word starting with '-' that is no number is not a value.
+  EXPECT_EQ(Errors(std::string(kModel) + "--lr -x"),
+            (std::vector<std::string>{
+                "--lr needs a value",
+                "unexpected argument \"-x\": expected a Megatron-LM flag "
+                "such as --num-layers 96"}));
+  // A modelled flag reads a negative number as its (bad) value.
+  EXPECT_EQ(Errors(std::string(kModel) + "--world-size -8"),
+            std::vector<std::string>{
+                "--world-size needs a positive integer that fits in 64 bits "
+                "(digits only, no sign, spaces or leading zeros; got "
+                "\"-8\")"});
+}
+
+TEST(MegatronArity, ChoicesAreChecked) {
+  EXPECT_EQ(Errors(std::string(kModel) + "--attention-backend flash"),
+            std::vector<std::string>{});
+  EXPECT_EQ(Errors(std::string(kModel) + "--attention-backend fastest"),
+            std::vector<std::string>{
+                "--attention-backend must be one of flash, fused, unfused, "
+                "local, auto (got \"fastest\")"});
+}
+
+TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
+  const std::string line =
+      std::string(kModel) +
+      "--lr 1e-4 --data-path x --min-lr 1e-5 --log-interval 10 "
+      "--context-parallel-size 1 --lr 2e-4";
+  EXPECT_EQ(Errors(line), std::vector<std::string>{});
+  EXPECT_EQ(Notes(line),
+            std::vector<std::string>{
+                "ignored 5 Megatron-LM flags that do not change what is "
+                "modelled: --lr --min-lr (learning rate and optimizer "
+                "hyperparameters); --data-path (data, tokenizer and "
+                "dataloader); --log-interval (logging, profiling and "
+                "debugging); --context-parallel-size (given at Megatron-LM's "
+                "default value)"});
+  EXPECT_EQ(Notes(std::string(kModel) + "--lr 1"),
+            std::vector<std::string>{
+                "ignored 1 Megatron-LM flag that does not change what is "
+                "modelled: --lr (learning rate and optimizer "
+                "hyperparameters)"});
+  EXPECT_EQ(Notes(kModel), std::vector<std::string>{});
+}
+
+TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
+  EXPECT_EQ(
+      Errors(std::string(kModel) +
+             "--num-experts 8 --context-parallel-size 2 --fp8-param-gather "
+             "--moe-router-topk 2 --expert-model-parallel-size 1 "
+             "--recompute-modules core_attn --cp-comm-type p2p "
+             "--optimizer adam --init-method-std 0.02 --distributed-backend "
+             "gloo --num-experts 4"),
+      (std::vector<std::string>{
+          "unsupported Megatron-LM flag --num-experts \"4\": "
+          "mixture-of-experts "
+          "layers are not modelled",
+          "unsupported Megatron-LM flag --context-parallel-size \"2\": context "
+          "parallelism is not modelled; only Megatron-LM's default, 1, is "
+          "accepted",
+          "unsupported Megatron-LM flag --fp8-param-gather: FP8/FP4 training "
+          "is not modelled (the datatype comes from --fp16 or --bf16)",
+          "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
+          "network rates are NCCL's; only Megatron-LM's default, nccl, is "
+          "accepted",
+      }));
+  EXPECT_EQ(Fields(std::string(kModel) + "--num-experts 8 --fp8-format e4m3"),
+            (std::vector<std::string>{"--num-experts", "--fp8-format"}));
+  // At their defaults they change nothing.
+  const std::string defaults =
+      std::string(kModel) +
+      "--moe-router-topk 2 --expert-model-parallel-size 1 "
+      "--recompute-modules core_attn --cp-comm-type p2p --optimizer adam "
+      "--distributed-backend nccl --attention-backend auto";
+  EXPECT_EQ(Errors(defaults), std::vector<std::string>{});
+  EXPECT_EQ(Notes(defaults),
+            std::vector<std::string>{
+                "ignored 7 Megatron-LM flags that do not change what is "
+                "modelled: --moe-router-topk --expert-model-parallel-size "
+                "--recompute-modules --cp-comm-type --optimizer "
+                "--distributed-backend (given at Megatron-LM's default "
+                "value); --attention-backend (kernel backends, fusions and "
+                "CUDA graphs)"});
+}
+
+TEST(MegatronClasses, UnknownFlagsAreOneLineEachAndSkipTheirValues) {
+  EXPECT_EQ(
+      Errors(std::string(kModel) + "--frobnicate a b c --lr 1 --seq-lenght=4"),
+      (std::vector<std::string>{
+          "unknown Megatron-LM flag --frobnicate: Megatron-LM (at "
+          "commit d98e8a64ddf3) has no such flag",
+          "unknown Megatron-LM flag --seq-lenght: did you mean "
+          "--seq-length?"}));
+}
+
+//----- The model flags
+//----------------------------------------------------------
+
+TEST(MegatronModel, GroupedQueryAttention) {
+  EXPECT_EQ(Import(std::string(kModel) + "--group-query-attention "
+                                         "--num-query-groups 4")
+                .model.kv_heads,
+            4);
+  // Megatron-LM's default number of groups is 1.
+  EXPECT_EQ(
+      Import(std::string(kModel) + "--group-query-attention").model.kv_heads,
+      1);
+  // Without --group-query-attention Megatron-LM ignores the groups.
+  const std::string alone = std::string(kModel) + "--num-query-groups 4";
+  EXPECT_EQ(Import(alone).model.kv_heads, 16);
+  EXPECT_EQ(Notes(alone), std::vector<std::string>{
+                              "--num-query-groups has no effect without "
+                              "--group-query-attention, as in Megatron-LM: "
+                              "multi-head attention (model.kv_heads = "
+                              "--num-attention-heads)"});
+  EXPECT_EQ(Import(std::string(kModel) + "--kv-channels 128").model.attn_size,
+            128);
+}
+
+TEST(MegatronModel, GatedMlpAndItsDefaultSize) {
+  const TransformerTrainingMappingSpec gated =
+      Import(std::string(kModel) + "--swiglu");
+  EXPECT_EQ(gated.model.mlp, MlpType::kGated);
+  // int((4 * 1024 * 2 / 3) / 64) * 64 = 2688.
+  EXPECT_EQ(gated.model.feedforward, 2688);
+  EXPECT_EQ(Import(std::string(kModel) + "--swiglu --ffn-hidden-size 2816")
+                .model.feedforward,
+            2816);
+  EXPECT_EQ(Import("--num-layers 32 --hidden-size 4096 "
+                   "--num-attention-heads 32 --seq-length 4096 "
+                   "--micro-batch-size 1 --swiglu")
+                .model.feedforward,
+            10880);
+  EXPECT_EQ(Import(kModel).model.mlp, MlpType::kPlain);
+  EXPECT_EQ(
+      Errors("--num-layers 2 --hidden-size 16 --num-attention-heads 2 "
+             "--seq-length 8 --micro-batch-size 1 --swiglu"),
+      std::vector<std::string>{
+          "--ffn-hidden-size defaults to --hidden-size (16) * 8 / 3 rounded "
+          "down to a multiple of 64 with --swiglu, which is 0; give "
+          "--ffn-hidden-size"});
+}
+
+TEST(MegatronModel, NormalizationAndBiases) {
+  EXPECT_EQ(Import(std::string(kModel) + "--normalization RMSNorm").model.norm,
+            NormType::kRmsNorm);
+  EXPECT_EQ(
+      Import(std::string(kModel) + "--normalization LayerNorm").model.norm,
+      NormType::kLayerNorm);
+  EXPECT_EQ(Errors(std::string(kModel) + "--normalization rmsnorm"),
+            std::vector<std::string>{
+                "--normalization must be one of LayerNorm, RMSNorm (got "
+                "\"rmsnorm\")"});
+  EXPECT_TRUE(Import(kModel).model.linear_bias);
+  EXPECT_FALSE(
+      Import(std::string(kModel) + "--disable-bias-linear").model.linear_bias);
+  // Megatron-LM has QKV biases whenever it has linear biases.
+  EXPECT_TRUE(Import(std::string(kModel) + "--add-qkv-bias").model.linear_bias);
+  EXPECT_EQ(
+      Errors(std::string(kModel) + "--disable-bias-linear --add-qkv-bias"),
+      std::vector<std::string>{
+          "--add-qkv-bias with --disable-bias-linear puts biases on the "
+          "QKV projection only, which the model cannot represent "
+          "(model.linear_bias is all or none)"});
+}
+
+TEST(MegatronModel, Vocabulary) {
+  const TransformerTrainingMappingSpec spec =
+      Import(std::string(kModel) +
+             "--make-vocab-size-divisible-by 64 "
+             "--untie-embeddings-and-output-weights");
+  EXPECT_EQ(spec.model.vocabulary.size, 50257);
+  EXPECT_EQ(spec.model.vocabulary.divisible_by, 64);
+  EXPECT_FALSE(spec.model.vocabulary.tied);
+  // Megatron-LM's default position embedding is a learned table.
+  EXPECT_EQ(spec.model.vocabulary.position, PositionEmbedding::kLearned);
+  EXPECT_EQ(spec.model.vocabulary.max_positions, 1024);
+  EXPECT_TRUE(Import(kModel).model.vocabulary.tied);
+  EXPECT_EQ(Import(kModel).model.vocabulary.divisible_by, 128);
+  // The padding is derived by the checker: 50257 -> a multiple of 128 * t.
+  absl::StatusOr<MappingSpec> padded = FromMegatronArgs(
+      Args(std::string(kModel) + "--tensor-model-parallel-size 8 "
+                                 "--world-size 8 --fp16"),
+      A100());
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  absl::StatusOr<TypedProgram> program = CheckSpec(*padded);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->derived.padded_vocabulary, 51200);
+}
+
+TEST(MegatronModel, PositionEmbedding) {
+  const std::string rope =
+      std::string(kModel) + "--position-embedding-type rope";
+  EXPECT_EQ(Import(rope).model.vocabulary.position, PositionEmbedding::kRope);
+  // Only a learned table has rows.
+  EXPECT_EQ(Import(rope).model.vocabulary.max_positions, 0);
+  EXPECT_EQ(Import(std::string(kModel) + "--position-embedding-type none")
+                .model.vocabulary.position,
+            PositionEmbedding::kNone);
+  EXPECT_EQ(
+      Import(std::string(kModel) + "--position-embedding-type learned_absolute")
+          .model.vocabulary.position,
+      PositionEmbedding::kLearned);
+  EXPECT_EQ(Errors(std::string(kModel) + "--position-embedding-type yarn"),
+            std::vector<std::string>{
+                "unsupported Megatron-LM flag --position-embedding-type yarn: "
+                "the model cannot represent it (modelled: learned_absolute, "
+                "rope, none)"});
+  EXPECT_EQ(Errors(std::string(kModel) + "--position-embedding-type alibi"),
+            std::vector<std::string>{
+                "--position-embedding-type must be one of learned_absolute, "
+                "rope, none (got \"alibi\")"});
+  const std::string no_rows =
+      "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+      "--seq-length 1024 --micro-batch-size 2 --vocab-size 50257";
+  EXPECT_EQ(Errors(no_rows),
+            std::vector<std::string>{
+                "--max-position-embeddings is required with a learned "
+                "position embedding (--position-embedding-type "
+                "learned_absolute, Megatron-LM's default): it is the number "
+                "of rows of its table"});
+  EXPECT_EQ(Errors(no_rows + " --position-embedding-type rope"),
+            std::vector<std::string>{});
+}
+
+TEST(MegatronModel, WithoutAVocabularyNothingOfItIsModelled) {
+  const std::string line =
+      "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+      "--seq-length 1024 --micro-batch-size 2 --max-position-embeddings 1024";
+  const TransformerTrainingMappingSpec spec = Import(line);
+  EXPECT_EQ(spec.model.vocabulary.size, 0);
+  EXPECT_EQ(spec.model.vocabulary.position, PositionEmbedding::kNone);
+  EXPECT_EQ(spec.model.vocabulary.max_positions, 0);
+  EXPECT_EQ(Notes(line),
+            std::vector<std::string>{
+                "without --vocab-size there is no vocabulary to model "
+                "(model.vocabulary.size 0): the input embedding, the output "
+                "layer and the learned position embedding "
+                "(--position-embedding-type learned_absolute, Megatron-LM's "
+                "default) are not modelled"});
+  EXPECT_EQ(Notes(line + " --position-embedding-type rope"),
+            std::vector<std::string>{
+                "without --vocab-size there is no vocabulary to model "
+                "(model.vocabulary.size 0): the input embedding, the output "
+                "layer are not modelled"});
+}
+
+//----- The parallelism and precision flags
+//----------------------------------------
+
+TEST(MegatronParallelism, VirtualStagesHaveThreeSpellings) {
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--seq-length 2048 --micro-batch-size 1 --pipeline-model-parallel-size "
+      "8 ";
+  for (const std::string flags :
+       {"--num-virtual-stages-per-pipeline-rank 3",
+        "--virtual-pipeline-model-parallel-size 3",
+        "--num-layers-per-virtual-pipeline-stage 4"}) {
+    const TransformerTrainingMappingSpec spec = Import(model + flags);
+    ASSERT_TRUE(std::holds_alternative<InterleavedOneForwardOneBackward>(
+        spec.parallelism.pipeline.schedule))
+        << flags;
+    EXPECT_EQ(std::get<InterleavedOneForwardOneBackward>(
+                  spec.parallelism.pipeline.schedule)
+                  .virtual_stages,
+              3)
+        << flags;
+  }
+  EXPECT_EQ(Errors(model + "--num-virtual-stages-per-pipeline-rank 3 "
+                           "--num-layers-per-virtual-pipeline-stage 4"),
+            std::vector<std::string>{
+                "--num-virtual-stages-per-pipeline-rank and "
+                "--num-layers-per-virtual-pipeline-stage cannot both be "
+                "given"});
+  EXPECT_EQ(Errors(model + "--num-virtual-stages-per-pipeline-rank 3 "
+                           "--virtual-pipeline-model-parallel-size 3 "
+                           "--num-layers-per-virtual-pipeline-stage 4"),
+            std::vector<std::string>{
+                "--virtual-pipeline-model-parallel-size, "
+                "--num-virtual-stages-per-pipeline-rank and "
+                "--num-layers-per-virtual-pipeline-stage cannot be given "
+                "together"});
+}
+
+TEST(MegatronParallelism, Recompute) {
+  EXPECT_EQ(Import(std::string(kModel) + "--recompute-activations")
+                .parallelism.recompute,
+            RecomputePolicy::kAttentionOnly);
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--recompute-granularity full --recompute-method uniform "
+                   "--recompute-num-layers 1")
+                .parallelism.recompute,
+            RecomputePolicy::kFull);
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--recompute-granularity full --recompute-method uniform "
+                   "--recompute-num-layers 2"),
+            std::vector<std::string>{
+                "--recompute-num-layers 2 keeps the input of every 2th block "
+                "only, which the model cannot represent (it keeps each "
+                "block's input); use --recompute-num-layers 1"});
+  EXPECT_EQ(Errors(std::string(kModel) + "--recompute-granularity selective "
+                                         "--recompute-num-layers 1"),
+            std::vector<std::string>{"--recompute-num-layers only applies to "
+                                     "--recompute-granularity full"});
+  EXPECT_EQ(
+      Errors(std::string(kModel) + "--recompute-modules core_attn mlp"),
+      std::vector<std::string>{
+          "unsupported Megatron-LM flag --recompute-modules \"core_attn\" "
+          "\"mlp\": the recompute is modelled for the core attention "
+          "only (selective) or for whole blocks (full)"});
+}
+
+TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
+  const std::string knobs = std::string(kModel) +
+                            "--use-distributed-optimizer --overlap-grad-reduce "
+                            "--overlap-param-gather";
+  const TransformerTrainingMappingSpec sharded =
+      Import(knobs + " --world-size 8");
+  EXPECT_TRUE(sharded.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(sharded.parallelism.data.overlap);
+  const TransformerTrainingMappingSpec one = Import(knobs);
+  EXPECT_FALSE(one.parallelism.data.optimizer_sharding);
+  EXPECT_FALSE(one.parallelism.data.overlap);
+  EXPECT_EQ(Notes(knobs),
+            std::vector<std::string>{
+                "--use-distributed-optimizer and --overlap-grad-reduce and "
+                "--overlap-param-gather have no effect with one data-parallel "
+                "rank (--world-size = --tensor-model-parallel-size * "
+                "--pipeline-model-parallel-size)"});
+  EXPECT_EQ(Errors(std::string(kModel) + "--overlap-param-gather"),
+            (std::vector<std::string>{
+                "--overlap-param-gather needs --overlap-grad-reduce, as "
+                "Megatron-LM asserts",
+                "--overlap-param-gather needs --use-distributed-optimizer, as "
+                "Megatron-LM asserts"}));
+  EXPECT_EQ(Notes(std::string(kModel) + "--sequence-parallel"),
+            std::vector<std::string>{
+                "--sequence-parallel has no effect with one tensor-parallel "
+                "rank, as in Megatron-LM"});
+}
+
+TEST(MegatronPrecision, MixedPrecisionAccounting) {
+  EXPECT_EQ(Import(std::string(kModel) + "--bf16").options.precision,
+            PrecisionAccounting::kMegatronMixed);
+  EXPECT_EQ(Import(std::string(kModel) + "--bf16").options.datatype,
+            DataType::kBFloat16);
+  EXPECT_EQ(Notes(std::string(kModel) + "--bf16 --world-size 2"),
+            std::vector<std::string>{
+                "with --bf16, Megatron-LM accumulates and reduces the "
+                "data-parallel gradients in fp32 unless --grad-reduce-in-bf16 "
+                "is given; the model counts that traffic in bfloat16"});
+  EXPECT_EQ(Notes(std::string(kModel) +
+                  "--bf16 --world-size 2 --grad-reduce-in-bf16"),
+            std::vector<std::string>{
+                "ignored 1 Megatron-LM flag that does not change what is "
+                "modelled: --grad-reduce-in-bf16 (what the model assumes "
+                "already: gradients reduced in the datatype)"});
+}
+
+//----- Megatron-LM's own launch scripts
+//-------------------------------------------
+
+// The words of a .flags file (core/adapters/testdata/megatron/): one per
+// line, '#' lines are comments.
+std::vector<std::string> FlagsFile(const std::string& name) {
+  const std::string text =
+      ReadFile("core/adapters/testdata/megatron/" + name + ".flags");
+  EXPECT_FALSE(text.empty()) << name;
+  std::vector<std::string> words;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "#")) words.emplace_back(line);
+  }
+  return words;
+}
+
+// Calculon's h100_80g_nvl8 with bfloat16 rates equal to its float16 ones (as
+// on an H100), so that a --bf16 run checks.
+System H100WithBfloat16() {
+  const std::string seed =
+      ReadFile(kSeeds + std::string("system-h100_80g_nvl8"));
+  absl::StatusOr<System> system = FromCalculonSystem(seed.substr(1));
+  EXPECT_TRUE(system.ok()) << system.status();
+  if (!system.ok()) return {};
+  for (Processor* engine : {&system->matrix, &system->vector}) {
+    engine->rates[DataType::kBFloat16] = engine->rates.at(DataType::kFloat16);
+  }
+  return *system;
+}
+
+TEST(MegatronExamples, Gpt3175bImportsAndChecks) {
+  std::vector<std::string> notes;
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
+      FlagsFile("train_gpt3_175b_distributed"), H100WithBfloat16(), &notes);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
+  EXPECT_EQ(s.model.num_blocks, 96);
+  EXPECT_EQ(s.model.hidden, 12288);
+  EXPECT_EQ(s.parallelism.tensor.degree, 8);
+  EXPECT_EQ(s.parallelism.pipeline.degree, 16);
+  EXPECT_EQ(s.parallelism.data.degree, 8);
+  EXPECT_EQ(s.batch.global_batch_size, 1536);
+  EXPECT_EQ(s.options.datatype, DataType::kFloat16);
+  ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
+  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 24 Megatron-LM flags"))
+      << notes[0];
+  EXPECT_TRUE(absl::StartsWith(notes[1], "without --vocab-size")) << notes[1];
+}
+
+TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
+  std::vector<std::string> notes;
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
+      FlagsFile("train_llama3_8b_h100_bf16"), H100WithBfloat16(), &notes);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
+  EXPECT_EQ(s.model.kv_heads, 8);
+  EXPECT_EQ(s.model.attn_size, 128);
+  EXPECT_EQ(s.model.feedforward, 14336);
+  EXPECT_EQ(s.model.mlp, MlpType::kGated);
+  EXPECT_EQ(s.model.norm, NormType::kRmsNorm);
+  EXPECT_FALSE(s.model.linear_bias);
+  EXPECT_EQ(s.model.vocabulary.size, 128256);
+  EXPECT_FALSE(s.model.vocabulary.tied);
+  EXPECT_EQ(s.model.vocabulary.position, PositionEmbedding::kRope);
+  EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
+  EXPECT_EQ(s.parallelism.data.degree, 8);
+  EXPECT_TRUE(s.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(s.parallelism.data.overlap);
+  EXPECT_EQ(program->derived.padded_vocabulary, 128256);
+  ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
+  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 48 Megatron-LM flags"))
+      << notes[0];
+  EXPECT_EQ(notes[1],
+            "--sequence-parallel has no effect with one tensor-parallel rank, "
+            "as in Megatron-LM");
+}
+
+// The script as it is sets DTYPE=fp8: FP8 training is not modelled, and the
+// errors say so, one per FP8 flag, and nothing else.
+TEST(MegatronExamples, Llama3InFp8NamesItsFp8Flags) {
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
+      FlagsFile("train_llama3_8b_h100_fp8"), H100WithBfloat16());
+  ASSERT_FALSE(spec.ok());
+  std::vector<std::string> fields;
+  for (const FieldError& error : FieldErrorsOf(spec.status())) {
+    fields.push_back(error.field);
+    EXPECT_NE(error.message.find("FP8/FP4 training is not modelled"),
+              std::string::npos)
+        << error.message;
+  }
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "--fp8-format", "--fp8-amax-history-len",
+                        "--fp8-amax-compute-algo", "--fp8-param-gather"}));
 }
 
 // The path `path` ("a.b.c") in `json`, or nullptr.

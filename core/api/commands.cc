@@ -1,14 +1,15 @@
 #include "core/api/commands.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "core/base/input_limits.h"
 #include "core/adapters/calculon.h"
 #include "core/adapters/megatron.h"
+#include "core/base/input_limits.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -106,10 +107,12 @@ CommandResult ImportMegatron(const std::string& system_json,
   }
   absl::StatusOr<System> system = FromCalculonSystem(system_json);
   if (!system.ok()) return FailureResult(system.status());
-  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(args, *system);
-  if (!spec.ok()) return FailureResult(spec.status());
-  CommandResult result;
-  result.output = SpecToJson(*spec);
+  std::vector<std::string> notes;
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(args, *system, &notes);
+  CommandResult result =
+      spec.ok() ? CommandResult{} : FailureResult(spec.status());
+  if (spec.ok()) result.output = SpecToJson(*spec);
+  result.notes = std::move(notes);
   return result;
 }
 

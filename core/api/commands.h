@@ -31,11 +31,14 @@ inline constexpr int kExitCancelled = 4;     // the caller cancelled (wasm)
 // CommandResult: what a command prints. `output` is stdout (empty on
 // failure); `errors` are one per violated rule: the field path it concerns
 // ("" when none: malformed JSON, a file, a flag) and the stderr line without
-// the "error: " prefix the CLI adds.
+// the "error: " prefix the CLI adds. `notes` are things worth knowing that
+// are no error (e.g. the Megatron-LM flags an import ignored), one line each,
+// without the "note: " prefix the CLI adds; they never change the exit code.
 struct CommandResult {
   int exit_code = kExitOk;
   std::string output;
   std::vector<FieldError> errors;
+  std::vector<std::string> notes;
 
   // Adds an error that concerns no one field.
   void AddError(std::string message) {
@@ -65,7 +68,8 @@ CommandResult ImportCalculon(const std::string& app_json,
 
 // ImportMegatron: `blueprint import megatron --system SYS -- ARGS...`.
 // `system_json` is a Calculon system file; `args` are Megatron-LM flags
-// (core/adapters/megatron.h). Output: the canonical spec JSON.
+// (core/adapters/megatron.h). Output: the canonical spec JSON. Notes: the
+// adapter's (ignored flags, no vocabulary, ...), also with errors.
 CommandResult ImportMegatron(const std::string& system_json,
                              const std::vector<std::string>& args);
 

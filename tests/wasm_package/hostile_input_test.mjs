@@ -174,7 +174,8 @@ function cli(...args) {
 function sameAsCli(label, result, native) {
   assert.equal(result.ok, false, label);
   assert.equal(native.code, 2, `${label}: CLI exit ${native.code}: ${native.stderr}`);
-  const wasm = Buffer.from(result.errors.map((e) => `error: ${e.message}\n`).join(''), 'utf8');
+  const wasm = Buffer.from(result.notes.map((n) => `note: ${n}\n`).join('') +
+                           result.errors.map((e) => `error: ${e.message}\n`).join(''), 'utf8');
   assert.ok(wasm.equals(native.stderr),
             `${label}:\nwasm ${JSON.stringify(wasm.toString('latin1'))}\n` +
             `cli  ${JSON.stringify(native.stderr.toString('latin1'))}`);
@@ -201,6 +202,16 @@ const megatronArgs = ['--num-layers', '\uFEFF96', '--hidden-size=+12288',
                       '--recompute-granularity', 'full\u202E', '--x' + 'y'.repeat(40)];
 sameAsCli('megatron', bp.importMegatron(sys, megatronArgs),
           cli('import', 'megatron', '--system', file('msys.json', sys), '--', ...megatronArgs));
+// Notes: a valid import that ignores flags says so, as the CLI does on stderr.
+const noted = [...megatron, '--lr', '1e-4', '--data-path', '\uFEFFx'];
+const notedResult = bp.importMegatron(sys, noted);
+const notedCli = cli('import', 'megatron', '--system', file('nsys.json', sys), '--', ...noted);
+assert.equal(notedResult.ok, true);
+assert.equal(notedCli.code, 0, notedCli.stderr.toString());
+assert.equal(notedResult.notes.length, 2, notedResult.notes.join('\n'));
+assert.match(notedResult.notes[0], /^ignored 2 Megatron-LM flags/);
+assert.ok(Buffer.from(notedResult.notes.map((n) => `note: ${n}\n`).join(''), 'utf8')
+              .equals(notedCli.stderr), notedCli.stderr.toString());
 // Search flag values.
 const badSearch = ['--procs', '+8', '--max-batch', '064', '--datatype', 'fp\uFEFF16',
                    '--top', ' 1', '--fused-activation', 'y'.repeat(30) + '\uD83D\uDE00'];

@@ -3,7 +3,7 @@
 // of the d.ts interface Blueprinting exists on the module with as many
 // parameters as its binding takes, and every function the bindings export
 // (embind marks each with `argCount`; guard.js keeps the mark) is declared.
-// Then checks that metadata() returns {ok, output, errors} whose output is
+// Then checks that metadata() returns {ok, output, errors, notes} whose output is
 // JSON listing e.g. total_time with unit "s".
 import assert from 'node:assert/strict';
 import {readFileSync} from 'node:fs';
@@ -69,9 +69,10 @@ for (const name of exported.keys()) {
 }
 
 const result = bp.metadata();
-assert.deepEqual(Object.keys(result).sort(), ['errors', 'ok', 'output']);
+assert.deepEqual(Object.keys(result).sort(), ['errors', 'notes', 'ok', 'output']);
 assert.equal(result.ok, true);
 assert.deepEqual(result.errors, []);
+assert.deepEqual(result.notes, []);
 const metadata = JSON.parse(result.output);
 assert.equal(metadata.format, 'blueprinting.metadata/1');
 assert.equal(metadata.figures.total_time.unit, 's');
