@@ -1,6 +1,7 @@
 // Every row of tests/megatron/dense.csv imports, checks and pads its
 // vocabulary as Megatron-LM does; every row of moe.csv fails with errors
 // naming the mixture-of-experts flags it cannot model (README.md).
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,6 +17,7 @@
 #include "core/adapters/calculon.h"
 #include "core/adapters/megatron.h"
 #include "core/adapters/megatron_catalogue.h"
+#include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -103,6 +105,54 @@ TEST(MegatronCsv, DenseRowsImportCheckAndPadTheVocabulary) {
     EXPECT_EQ(std::to_string(s.model.seq_size), Cell(row, "seq"));
     EXPECT_EQ(std::to_string(program->derived.world_size), Cell(row, "world"));
   }
+}
+
+double Number(const std::map<std::string, std::string>& row,
+              const std::string& column) {
+  double value = 0;
+  EXPECT_TRUE(absl::SimpleAtod(Cell(row, column), &value)) << column;
+  return value;
+}
+
+// The oracle: each row through the Megatron-LM import and the whole
+// analysis (what `blueprint analyze` runs; a row over memory capacity still
+// has its figures) gives Megatron-LM's parameters and model FLOPs within
+// 1e-12 and its weight + optimizer bytes within 1e-3 (its estimate puts the
+// final norm on the first stage; the model puts it on the last).
+TEST(MegatronCsv, DenseRowsMatchMegatronsAccounting) {
+  const System system = H100();
+  int rows_checked = 0;
+  for (const auto& row : ReadCsv("tests/megatron/dense.csv")) {
+    SCOPED_TRACE(Cell(row, "id"));
+    absl::StatusOr<MappingSpec> spec =
+        FromMegatronArgs(Words(Cell(row, "flags")), system);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<PipelineResult> result = RunPipeline(*program);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const IterationFigures& it = result->iteration.figures;
+    const auto relative = [](double got, double want) {
+      return std::fabs(got - want) / std::fabs(want);
+    };
+    EXPECT_LE(relative(it.parameters_total, Number(row, "parameters_total")),
+              1e-12)
+        << it.parameters_total;
+    EXPECT_LE(
+        relative(it.parameters_active, Number(row, "parameters_active")),
+        1e-12)
+        << it.parameters_active;
+    EXPECT_LE(relative(it.model_flops_per_iteration,
+                       Number(row, "model_flops_per_iteration")),
+              1e-12)
+        << it.model_flops_per_iteration;
+    EXPECT_LE(relative(result->memory.figures.weight_and_optimizer_bytes,
+                       Number(row, "weight_optimizer_bytes_most_loaded")),
+              1e-3)
+        << result->memory.figures.weight_and_optimizer_bytes;
+    ++rows_checked;
+  }
+  EXPECT_EQ(rows_checked, 30);
 }
 
 TEST(MegatronCsv, MoeRowsFailNamingTheirUnmodelledFlags) {
