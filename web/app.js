@@ -9,7 +9,7 @@ import {shapeProblems, setField, appJson, systemJson, isObject, formFields} from
 import {SpecForm} from './form.js';
 import {literals, HEADLINE, byGroup, groupTitle, figureCell, setFigure} from './report.js';
 import {loadMetadata} from './metadata.js';
-import {memoryChart, scheduleChart} from './charts.js';
+import {memoryChart, scheduleChart, stageChart} from './charts.js';
 import {SearchPanel} from './search.js';
 
 // The default mapping (core/spec/testdata/175b_t8p8_v3.json, copied into the
@@ -228,6 +228,7 @@ function clearReport(reason) {
   for (const cell of [...state.cells, ...state.tableCells]) setFigure(cell, undefined);
   fill(byId('mapping'));
   fill(byId('memory'), h('p', {class: 'hint'}, reason));
+  fill(byId('stages'), h('p', {class: 'hint'}, reason));
   fill(byId('schedule'), h('p', {class: 'hint'}, reason));
   state.scheduleKey = '';
 }
@@ -243,6 +244,7 @@ function showReport(text) {
        (memory.violations ?? []).length
            ? h('ul', {class: 'errors'}, memory.violations.map((v) => h('li', {}, String(v))))
            : null);
+  fill(byId('stages'), stageChart(report, chartWidth('stages')));
   const m = report.mapping ?? {};
   const f = report.figures ?? {};
   const schedule = {

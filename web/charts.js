@@ -1,5 +1,6 @@
-// The two SVG charts: memory per tier against capacity, and an idealized
-// pipeline schedule. Both return elements.
+// The SVG charts: memory per tier against capacity, the first and last
+// stage's time and memory, and an idealized pipeline schedule. Each returns
+// an element.
 
 import {h, s} from './dom.js';
 import {human} from './report.js';
@@ -19,8 +20,11 @@ const gib = (bytes) => `${(bytes / GiB).toFixed(2)} GiB`;
 export function memoryChart(report, width) {
   const f = report.figures ?? {};
   const memory = report.memory ?? {};
+  // Tier 1: the most loaded stage's need (Calculon's proc_mem_tier1_cap_req
+  // when the model has no vocabulary).
+  const tier1 = f.max_stage_mem_tier1_req ?? f.proc_mem_tier1_cap_req ?? 0;
   const tiers = [
-    ['Tier 1 (HBM)', f.proc_mem_tier1_cap_req ?? 0, memory.tier1_capacity ?? 0],
+    ['Tier 1 (HBM)', tier1, memory.tier1_capacity ?? 0],
     ['Tier 2 (offload)', f.proc_mem_tier2_cap_req ?? 0, memory.tier2_capacity ?? 0],
   ];
   const left = width < 480 ? 78 : 120;
@@ -60,6 +64,63 @@ export function memoryChart(report, width) {
                    h('li', {}, h('span', {class: 'swatch capacity-swatch',
                                           'aria-hidden': 'true'}), 'capacity'));
   return h('div', {}, svg, legend);
+}
+
+// The stage chart: the first and the last pipeline stage side by side, their
+// busy time per step (first/last_stage_time) and tier-1 need
+// (first/last_stage_mem_tier1_req), as the report gives them. With a
+// vocabulary the two differ (embedding on the first, output layer and loss
+// on the last) and the slower one sets the pace (stage_imbalance_time).
+export function stageChart(report, width) {
+  const f = report.figures ?? {};
+  const memory = report.memory ?? {};
+  const p = report.mapping?.pipeline ?? 1;
+  const stages = p > 1 ? [['First stage', 'first'], ['Last stage', 'last']]
+                       : [['The stage', 'first']];
+  const rows = [
+    ['Busy time', (k) => f[`${k}_stage_time`] ?? 0, (x) => human('s', x) || '0 s', 0],
+    ['Tier 1 need', (k) => f[`${k}_stage_mem_tier1_req`] ?? 0, gib,
+     memory.tier1_capacity ?? 0],
+  ];
+  const left = width < 480 ? 78 : 120;
+  const right = 16;
+  const barHeight = 16;
+  const rowHeight = 22 * stages.length + 26;
+  const svg = s('svg', {viewBox: `0 0 ${width} ${rowHeight * rows.length + 6}`,
+                        class: 'chart stage-chart', role: 'img',
+                        'aria-label': rows.map(([what, value, format]) =>
+                            `${what}: ${stages.map(([name, k]) =>
+                                `${name} ${format(value(k))}`).join(', ')}`).join('; ')});
+  rows.forEach(([what, value, format, capacity], row) => {
+    const top = row * rowHeight + 16;
+    const most = Math.max(capacity, ...stages.map(([, k]) => value(k)), 1e-30);
+    const scale = (width - left - right) / most;
+    const g = s('g', {class: 'stage-row'});
+    g.append(s('text', {x: 0, y: top - 4, class: 'note'}, what));
+    stages.forEach(([name, k], i) => {
+      const y = top + i * 22;
+      const x = value(k);
+      const over = capacity > 0 && x > capacity;
+      g.append(s('text', {x: 0, y: y + barHeight - 3, class: 'label'}, name));
+      g.append(s('rect', {x: left, y, width: x * scale, height: barHeight,
+                          class: over ? 'seg seg-over' : 'seg seg-need'},
+                 s('title', {}, `${name}: ${format(x)}`)));
+      g.append(s('text', {x: left + 4, y: y + barHeight - 3, class: 'note'},
+                 format(x)));
+    });
+    if (capacity > 0) {
+      const capX = left + capacity * scale;
+      g.append(s('line', {x1: capX, x2: capX, y1: top - 2,
+                          y2: top + 22 * stages.length, class: 'capacity-line'}));
+    }
+    svg.append(g);
+  });
+  const imbalance = f.stage_imbalance_time ?? 0;
+  const note = h('p', {class: 'hint'}, imbalance > 0
+      ? `The vocabulary's work adds ${human('s', imbalance)} to the step ` +
+        '(stage_imbalance_time): the slowest stage sets the pace.'
+      : 'Every stage runs the same blocks: no vocabulary work to balance.');
+  return h('div', {}, svg, note);
 }
 
 // Per stage, the ordered operations of a Megatron-style schedule: forwards of

@@ -58,6 +58,10 @@ export function human(unit, literal) {
 // also in the full table.
 export const HEADLINE = [
   ['total_time', 'Iteration time'], ['sample_rate', 'Sample rate'],
+  ['mfu', 'MFU'], ['model_flops_per_iteration', 'Model FLOP per iteration'],
+  ['parameters_total', 'Parameters'],
+  ['stage_imbalance_time', 'Stage imbalance (vocabulary)'],
+  ['first_stage_time', 'First stage busy'], ['last_stage_time', 'Last stage busy'],
   ['total_efficiency', 'Total efficiency'], ['compute_efficiency', 'Compute efficiency'],
   ['system_efficiency', 'System efficiency'], ['fw_time', 'Forward time'],
   ['bw_time', 'Backward time'], ['recompute_time', 'Recompute time'],
@@ -79,6 +83,8 @@ export const HEADLINE = [
   ['dp_all_reduce_bytes', 'DP all-reduce'], ['dp_reduce_scatter_bytes', 'DP reduce-scatter'],
   ['dp_all_gather_bytes', 'DP all-gather'],
   ['proc_mem_tier1_cap_req', 'Tier 1 (HBM) needed'], ['proc_mem_tier2_cap_req', 'Tier 2 needed'],
+  ['max_stage_mem_tier1_req', 'Most loaded stage, tier 1'],
+  ['weight_and_optimizer_bytes', 'Weights + gradients + optimizer'],
   ['weight_space', 'Weights'], ['act_space', 'Activations'],
   ['act_checkpoint_size', 'Checkpoints'], ['weight_grad_space', 'Weight gradients'],
   ['optimizer_space', 'Optimizer'], ['act_grad_space', 'Activation gradients'],

@@ -112,6 +112,11 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"parallelism.recompute", EnumTable<RecomputePolicy>::kId},
       {"options.datatype", EnumTable<DataType>::kId},
       {"options.attention", EnumTable<AttentionType>::kId},
+      {"options.precision", EnumTable<PrecisionAccounting>::kId},
+      {"model.mlp", EnumTable<MlpType>::kId},
+      {"model.norm", EnumTable<NormType>::kId},
+      {"model.vocabulary.position_embedding",
+       EnumTable<PositionEmbedding>::kId},
   };
   return *fields;
 }

@@ -200,6 +200,23 @@ try {
   assert.equal(await page.getByLabel('Virtual stages (v)', {exact: true}).inputValue(), '2');
   assert.equal(await page.locator('[data-stage-row]').count(), 8, 'one schedule row per stage');
 
+  // 2b. A model of today: GQA, gated MLP, RMSNorm and an untied vocabulary;
+  // the stage chart shows the first and the last stage and the imbalance.
+  const llama = structuredClone(spec);
+  Object.assign(llama.model, {kv_heads: 8, mlp: 'gated', norm: 'rmsnorm'});
+  Object.assign(llama.model.vocabulary, {size: 128256, tied: false,
+                                         position_embedding: 'rope'});
+  llama.options.precision = 'megatron_mixed';
+  await open(`#spec=${encodeURIComponent(JSON.stringify(llama))}`);
+  await expectFigures(page, llama, 'a vocabulary model from the URL');
+  const stagesLabel = await page.locator('#stages svg').getAttribute('aria-label');
+  assert.ok(stagesLabel.includes('First stage') && stagesLabel.includes('Last stage'),
+            `the stage chart shows both stages: ${stagesLabel}`);
+  assert.ok((await page.locator('#stages').textContent()).includes('stage_imbalance_time'),
+            'the stage chart names the imbalance');
+  console.log(`ok: stage chart: ${stagesLabel}`);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
+
   // 3. Form edits update every figure within a frame, and the URL.
   await page.getByLabel('Global batch size', {exact: true}).fill('256');
   spec.batch.global_batch_size = 256;
