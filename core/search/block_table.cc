@@ -37,8 +37,11 @@ CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype,
 }  // namespace
 
 BlockTable::BlockTable(const TransformerModel& model, const System& system,
-                       DataType datatype)
-    : model_(model), system_(system), datatype_(datatype) {}
+                       DataType datatype, PrecisionAccounting precision)
+    : model_(model),
+      system_(system),
+      datatype_(datatype),
+      precision_(precision) {}
 
 void BlockTable::Clear() {
   lowered_index_.clear();
@@ -55,6 +58,8 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
   Lowered& lowered = lowered_.emplace_back();
   lowered.program = ExecutionProgram(model_, system_,
                                      BlockExecution(config, datatype_, 0));
+  std::get<TransformerTrainingMappingSpec>(lowered.program.spec)
+      .options.precision = precision_;
   BP_ASSIGN_OR_RETURN(lowered.tasks,
                       LowerTensorParallelBlock().Run(lowered.program));
   lowered.optimizer_inputs.reserve(lowered.tasks.tasks.size());
@@ -65,7 +70,6 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
     // 4), WeightGradBytes and OptimizerStateBytes with shard 1: all exact.
     in.weight_grad_elements =
         task.footprint.weight_grad_unsharded / kFloat32Bytes;
-    in.weight_grad_bytes = task.footprint.weight_grad_sharded;
     in.optimizer_bytes = task.footprint.optimizer;
     in.forward_flops = task.work[kForward].flops;
     in.activation_grad_flops = task.work[kActivationGrad].flops;
@@ -131,7 +135,8 @@ void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
         in.tensor_comm
             ? 0
             : ProcessingTime(system_.processing_mode, flop_time, mem_time);
-    b.block_weight_grad_space += in.weight_grad_bytes / s;
+    b.block_weight_grad_space += WeightGradBytesFor(
+        precision_, in.weight_grad_elements, BytesPerElement(datatype_), s);
     b.block_optimizer_space += bytes;
     b.useful_flops += in.forward_flops;
     b.useful_flops +=

@@ -65,7 +65,8 @@ class BlockTable {
  public:
   // `model` and `system` must outlive the table.
   BlockTable(const TransformerModel& model, const System& system,
-             DataType datatype);
+             DataType datatype,
+             PrecisionAccounting precision = PrecisionAccounting::kCalculon);
 
   // The figures of the block `config` with its TP collectives on network
   // tier `tensor_net` and the optimizer sharded `shard` ways (1: unsharded).
@@ -86,7 +87,6 @@ class BlockTable {
   // What the optimizer terms of one task are made of, unsharded.
   struct TaskOptimizerInputs {
     double weight_grad_elements = 0;
-    double weight_grad_bytes = 0;  // weight_grad_elements * bytes per element
     double optimizer_bytes = 0;    // master copy + Adam state
     double forward_flops = 0;
     double activation_grad_flops = 0;
@@ -115,6 +115,7 @@ class BlockTable {
   const TransformerModel& model_;
   const System& system_;
   DataType datatype_;
+  PrecisionAccounting precision_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   std::deque<Lowered> lowered_;
   int64_t sharded_for_ = 0;  // the shard of the entries in sharded_

@@ -25,7 +25,8 @@ TransformerModel TinyModel() { return CalculonModel("tiny", 64, 256, 8, 8, 8, 32
 // block is `config`, with the optimizer sharded over d = `shard` ranks.
 StagedBlock FullPassFigures(const TransformerModel& model,
                              const System& system, const BlockConfig& config,
-                             int64_t tensor_net, int64_t shard) {
+                             int64_t tensor_net, int64_t shard,
+                             PrecisionAccounting precision) {
   CalculonExecution e;
   e.tensor = config.tensor;
   e.data = shard;
@@ -39,7 +40,9 @@ StagedBlock FullPassFigures(const TransformerModel& model,
   e.tp_overlap = config.tp_overlap;
   e.fused_activation = config.fused_activation;
   e.optimizer_sharding = shard > 1;
-  absl::StatusOr<TypedProgram> program = CheckSpec(SpecOf(e, model, system));
+  MappingSpec spec = SpecOf(e, model, system);
+  std::get<TransformerTrainingMappingSpec>(spec).options.precision = precision;
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
   absl::StatusOr<DistributedTaskIR> tasks =
@@ -107,8 +110,10 @@ std::vector<BlockConfig> AllConfigs(const std::vector<int64_t>& tensors,
 void ExpectTableMatchesFullPasses(const TransformerModel& model,
                                   const System& system,
                                   const std::vector<BlockConfig>& configs,
-                                  const std::vector<int64_t>& shards) {
-  BlockTable table(model, system, DataType::kFloat16);
+                                  const std::vector<int64_t>& shards,
+                                  PrecisionAccounting precision =
+                                      PrecisionAccounting::kCalculon) {
+  BlockTable table(model, system, DataType::kFloat16, precision);
   int checked = 0;
   for (int64_t shard : shards) {
     for (const BlockConfig& config : configs) {
@@ -116,7 +121,7 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
         absl::StatusOr<const StagedBlock*> got = table.Get(config, tn, shard);
         ASSERT_TRUE(got.ok()) << got.status();
         const StagedBlock want =
-            FullPassFigures(model, system, config, tn, shard);
+            FullPassFigures(model, system, config, tn, shard, precision);
         std::vector<std::string> diff = Differences((*got)->block, want.block);
         for (const std::string& d :
              Differences((*got)->extras.first, want.extras.first)) {
@@ -170,6 +175,10 @@ TEST(BlockTableTest, VocabularyStagesMatchFullPassesBitForBit) {
   model.vocabulary.tied = false;
   ExpectTableMatchesFullPasses(model, test_programs::A100System(),
                                AllConfigs({1, 4}, {2}), {1, 3, 64});
+  // Megatron-LM's mixed precision: float32 main gradients, never sharded.
+  ExpectTableMatchesFullPasses(model, test_programs::A100System(),
+                               AllConfigs({4}, {2}), {1, 3, 64},
+                               PrecisionAccounting::kMegatronMixed);
 }
 
 TEST(BlockTableTest, ClearForgetsBlocks) {

@@ -141,7 +141,7 @@ class Searcher {
         options_(options),
         progress_(std::move(progress)),
         cancel_(std::move(cancel)),
-        blocks_(model, system, options.datatype),
+        blocks_(model, system, options.datatype, options.precision),
         top_(static_cast<size_t>(options.top)) {
     for (const NetworkTier& net : system.networks) {
       every_tier_holds_one_ =

@@ -44,6 +44,8 @@ struct SearchOptions {
   int64_t procs = 0;      // --procs: processors (num_procs of every mapping)
   int64_t max_batch = 0;  // --max-batch: largest global batch
   DataType datatype = DataType::kFloat16;  // --datatype
+  // --precision: how weights, gradients and optimizer state are counted.
+  PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   int top = 10;             // --top: how many mappings to keep
   bool mbs_break = false;   // --mbs-break: stop growing the microbatch once
                             // one size gives no valid mapping

@@ -19,6 +19,7 @@
 #include "core/base/units.h"
 #include "core/report/calculon_stats.h"
 #include "core/spec/derive.h"
+#include "core/spec/enums.h"
 
 namespace blueprint {
 namespace {
@@ -54,7 +55,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args) {
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
-      "--app",   "--system"};
+      "--precision", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--exhaustive"};
@@ -129,6 +130,17 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
             "--datatype: expected float8, float16, bfloat16 or float32, "
             "got ",
             QuoteExcerpt(*value)));
+      }
+    } else if (flag == "--precision") {
+      const std::optional<PrecisionAccounting> precision =
+          ParsePrecision(*value);
+      if (precision.has_value()) {
+        options.precision = *precision;
+      } else {
+        problems.push_back(absl::StrCat(
+            "--precision: expected ",
+            absl::StrJoin(EnumChoices<PrecisionAccounting>(), " or "),
+            ", got ", QuoteExcerpt(*value)));
       }
     } else if (flag == "--fused-activation") {
       if (*value == "true") {

@@ -35,8 +35,9 @@ TEST(ParseSearchFlagsTest, EveryFlag) {
       {"--app", "a.json", "--system=s.json", "--procs=8", "--max-batch", "16",
        "--datatype", "float16", "--top", "3", "--mbs-break", "--no-tp-overlap",
        "--no-dp-overlap", "--fused-activation", "all", "--json",
-       "--exhaustive"});
+       "--exhaustive", "--precision", "megatron_mixed"});
   ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->precision, PrecisionAccounting::kMegatronMixed);
   EXPECT_EQ(o->procs, 8);
   EXPECT_EQ(o->max_batch, 16);
   EXPECT_EQ(o->top, 3);
@@ -57,7 +58,7 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
   absl::StatusOr<SearchOptions> o = ParseSearchFlags(
       {"--procs", "x", "--top", "0", "--datatype", "float64", "--bogus",
        "stray", "--json=yes", "--fused-activation", "maybe", "--top", "2",
-       "--max-batch"});
+       "--precision", "fp8", "--max-batch"});
   ASSERT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string m(o.status().message());
   for (const char* expected :
@@ -65,7 +66,8 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
         "--top: expected a positive integer", "--datatype: expected float8",
         "unknown flag \"--bogus\"", "unexpected argument \"stray\"",
         "--json takes no value", "--fused-activation: expected true",
-        "--top is given more than once", "--max-batch needs a value"}) {
+        "--top is given more than once", "--max-batch needs a value",
+        "--precision: expected calculon or megatron_mixed, got \"fp8\""}) {
     EXPECT_TRUE(absl::StrContains(m, expected)) << expected << "\n" << m;
   }
   o = ParseSearchFlags({});
