@@ -138,6 +138,12 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const double base_blocks =
       (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
   const double edge_blocks = v * m;
+  // Stage 0's figures: its blocks and its own tasks (the embedding; the
+  // output layer too when p = 1), which run once per microbatch.
+  const auto on_stage0 = [&](const Task& task) {
+    return task.placement == Placement::kFirstStage ||
+           (task.placement == Placement::kLastStage && s.p == 1);
+  };
 
   // TP traffic per rank per step, by collective.
   std::map<CollectiveOp, double> tp_bytes;
@@ -148,11 +154,16 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       if (phase == kRecommPhase && !task.flags.recommunicate) continue;
       const auto& base = task.collectives[phase][0];
       const auto& edge = task.collectives[phase][1];
-      if (base.op != CollectiveOp::kNone) {
-        tp_bytes[base.op] += base_blocks * base.bytes;
-      }
-      if (edge.op != CollectiveOp::kNone) {
-        tp_bytes[edge.op] += edge_blocks * edge.bytes;
+      if (task.placement != Placement::kEveryBlock) {
+        if (!on_stage0(task) || base.op == CollectiveOp::kNone) continue;
+        tp_bytes[base.op] += m * base.bytes;
+      } else {
+        if (base.op != CollectiveOp::kNone) {
+          tp_bytes[base.op] += base_blocks * base.bytes;
+        }
+        if (edge.op != CollectiveOp::kNone) {
+          tp_bytes[edge.op] += edge_blocks * edge.bytes;
+        }
       }
       for (CollectiveOp op : {base.op, edge.op}) {
         if (op == CollectiveOp::kNone) continue;
@@ -170,9 +181,10 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                                    "derived:virtual_stages",
                                    "derived:microbatches"});
     add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
-        "sum over the tasks' collectives of this op: (blocks_per_chunk - 1) * "
-        "virtual_stages * microbatches * base bytes + virtual_stages * "
-        "microbatches * edge bytes",
+        "sum over the block tasks' collectives of this op: (blocks_per_chunk "
+        "- 1) * virtual_stages * microbatches * base bytes + virtual_stages * "
+        "microbatches * edge bytes; plus microbatches * bytes of stage 0's own "
+        "tasks (embedding; output layer when p = 1)",
         tp_bytes[op], sources);
   }
   add("pp_p2p_bytes",
@@ -199,11 +211,18 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
 
   // Work per rank per step.
-  double gemm = 0, recompute_gemm = 0, recompute_all = 0;
+  double gemm = 0, recompute_gemm = 0, recompute_all = 0, stage_gemm = 0;
   std::vector<std::string> gemm_sources;
   for (const Task& task : tasks.tasks) {
     const double fw = task.work[0].flops;
     const double bw = s.training ? task.work[1].flops + task.work[2].flops : 0;
+    if (task.placement != Placement::kEveryBlock) {
+      if (on_stage0(task) && IsGemm(task.kind)) {
+        stage_gemm += fw + bw;
+        gemm_sources.push_back(absl::StrCat("task:", task.id));
+      }
+      continue;
+    }
     if (IsGemm(task.kind)) {
       gemm += fw + bw;
       gemm_sources.push_back(absl::StrCat("task:", task.id));
@@ -214,21 +233,31 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   gemm_sources.insert(gemm_sources.end(),
                       {"derived:blocks_per_stage", "derived:microbatches"});
   add("gemm_flops_per_rank",
-      "blocks_per_stage * microbatches * sum over GEMM tasks of (fw + agrad + "
-      "wgrad) flops",
-      bpp * m * gemm, gemm_sources);
+      "blocks_per_stage * microbatches * sum over the block's GEMM tasks of "
+      "(fw + agrad + wgrad) flops + microbatches * the same over stage 0's "
+      "own GEMM tasks (output layer when p = 1)",
+      bpp * m * gemm + m * stage_gemm, gemm_sources);
   add("recompute_gemm_flops_per_rank",
       "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "
       "flops",
       bpp * m * recompute_gemm, gemm_sources);
   const BlockFigures& b = plan.block;
+  // Stage 0's own work: the first stage's, and the last stage's when p = 1.
+  double stage_flops = 0;
+  for (const BlockFigures* x : {&plan.first_stage, &plan.last_stage}) {
+    if (x == &plan.last_stage && s.p != 1) continue;
+    stage_flops += m * (x->block_fw_flops + x->block_agrad_flops +
+                        x->block_wgrad_flops) +
+                   x->block_optim_flops;
+  }
   add("flops_per_rank",
       "blocks_per_stage * microbatches * (block_fw_flops + block_agrad_flops "
       "+ block_wgrad_flops + recomputed fw flops) + blocks_per_stage * "
-      "block_optim_flops",
+      "block_optim_flops + stage 0's own tasks' (microbatches * (fw + agrad + "
+      "wgrad) + optim) flops",
       bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
                  recompute_all) +
-          bpp * b.block_optim_flops,
+          bpp * b.block_optim_flops + stage_flops,
       {"block:block_fw_flops", "block:block_agrad_flops",
        "block:block_wgrad_flops", "block:block_optim_flops",
        "derived:blocks_per_stage", "derived:microbatches"});

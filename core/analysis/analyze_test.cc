@@ -511,8 +511,10 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
             std::string::npos);
   EXPECT_NE(text.find("\nbubble_fraction="), std::string::npos);
   EXPECT_NE(text.find("lineage gemm_flops_per_rank = blocks_per_stage * "
-                      "microbatches * sum over GEMM tasks of (fw + agrad + "
-                      "wgrad) flops pass=AnalyzeIteration"),
+                      "microbatches * sum over the block's GEMM tasks of (fw "
+                      "+ agrad + wgrad) flops + microbatches * the same over "
+                      "stage 0's own GEMM tasks (output layer when p = 1) "
+                      "pass=AnalyzeIteration"),
             std::string::npos);
   // Every per-rank figure has its formula and sources too.
   EXPECT_EQ(a.iteration.rank_figures.size(), 15u);
