@@ -1,9 +1,9 @@
-// The canonical spec ("blueprinting.spec/1", core/spec/spec_json.cc) as the
+// The canonical spec ("blueprinting.spec/2", core/spec/spec_json.cc) as the
 // page edits it: its form fields, path access, the check a spec from a URL
 // must pass before the form shows it (both from the core's metadata), and
 // the training/inference switch.
 
-export const SPEC_FORMAT = 'blueprinting.spec/1';
+export const SPEC_FORMAT = 'blueprinting.spec/2';
 
 // The form: which spec fields it shows, in which section, with which label
 // (presentation). Everything else about a field comes from the core's
