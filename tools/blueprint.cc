@@ -522,7 +522,9 @@ const std::vector<Subcommand>& Subcommands() {
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
        "[--fused-activation true|false|all] [--exhaustive] [--json]",
-       "every valid mapping of Calculon's search space, best first",
+       "every valid mapping of Calculon's search space, best first; APP is "
+       "Calculon's application JSON or a spec/2 model object (GQA, gated "
+       "MLP, vocabulary: its first and last stage's work is ranked too)",
        &RunSearch},
       {{"presets"},
        "(no arguments)",

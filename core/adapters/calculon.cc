@@ -256,7 +256,11 @@ absl::StatusOr<TransformerModel> FromCalculonApplication(
   std::vector<std::string> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
-    ReadModelJson(*app, "app", ModelKeys::kCalculon, &errors, &model);
+    // Calculon's application has no name; a spec's model object has one.
+    const bool spec_model = app->is_object() && app->contains("name");
+    ReadModelJson(*app, "app",
+                  spec_model ? ModelKeys::kSpecV2 : ModelKeys::kCalculon,
+                  &errors, &model);
   }
   if (!errors.empty()) return ErrorsToStatus(errors);
   return model;

@@ -49,7 +49,9 @@ absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
                                          const std::string& sys_json);
 
 // FromCalculonApplication / FromCalculonSystem: one file alone; errors name
-// "app." / "sys." paths.
+// "app." / "sys." paths. FromCalculonApplication also takes the `model`
+// object of a canonical spec/2 (it has a "name"; every spec/2 model key is
+// then required): GQA, gated MLP, norms, biases and a vocabulary.
 absl::StatusOr<TransformerModel> FromCalculonApplication(
     const std::string& app_json);
 absl::StatusOr<System> FromCalculonSystem(const std::string& sys_json);

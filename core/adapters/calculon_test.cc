@@ -340,5 +340,33 @@ TEST(CalculonSystem, H100HasFloat8) {
   EXPECT_EQ(system->matrix.rates.at(DataType::kFloat8).tflops, 2000);
 }
 
+// The search's --app takes Calculon's application or a spec/2 model object.
+TEST(FromCalculonApplication, TakesCalculonsKeysOrASpecModel) {
+  absl::StatusOr<TransformerModel> calculon = FromCalculonApplication(
+      R"({"hidden": 256, "feedforward": 1024, "seq_size": 64,
+          "attn_heads": 16, "attn_size": 16, "num_blocks": 8})");
+  ASSERT_THAT(calculon, IsOk());
+  EXPECT_EQ(calculon->kv_heads, 16);
+  EXPECT_EQ(calculon->vocabulary.size, 0);
+
+  TransformerModel model = CalculonModel("tiny", 256, 1024, 16, 16, 8, 64);
+  model.kv_heads = 4;
+  model.mlp = MlpType::kGated;
+  model.vocabulary.size = 32000;
+  absl::StatusOr<TransformerModel> spec_model = FromCalculonApplication(
+      ModelToJsonValue(model, ModelKeys::kSpecV2).dump());
+  ASSERT_THAT(spec_model, IsOk());
+  EXPECT_EQ(ModelToJsonValue(*spec_model, ModelKeys::kSpecV2),
+            ModelToJsonValue(model, ModelKeys::kSpecV2));
+
+  // A spec model must spell every key out.
+  absl::StatusOr<TransformerModel> partial = FromCalculonApplication(
+      R"({"name": "x", "hidden": 256, "feedforward": 1024, "seq_size": 64,
+          "attn_heads": 16, "attn_size": 16, "num_blocks": 8})");
+  ASSERT_THAT(partial, Not(IsOk()));
+  EXPECT_THAT(std::string(partial.status().message()),
+              ::testing::HasSubstr("app.kv_heads: required key is missing"));
+}
+
 }  // namespace
 }  // namespace blueprint

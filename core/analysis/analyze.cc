@@ -106,6 +106,8 @@ bool IsGemm(const TaskKind& kind) {
           [](const ElementWiseTask&) { return false; },
           [](const ForkTask&) { return false; },
           [](const TensorCommTask&) { return false; },
+          [](const GatedActivationTask&) { return false; },
+          [](const EmbeddingTask&) { return false; },
       },
       kind);
 }
@@ -304,7 +306,8 @@ absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
   IterationAnalysis analysis;
   analysis.schedule = PipelineScheduleName(program.pipeline().schedule);
   analysis.step = MakeStepShape(program);
-  ComputeIteration(plan.block, analysis.step, analysis.figures);
+  ComputeIteration(plan.block, StageExtras{plan.first_stage, plan.last_stage},
+                   analysis.step, analysis.figures);
   analysis.lineage = Resolve(IterationFormulas(), kName, program);
   ComputeRankFigures(tasks, plan, analysis.step, analysis.figures, kName,
                      analysis.rank_figures, analysis.lineage);
@@ -325,7 +328,8 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
     const PortablePlanIR& plan, const TypedProgram& program) const {
   MemoryAnalysis analysis;
   const StepShape step = MakeStepShape(program);
-  ComputeMemory(plan.block, step, analysis.figures);
+  ComputeMemory(plan.block, StageExtras{plan.first_stage, plan.last_stage}, step,
+                analysis.figures);
   analysis.lineage = Resolve(MemoryFormulas(), kName, program);
   const MemoryFigures& m = analysis.figures;
   if (!MemoryTier1Fits(m)) {
@@ -336,7 +340,13 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         GiB(m.act_space), ", checkpoints ", GiB(m.act_checkpoint_size),
         ", weight gradients ", GiB(m.weight_grad_space), ", optimizer ",
         GiB(m.optimizer_space), ", activation gradients ",
-        GiB(m.act_grad_space), " (before offload)")});
+        GiB(m.act_grad_space), " (before offload)",
+        // The vocabulary's stage can be the most loaded (0 without one).
+        m.max_stage_mem_tier1_req > m.proc_mem_tier1_cap_req
+            ? absl::StrCat("; with the embedding and output layer the most "
+                           "loaded stage needs max_stage_mem_tier1_req (",
+                           GiB(m.max_stage_mem_tier1_req), ")")
+            : "")});
   }
   if (!MemoryTier2Fits(m)) {
     analysis.violations.push_back({"system.mem2.GiB", absl::StrCat(
@@ -345,9 +355,11 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         GiB(m.proc_mem_tier2_cap_req), ") needed by options.offload")});
   }
   absl::Status status;
-  ForEachMemoryFigure(m, [&](const char* name, double value) {
+  auto verify = [&](const char* name, double value) {
     if (status.ok()) status = VerifyFinite("memory analysis", name, value);
-  });
+  };
+  ForEachMemoryFigure(m, verify);
+  ForEachMemoryTerm(m, verify);
   BP_RETURN_IF_ERROR(status);
   return analysis;
 }
@@ -382,6 +394,9 @@ std::string ToText(const MemoryAnalysis& a) {
       absl::StrAppend(&out, name, "=null\n");
       return;
     }
+    absl::StrAppend(&out, name, "=", FormatDouble(value), "\n");
+  });
+  ForEachMemoryTerm(a.figures, [&](const char* name, double value) {
     absl::StrAppend(&out, name, "=", FormatDouble(value), "\n");
   });
   absl::StrAppend(&out, "tier1_capacity=", FormatDouble(a.figures.tier1_capacity),

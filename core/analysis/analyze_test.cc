@@ -218,6 +218,8 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
     values.iteration = &a.iteration.figures;
     values.memory = &a.memory.figures;
     values.block = &a.plan.block;
+    values.first_stage = &a.plan.first_stage;
+    values.last_stage = &a.plan.last_stage;
     values.step = &a.iteration.step;
     int figures = 0;
     auto iteration = [&](const char* name, double) {
@@ -233,10 +235,12 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
               static_cast<size_t>(figures) + a.iteration.rank_figures.size());
     EXPECT_EQ(static_cast<int>(IterationFormulas().size()), figures);
     figures = 0;
-    ForEachMemoryFigure(a.memory.figures, [&](const char* name, double) {
+    auto memory = [&](const char* name, double) {
       ++figures;
       ExpectFormulaOf(FormulaScope::kMemory, name, a.memory.lineage, values);
-    });
+    };
+    ForEachMemoryFigure(a.memory.figures, memory);
+    ForEachMemoryTerm(a.memory.figures, memory);
     EXPECT_EQ(static_cast<int>(a.memory.lineage.size()), figures);
     EXPECT_EQ(static_cast<int>(MemoryFormulas().size()), figures);
   }
@@ -264,6 +268,8 @@ TEST(Lineage, SubstitutesValuesForNames) {
   FormulaValues values;
   values.iteration = &a.iteration.figures;
   values.block = &a.plan.block;
+  values.first_stage = &a.plan.first_stage;
+  values.last_stage = &a.plan.last_stage;
   values.step = &a.iteration.step;
   const IterationFigures& it = a.iteration.figures;
   EXPECT_EQ(SubstituteValues(
@@ -459,6 +465,8 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
     values.iteration = &a.iteration.figures;
     values.memory = &a.memory.figures;
     values.block = &a.plan.block;
+    values.first_stage = &a.plan.first_stage;
+    values.last_stage = &a.plan.last_stage;
     values.step = &a.iteration.step;
     auto check = [&](FormulaScope scope, const char* name, double value) {
       const FigureFormula* row = FindFormula(scope, name);

@@ -432,6 +432,91 @@ void EfficiencyTerms(const BlockFigures& b, const StepShape& s,
   it.sample_rate = static_cast<double>(s.global_batch) / it.total_time;
 }
 
+// One microbatch's extra work on a stage: forward with its exposed TP
+// communication, and in training the backward pass with its own.
+double StageMicrobatchTime(const BlockFigures& x, const StepShape& s) {
+  const double forward = x.block_fw_time + x.baseblock_fw_tp_time_exposed;
+  if (!s.training) return forward;
+  return forward + x.block_agrad_time + x.block_wgrad_time +
+         x.baseblock_agrad_tp_time_exposed;
+}
+
+// The DP collective of a stage's extra weights (not overlapped: Megatron-LM
+// reduces the embedding and output layer's gradients at the end).
+double StageDataParallelTime(const BlockFigures& x, const StepShape& s) {
+  if (!s.training || s.d <= 1 || x.block_weight_space <= 0) return 0;
+  return BlockDataParallelTime(s, x.block_weight_space);
+}
+
+// The first and last stage's extra work (MODEL.md has none: Calculon models
+// blocks only). With per-microbatch extras e_first and e_last on stages of
+// equal blocks, a pipeline of p > 1 stages runs m microbatches in about
+// (m + p - 1) chunks of the blocks plus m * max(e) + min(e): the slowest
+// stage sets the pace and the other's extra is paid once in the fill or the
+// drain. With p = 1 one stage does both, m times.
+void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
+                IterationFigures& it) {
+  const double first = StageMicrobatchTime(x.first, s);
+  const double last = StageMicrobatchTime(x.last, s);
+  const double first_optim = s.training ? x.first.block_optim_time : 0;
+  // The last stage's copy of a tied table takes its own optimizer step.
+  const double last_optim =
+      !s.training ? 0
+      : s.embedding_copy
+          ? x.last.block_optim_time + x.first.block_optim_time
+          : x.last.block_optim_time;
+  it.first_stage_microbatch_time = first;
+  it.last_stage_microbatch_time = last;
+  it.first_stage_extra_time = c.m * first + first_optim;
+  it.last_stage_extra_time = c.m * last + last_optim;
+  const double first_dp = StageDataParallelTime(x.first, s);
+  // The copy of a tied table is reduced on the last stage too.
+  const double last_dp =
+      s.embedding_copy ? StageDataParallelTime(x.last, s) +
+                             StageDataParallelTime(x.first, s)
+                       : StageDataParallelTime(x.last, s);
+  if (s.p == 1) {
+    it.stage_imbalance_time =
+        it.first_stage_extra_time + it.last_stage_extra_time;
+    it.stage_extra_dp_time = first_dp + last_dp;
+  } else {
+    it.stage_imbalance_time = c.m * std::max(first, last) +
+                              std::min(first, last) +
+                              std::max(first_optim, last_optim);
+    it.stage_extra_dp_time = std::max(first_dp, last_dp);
+  }
+  // Tied weights on two stages: their gradients are all-reduced between
+  // the two (float32 main gradients, as Megatron-LM sums them).
+  it.embedding_sync_time =
+      s.embedding_sync
+          ? CollectiveTime(*s.pipeline_net, CollectiveOp::kAllReduce,
+                           x.first.block_weight_grad_space_no_sharding, 2)
+          : 0;
+}
+
+// Per-stage time of the step: the compute of the blocks (fw, bw, recompute,
+// optimizer) plus the stage's own extra work.
+void StageTimeTerms(const StepShape& s, IterationFigures& it) {
+  const double blocks =
+      it.fw_time + it.bw_time + it.recompute_time + it.optim_step_time;
+  const double both = s.p == 1 ? it.last_stage_extra_time : 0;
+  it.first_stage_time = blocks + it.first_stage_extra_time + both;
+  it.last_stage_time =
+      s.p == 1 ? it.first_stage_time : blocks + it.last_stage_extra_time;
+}
+
+// Megatron-LM's accounting and model FLOPs utilization: the model FLOPs of
+// the step over the time of every rank at the matrix engine's peak.
+void ModelTerms(const StepShape& s, IterationFigures& it) {
+  it.parameters_total = s.parameters_total;
+  it.parameters_active = s.parameters_active;
+  it.model_flops_per_iteration = s.model_flops_per_iteration;
+  const double ranks = static_cast<double>(s.t) * static_cast<double>(s.p) *
+                       static_cast<double>(s.d);
+  const double capacity = it.total_time * s.matrix_peak_flops * ranks;
+  it.mfu = capacity > 0 ? it.model_flops_per_iteration / capacity : 0;
+}
+
 }  // namespace
 
 // Each term reads the inputs and only the figures of the terms before it.
@@ -439,6 +524,11 @@ void EfficiencyTerms(const BlockFigures& b, const StepShape& s,
 // changes the last bits of figures the goldens pin.
 void ComputeIteration(const BlockFigures& b, const StepShape& s,
                       IterationFigures& it) {
+  ComputeIteration(b, StageExtras(), s, it);
+}
+
+void ComputeIteration(const BlockFigures& b, const StageExtras& x,
+                      const StepShape& s, IterationFigures& it) {
   const StepCounts c = CountsOf(s);
   it = IterationFigures();
   ComputeTerms(b, c, it);
@@ -452,13 +542,71 @@ void ComputeIteration(const BlockFigures& b, const StepShape& s,
   BlockTimeTerms(b, s, c, fw, bw, offload, it);
   BubbleTerms(s, c, it);
   DataParallelCommTerms(b, s, c, it);
-  it.total_time = TotalTime(it);
+  StageTerms(x, s, c, it);
+  // The stage terms are 0 without a vocabulary: Calculon's total exactly.
+  it.total_time = TotalTime(it) + it.stage_imbalance_time +
+                  it.stage_extra_dp_time + it.embedding_sync_time;
   OffloadRequirementTerms(b, s, fw, bw, offload, it);
   EfficiencyTerms(b, s, c, it);
+  StageTimeTerms(s, it);
+  ModelTerms(s, it);
 }
 
 void ComputeMemory(const BlockFigures& b, const StepShape& s,
                    MemoryFigures& mem) {
+  ComputeMemory(b, StageExtras(), s, mem);
+}
+
+namespace {
+
+// A stage extra's weights, gradients and optimizer state, and what it adds
+// to tier 1 (those and one microbatch's activations: the first stage's
+// embedding stores none, the last stage runs its head one microbatch at a
+// time).
+double ExtraWeightAndOptimizer(const BlockFigures& x, const StepShape& s) {
+  if (!s.training) return x.block_weight_space;
+  return x.block_weight_space + x.block_weight_grad_space +
+         x.block_optimizer_space;
+}
+double ExtraTier1(const BlockFigures& x, const StepShape& s) {
+  double bytes = ExtraWeightAndOptimizer(x, s) + x.block_act_working_space;
+  if (s.training) bytes += x.block_act_storage_space + x.block_act_grad_space;
+  return bytes;
+}
+
+void StageMemoryTerms(const StageExtras& x, const StepShape& s,
+                      MemoryFigures& mem) {
+  const double blocks =
+      mem.weight_space + mem.weight_grad_space + mem.optimizer_space;
+  double first = ExtraWeightAndOptimizer(x.first, s);
+  double last = ExtraWeightAndOptimizer(x.last, s);
+  double first_tier1 = ExtraTier1(x.first, s);
+  double last_tier1 = ExtraTier1(x.last, s);
+  if (s.embedding_copy) {  // the last stage's copy of the tied table
+    last += first;
+    last_tier1 += first;
+  }
+  if (s.p == 1) {  // one stage holds both
+    first += last;
+    last = first;
+    first_tier1 += last_tier1;
+    last_tier1 = first_tier1;
+  }
+  mem.first_stage_weight_and_optimizer_bytes = blocks + first;
+  mem.last_stage_weight_and_optimizer_bytes = blocks + last;
+  mem.weight_and_optimizer_bytes =
+      std::max(mem.first_stage_weight_and_optimizer_bytes,
+               mem.last_stage_weight_and_optimizer_bytes);
+  mem.first_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + first_tier1;
+  mem.last_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + last_tier1;
+  mem.max_stage_mem_tier1_req =
+      std::max(mem.first_stage_mem_tier1_req, mem.last_stage_mem_tier1_req);
+}
+
+}  // namespace
+
+void ComputeMemory(const BlockFigures& b, const StageExtras& x,
+                   const StepShape& s, MemoryFigures& mem) {
   mem = MemoryFigures();
   const double p = static_cast<double>(s.p);
   const double v = static_cast<double>(s.v);
@@ -543,10 +691,12 @@ void ComputeMemory(const BlockFigures& b, const StepShape& s,
   mem.proc_mem_tier2_cap_req = tier2;
   mem.tier1_capacity = s.mem1->gib * kGiB;
   mem.tier2_capacity = s.mem2->gib * kGiB;
+  StageMemoryTerms(x, s, mem);
 }
 
 bool MemoryTier1Fits(const MemoryFigures& m) {
-  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity);
+  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity) &&
+         !(m.max_stage_mem_tier1_req > m.tier1_capacity);
 }
 
 bool MemoryTier2Fits(const MemoryFigures& m) {

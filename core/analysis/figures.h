@@ -23,12 +23,19 @@ namespace blueprint {
   X(total_efficiency) X(sample_rate)
 
 // Composition terms that are not Calculon outputs but that the report and
-// the schedule chart show.
+// the schedule chart show, then the first and last stage's own work (the
+// vocabulary: 0 for Calculon's model, which has none) and Megatron-LM's
+// model accounting.
 #define BP_SCHEDULE_TERMS(X)                                                 \
   X(chunk_fw_time) X(chunk_bw_time) X(chunk_time) X(chunk_fw_pp_time)        \
   X(chunk_bw_pp_time) X(baseblock_fw_time) X(edgeblock_fw_time)              \
   X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
-  X(extra_interleaving_bubbles) X(bubble_chunks) X(block_dp_time)
+  X(extra_interleaving_bubbles) X(bubble_chunks) X(block_dp_time)            \
+  X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
+  X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
+  X(stage_extra_dp_time) X(embedding_sync_time) X(first_stage_time)          \
+  X(last_stage_time) X(parameters_total) X(parameters_active)                \
+  X(model_flops_per_iteration) X(mfu)
 
 struct IterationFigures {
 #define BP_DECLARE_FIELD(name) double name = 0;
@@ -45,9 +52,20 @@ struct IterationFigures {
   X(weight_grad_space) X(optimizer_space) X(proc_mem_tier1_cap_req)          \
   X(proc_mem_tier2_cap_req)
 
+// Memory figures that are not Calculon outputs: the weights, gradients and
+// optimizer state (Megatron-LM's weight_and_optimizer memory) and the tier-1
+// requirement of the first and the last stage, whose vocabulary work the
+// blocks' figures (stage 0's, Calculon's) leave out.
+#define BP_MEMORY_TERMS(X)                                                   \
+  X(first_stage_weight_and_optimizer_bytes)                                  \
+  X(last_stage_weight_and_optimizer_bytes) X(weight_and_optimizer_bytes)     \
+  X(first_stage_mem_tier1_req) X(last_stage_mem_tier1_req)                   \
+  X(max_stage_mem_tier1_req)
+
 struct MemoryFigures {
 #define BP_DECLARE_FIELD(name) double name = 0;
   BP_MEMORY_FIGURES(BP_DECLARE_FIELD)
+  BP_MEMORY_TERMS(BP_DECLARE_FIELD)
 #undef BP_DECLARE_FIELD
   // Calculon reports act_checkpoint_size_with_offload as null for inference.
   bool checkpoint_min_defined = true;
@@ -73,18 +91,41 @@ void ForEachMemoryFigure(const MemoryFigures& m, F&& f) {
   BP_MEMORY_FIGURES(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
 }
+template <typename F>
+void ForEachMemoryTerm(const MemoryFigures& m, F&& f) {
+#define BP_VISIT_FIELD(name) f(#name, m.name);
+  BP_MEMORY_TERMS(BP_VISIT_FIELD)
+#undef BP_VISIT_FIELD
+}
 
-// The whole training (or inference) step of pipeline stage 0.
+// The per-microbatch work of the first and the last pipeline stage beyond
+// their blocks (plan IR first_stage / last_stage); all 0 (the default) for
+// a model without a vocabulary.
+struct StageExtras {
+  BlockFigures first;
+  BlockFigures last;
+};
+
+// The whole training (or inference) step of pipeline stage 0, and what the
+// first and the last stage's extra work adds to it (the slowest stage sets
+// the pace).
+void ComputeIteration(const BlockFigures& block, const StageExtras& extras,
+                      const StepShape& step, IterationFigures& out);
+// The same without stage extras (Calculon's model; the strategy search).
 void ComputeIteration(const BlockFigures& block, const StepShape& step,
                       IterationFigures& out);
 
-// Memory per rank and per tier.
+// Memory per rank and per tier (stage 0's, Calculon's figures), and per
+// stage with the stage extras.
+void ComputeMemory(const BlockFigures& block, const StageExtras& extras,
+                   const StepShape& step, MemoryFigures& out);
 void ComputeMemory(const BlockFigures& block, const StepShape& step,
                    MemoryFigures& out);
 
 // MemoryTier1Fits / MemoryTier2Fits / MemoryFits: the requirement of the
 // first / second / each memory tier is within its capacity (Calculon's
-// memory check; a NaN requirement is not over the capacity).
+// memory check, and every stage's tier-1 requirement; a NaN requirement is
+// not over the capacity).
 bool MemoryTier1Fits(const MemoryFigures& memory);
 bool MemoryTier2Fits(const MemoryFigures& memory);
 bool MemoryFits(const MemoryFigures& memory);

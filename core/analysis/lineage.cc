@@ -313,6 +313,92 @@ constexpr FigureFormula kIterationRows[] = {
      {"iteration:block_dp_size", "derived:training",
       "spec:parallelism.data.degree",
       "spec:parallelism.data.optimizer_sharding", "system:networks[$dp]"}},
+    // The first and last stage's own work (0 without a vocabulary).
+    {"first_stage_microbatch_time",
+     "first_stage.block_fw_time + first_stage.baseblock_fw_tp_time_exposed + "
+     "(training ? first_stage.block_agrad_time + first_stage.block_wgrad_time "
+     "+ first_stage.baseblock_agrad_tp_time_exposed : 0)",
+     {"first_stage:block_fw_time", "first_stage:baseblock_fw_tp_time_exposed", "first_stage:block_agrad_time", "first_stage:block_wgrad_time", "first_stage:baseblock_agrad_tp_time_exposed",
+      "derived:training"}},
+    {"last_stage_microbatch_time",
+     "last_stage.block_fw_time + last_stage.baseblock_fw_tp_time_exposed + "
+     "(training ? last_stage.block_agrad_time + last_stage.block_wgrad_time + "
+     "last_stage.baseblock_agrad_tp_time_exposed : 0)",
+     {"last_stage:block_fw_time", "last_stage:baseblock_fw_tp_time_exposed", "last_stage:block_agrad_time", "last_stage:block_wgrad_time", "last_stage:baseblock_agrad_tp_time_exposed",
+      "derived:training"}},
+    {"first_stage_extra_time",
+     "m * first_stage_microbatch_time + (training ? "
+     "first_stage.block_optim_time : 0)",
+     {"iteration:first_stage_microbatch_time", "first_stage:block_optim_time",
+      "derived:microbatches", "derived:training"}},
+    {"last_stage_extra_time",
+     "m * last_stage_microbatch_time + (training ? "
+     "last_stage.block_optim_time + (embedding_copy ? "
+     "first_stage.block_optim_time : 0) : 0)",
+     {"iteration:last_stage_microbatch_time", "last_stage:block_optim_time",
+      "derived:microbatches", "derived:training", "first_stage:block_optim_time",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree"}},
+    {"stage_imbalance_time",
+     "p == 1 ? first_stage_extra_time + last_stage_extra_time : m * "
+     "max(first_stage_microbatch_time, last_stage_microbatch_time) + "
+     "min(first_stage_microbatch_time, last_stage_microbatch_time) + "
+     "(training ? max(first_stage.block_optim_time, "
+     "last_stage.block_optim_time + (embedding_copy ? "
+     "first_stage.block_optim_time : 0)) : 0)",
+     {"iteration:first_stage_microbatch_time",
+      "iteration:last_stage_microbatch_time",
+      "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
+      "first_stage:block_optim_time", "last_stage:block_optim_time",
+      "derived:microbatches", "derived:training",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree",  "spec:parallelism.pipeline.degree"}},
+    {"stage_extra_dp_time",
+     "training && d > 1 ? (p == 1 ? dp_time(first_stage.block_weight_space) "
+     "+ dp_time(last_stage.block_weight_space) : "
+     "max(dp_time(first_stage.block_weight_space), "
+     "dp_time(last_stage.block_weight_space) + (embedding_copy ? "
+     "dp_time(first_stage.block_weight_space) : 0))) : 0",
+     {"first_stage:block_weight_space", "last_stage:block_weight_space",
+      "spec:parallelism.data.degree", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary", "derived:training", "spec:parallelism.pipeline.degree",
+      "system:networks[$dp]"}},
+    {"embedding_sync_time",
+     "embedding_sync ? "
+     "pp_all_reduce_time(first_stage.block_weight_grad_space_no_sharding) : "
+     "0",
+     {"first_stage:block_weight_grad_space_no_sharding",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "derived:training", "spec:parallelism.pipeline.degree",
+      "system:networks[$pp]"}},
+    {"first_stage_time",
+     "fw_time + bw_time + recompute_time + optim_step_time + "
+     "first_stage_extra_time + (p == 1 ? last_stage_extra_time : 0)",
+     {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
+      "iteration:optim_step_time", "iteration:first_stage_extra_time",
+      "iteration:last_stage_extra_time", "spec:parallelism.pipeline.degree"}},
+    {"last_stage_time",
+     "p == 1 ? first_stage_time : fw_time + bw_time + recompute_time + "
+     "optim_step_time + last_stage_extra_time",
+     {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
+      "iteration:optim_step_time", "iteration:last_stage_extra_time",
+      "iteration:first_stage_time", "spec:parallelism.pipeline.degree"}},
+    {"parameters_total",
+     "megatron_parameters",
+     {"spec:model", "derived:padded_vocabulary"}},
+    {"parameters_active",
+     "megatron_active_parameters",
+     {"spec:model", "derived:padded_vocabulary"}},
+    {"model_flops_per_iteration",
+     "megatron_model_flops",
+     {"spec:model", "derived:padded_vocabulary",
+      "spec:batch.global_batch_size", "derived:training"}},
+    {"mfu",
+     "model_flops_per_iteration / (total_time * matrix_peak_flops * t * p * "
+     "d)",
+     {"iteration:model_flops_per_iteration", "iteration:total_time",
+      "system:matrix.$dtype.tflops", "spec:parallelism.tensor.degree",
+      "spec:parallelism.pipeline.degree", "spec:parallelism.data.degree"}},
 };
 
 constexpr FigureFormula kMemoryRows[] = {
@@ -396,6 +482,87 @@ constexpr FigureFormula kMemoryRows[] = {
       "memory:optimizer_space", "block:block_weight_grad_space",
       "derived:blocks_per_stage", "spec:parallelism.recompute",
       "spec:options.offload"}},
+    // BP_MEMORY_TERMS
+    {"first_stage_weight_and_optimizer_bytes",
+     "weight_space + weight_grad_space + optimizer_space + "
+     "first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     ": 0) + (p == 1 ? last_stage.block_weight_space + (training ? "
+     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
+     "0) : 0)",
+     {"memory:weight_space", "memory:weight_grad_space",
+      "memory:optimizer_space", "first_stage:block_weight_space",
+      "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "last_stage:block_weight_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "derived:training", "spec:parallelism.pipeline.degree"}},
+    {"last_stage_weight_and_optimizer_bytes",
+     "weight_space + weight_grad_space + optimizer_space + "
+     "last_stage.block_weight_space + (training ? "
+     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
+     "0) + (p == 1 ? first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     ": 0) : 0) + (embedding_copy ? "
+     "first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     ": 0) : 0)",
+     {"memory:weight_space", "memory:weight_grad_space",
+      "memory:optimizer_space", "first_stage:block_weight_space",
+      "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "last_stage:block_weight_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "derived:training", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary", "spec:parallelism.pipeline.degree"}},
+    {"weight_and_optimizer_bytes",
+     "max(first_stage_weight_and_optimizer_bytes, "
+     "last_stage_weight_and_optimizer_bytes)",
+     {"memory:first_stage_weight_and_optimizer_bytes",
+      "memory:last_stage_weight_and_optimizer_bytes"}},
+    {"first_stage_mem_tier1_req",
+     "proc_mem_tier1_cap_req + first_stage.block_weight_space + "
+     "first_stage.block_act_working_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
+     ": 0) + (p == 1 ? last_stage.block_weight_space + "
+     "last_stage.block_act_working_space + (training ? "
+     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
+     "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
+     "0) : 0)",
+     {"memory:proc_mem_tier1_cap_req", "first_stage:block_weight_space",
+      "first_stage:block_act_working_space",
+      "first_stage:block_act_storage_space", "last_stage:block_weight_space",
+      "last_stage:block_act_working_space",
+      "last_stage:block_act_storage_space", "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "last_stage:block_act_grad_space", "derived:training",
+      "spec:parallelism.pipeline.degree"}},
+    {"last_stage_mem_tier1_req",
+     "proc_mem_tier1_cap_req + last_stage.block_weight_space + "
+     "last_stage.block_act_working_space + (training ? "
+     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
+     "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
+     "0) + (p == 1 ? first_stage.block_weight_space + "
+     "first_stage.block_act_working_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
+     ": 0) : 0) + (embedding_copy ? "
+     "first_stage.block_weight_space + (training ? "
+     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
+     ": 0) : 0)",
+     {"memory:proc_mem_tier1_cap_req", "first_stage:block_weight_space",
+      "first_stage:block_act_working_space",
+      "first_stage:block_act_storage_space", "last_stage:block_weight_space",
+      "last_stage:block_act_working_space",
+      "last_stage:block_act_storage_space", "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "last_stage:block_act_grad_space", "derived:training", "spec:model.vocabulary.tied",
+      "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree"}},
+    {"max_stage_mem_tier1_req",
+     "max(first_stage_mem_tier1_req, last_stage_mem_tier1_req)",
+     {"memory:first_stage_mem_tier1_req", "memory:last_stage_mem_tier1_req"}},
 };
 
 #undef BP_FW_BASE
@@ -419,7 +586,8 @@ constexpr FigureFormula kMemoryRows[] = {
 #define BP_NAME(name) #name,
 constexpr const char* kIterationNames[] = {BP_ITERATION_FIGURES(BP_NAME)
                                                BP_SCHEDULE_TERMS(BP_NAME)};
-constexpr const char* kMemoryNames[] = {BP_MEMORY_FIGURES(BP_NAME)};
+constexpr const char* kMemoryNames[] = {BP_MEMORY_FIGURES(BP_NAME)
+                                            BP_MEMORY_TERMS(BP_NAME)};
 #undef BP_NAME
 
 constexpr bool SameText(const char* a, const char* b) {
@@ -451,7 +619,8 @@ static_assert(RowsMatch(kIterationRows, kIterationNames),
               "their order, each with a formula and sources");
 static_assert(RowsMatch(kMemoryRows, kMemoryNames),
               "kMemoryRows must hold one row per name of BP_MEMORY_FIGURES "
-              "(figures.h), in its order, each with a formula and sources");
+              "then BP_MEMORY_TERMS (figures.h), in their order, each with a "
+              "formula and sources");
 
 bool IsNameStart(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
@@ -548,6 +717,25 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"matrix_peak_flops",
        s.matrix_peak_flops,
        {"system:matrix.$dtype.tflops"}},
+      {"t", count(s.t), {"spec:parallelism.tensor.degree"}},
+      {"embedding_copy",
+       flag(s.embedding_copy),
+       {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
+        "derived:padded_vocabulary"}},
+      {"embedding_sync",
+       flag(s.embedding_sync),
+       {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
+        "derived:padded_vocabulary", "derived:training"}},
+      {"megatron_parameters",
+       s.parameters_total,
+       {"spec:model", "derived:padded_vocabulary"}},
+      {"megatron_active_parameters",
+       s.parameters_active,
+       {"spec:model", "derived:padded_vocabulary"}},
+      {"megatron_model_flops",
+       s.model_flops_per_iteration,
+       {"spec:model", "derived:padded_vocabulary",
+        "spec:batch.global_batch_size", "derived:training"}},
       {"pipeline_message_bytes",
        s.pipeline_message_bytes,
        {"spec:batch.microbatch_size", "spec:model.seq_size",
@@ -568,6 +756,10 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "one block's DP collective: reduce-scatter + all-gather with a sharded "
        "optimizer, else all-reduce",
        {"system:networks[$dp]"}},
+      {"pp_all_reduce_time",
+       "an all-reduce of the bytes between the first and the last stage on "
+       "the pipeline network",
+       {"system:networks[$pp]"}},
       {"mem2_time",
        "moving the bytes to or from memory tier 2",
        {"system:mem2"}},
@@ -625,6 +817,8 @@ std::optional<ResolvedName> ResolveName(FormulaScope scope,
     const absl::string_view qualifier = name.substr(0, dot);
     const absl::string_view figure = name.substr(dot + 1);
     if ((qualifier == "block" && IsBlockFigure(figure)) ||
+        (qualifier == "first_stage" && IsBlockFigure(figure)) ||
+        (qualifier == "last_stage" && IsBlockFigure(figure)) ||
         (qualifier == "iteration" && IsIterationFigure(figure)) ||
         (qualifier == "memory" && IsMemoryFigure(figure))) {
       return ResolvedName{absl::StrCat(qualifier, ":", figure), {}};
@@ -664,8 +858,13 @@ std::optional<double> ValueOf(FormulaScope scope, absl::string_view name,
     ForEachScheduleTerm(*values.iteration, find);
   } else if (kind == "memory" && values.memory != nullptr) {
     ForEachMemoryFigure(*values.memory, find);
+    ForEachMemoryTerm(*values.memory, find);
   } else if (kind == "block" && values.block != nullptr) {
     ForEachBlockFigure(*values.block, find);
+  } else if (kind == "first_stage" && values.first_stage != nullptr) {
+    ForEachBlockFigure(*values.first_stage, find);
+  } else if (kind == "last_stage" && values.last_stage != nullptr) {
+    ForEachBlockFigure(*values.last_stage, find);
   } else if (kind == "step" && values.step != nullptr) {
     value = StepValue(*values.step, figure);
   }

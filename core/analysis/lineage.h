@@ -106,6 +106,8 @@ struct FormulaValues {
   const IterationFigures* iteration = nullptr;
   const MemoryFigures* memory = nullptr;
   const BlockFigures* block = nullptr;
+  const BlockFigures* first_stage = nullptr;  // plan IR stage figures
+  const BlockFigures* last_stage = nullptr;
   const StepShape* step = nullptr;
 };
 

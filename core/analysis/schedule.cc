@@ -2,6 +2,7 @@
 
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
+#include "core/spec/accounting.h"
 
 namespace blueprint {
 
@@ -37,6 +38,16 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   auto rate = system.matrix.rates.find(options.datatype);
   s.matrix_peak_flops =
       rate == system.matrix.rates.end() ? 0 : rate->second.tflops * kTFLOP;
+  s.t = dv.tensor;
+  s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
+                     dv.pipeline > 1;
+  s.embedding_sync = dv.training && s.embedding_copy;
+  const ParameterCounts parameters =
+      CountParameters(model, dv.padded_vocabulary);
+  s.parameters_total = parameters.total;
+  s.parameters_active = parameters.active;
+  s.model_flops_per_iteration = ModelFlopsPerIteration(
+      model, dv.padded_vocabulary, batch.global_batch_size, dv.training);
   return s;
 }
 

@@ -35,6 +35,16 @@ struct StepShape {
   const MemoryTier* mem1 = nullptr;
   const MemoryTier* mem2 = nullptr;
   double matrix_peak_flops = 0;  // tflops*kTFLOP of the datatype
+  int64_t t = 1;
+  // Tied embedding and output layer on different stages (p > 1): the last
+  // stage keeps a copy of the table, and in training their gradients are
+  // summed between the first and the last stage each step.
+  bool embedding_copy = false;
+  bool embedding_sync = false;
+  // Megatron-LM's accounting of the model (core/spec/accounting.h).
+  double parameters_total = 0;
+  double parameters_active = 0;
+  double model_flops_per_iteration = 0;
 };
 
 // MakeStepShape: the step shape of a mapping from its derived values

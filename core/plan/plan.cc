@@ -96,6 +96,8 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
           [](const SoftMaxTask&) { return 0.0; },
           [](const ElementWiseTask&) { return 0.0; },
           [](const ForkTask&) { return 0.0; },
+          [](const GatedActivationTask&) { return 0.0; },
+          [](const EmbeddingTask&) { return 0.0; },
       },
       task.kind);
 }
@@ -193,6 +195,8 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
           [](const SoftMaxTask&) {},
           [](const ElementWiseTask&) {},
           [](const ForkTask&) {},
+          [](const GatedActivationTask&) {},
+          [](const EmbeddingTask&) {},
       },
       task.kind);
 }
@@ -234,15 +238,31 @@ void AddComm(const Task& task, const TaskPlan& plan, int phase,
   sums.edge_exposed += plan.exposed_time[phase][1];
 }
 
+// The figures a task of `placement` adds to.
+BlockFigures& FiguresOf(Placement placement, PortablePlanIR& plan) {
+  switch (placement) {
+    case Placement::kEveryBlock:
+      return plan.block;
+    case Placement::kFirstStage:
+      plan.has_stage_tasks = true;
+      return plan.first_stage;
+    case Placement::kLastStage:
+      plan.has_stage_tasks = true;
+      return plan.last_stage;
+  }
+  return plan.block;
+}
+
 // Sums the task plans into Calculon's block figures, in Calculon's layer
-// order (the order matters for the recompute quirk).
+// order (the order matters for the recompute quirk), and the stage tasks'
+// into the first and last stage's.
 void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
                PortablePlanIR& plan) {
-  BlockFigures& b = plan.block;
   const bool training = ir.training;
   for (size_t i = 0; i < ir.tasks.size(); ++i) {
     const Task& task = ir.tasks[i];
     const TaskPlan& tp = plan.tasks[i];
+    BlockFigures& b = FiguresOf(task.placement, plan);
     const auto& fw = task.work[kFw];
     AddStage(task, tp, kFw,
              {b.block_fw_flops, b.block_fw_flops_time, b.block_fw_mem_accessed,
@@ -312,6 +332,7 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
       b.block_optimizer_space += f.optimizer;
     }
   }
+  BlockFigures& b = plan.block;
   const DerivedValues& d = program.derived;
   const bool full = d.recompute == RecomputePolicy::kFull;
   if (full) b.block_act_storage_space = 0;
@@ -395,6 +416,7 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
   Aggregate(tasks, program, plan);
   plan.block_lineage.pass = kName;
   for (const Task& task : tasks.tasks) {
+    if (task.placement != Placement::kEveryBlock) continue;
     plan.block_lineage.sources.push_back(absl::StrCat("plan:", task.id));
   }
   BP_RETURN_IF_ERROR(VerifyPlanIR(plan, tasks));

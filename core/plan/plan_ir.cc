@@ -48,6 +48,20 @@ std::string ToText(const PortablePlanIR& plan) {
   }
   absl::StrAppend(&out, "  lineage pass=", plan.block_lineage.pass, " from [",
                   absl::StrJoin(plan.block_lineage.sources, ","), "]\n");
+  // Printed only for a model with a vocabulary (Calculon's has none).
+  if (plan.has_stage_tasks) {
+    for (const auto& [name, figures] :
+         {std::pair<const char*, const BlockFigures*>{"first_stage",
+                                                      &plan.first_stage},
+          {"last_stage", &plan.last_stage}}) {
+      absl::StrAppend(&out, "stage ", name, "\n");
+      ForEachBlockFigure(*figures, [&](const char* figure, double value) {
+        if (value != 0) {
+          absl::StrAppend(&out, "  ", figure, "=", FormatDouble(value), "\n");
+        }
+      });
+    }
+  }
   return out;
 }
 
@@ -88,14 +102,17 @@ absl::Status VerifyPlanIR(const PortablePlanIR& plan,
   }
   bool bad_figure = false;
   std::string which;
-  ForEachBlockFigure(plan.block, [&](const char* name, double value) {
-    // Storage may legitimately be negative in no case; flag NaN/inf only for
-    // figures that can be negative by Calculon's subtraction.
-    if (std::isnan(value) || std::isinf(value)) {
-      bad_figure = true;
-      which = name;
-    }
-  });
+  for (const BlockFigures* figures :
+       {&plan.block, &plan.first_stage, &plan.last_stage}) {
+    ForEachBlockFigure(*figures, [&](const char* name, double value) {
+      // Storage may legitimately be negative in no case; flag NaN/inf only
+      // for figures that can be negative by Calculon's subtraction.
+      if (std::isnan(value) || std::isinf(value)) {
+        bad_figure = true;
+        which = name;
+      }
+    });
+  }
   if (bad_figure) {
     return absl::InternalError(
         absl::StrCat("plan IR: block figure ", which, " is NaN or infinite"));

@@ -82,6 +82,12 @@ struct PortablePlanIR {
   static constexpr const char* kFormat = "blueprinting.portable_plan_ir/1";
   std::vector<TaskPlan> tasks;
   BlockFigures block;
+  // The same sums over the tasks the first and the last pipeline stage run
+  // once per microbatch besides their blocks (embedding; final norm, output
+  // layer, loss); all 0 for a model without a vocabulary.
+  bool has_stage_tasks = false;
+  BlockFigures first_stage;
+  BlockFigures last_stage;
   std::array<BlockCriticalPath, kNumVariants> critical_path{};
   // Where each block figure comes from: the tasks and system parameters.
   Lineage block_lineage;

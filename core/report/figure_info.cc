@@ -160,6 +160,29 @@ constexpr Row kRows[] = {
      "microbatches"},
     {"bubble_chunks", n, "chunks the bubble lasts"},
     {"block_dp_time", s, "DP communication time of one block"},
+    {"first_stage_microbatch_time", s,
+     "the first stage's extra work per microbatch (input embedding)"},
+    {"last_stage_microbatch_time", s,
+     "the last stage's extra work per microbatch (final norm, output layer, "
+     "loss)"},
+    {"first_stage_extra_time", s, "the first stage's extra work per step"},
+    {"last_stage_extra_time", s, "the last stage's extra work per step"},
+    {"stage_imbalance_time", s,
+     "what the first and last stage's extra work adds to the step (the "
+     "slowest stage sets the pace)"},
+    {"stage_extra_dp_time", s,
+     "DP communication of the embedding and output layer's gradients"},
+    {"embedding_sync_time", s,
+     "all-reduce of tied embedding gradients between first and last stage"},
+    {"first_stage_time", s, "compute time of the first stage per step"},
+    {"last_stage_time", s, "compute time of the last stage per step"},
+    {"parameters_total", n, "parameters, as Megatron-LM counts them"},
+    {"parameters_active", n,
+     "parameters a token passes through, as Megatron-LM counts them"},
+    {"model_flops_per_iteration", F,
+     "model FLOPs of one global batch (Megatron-LM's definition)"},
+    {"mfu", frac,
+     "model FLOPs utilization: model FLOPs over step time x peak x ranks"},
 
     // Memory per rank (core/analysis/figures.h BP_MEMORY_FIGURES).
     {"weight_space_with_offload", B, "weights kept in tier 1 with offload"},
@@ -181,6 +204,18 @@ constexpr Row kRows[] = {
     {"optimizer_space", B, "optimizer state of the stage"},
     {"proc_mem_tier1_cap_req", B, "tier-1 (HBM) capacity needed per rank"},
     {"proc_mem_tier2_cap_req", B, "tier-2 (offload) capacity needed per rank"},
+
+    // Memory per stage (core/analysis/figures.h BP_MEMORY_TERMS).
+    {"first_stage_weight_and_optimizer_bytes", B,
+     "weights, gradients and optimizer state on a first-stage rank"},
+    {"last_stage_weight_and_optimizer_bytes", B,
+     "weights, gradients and optimizer state on a last-stage rank"},
+    {"weight_and_optimizer_bytes", B,
+     "weights, gradients and optimizer state on the most loaded rank"},
+    {"first_stage_mem_tier1_req", B, "tier-1 capacity a first-stage rank needs"},
+    {"last_stage_mem_tier1_req", B, "tier-1 capacity a last-stage rank needs"},
+    {"max_stage_mem_tier1_req", B,
+     "tier-1 capacity the most loaded stage needs"},
 
     // The report's own figures (core/report/report.cc).
     {"tp_all_reduce_bytes", B, "TP all-reduce bytes per rank per step"},
@@ -220,6 +255,9 @@ std::map<std::string, std::string> DefinedGroups() {
     groups[name] = "iteration";
   });
   ForEachMemoryFigure(MemoryFigures{}, [&](const char* name, double) {
+    groups[name] = "memory";
+  });
+  ForEachMemoryTerm(MemoryFigures{}, [&](const char* name, double) {
     groups[name] = "memory";
   });
   ForEachScheduleTerm(iteration, [&](const char* name, double) {

@@ -57,6 +57,9 @@ nlohmann::json ReportJson(const PipelineResult& r) {
                       [&](const char* name, double value) {
                         figures[name] = value;
                       });
+  ForEachMemoryTerm(r.memory.figures, [&](const char* name, double value) {
+    figures[name] = value;
+  });
   for (const NamedFigure& f : r.iteration.rank_figures) {
     figures[f.name] = f.value;
   }
@@ -230,6 +233,8 @@ class Explainer {
     values.iteration = &r_.iteration.figures;
     values.memory = &r_.memory.figures;
     values.block = &r_.plan.block;
+    values.first_stage = &r_.plan.first_stage;
+    values.last_stage = &r_.plan.last_stage;
     values.step = &r_.iteration.step;
     const std::optional<double> value =
         ValueOf(scope, absl::StrCat(kind, ".", name), values);
@@ -252,9 +257,11 @@ class Explainer {
       sources = SourcesOf(r_.iteration.lineage, name);
     } else if (kind == "memory") {
       double value = 0;
-      ForEachMemoryFigure(r_.memory.figures, [&](const char* n, double x) {
+      auto find = [&](const char* n, double x) {
         if (name == n) value = x;
-      });
+      };
+      ForEachMemoryFigure(r_.memory.figures, find);
+      ForEachMemoryTerm(r_.memory.figures, find);
       label = absl::StrCat(node, " = ", FormatDouble(value), " [",
                            AnalyzeMemory::kName, "]");
       sources = SourcesOf(r_.memory.lineage, name);
@@ -266,6 +273,22 @@ class Explainer {
       label = absl::StrCat(node, " = ", FormatDouble(value), " [",
                            r_.plan.block_lineage.pass, "]");
       sources = r_.plan.block_lineage.sources;
+    } else if (kind == "first_stage" || kind == "last_stage") {
+      const bool first = kind == "first_stage";
+      double value = 0;
+      ForEachBlockFigure(first ? r_.plan.first_stage : r_.plan.last_stage,
+                         [&](const char* n, double x) {
+                           if (name == n) value = x;
+                         });
+      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
+                           r_.plan.block_lineage.pass, "]");
+      const Placement placement =
+          first ? Placement::kFirstStage : Placement::kLastStage;
+      for (const Task& task : r_.tasks.tasks) {
+        if (task.placement == placement) {
+          sources.push_back(absl::StrCat("plan:", task.id));
+        }
+      }
     } else if (kind == "plan") {
       int id = 0;
       if (absl::SimpleAtoi(name, &id) && id >= 0 &&

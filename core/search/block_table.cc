@@ -60,6 +60,7 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
   lowered.optimizer_inputs.reserve(lowered.tasks.tasks.size());
   for (const Task& task : lowered.tasks.tasks) {
     TaskOptimizerInputs in;
+    in.placement = task.placement;
     // Unsharded, the lowering stores UnshardedWeightGradBytes (elements *
     // 4), WeightGradBytes and OptimizerStateBytes with shard 1: all exact.
     in.weight_grad_elements =
@@ -77,9 +78,9 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
   return &lowered;
 }
 
-absl::StatusOr<const BlockFigures*> BlockTable::Unsharded(Lowered& lowered,
-                                                          int64_t tensor_net) {
-  std::optional<BlockFigures>& slot =
+absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(Lowered& lowered,
+                                                         int64_t tensor_net) {
+  std::optional<StagedBlock>& slot =
       lowered.by_tensor_net[static_cast<size_t>(tensor_net)];
   if (!slot.has_value()) {
     TypedProgram& program = lowered.program;
@@ -88,7 +89,7 @@ absl::StatusOr<const BlockFigures*> BlockTable::Unsharded(Lowered& lowered,
     program.derived.tensor_network = tensor_net;
     BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
                         PlanPortable().Run(lowered.tasks, program));
-    slot = plan.block;
+    slot = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
     ++blocks_planned_;
   }
   return &*slot;
@@ -99,17 +100,25 @@ absl::StatusOr<const BlockFigures*> BlockTable::Unsharded(Lowered& lowered,
 // optimizer on the vector engine, TPComm never charged as compute) for the
 // figures the shard changes; block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
-                         BlockFigures& b) const {
+                         StagedBlock& staged) const {
   const double s = static_cast<double>(shard);
-  b.block_optim_flops = 0;
-  b.block_optim_flops_time = 0;
-  b.block_optim_mem_accessed = 0;
-  b.block_optim_mem_time = 0;
-  b.block_optim_time = 0;
-  b.block_weight_grad_space = 0;
-  b.block_optimizer_space = 0;
-  b.useful_flops = 0;
+  for (BlockFigures* b :
+       {&staged.block, &staged.extras.first, &staged.extras.last}) {
+    b->block_optim_flops = 0;
+    b->block_optim_flops_time = 0;
+    b->block_optim_mem_accessed = 0;
+    b->block_optim_mem_time = 0;
+    b->block_optim_time = 0;
+    b->block_weight_grad_space = 0;
+    b->block_optimizer_space = 0;
+    b->useful_flops = 0;
+  }
   for (const TaskOptimizerInputs& in : lowered.optimizer_inputs) {
+    BlockFigures& b = in.placement == Placement::kFirstStage
+                          ? staged.extras.first
+                      : in.placement == Placement::kLastStage
+                          ? staged.extras.last
+                          : staged.block;
     const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
     const double flop_time = FlopTime(system_.vector, datatype_, flops);
@@ -130,9 +139,9 @@ void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
   }
 }
 
-absl::StatusOr<const BlockFigures*> BlockTable::Get(const BlockConfig& config,
-                                                    int64_t tensor_net,
-                                                    int64_t shard) {
+absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,
+                                                   int64_t tensor_net,
+                                                   int64_t shard) {
   BP_ASSIGN_OR_RETURN(Lowered * lowered, FindOrLower(config));
   if (shard == 1) return Unsharded(*lowered, tensor_net);
   if (shard != sharded_for_) {
@@ -149,10 +158,10 @@ absl::StatusOr<const BlockFigures*> BlockTable::Get(const BlockConfig& config,
     sharded->by_tensor_net.resize(system_.networks.size());
     sharded_index_.emplace(config, sharded);
   }
-  std::optional<BlockFigures>& slot =
+  std::optional<StagedBlock>& slot =
       sharded->by_tensor_net[static_cast<size_t>(tensor_net)];
   if (!slot.has_value()) {
-    BP_ASSIGN_OR_RETURN(const BlockFigures* unsharded,
+    BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded,
                         Unsharded(*lowered, tensor_net));
     slot = *unsharded;
     Reshard(*lowered, shard, *slot);

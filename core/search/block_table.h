@@ -21,12 +21,20 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "core/analysis/figures.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
 namespace blueprint {
+
+// One block's figures and the first and last stage's extra work (plan IR
+// first_stage / last_stage; 0 without a vocabulary), planned together.
+struct StagedBlock {
+  BlockFigures block;
+  StageExtras extras;
+};
 
 // Everything one block's lowering depends on besides the model, the
 // datatype and the optimizer shard.
@@ -62,8 +70,8 @@ class BlockTable {
   // The figures of the block `config` with its TP collectives on network
   // tier `tensor_net` and the optimizer sharded `shard` ways (1: unsharded).
   // The pointer stays valid until Clear() or a Get() with another shard.
-  absl::StatusOr<const BlockFigures*> Get(const BlockConfig& config,
-                                          int64_t tensor_net, int64_t shard);
+  absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
+                                         int64_t tensor_net, int64_t shard);
 
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
@@ -84,24 +92,25 @@ class BlockTable {
     double activation_grad_flops = 0;
     double weight_grad_flops = 0;
     bool tensor_comm = false;  // TPComm: never charged as compute
+    Placement placement = Placement::kEveryBlock;
   };
   struct Lowered {
     TypedProgram program;     // the unsharded block's program
     DistributedTaskIR tasks;  // its lowering, planned per tier on demand
     std::vector<TaskOptimizerInputs> optimizer_inputs;
-    std::vector<std::optional<BlockFigures>> by_tensor_net;
+    std::vector<std::optional<StagedBlock>> by_tensor_net;
   };
   struct Sharded {
-    std::vector<std::optional<BlockFigures>> by_tensor_net;
+    std::vector<std::optional<StagedBlock>> by_tensor_net;
   };
 
   absl::StatusOr<Lowered*> FindOrLower(const BlockConfig& config);
-  absl::StatusOr<const BlockFigures*> Unsharded(Lowered& lowered,
-                                                int64_t tensor_net);
+  absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
+                                               int64_t tensor_net);
   // Overwrites the shard-dependent figures of `block` (optimizer step,
   // sharded gradients and optimizer state, useful FLOPs).
   void Reshard(const Lowered& lowered, int64_t shard,
-               BlockFigures& block) const;
+               StagedBlock& staged) const;
 
   const TransformerModel& model_;
   const System& system_;

@@ -23,7 +23,7 @@ TransformerModel TinyModel() { return CalculonModel("tiny", 64, 256, 8, 8, 8, 32
 
 // The figures of the full passes on the checked program of a mapping whose
 // block is `config`, with the optimizer sharded over d = `shard` ranks.
-BlockFigures FullPassFigures(const TransformerModel& model,
+StagedBlock FullPassFigures(const TransformerModel& model,
                              const System& system, const BlockConfig& config,
                              int64_t tensor_net, int64_t shard) {
   CalculonExecution e;
@@ -47,7 +47,8 @@ BlockFigures FullPassFigures(const TransformerModel& model,
   EXPECT_TRUE(tasks.ok()) << tasks.status();
   absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*tasks, *program);
   EXPECT_TRUE(plan.ok()) << plan.status();
-  return plan.ok() ? plan->block : BlockFigures{};
+  if (!plan.ok()) return {};
+  return StagedBlock{plan->block, {plan->first_stage, plan->last_stage}};
 }
 
 std::vector<std::string> Differences(const BlockFigures& got,
@@ -112,12 +113,19 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
   for (int64_t shard : shards) {
     for (const BlockConfig& config : configs) {
       for (int64_t tn = 0; tn < (config.tensor > 1 ? 2 : 1); ++tn) {
-        absl::StatusOr<const BlockFigures*> got =
-            table.Get(config, tn, shard);
+        absl::StatusOr<const StagedBlock*> got = table.Get(config, tn, shard);
         ASSERT_TRUE(got.ok()) << got.status();
-        const BlockFigures want =
+        const StagedBlock want =
             FullPassFigures(model, system, config, tn, shard);
-        const std::vector<std::string> diff = Differences(**got, want);
+        std::vector<std::string> diff = Differences((*got)->block, want.block);
+        for (const std::string& d :
+             Differences((*got)->extras.first, want.extras.first)) {
+          diff.push_back("first_stage." + d);
+        }
+        for (const std::string& d :
+             Differences((*got)->extras.last, want.extras.last)) {
+          diff.push_back("last_stage." + d);
+        }
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " b=" << config.microbatch_size
             << " recompute=" << RecomputeName(config.recompute)
@@ -149,6 +157,19 @@ TEST(BlockTableTest, TinyRooflineBlocksMatchFullPassesBitForBit) {
   system.processing_mode = ProcessingMode::kRoofline;
   ExpectTableMatchesFullPasses(TinyModel(), system, AllConfigs({2, 4}, {2}),
                                {1, 5, 1024});
+}
+
+// A model with a vocabulary: the first and last stage's figures (embedding,
+// output layer) are resharded like the block's.
+TEST(BlockTableTest, VocabularyStagesMatchFullPassesBitForBit) {
+  TransformerModel model = TinyModel();
+  model.kv_heads = 4;
+  model.mlp = MlpType::kGated;
+  model.norm = NormType::kRmsNorm;
+  model.vocabulary.size = 1000;
+  model.vocabulary.tied = false;
+  ExpectTableMatchesFullPasses(model, test_programs::A100System(),
+                               AllConfigs({1, 4}, {2}), {1, 3, 64});
 }
 
 TEST(BlockTableTest, ClearForgetsBlocks) {

@@ -59,16 +59,16 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   double checksum = 0;
   const long before = g_allocations.load();
   for (int i = 0; i < 1000; ++i) {
-    absl::StatusOr<const BlockFigures*> block = table.Get(config, 0, 8);
+    absl::StatusOr<const StagedBlock*> block = table.Get(config, 0, 8);
     if (!block.ok()) break;
     e.pipeline_net = i % 2;
     e.data_net = (i / 2) % 2;
     e.dp_overlap = i % 3 != 0;
     const StepShape step = ExecutionStepShape(model, system, e);
     MemoryFigures memory;
-    ComputeMemory(**block, step, memory);
+    ComputeMemory((*block)->block, (*block)->extras, step, memory);
     IterationFigures iteration;
-    ComputeIteration(**block, step, iteration);
+    ComputeIteration((*block)->block, (*block)->extras, step, iteration);
     const double score = 1.0 + (i % 7);
     if (top.Admits(score)) top.Insert(score) = e;
     checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;

@@ -166,13 +166,14 @@ SearchResult ReferenceSearch(const TransformerModel& model,
                     ++result.bad_executions;
                     continue;
                   }
-                  absl::StatusOr<const BlockFigures*> block = blocks.Get(
+                  absl::StatusOr<const StagedBlock*> block = blocks.Get(
                       config, tn, e.optimizer_sharding ? d : 1);
                   EXPECT_TRUE(block.ok()) << block.status();
                   if (!block.ok()) return result;
                   const StepShape step = ExecutionStepShape(model, system, e);
                   MemoryFigures memory;
-                  ComputeMemory(**block, step, memory);
+                  ComputeMemory((*block)->block, (*block)->extras, step,
+                                memory);
                   if (memory.proc_mem_tier1_cap_req > memory.tier1_capacity ||
                       memory.proc_mem_tier2_cap_req > memory.tier2_capacity) {
                     ++result.bad_executions;
@@ -180,9 +181,10 @@ SearchResult ReferenceSearch(const TransformerModel& model,
                   }
                   ++result.good_executions;
                   IterationFigures iteration;
-                  ComputeIteration(**block, step, iteration);
+                  ComputeIteration((*block)->block, (*block)->extras, step,
+                                   iteration);
                   if (top.Admits(iteration.sample_rate)) {
-                    top.Insert(iteration.sample_rate) = {e, **block};
+                    top.Insert(iteration.sample_rate) = {e, (*block)->block};
                   }
                 }
               }
@@ -198,8 +200,8 @@ SearchResult ReferenceSearch(const TransformerModel& model,
     out.execution = top.entry(i).execution;
     out.block = top.entry(i).block;
     const StepShape step = ExecutionStepShape(model, system, out.execution);
-    ComputeIteration(out.block, step, out.iteration);
-    ComputeMemory(out.block, step, out.memory);
+    ComputeIteration(out.block, out.extras, step, out.iteration);
+    ComputeMemory(out.block, out.extras, step, out.memory);
     result.top.push_back(out);
   }
   result.model = model;

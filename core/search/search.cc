@@ -129,7 +129,7 @@ struct Group {
 
 struct Ranked {
   CalculonExecution execution;
-  BlockFigures block;
+  StagedBlock block;
 };
 
 class Searcher {
@@ -210,7 +210,7 @@ class Searcher {
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   int64_t b, CalculonTrainingParts& parts);
   void Offer(double rate, const CalculonExecution& e, int64_t tn, int64_t pn,
-             int64_t dn, const BlockFigures& block);
+             int64_t dn, const StagedBlock& block);
 
   const TransformerModel& model_;
   const System& system_;
@@ -373,7 +373,7 @@ CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
 }
 
 void Searcher::Offer(double rate, const CalculonExecution& e, int64_t tn,
-                     int64_t pn, int64_t dn, const BlockFigures& block) {
+                     int64_t pn, int64_t dn, const StagedBlock& block) {
   if (!top_.Admits(rate)) return;
   Ranked& slot = top_.Insert(rate);
   slot.execution = e;
@@ -425,12 +425,12 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
   e.tensor_net = gs.first_valid.tn;
   e.pipeline_net = gs.first_valid.pn;
   e.data_net = gs.first_valid.dn;
-  BP_ASSIGN_OR_RETURN(const BlockFigures* block,
+  BP_ASSIGN_OR_RETURN(const StagedBlock* block,
                       blocks_.Get(config, e.tensor_net, shard));
   parts.batch.microbatch_size = b;
   StepShape step = StepShapeOf(model_, system_, parts);
   MemoryFigures memory;
-  ComputeMemory(*block, step, memory);
+  ComputeMemory(block->block, block->extras, step, memory);
   ++result_.work.memory_evaluations;
   if (!MemoryFits(memory)) {
     result_.bad_executions += gs.assignments;
@@ -451,7 +451,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
       ruled_out = false;
       dp_bounds_ready = false;
       if (top_.full()) {
-        const double bound = StepTimeLowerBound(*block, step);
+        const double bound = StepTimeLowerBound(block->block, step);
         const double best_rate = batch / (bound * (1 - kBoundSlack));
         ruled_out = best_rate <= top_.worst_score();
       }
@@ -469,7 +469,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
       // The iteration without DP: d = 1 (step.data_net stays a valid tier).
       const int64_t d = step.d;
       step.d = 1;
-      ComputeIteration(*block, step, iteration);
+      ComputeIteration(block->block, block->extras, step, iteration);
       step.d = d;
       ++result_.work.step_time_bounds;
       without_dp = iteration.total_time;
@@ -485,7 +485,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
         dp_order_.clear();
         for (int64_t dn : gs.data_tiers) {
           SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
-          ComputeIteration(*block, step, iteration);
+          ComputeIteration(block->block, block->extras, step, iteration);
           ++result_.work.step_time_bounds;
           double bound = c.dp_overlap ? iteration.block_dp_time
                                       : iteration.dp_comm_exposed_time;
@@ -504,7 +504,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     DataCandidates(gs, pair, bounded, without_dp, batch);
     for (int64_t dn : candidates_) {
       SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
-      ComputeIteration(*block, step, iteration);
+      ComputeIteration(block->block, block->extras, step, iteration);
       ++result_.work.iteration_evaluations;
       Offer(iteration.sample_rate, e, pair.tn, pair.pn, dn, *block);
     }
@@ -581,7 +581,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           ++result_.bad_executions;
           continue;
         }
-        BP_ASSIGN_OR_RETURN(const BlockFigures* block,
+        BP_ASSIGN_OR_RETURN(const StagedBlock* block,
                             blocks_.Get(config, tn, shard));
         if (!shaped) {
           parts.batch.microbatch_size = b;
@@ -589,14 +589,14 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           shaped = true;
         }
         SetStepNetworks(step, system_, tn, pn, dn);
-        ComputeMemory(*block, step, memory);
+        ComputeMemory(block->block, block->extras, step, memory);
         ++result_.work.memory_evaluations;
         if (!MemoryFits(memory)) {
           ++result_.bad_executions;
           continue;
         }
         ++result_.good_executions;
-        ComputeIteration(*block, step, iteration);
+        ComputeIteration(block->block, block->extras, step, iteration);
         ++result_.work.iteration_evaluations;
         Offer(iteration.sample_rate, e, tn, pn, dn, *block);
       }
@@ -659,10 +659,11 @@ absl::StatusOr<SearchResult> Searcher::Run() {
     const Ranked& r = top_.entry(i);
     RankedExecution out;
     out.execution = r.execution;
-    out.block = r.block;
+    out.block = r.block.block;
+    out.extras = r.block.extras;
     const StepShape step = ExecutionStepShape(model_, system_, r.execution);
-    ComputeIteration(out.block, step, out.iteration);
-    ComputeMemory(out.block, step, out.memory);
+    ComputeIteration(out.block, out.extras, step, out.iteration);
+    ComputeMemory(out.block, out.extras, step, out.memory);
     result_.top.push_back(out);
   }
   result_.work.blocks_planned = blocks_.blocks_planned();

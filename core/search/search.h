@@ -61,6 +61,7 @@ struct SearchOptions {
 struct RankedExecution {
   CalculonExecution execution;  // training, multihead
   BlockFigures block;
+  StageExtras extras;  // the first and last stage's (0 without a vocabulary)
   IterationFigures iteration;
   MemoryFigures memory;
 };

@@ -208,7 +208,9 @@ std::string SearchResultText(const SearchResult& result) {
         YesNo(e.dp_overlap), YesNo(e.optimizer_sharding),
         OffloadSummary(e.offload),
         absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net),
-        r.memory.proc_mem_tier1_cap_req / kGiB,
+        // The most loaded stage's need: Calculon's proc_mem_tier1_cap_req
+        // exactly for a model without a vocabulary.
+        r.memory.max_stage_mem_tier1_req / kGiB,
         r.memory.proc_mem_tier2_cap_req / kGiB, r.iteration.total_efficiency);
   }
   return out;

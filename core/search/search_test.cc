@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "core/analysis/schedule.h"
+#include "core/pipeline/pipeline.h"
 #include "core/search/search_json.h"
 #include "core/spec/check.h"
 #include "core/testing/programs.h"
@@ -271,6 +272,38 @@ TEST(SearchTest, FeedforwardNotDividedByTensorIsBad) {
   ASSERT_TRUE(r.ok()) << r.status();
   for (const RankedExecution& e : r->top) EXPECT_EQ(e.execution.tensor, 1);
   ExpectExhaustiveEqualsPruned(model, test_programs::A100System(), o);
+}
+
+// A model of today (GQA, gated MLP, RMSNorm, an untied vocabulary): every
+// ranked mapping's figures, the first and last stage's work included, are
+// the full pipeline's on the same mapping, bit for bit.
+TEST(SearchTest, VocabularyModelsRankWithTheirStagesWork) {
+  TransformerModel model = SmallModel();
+  model.kv_heads = 4;
+  model.mlp = MlpType::kGated;
+  model.norm = NormType::kRmsNorm;
+  model.vocabulary.size = 5000;
+  model.vocabulary.tied = false;
+  const System system = test_programs::A100System();
+  SearchOptions options = Options(8, 16, 10);
+  absl::StatusOr<SearchResult> result = RunSearch(model, system, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_FALSE(result->top.empty());
+  for (const RankedExecution& r : result->top) {
+    absl::StatusOr<TypedProgram> program =
+        CheckSpec(SpecOf(r.execution, model, system));
+    ASSERT_TRUE(program.ok()) << program.status();
+    absl::StatusOr<PipelineResult> full = RunPipeline(*program);
+    ASSERT_TRUE(full.ok()) << full.status();
+    EXPECT_GT(r.iteration.stage_imbalance_time, 0);
+    EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
+    EXPECT_EQ(r.iteration.mfu, full->iteration.figures.mfu);
+    EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
+              full->memory.figures.max_stage_mem_tier1_req);
+    EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
+              full->memory.figures.weight_and_optimizer_bytes);
+  }
+  ExpectExhaustiveEqualsPruned(model, system, options);
 }
 
 }  // namespace

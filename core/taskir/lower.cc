@@ -1,12 +1,11 @@
 #include "core/taskir/lower.h"
 
 #include <algorithm>
-#include <map>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 #include "core/taskir/optimizer.h"
 
@@ -37,6 +36,15 @@ struct BlockContext {
   TensorOverlap overlap;
   bool fused;
   bool multiquery;
+  int64_t g;                  // key/value heads (query groups)
+  bool gated;                 // gated MLP: fc1 is gate and up, 2 ff wide
+  bool rms_norm;
+  bool bias;                  // linear biases
+  int64_t vocab;              // padded vocabulary, 0 without one
+  bool tied;                  // output layer shares the embedding
+  int64_t positions;          // learned position rows, 0 for none
+  Placement placement;        // of the tasks being added
+  PrecisionAccounting precision;
   int64_t batch_seq;          // b*s
   int64_t activation;         // A = b*s*h
   int64_t seq_par_activation; // As = (b*s/t)*h
@@ -55,6 +63,16 @@ class BlockBuilder {
   }
   Task& Add(std::string name, TaskKind kind, const RawLayer& raw,
             TaskFlags flags, std::vector<std::string> sources);
+  // A linear layer's bias (k elements), when the model has biases: weights,
+  // gradients and optimizer state. Its additions run in the GEMM's epilogue
+  // and are not counted as work (m * k beside 2 * m * n * k).
+  void AddBias(int64_t k, RawLayer& raw) const {
+    if (!ctx_.bias) return;
+    const double elements = static_cast<double>(k);
+    raw.weight_space += elements;
+    raw.weight_grads += elements;
+    raw.optim_space += 2 * elements;
+  }
   void FillDefaultFootprint(Task& task, const RawLayer& raw) const;
   // Linear(M, N, K) with per-class getters.
   // `unsharded` is the FLOPs of the whole model-level GEMM this task is a
@@ -78,17 +96,29 @@ class BlockBuilder {
   Task& AddFork(std::string name, int64_t elements, int64_t users,
                 TaskFlags flags, std::vector<std::string> sources);
   Task& AddTensorComm(std::string name, bool conjugate, TaskFlags flags);
+  Task& AddGatedActivation(std::string name, int64_t elements,
+                           TaskFlags flags);
+  Task& AddEmbedding(std::string name);
+  // Records that `task` reads the outputs of `producers` (sorted, unique).
+  void Reads(int32_t task, std::initializer_list<int32_t> producers);
 
-  // The residual branch around each sub-block: fork + layer norm before it,
-  // dropout + residual add after it (`prefix` is "AttnBlock" or "MlpBlock").
-  void AddBranchStart(const std::string& prefix, bool full);
-  void AddBranchEnd(const std::string& prefix, bool full);
-  void BuildAttention();
-  void BuildMlp();
-  // Sets every task's dependencies: the tasks whose outputs it reads.
-  void LinkDataflow();
+  // The residual branch around each sub-block: fork + layer norm before it
+  // (returns the fork's and the norm's ids; the fork reads `input`, -1 for
+  // none), dropout + residual add after it (reading `output` and the fork;
+  // returns the residual's id). `prefix` is "AttnBlock" or "MlpBlock".
+  std::pair<int32_t, int32_t> AddBranchStart(const std::string& prefix,
+                                             bool full, int32_t input);
+  int32_t AddBranchEnd(const std::string& prefix, bool full, int32_t output,
+                       int32_t fork);
+  // Each returns the id of its last task.
+  int32_t BuildAttention();
+  int32_t BuildMlp(int32_t input);
+  // The input embedding (first stage) and the final norm, output layer and
+  // loss (last stage), for a model with a vocabulary.
+  void BuildFirstStage();
+  void BuildLastStage();
 
-  const BlockContext& ctx_;
+  BlockContext ctx_;  // a copy: the placement changes as the build goes
   DistributedTaskIR ir_;
 };
 
@@ -112,7 +142,8 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
   fp.activation = raw.activation_space * bpe;
   fp.output = raw.outputs * bpe;
   fp.activation_grad = raw.activation_grads * bpe;
-  fp.weight_grad_sharded = WeightGradBytes(raw.weight_grads, bpe, ctx_.shard);
+  fp.weight_grad_sharded =
+      WeightGradBytesFor(ctx_.precision, raw.weight_grads, bpe, ctx_.shard);
   fp.weight_grad_unsharded = UnshardedWeightGradBytes(raw.weight_grads);
   fp.optimizer =
       OptimizerStateBytes(raw.weight_space, raw.optim_space, bpe, ctx_.shard);
@@ -122,6 +153,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
                         TaskFlags flags, std::vector<std::string> sources) {
   Task task;
   task.id = static_cast<int32_t>(ir_.tasks.size());
+  task.placement = ctx_.placement;
   task.name = std::move(name);
   task.kind = std::move(kind);
   const double bpe = ctx_.bpe;
@@ -167,6 +199,7 @@ Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
   r.activation_grads = static_cast<double>(m) * k;
   r.optim_space = 2.0 * n * k;
   r.matrix = true;
+  AddBias(k, r);
   Task& task = Add(std::move(name), LinearTask{m, n, k}, r, flags,
                    std::move(sources));
   task.unsharded_gemm_flops = unsharded;
@@ -215,6 +248,7 @@ Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
   r.activation_grads = act_grad_space + act_grad_net_buffer;
   r.optim_space = 2.0 * n * k;
   r.matrix = true;
+  AddBias(k, r);
   Task& task = Add(std::move(name),
                    OverlappedLinearTask{m, n, k, conjugate, ctx_.overlap,
                                         tiles},
@@ -282,11 +316,18 @@ Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
   r.agrad_flops = 14 * x;
   r.wgrad_flops = 7 * x;
   r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
-  r.weight_space = r.weight_grads = 2.0 * ctx_.h;
-  r.optim_space = 4.0 * ctx_.h;
+  // LayerNorm keeps a scale and a bias per hidden unit, RMSNorm a scale only;
+  // both are priced with Calculon's LayerNorm FLOPs.
+  const double weights = (ctx_.rms_norm ? 1.0 : 2.0) * ctx_.h;
+  r.weight_space = r.weight_grads = weights;
+  r.optim_space = 2 * weights;
+  std::vector<std::string> sources = {
+      "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
+      "spec:parallelism.tensor.communication"};
+  // Calculon's block (LayerNorm) depends on no architecture field.
+  if (ctx_.rms_norm) sources.push_back("spec:model.norm");
   return Add(std::move(name), LayerNormTask{elements, ctx_.h}, r, flags,
-             {"spec:model.hidden", "spec:batch.microbatch_size",
-              "spec:model.seq_size", "spec:parallelism.tensor.communication"});
+             std::move(sources));
 }
 
 Task& BlockBuilder::AddDropOut(std::string name, int64_t elements,
@@ -438,21 +479,108 @@ Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
   return task;
 }
 
-void BlockBuilder::AddBranchStart(const std::string& prefix, bool full) {
-  AddFork(prefix + "_Fork", ResidualActivation(), 2,
-          TaskFlags().WithRecompute(full), ResidualSources());
-  AddLayerNorm(prefix + "_LayerNorm", ResidualActivation(),
-               kReusesActivation.WithRecompute(full));
+Task& BlockBuilder::AddGatedActivation(std::string name, int64_t elements,
+                                       TaskFlags flags) {
+  RawLayer r;
+  const double x = static_cast<double>(elements);
+  // The GeLU's FLOPs for the activation plus the product with the up half.
+  r.fw_flops = 9 * x;
+  r.agrad_flops = 15 * x;
+  r.inputs = 2 * x;
+  r.outputs = x;
+  // A fused activation runs inside the preceding linear and keeps nothing;
+  // otherwise both halves are kept for the backward pass.
+  r.activation_space = r.activation_grads = ctx_.fused ? 0 : 2 * x;
+  Task& task =
+      Add(std::move(name), GatedActivationTask{elements, ctx_.fused}, r, flags,
+          {"spec:model.feedforward", "spec:model.mlp",
+           "spec:batch.microbatch_size", "spec:model.seq_size",
+           "spec:parallelism.tensor.degree", "spec:options.fused_activation"});
+  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
+      task.work[static_cast<int>(Stage::kForward)].bytes;
+  return task;
 }
 
-void BlockBuilder::AddBranchEnd(const std::string& prefix, bool full) {
-  AddDropOut(prefix + "_DropOut", ResidualActivation(),
-             TaskFlags().WithRecompute(full), ResidualSources());
-  AddElementWise(prefix + "_Residual", ResidualActivation(),
-                 ResidualActivation(), kReusesActivation.WithRecompute(full));
+Task& BlockBuilder::AddEmbedding(std::string name) {
+  const BlockContext& c = ctx_;
+  const int64_t rows = c.vocab / c.t;
+  RawLayer r;
+  const double tokens = static_cast<double>(c.batch_seq);
+  const double out = tokens * c.h;
+  // A gather of one row per token (plus a learned position row), and in
+  // the backward pass the scatter-add of the gradients into the table.
+  r.fw_flops = c.positions > 0 ? out : 0;
+  r.wgrad_flops = out;
+  r.inputs = out;
+  r.outputs = out;
+  // A learned position table (max_positions x hidden, replicated) is left
+  // out of the weights, as Megatron-LM's weight and optimizer accounting
+  // leaves it out (under 0.5% of a first stage's weights).
+  const double table = static_cast<double>(rows) * c.h;
+  r.weight_space = r.weight_grads = table;
+  r.optim_space = 2 * table;
+  std::vector<std::string> sources = {
+      "derived:padded_vocabulary", "spec:model.hidden",
+      "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
+      "spec:model.seq_size"};
+  if (c.positions > 0) {
+    sources.push_back("spec:model.vocabulary.max_positions");
+  }
+  Task& task = Add(std::move(name), EmbeddingTask{c.batch_seq, rows, c.h}, r,
+                   TaskFlags().WithActivationStored(false), std::move(sources));
+  // Only the rows touched are read (not the whole table); the gradient's
+  // scatter reads and writes as many.
+  const double touched = out * c.bpe;
+  task.work[static_cast<int>(Stage::kForward)].bytes = 2 * touched;
+  task.work[static_cast<int>(Stage::kActivationGrad)].bytes = 0;
+  task.work[static_cast<int>(Stage::kWeightGrad)].bytes = 3 * touched;
+  task.footprint.activation = 0;
+  task.footprint.activation_grad = 0;
+  return task;
 }
 
-void BlockBuilder::BuildAttention() {
+void BlockBuilder::Reads(int32_t task,
+                         std::initializer_list<int32_t> producers) {
+  std::vector<int32_t>& deps = ir_.tasks[static_cast<size_t>(task)].deps;
+  for (int32_t producer : producers) {
+    if (std::find(deps.begin(), deps.end(), producer) == deps.end()) {
+      deps.push_back(producer);
+    }
+  }
+  std::sort(deps.begin(), deps.end());
+}
+
+std::pair<int32_t, int32_t> BlockBuilder::AddBranchStart(
+    const std::string& prefix, bool full, int32_t input) {
+  const int32_t fork = AddFork(prefix + "_Fork", ResidualActivation(), 2,
+                               TaskFlags().WithRecompute(full),
+                               ResidualSources())
+                           .id;
+  if (input >= 0) Reads(fork, {input});
+  const int32_t norm =
+      AddLayerNorm(prefix + "_LayerNorm", ResidualActivation(),
+                   kReusesActivation.WithRecompute(full))
+          .id;
+  Reads(norm, {fork});
+  return {fork, norm};
+}
+
+int32_t BlockBuilder::AddBranchEnd(const std::string& prefix, bool full,
+                                   int32_t output, int32_t fork) {
+  const int32_t dropout =
+      AddDropOut(prefix + "_DropOut", ResidualActivation(),
+                 TaskFlags().WithRecompute(full), ResidualSources())
+          .id;
+  Reads(dropout, {output});
+  const int32_t residual =
+      AddElementWise(prefix + "_Residual", ResidualActivation(),
+                     ResidualActivation(), kReusesActivation.WithRecompute(full))
+          .id;
+  Reads(residual, {dropout, fork});
+  return residual;
+}
+
+int32_t BlockBuilder::BuildAttention() {
   const BlockContext& c = ctx_;
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool attn = full || c.recompute == RecomputePolicy::kAttentionOnly;
@@ -463,167 +591,243 @@ void BlockBuilder::BuildAttention() {
   const double bsd = static_cast<double>(bs);
   const double qkv_one = 2 * bsd * c.h * (static_cast<double>(c.a) * c.dh);
   const double attn_bmm = 2.0 * c.b * c.a * c.s * c.dh * c.s;
-  const std::vector<std::string> qkv_sources = {
+  // Grouped-query attention: K and V have kv_heads heads, split t ways.
+  const bool grouped = c.g != c.a;
+  const double kv_one =
+      grouped ? 2 * bsd * c.h * (static_cast<double>(c.g) * c.dh) : qkv_one;
+  std::vector<std::string> qkv_sources = {
       "spec:model.hidden", "spec:model.attn_heads", "spec:model.attn_size",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
+  if (grouped) qkv_sources.push_back("spec:model.kv_heads");
+  if (c.bias) qkv_sources.push_back("spec:model.linear_bias");
 
-  AddBranchStart("AttnBlock", full);
+  const auto [fork, norm] = AddBranchStart("AttnBlock", full, -1);
+  int32_t query = -1, key = -1, value = -1;
   if (c.overlap == TensorOverlap::kNone) {
-    AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag));
-    AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
-            TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
-            ResidualSources());
-    AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
-              kReusesActivation.WithRecompute(full), qkv_sources);
+    const int32_t f =
+        AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag))
+            .id;
+    Reads(f, {norm});
+    const int32_t heads_fork =
+        AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
+                TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
+                ResidualSources())
+            .id;
+    Reads(heads_fork, {f});
+    query = AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
+                      kReusesActivation.WithRecompute(full), qkv_sources)
+                .id;
     // Multi-query K and V are one head, replicated on every TP rank.
-    const int64_t kv = c.multiquery ? c.dh : heads_local;
+    const int64_t kv = c.multiquery ? c.dh : c.g * c.dh / c.t;
     const double kv_unsharded =
-        c.multiquery ? 2 * bsd * c.h * c.dh * c.t : qkv_one;
-    AddLinear("AttnBlock_Key", bs, c.h, kv, kv_unsharded,
-              kReusesActivation.WithRecompute(full), qkv_sources);
-    AddLinear("AttnBlock_Value", bs, c.h, kv, kv_unsharded,
-              kReusesActivation.WithRecompute(full), qkv_sources);
+        c.multiquery ? 2 * bsd * c.h * c.dh * c.t : kv_one;
+    key = AddLinear("AttnBlock_Key", bs, c.h, kv, kv_unsharded,
+                    kReusesActivation.WithRecompute(full), qkv_sources)
+              .id;
+    value = AddLinear("AttnBlock_Value", bs, c.h, kv, kv_unsharded,
+                      kReusesActivation.WithRecompute(full), qkv_sources)
+                .id;
+    Reads(query, {heads_fork});
+    Reads(key, {heads_fork});
+    Reads(value, {heads_fork});
   } else if (!c.multiquery) {
-    AddOverlappedLinear(
-        "AttnBlock_QKV_AG", bs, c.h, c.a * c.dh * 3, false, 3 * qkv_one,
-        TaskFlags().WithRecompute(full).WithRecommunicate(ag), qkv_sources);
+    query = key = value =
+        AddOverlappedLinear(
+            "AttnBlock_QKV_AG", bs, c.h, c.a * c.dh + 2 * c.g * c.dh, false,
+            grouped ? qkv_one + 2 * kv_one : 3 * qkv_one,
+            TaskFlags().WithRecompute(full).WithRecommunicate(ag), qkv_sources)
+            .id;
+    Reads(query, {norm});
   } else {
-    AddOverlappedLinear(
-        "AttnBlock_Query_AG", bs, c.h, c.a * c.dh, false, qkv_one,
-        TaskFlags().WithRecompute(full).WithRecommunicate(ag), qkv_sources);
-    AddFork("AttnBlock_KV_Fork", c.activation, 2,
-            TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
-            ResidualSources());
-    AddLinear("AttnBlock_Key", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
-              kReusesActivation.WithRecompute(full), qkv_sources);
-    AddLinear("AttnBlock_Value", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
-              kReusesActivation.WithRecompute(full), qkv_sources);
+    query = AddOverlappedLinear(
+                "AttnBlock_Query_AG", bs, c.h, c.a * c.dh, false, qkv_one,
+                TaskFlags().WithRecompute(full).WithRecommunicate(ag),
+                qkv_sources)
+                .id;
+    Reads(query, {norm});
+    const int32_t kv_fork =
+        AddFork("AttnBlock_KV_Fork", c.activation, 2,
+                TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
+                ResidualSources())
+            .id;
+    Reads(kv_fork, {query});
+    key = AddLinear("AttnBlock_Key", bs, c.h, c.dh, 2 * bsd * c.h * c.dh * c.t,
+                    kReusesActivation.WithRecompute(full), qkv_sources)
+              .id;
+    value = AddLinear("AttnBlock_Value", bs, c.h, c.dh,
+                      2 * bsd * c.h * c.dh * c.t,
+                      kReusesActivation.WithRecompute(full), qkv_sources)
+                .id;
+    Reads(key, {kv_fork});
+    Reads(value, {kv_fork});
   }
   const std::vector<std::string> attn_sources = {
       "spec:model.attn_heads", "spec:model.attn_size", "spec:model.seq_size",
       "spec:batch.microbatch_size", "spec:parallelism.tensor.degree",
       "spec:parallelism.recompute"};
-  AddBatchMatMul("AttnBlock_Multihead_Key_Query", c.b * c.a / c.t, c.s, c.dh,
-                 c.s, attn_bmm,
-                 TaskFlags().WithRecompute(attn).WithOutputStored(!attn),
-                 attn_sources);
-  const int64_t scores = c.a / c.t * c.s * c.s * c.b;
-  AddSoftMax("AttnBlock_Multihead_SoftMax", scores,
-             TaskFlags().WithRecompute(attn).WithOutputStored(!attn));
-  AddDropOut("AttnBlock_Multihead_DropOut", scores,
-             TaskFlags().WithRecompute(attn).WithActivationStored(!attn),
-             attn_sources);
-  AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s, c.s,
-                 c.a * c.dh / c.a, attn_bmm, TaskFlags().WithRecompute(full),
-                 attn_sources);
+  const int32_t scores =
+      AddBatchMatMul("AttnBlock_Multihead_Key_Query", c.b * c.a / c.t, c.s,
+                     c.dh, c.s, attn_bmm,
+                     TaskFlags().WithRecompute(attn).WithOutputStored(!attn),
+                     attn_sources)
+          .id;
+  Reads(scores, {query, key});
+  const int64_t score_elements = c.a / c.t * c.s * c.s * c.b;
+  const int32_t softmax =
+      AddSoftMax("AttnBlock_Multihead_SoftMax", score_elements,
+                 TaskFlags().WithRecompute(attn).WithOutputStored(!attn))
+          .id;
+  Reads(softmax, {scores});
+  const int32_t dropout =
+      AddDropOut("AttnBlock_Multihead_DropOut", score_elements,
+                 TaskFlags().WithRecompute(attn).WithActivationStored(!attn),
+                 attn_sources)
+          .id;
+  Reads(dropout, {softmax});
+  const int32_t context =
+      AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s, c.s,
+                     c.a * c.dh / c.a, attn_bmm,
+                     TaskFlags().WithRecompute(full), attn_sources)
+          .id;
+  Reads(context, {dropout, value});
+  int32_t output = -1;
   if (c.overlap == TensorOverlap::kNone) {
-    AddLinear("AttnBlock_MLP", bs, heads_local, c.h, qkv_one,
-              TaskFlags().WithRecompute(full), qkv_sources);
-    AddTensorComm(
-        "AttnBlock_G", true,
-        TaskFlags().WithRecommunicate(full).WithActivationStored(false));
+    const int32_t projection =
+        AddLinear("AttnBlock_MLP", bs, heads_local, c.h, qkv_one,
+                  TaskFlags().WithRecompute(full), qkv_sources)
+            .id;
+    Reads(projection, {context});
+    output = AddTensorComm("AttnBlock_G", true,
+                           TaskFlags().WithRecommunicate(full).WithActivationStored(
+                               false))
+                 .id;
+    Reads(output, {projection});
   } else {
-    AddOverlappedLinear("AttnBlock_MLP_RS", bs, c.a * c.dh, c.h, true, qkv_one,
-                        TaskFlags().WithRecompute(full).WithRecommunicate(full),
-                        qkv_sources);
+    output = AddOverlappedLinear(
+                 "AttnBlock_MLP_RS", bs, c.a * c.dh, c.h, true, qkv_one,
+                 TaskFlags().WithRecompute(full).WithRecommunicate(full),
+                 qkv_sources)
+                 .id;
+    Reads(output, {context});
   }
-  AddBranchEnd("AttnBlock", full);
+  return AddBranchEnd("AttnBlock", full, output, fork);
 }
 
-void BlockBuilder::BuildMlp() {
+int32_t BlockBuilder::BuildMlp(int32_t input) {
   const BlockContext& c = ctx_;
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.ag_redo;
   const int64_t bs = c.batch_seq;
   const double mlp_gemm = 2.0 * bs * c.h * c.ff;
-  const std::vector<std::string> mlp_sources = {
+  // A gated MLP's first linear computes the gate and the up projection.
+  const int64_t fc1_width = c.gated ? 2 * c.ff : c.ff;
+  const double fc1_gemm = c.gated ? 2 * mlp_gemm : mlp_gemm;
+  std::vector<std::string> mlp_sources = {
       "spec:model.hidden", "spec:model.feedforward",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
-  AddBranchStart("MlpBlock", full);
+  if (c.bias) mlp_sources.push_back("spec:model.linear_bias");
+  std::vector<std::string> fc1_sources = mlp_sources;
+  if (c.gated) fc1_sources.push_back("spec:model.mlp");
+  const auto [fork, norm] = AddBranchStart("MlpBlock", full, input);
+  int32_t fc1 = -1;
   if (c.overlap == TensorOverlap::kNone) {
-    AddTensorComm("MlpBlock_F", false, TaskFlags().WithRecommunicate(ag));
-    AddLinear("MlpBlock_Mlp1", bs, c.h, c.ff / c.t, mlp_gemm,
-              TaskFlags().WithRecompute(full).WithActivationStored(!ag),
-              mlp_sources);
+    const int32_t f =
+        AddTensorComm("MlpBlock_F", false, TaskFlags().WithRecommunicate(ag))
+            .id;
+    Reads(f, {norm});
+    fc1 = AddLinear("MlpBlock_Mlp1", bs, c.h, fc1_width / c.t, fc1_gemm,
+                    TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                    fc1_sources)
+              .id;
+    Reads(fc1, {f});
   } else {
-    AddOverlappedLinear("MlpBlock_Mlp1_AG", bs, c.h, c.ff, false, mlp_gemm,
-                        TaskFlags().WithRecompute(full).WithRecommunicate(ag),
-                        mlp_sources);
+    fc1 = AddOverlappedLinear(
+              "MlpBlock_Mlp1_AG", bs, c.h, fc1_width, false, fc1_gemm,
+              TaskFlags().WithRecompute(full).WithRecommunicate(ag),
+              fc1_sources)
+              .id;
+    Reads(fc1, {norm});
   }
-  AddGeLU("MlpBlock_GeLU", c.ff * bs / c.t, TaskFlags().WithRecompute(full));
+  const int32_t activation =
+      c.gated ? AddGatedActivation("MlpBlock_GatedActivation",
+                                   c.ff * bs / c.t,
+                                   TaskFlags().WithRecompute(full))
+                    .id
+              : AddGeLU("MlpBlock_GeLU", c.ff * bs / c.t,
+                        TaskFlags().WithRecompute(full))
+                    .id;
+  Reads(activation, {fc1});
+  int32_t output = -1;
   if (c.overlap == TensorOverlap::kNone) {
-    AddLinear("MlpBlock_Mlp2", bs, c.ff / c.t, c.h, mlp_gemm,
-              TaskFlags().WithRecompute(full), mlp_sources);
-    AddTensorComm(
-        "MlpBlock_G", true,
-        TaskFlags().WithRecommunicate(full).WithActivationStored(false));
+    const int32_t fc2 = AddLinear("MlpBlock_Mlp2", bs, c.ff / c.t, c.h,
+                                  mlp_gemm, TaskFlags().WithRecompute(full),
+                                  mlp_sources)
+                            .id;
+    Reads(fc2, {activation});
+    output = AddTensorComm("MlpBlock_G", true,
+                           TaskFlags().WithRecommunicate(full).WithActivationStored(
+                               false))
+                 .id;
+    Reads(output, {fc2});
   } else {
-    AddOverlappedLinear("MlpBlock_Mlp2_RS", bs, c.ff, c.h, true, mlp_gemm,
-                        TaskFlags().WithRecompute(full).WithRecommunicate(full),
-                        mlp_sources);
+    output = AddOverlappedLinear(
+                 "MlpBlock_Mlp2_RS", bs, c.ff, c.h, true, mlp_gemm,
+                 TaskFlags().WithRecompute(full).WithRecommunicate(full),
+                 mlp_sources)
+                 .id;
+    Reads(output, {activation});
   }
-  AddBranchEnd("MlpBlock", full);
+  return AddBranchEnd("MlpBlock", full, output, fork);
 }
 
-void BlockBuilder::LinkDataflow() {
-  // task -> the tasks it reads, by name; alternatives separated by '|' (the
-  // first present one is used: overlapped and multi-query variants rename
-  // producers).
-  static const auto* kInputs =
-      new std::vector<std::pair<const char*, std::vector<const char*>>>{
-          {"AttnBlock_LayerNorm", {"AttnBlock_Fork"}},
-          {"AttnBlock_F", {"AttnBlock_LayerNorm"}},
-          {"AttnBlock_Multihead_Fork", {"AttnBlock_F"}},
-          {"AttnBlock_QKV_AG", {"AttnBlock_LayerNorm"}},
-          {"AttnBlock_Query_AG", {"AttnBlock_LayerNorm"}},
-          {"AttnBlock_KV_Fork", {"AttnBlock_Query_AG"}},
-          {"AttnBlock_Query", {"AttnBlock_Multihead_Fork"}},
-          {"AttnBlock_Key", {"AttnBlock_Multihead_Fork|AttnBlock_KV_Fork"}},
-          {"AttnBlock_Value", {"AttnBlock_Multihead_Fork|AttnBlock_KV_Fork"}},
-          {"AttnBlock_Multihead_Key_Query",
-           {"AttnBlock_Query|AttnBlock_QKV_AG|AttnBlock_Query_AG",
-            "AttnBlock_Key|AttnBlock_QKV_AG"}},
-          {"AttnBlock_Multihead_SoftMax", {"AttnBlock_Multihead_Key_Query"}},
-          {"AttnBlock_Multihead_DropOut", {"AttnBlock_Multihead_SoftMax"}},
-          {"AttnBlock_Multihead_Attn",
-           {"AttnBlock_Multihead_DropOut", "AttnBlock_Value|AttnBlock_QKV_AG"}},
-          {"AttnBlock_MLP", {"AttnBlock_Multihead_Attn"}},
-          {"AttnBlock_G", {"AttnBlock_MLP"}},
-          {"AttnBlock_MLP_RS", {"AttnBlock_Multihead_Attn"}},
-          {"AttnBlock_DropOut", {"AttnBlock_G|AttnBlock_MLP_RS"}},
-          {"AttnBlock_Residual", {"AttnBlock_DropOut", "AttnBlock_Fork"}},
-          {"MlpBlock_Fork", {"AttnBlock_Residual"}},
-          {"MlpBlock_LayerNorm", {"MlpBlock_Fork"}},
-          {"MlpBlock_F", {"MlpBlock_LayerNorm"}},
-          {"MlpBlock_Mlp1", {"MlpBlock_F"}},
-          {"MlpBlock_Mlp1_AG", {"MlpBlock_LayerNorm"}},
-          {"MlpBlock_GeLU", {"MlpBlock_Mlp1|MlpBlock_Mlp1_AG"}},
-          {"MlpBlock_Mlp2", {"MlpBlock_GeLU"}},
-          {"MlpBlock_G", {"MlpBlock_Mlp2"}},
-          {"MlpBlock_Mlp2_RS", {"MlpBlock_GeLU"}},
-          {"MlpBlock_DropOut", {"MlpBlock_G|MlpBlock_Mlp2_RS"}},
-          {"MlpBlock_Residual", {"MlpBlock_DropOut", "MlpBlock_Fork"}},
-      };
-  std::map<std::string, int32_t> ids;
-  for (const Task& task : ir_.tasks) ids[task.name] = task.id;
-  for (const auto& [name, inputs] : *kInputs) {
-    auto task = ids.find(name);
-    if (task == ids.end()) continue;
-    std::vector<int32_t>& deps = ir_.tasks[task->second].deps;
-    for (const char* alternatives : inputs) {
-      for (absl::string_view producer : absl::StrSplit(alternatives, '|')) {
-        auto it = ids.find(std::string(producer));
-        if (it == ids.end()) continue;
-        if (std::find(deps.begin(), deps.end(), it->second) == deps.end()) {
-          deps.push_back(it->second);
-        }
-        break;
-      }
-    }
-    std::sort(deps.begin(), deps.end());
+void BlockBuilder::BuildFirstStage() {
+  ctx_.placement = Placement::kFirstStage;
+  const int32_t embedding = AddEmbedding("Embedding").id;
+  // Each rank looks up the rows it holds; the partial outputs are summed
+  // (reduce-scattered under sequence parallelism) over the TP ranks.
+  const int32_t reduce =
+      AddTensorComm("Embedding_G", true,
+                    TaskFlags().WithActivationStored(false))
+          .id;
+  Reads(reduce, {embedding});
+}
+
+void BlockBuilder::BuildLastStage() {
+  ctx_.placement = Placement::kLastStage;
+  ctx_.bias = false;  // Megatron-LM's output layer has no bias
+  const BlockContext& c = ctx_;
+  const int32_t norm =
+      AddLayerNorm("FinalNorm", ResidualActivation(), TaskFlags()).id;
+  const int32_t f = AddTensorComm("Head_F", false, TaskFlags()).id;
+  Reads(f, {norm});
+  const std::vector<std::string> head_sources = {
+      "derived:padded_vocabulary", "spec:model.hidden",
+      "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
+      "spec:model.seq_size", "spec:model.vocabulary.tied"};
+  const double logits_gemm =
+      2.0 * c.batch_seq * c.h * static_cast<double>(c.vocab);
+  Task& head = AddLinear("Head_Logits", c.batch_seq, c.h, c.vocab / c.t,
+                         logits_gemm, TaskFlags(), head_sources);
+  const int32_t logits = head.id;
+  if (c.tied) {
+    // A tied output layer uses the embedding's table: no weights, gradients
+    // or optimizer state of its own. (On a pipeline the last stage keeps a
+    // copy of the table; the analyses add it, so that the task IR does not
+    // depend on p.)
+    head.footprint.weight = 0;
+    head.footprint.weight_grad_sharded = 0;
+    head.footprint.weight_grad_unsharded = 0;
+    head.footprint.optimizer = 0;
+    head.work[static_cast<int>(Stage::kOptimizer)] = StageWork{};
   }
+  Reads(logits, {f});
+  const int32_t loss =
+      AddSoftMax("Head_CrossEntropy", c.batch_seq * (c.vocab / c.t),
+                 TaskFlags().WithOutputStored(false))
+          .id;
+  Reads(loss, {logits});
 }
 
 DistributedTaskIR BlockBuilder::Build() {
@@ -632,9 +836,12 @@ DistributedTaskIR BlockBuilder::Build() {
   ir_.bytes_per_element = static_cast<int>(ctx_.bpe);
   ir_.optimizer_shard = static_cast<int64_t>(ctx_.shard);
   ir_.overlap = ctx_.overlap;
-  BuildAttention();
-  BuildMlp();
-  LinkDataflow();
+  ctx_.placement = Placement::kEveryBlock;
+  BuildMlp(BuildAttention());
+  if (ctx_.vocab > 0) {
+    BuildFirstStage();
+    BuildLastStage();
+  }
   return std::move(ir_);
 }
 
@@ -666,6 +873,17 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   ctx.batch_seq = ctx.b * ctx.s;
   ctx.activation = ctx.batch_seq * ctx.h;
   ctx.seq_par_activation = (ctx.batch_seq / ctx.t) * ctx.h;
+  ctx.g = model.kv_heads;
+  ctx.gated = model.mlp == MlpType::kGated;
+  ctx.rms_norm = model.norm == NormType::kRmsNorm;
+  ctx.bias = model.linear_bias;
+  ctx.vocab = d.padded_vocabulary;
+  ctx.tied = model.vocabulary.tied;
+  ctx.positions = model.vocabulary.position == PositionEmbedding::kLearned
+                      ? model.vocabulary.max_positions
+                      : 0;
+  ctx.placement = Placement::kEveryBlock;
+  ctx.precision = program.options().precision;
   DistributedTaskIR ir = BlockBuilder(ctx).Build();
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
   return ir;

@@ -11,6 +11,8 @@
 #ifndef BLUEPRINTING_CORE_TASKIR_OPTIMIZER_H_
 #define BLUEPRINTING_CORE_TASKIR_OPTIMIZER_H_
 
+#include "core/spec/spec.h"
+
 namespace blueprint {
 
 // kAdamFlopsPerElement: Adam's vector FLOPs per weight-gradient element.
@@ -45,6 +47,22 @@ inline double WeightGradBytes(double weight_grad_elements,
 // UnshardedWeightGradBytes: the float32 gradient accumulator, unsharded.
 inline double UnshardedWeightGradBytes(double weight_grad_elements) {
   return weight_grad_elements * kFloat32Bytes;
+}
+
+// WeightGradBytesFor: the weight gradients a rank keeps per layer under a
+// precision accounting: Calculon's (WeightGradBytes) or Megatron-LM's mixed
+// precision, whose float32 main gradients the distributed optimizer does
+// not shard.
+inline double WeightGradBytesFor(PrecisionAccounting precision,
+                                 double weight_grad_elements,
+                                 double bytes_per_element, double shard) {
+  switch (precision) {
+    case PrecisionAccounting::kCalculon:
+      return WeightGradBytes(weight_grad_elements, bytes_per_element, shard);
+    case PrecisionAccounting::kMegatronMixed:
+      return UnshardedWeightGradBytes(weight_grad_elements);
+  }
+  return WeightGradBytes(weight_grad_elements, bytes_per_element, shard);
 }
 
 }  // namespace blueprint

@@ -61,8 +61,19 @@ const char* TaskKindName(const TaskKind& kind) {
           [](const ElementWiseTask&) { return "elementwise"; },
           [](const ForkTask&) { return "fork"; },
           [](const TensorCommTask&) { return "tensor_comm"; },
+          [](const GatedActivationTask&) { return "gated_activation"; },
+          [](const EmbeddingTask&) { return "embedding"; },
       },
       kind);
+}
+
+const char* PlacementName(Placement p) {
+  switch (p) {
+    case Placement::kEveryBlock: return "block";
+    case Placement::kFirstStage: return "first_stage";
+    case Placement::kLastStage: return "last_stage";
+  }
+  return "?";
 }
 
 namespace {
@@ -106,6 +117,14 @@ std::string KindShape(const TaskKind& kind) {
             return absl::StrCat("elements=", k.elements,
                                 " conjugate=", k.conjugate ? 1 : 0);
           },
+          [](const GatedActivationTask& k) {
+            return absl::StrCat("elements=", k.elements,
+                                " fused=", k.fused ? 1 : 0);
+          },
+          [](const EmbeddingTask& k) {
+            return absl::StrCat("tokens=", k.tokens, " rows=", k.rows,
+                                " hidden=", k.hidden);
+          },
       },
       kind);
 }
@@ -129,6 +148,11 @@ std::string ToText(const DistributedTaskIR& ir) {
   for (const Task& task : ir.tasks) {
     absl::StrAppend(&out, "task ", task.id, " ", task.name, " ",
                     TaskKindName(task.kind), " ", KindShape(task.kind), "\n");
+    // Block tasks (all of Calculon's model) print no placement line.
+    if (task.placement != Placement::kEveryBlock) {
+      absl::StrAppend(&out, "  placement ", PlacementName(task.placement),
+                      "\n");
+    }
     absl::StrAppend(&out, "  deps [", absl::StrJoin(task.deps, ","), "]\n");
     for (int s = 0; s < kNumStages; ++s) {
       const StageWork& w = task.work[s];
@@ -188,15 +212,27 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
       return absl::InternalError(absl::StrCat(where, ": id ", task.id,
                                               " must equal its index ", i));
     }
-    if (i > 0 && task.deps.empty()) {
+    // Each placement's tasks form one chain of tasks after the previous
+    // placement's; only the first task of a placement reads no other task.
+    const bool starts_placement =
+        i == 0 || ir.tasks[i - 1].placement != task.placement;
+    if (i > 0 && task.placement < ir.tasks[i - 1].placement) {
+      return absl::InternalError(
+          absl::StrCat(where, ": placement ", PlacementName(task.placement),
+                       " after ", PlacementName(ir.tasks[i - 1].placement)));
+    }
+    if (!starts_placement && task.deps.empty()) {
       return absl::InternalError(
           absl::StrCat(where, ": reads no other task (missing edge)"));
     }
     for (int32_t dep : task.deps) {
-      // Edges point strictly backwards, which makes the graph acyclic.
-      if (dep < 0 || dep >= task.id) {
+      // Edges point strictly backwards, which makes the graph acyclic, and
+      // stay within the placement.
+      if (dep < 0 || dep >= task.id ||
+          ir.tasks[static_cast<size_t>(dep)].placement != task.placement) {
         return absl::InternalError(absl::StrCat(
-            where, ": dependency ", dep, " must name an earlier task"));
+            where, ": dependency ", dep,
+            " must name an earlier task of the same placement"));
       }
     }
     if (task.lineage.pass.empty() || task.lineage.sources.empty()) {

@@ -1,6 +1,7 @@
 // DistributedTaskIR: one local tensor-parallel transformer block, as the
 // tasks one TP rank runs for one microbatch, on a LogicalMesh with a single
-// `tp` axis. Each task carries its per-stage work (FLOPs, bytes accessed),
+// `tp` axis, followed (for a model with a vocabulary) by the tasks the first
+// and the last pipeline stage run once per microbatch besides their blocks. Each task carries its per-stage work (FLOPs, bytes accessed),
 // its collectives for the base and the edge block of a pipeline chunk, its
 // memory footprints and its recompute / re-communication / storage flags.
 // Pipeline and data parallelism stay in the TypedProgram and are composed by
@@ -64,6 +65,12 @@ struct BatchMatMulTask { int64_t batch = 0, m = 0, n = 0, k = 0; };
 struct LayerNormTask { int64_t elements = 0, hidden = 0; };
 struct DropOutTask { int64_t elements = 0; };
 struct GeLUTask { int64_t elements = 0; bool fused = false; };
+// The gated MLP's activation (SwiGLU, GeGLU): act(gate) * up over
+// `elements` outputs, reading twice as many inputs.
+struct GatedActivationTask { int64_t elements = 0; bool fused = false; };
+// A vocabulary-parallel embedding lookup: `tokens` rows gathered from this
+// rank's `rows` x `hidden` table.
+struct EmbeddingTask { int64_t tokens = 0, rows = 0, hidden = 0; };
 struct SoftMaxTask { int64_t elements = 0; };
 struct ElementWiseTask { int64_t lhs = 0, rhs = 0; };
 struct ForkTask { int64_t elements = 0, users = 0; };
@@ -74,7 +81,8 @@ struct TensorCommTask { int64_t elements = 0; bool conjugate = false; };
 using TaskKind =
     std::variant<LinearTask, OverlappedLinearTask, BatchMatMulTask,
                  LayerNormTask, DropOutTask, GeLUTask, SoftMaxTask,
-                 ElementWiseTask, ForkTask, TensorCommTask>;
+                 ElementWiseTask, ForkTask, TensorCommTask,
+                 GatedActivationTask, EmbeddingTask>;
 const char* TaskKindName(const TaskKind& kind);
 
 // Work of one stage: FLOPs and bytes of local memory traffic.
@@ -142,8 +150,16 @@ struct TaskFlags {
   }
 };
 
+// Where a task runs: in every transformer block, or once per microbatch on
+// the first pipeline stage (the input embedding) or the last (final norm,
+// output layer, loss).
+enum class Placement { kEveryBlock = 0, kFirstStage = 1, kLastStage = 2 };
+inline constexpr int kNumPlacements = 3;
+const char* PlacementName(Placement p);  // "block", "first_stage", ...
+
 struct Task {
   int32_t id = 0;
+  Placement placement = Placement::kEveryBlock;
   std::string name;  // Calculon's layer name, e.g. "AttnBlock_Query"
   TaskKind kind;
   std::array<StageWork, kNumStages> work;
@@ -176,7 +192,8 @@ struct DistributedTaskIR {
 // number exact or in shortest round-trip form, lineage on every node.
 std::string ToText(const DistributedTaskIR& ir);
 
-// Structural invariants: dense ids, acyclic edges pointing backwards, lineage
+// Structural invariants: dense ids, acyclic edges pointing backwards within a
+// placement (blocks first, then first-stage, then last-stage tasks), lineage
 // on every node, collectives only on TP tasks (shard boundaries), no negative
 // or NaN quantity, work conservation over the tp axis.
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir);

@@ -1,0 +1,42 @@
+// Megatron-LM's model accounting: the parameters and the model FLOPs of a
+// model as Megatron-LM counts them (compute_weight_and_optimizer_memory in
+// megatron/training/theoretical_memory_usage.py and
+// num_floating_point_operations in megatron/training/training.py). Pure and
+// allocation-free; MakeStepShape calls them once per mapping.
+//
+// As Megatron-LM's functions do, the counts leave out linear biases and a
+// learned position table, count both norms of every block (a scale and a
+// bias each for LayerNorm, a scale for RMSNorm), the final norm and the
+// embedding (twice when the output layer is untied), and the model FLOPs
+// count the GEMMs only: 3 x the forward pass (forward, activation and weight
+// gradients), causal attention scores at half, the logits included,
+// recompute excluded. A model without a vocabulary (Calculon's) has no
+// embedding, final norm or logits.
+#ifndef BLUEPRINTING_CORE_SPEC_ACCOUNTING_H_
+#define BLUEPRINTING_CORE_SPEC_ACCOUNTING_H_
+
+#include <cstdint>
+
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+struct ParameterCounts {
+  double total = 0;
+  double active = 0;  // with only the routed experts (dense: total)
+};
+
+// CountParameters: `padded_vocabulary` is derived.padded_vocabulary.
+ParameterCounts CountParameters(const TransformerModel& model,
+                                int64_t padded_vocabulary);
+
+// ModelFlopsPerIteration: the model FLOPs of one global batch of
+// `global_batch` sequences; a forward pass only (1 x, not 3 x) when not
+// training.
+double ModelFlopsPerIteration(const TransformerModel& model,
+                              int64_t padded_vocabulary, int64_t global_batch,
+                              bool training);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SPEC_ACCOUNTING_H_
