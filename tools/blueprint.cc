@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
@@ -36,6 +37,7 @@
 #include "core/base/input_limits.h"
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
+#include "core/presets/presets.h"
 
 namespace blueprint {
 namespace {
@@ -145,6 +147,34 @@ CommandResult UsageResult(const std::string& reason) {
   return result;
 }
 
+// Reads an input that may name a preset (core/presets/presets.h, e.g.
+// `--system h100_sxm_80g`): a preset's name gives its text, anything else is
+// a file path (a file named like a preset is ./NAME). On failure returns the
+// result to print instead, listing the presets when `arg` could have been
+// meant as one.
+std::optional<CommandResult> ReadInputOrPreset(const std::string& arg,
+                                               PresetKind kind,
+                                               std::string* text) {
+  if (const char* preset = FindPreset(kind, arg)) {
+    *text = preset;
+    return std::nullopt;
+  }
+  std::string error;
+  std::optional<std::string> contents = ReadFile(arg, &error);
+  if (contents) {
+    *text = *std::move(contents);
+    return std::nullopt;
+  }
+  if (arg.find('/') == std::string::npos) {
+    absl::StrAppend(&error, " (nor a preset: ", PresetDirectory(kind), " ",
+                    absl::StrJoin(PresetNames(kind), ", "), ")");
+  }
+  CommandResult result;
+  result.exit_code = kExitInvalidInput;
+  result.AddError(error);
+  return result;
+}
+
 std::optional<CommandResult> RunImportCalculon(const Args& args) {
   if (args.size() != 3) return std::nullopt;
   std::vector<std::string> files;
@@ -155,27 +185,49 @@ std::optional<CommandResult> RunImportCalculon(const Args& args) {
 }
 
 std::optional<CommandResult> RunImportMegatron(const Args& args) {
-  // --system SYS.json -- ARGS...   (or --system=SYS.json -- ARGS...)
-  std::string system_path;
+  // --system SYS [--hf-config CONFIG] -- ARGS...: the two options in either
+  // order, each also as --option=VALUE; SYS and CONFIG are files or presets.
+  struct Option {
+    std::string name;
+    std::optional<std::string> value;
+  };
+  Option system{"--system", std::nullopt};
+  Option config{"--hf-config", std::nullopt};
   size_t next = 0;
-  const std::string kSystemEq = "--system=";
-  if (args.size() >= 1 && args[0].rfind(kSystemEq, 0) == 0) {
-    system_path = args[0].substr(kSystemEq.size());
-    next = 1;
-  } else if (args.size() >= 2 && args[0] == "--system") {
-    system_path = args[1];
-    next = 2;
-  } else {
-    return std::nullopt;
+  while (next < args.size() && args[next] != "--") {
+    Option* option = nullptr;
+    std::string value;
+    for (Option* candidate : {&system, &config}) {
+      const std::string with_value = candidate->name + "=";
+      if (args[next] == candidate->name && next + 1 < args.size()) {
+        option = candidate;
+        value = args[next + 1];
+        next += 2;
+      } else if (args[next].rfind(with_value, 0) == 0) {
+        option = candidate;
+        value = args[next].substr(with_value.size());
+        next += 1;
+      }
+      if (option != nullptr) break;
+    }
+    if (option == nullptr || value.empty()) return std::nullopt;
+    if (option->value) return UsageResult(option->name + " given twice");
+    option->value = value;
   }
-  if (system_path.empty() || next >= args.size() || args[next] != "--") {
-    return std::nullopt;
-  }
-  std::vector<std::string> files;
-  if (std::optional<CommandResult> failed = ReadFiles({system_path}, &files)) {
+  if (!system.value || next >= args.size()) return std::nullopt;
+  std::string system_text, config_text;
+  if (std::optional<CommandResult> failed =
+          ReadInputOrPreset(*system.value, PresetKind::kSystem, &system_text)) {
     return failed;
   }
-  return ImportMegatron(files[0], Args(args.begin() + next + 1, args.end()));
+  if (config.value) {
+    if (std::optional<CommandResult> failed = ReadInputOrPreset(
+            *config.value, PresetKind::kModel, &config_text)) {
+      return failed;
+    }
+  }
+  return ImportMegatron(system_text, Args(args.begin() + next + 1, args.end()),
+                        config.value ? &config_text : nullptr);
 }
 
 std::optional<CommandResult> RunCheck(const Args& args) {
@@ -401,8 +453,12 @@ std::optional<CommandResult> RunSearch(const Args& args) {
   }
   if (app_path.empty() || system_path.empty()) return std::nullopt;
   std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({app_path}, &files)) {
+    return failed;
+  }
+  files.emplace_back();
   if (std::optional<CommandResult> failed =
-          ReadFiles({app_path, system_path}, &files)) {
+          ReadInputOrPreset(system_path, PresetKind::kSystem, &files[1])) {
     return failed;
   }
   // A progress line on stderr once a search has run for a second.
@@ -436,8 +492,10 @@ const std::vector<Subcommand>& Subcommands() {
        "JSON",
        &RunImportCalculon},
       {{"import", "megatron"},
-       "--system SYS.json -- MEGATRON-FLAGS...",
-       "Megatron-LM flags on a Calculon system -> canonical spec JSON",
+       "--system SYS.json [--hf-config CONFIG.json] -- MEGATRON-FLAGS...",
+       "Megatron-LM flags on a Calculon system -> canonical spec JSON; "
+       "--hf-config: the model of a Hugging Face config.json, a flag given "
+       "overriding it",
        &RunImportMegatron},
       {{"check"},
        "SPEC.json",
@@ -469,6 +527,14 @@ const std::vector<Subcommand>& Subcommands() {
        "Calculon's application JSON or a spec/2 model object (GQA, gated "
        "MLP, vocabulary: its first and last stage's work is ranked too)",
        &RunSearch},
+      {{"presets"},
+       "(no arguments)",
+       "the shipped presets as JSON: Hugging Face config.json files (models) "
+       "and Calculon systems, by the name --hf-config and --system accept",
+       [](const Args& args) -> std::optional<CommandResult> {
+         if (!args.empty()) return std::nullopt;
+         return Presets();
+       }},
       {{"metadata"},
        "(no arguments)",
        "enums, report figures (unit, group, meaning) and spec fields as JSON",
@@ -489,7 +555,8 @@ std::string UsageText() {
   }
   absl::StrAppend(&text,
                   "inputs: regular files of at most 16 MiB (not a FIFO, a "
-                  "device or a directory)\n"
+                  "device or a directory); --system and --hf-config also take "
+                  "a preset's name (blueprint presets)\n"
                   "exit status: 0 ok, 1 usage error, 2 invalid input or an "
                   "unusable input or output file (one \"error: ...\" line per "
                   "problem on stderr), 3 internal error (a bug)\n");

@@ -213,18 +213,24 @@ val ImportCalculon(val app_arg, val exe_arg, val sys_arg) {
   return WithCalculonFiles(app_arg, exe_arg, sys_arg,
                            &blueprint::ImportCalculon);
 }
-val ImportMegatron(val sys_arg, val words_arg) {
-  std::string sys;
+// `blueprint import megatron --system SYS [--hf-config CONFIG] -- ARGS...`:
+// `config_arg` is optional (undefined: no config), else a string.
+val ImportMegatron(val sys_arg, val words_arg, val config_arg) {
+  std::string sys, config;
   std::vector<std::string> words;
   Arguments args;
-  if (!args.String(sys_arg, "system", &sys)
-           .Strings(words_arg, "args",
-                    "importMegatron: args must be an array of strings", &words)
-           .ok()) {
-    return args.Refusal();
-  }
-  return ToJs(blueprint::ImportMegatron(sys, words));
+  args.String(sys_arg, "system", &sys)
+      .Strings(words_arg, "args",
+               "importMegatron: args must be an array of strings", &words);
+  const bool with_config = !config_arg.isUndefined();
+  if (with_config) args.String(config_arg, "hf_config", &config);
+  if (!args.ok()) return args.Refusal();
+  return ToJs(
+      blueprint::ImportMegatron(sys, words, with_config ? &config : nullptr));
 }
+
+// `blueprint presets`: the shipped model configs and systems as JSON.
+val Presets() { return ToJs(blueprint::Presets()); }
 
 // `blueprint metadata`: enums, report figures and spec fields as JSON.
 val Metadata() { return ToJs(blueprint::Metadata()); }
@@ -267,7 +273,9 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("metadata", &Metadata);
+  emscripten::function("presets", &Presets);
   // guard.js always passes all four arguments (progress may be undefined),
-  // and all three of explain's (depth may be undefined).
+  // all three of explain's (depth may be undefined) and of importMegatron's
+  // (the config may be undefined).
   emscripten::function("search", &Search);
 }

@@ -36,7 +36,7 @@ export interface BlueprintingOptions {
  *   - running out of memory, or a bug that traps: "internal error: <method>:
  *     out of memory; ...". The instance then refuses every later call with an
  *     internal error: create a new one with createBlueprinting().
- * Argument names: spec, figure, depth, app, exe, system, args.
+ * Argument names: spec, figure, depth, app, exe, system, args, hf_config.
  * Quoted input in errors is at most 32 bytes, escaped (\xNN), valid UTF-8.
  */
 export interface CommandError {
@@ -76,8 +76,14 @@ export interface Blueprinting {
   calculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
   /** `blueprint import calculon APP EXE SYS`: the canonical spec JSON. */
   importCalculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
-  /** `blueprint import megatron --system SYS -- ARGS...`: the canonical spec JSON. */
-  importMegatron(sysJson: string, args: string[]): CommandResult;
+  /**
+   * `blueprint import megatron --system SYS [--hf-config CONFIG] -- ARGS...`:
+   * the canonical spec JSON. `hfConfig` (optional) is a Hugging Face
+   * config.json text: the model comes from it, and a model flag in `args`
+   * overrides the config's (core/adapters/README.md); its errors have fields
+   * "hf_config.<key>".
+   */
+  importMegatron(sysJson: string, args: string[], hfConfig?: string): CommandResult;
   /**
    * `blueprint search --procs N --max-batch B --datatype D ...`: `args` are the
    * CLI flags (add "--json" for JSON output). Runs synchronously: call it from
@@ -95,6 +101,12 @@ export interface Blueprinting {
    * core/api/metadata.h.
    */
   metadata(): CommandResult;
+  /**
+   * `blueprint presets`: canonical JSON {"format": "blueprinting.presets/1",
+   * "models": {name: Hugging Face config.json object}, "systems": {name:
+   * Calculon system object}}, the presets shipped with the module (presets/).
+   */
+  presets(): CommandResult;
   /** "blueprinting <version>", the version of package.json. */
   version(): string;
 }

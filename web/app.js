@@ -23,8 +23,10 @@ const state = {
   meta: null,          // the core's metadata (web/metadata.js), loaded once at start
   spec: null,          // the spec shown (a plain object in canonical shape)
   defaultSpec: null,
-  models: new Map(),   // preset name -> Calculon app object
+  models: new Map(),   // preset name -> Calculon app object, or a model imported
+                       // from a shipped Hugging Face config
   systems: new Map(),  // preset name -> Calculon system object
+  hfConfigs: new Map(),  // preset name -> Hugging Face config.json object
   memory: {},          // choices to restore when switching a sum type back (setField)
   frame: 0,
   slowTimer: 0,
@@ -420,6 +422,43 @@ function splitWords(text) {
   return words;
 }
 
+// The presets shipped inside the module (`blueprint presets`): its systems,
+// its Hugging Face configs, and the model each config imports to (a model
+// preset). A config the module cannot import yet is offered in the import
+// section only.
+function addModulePresets(bp) {
+  const result = call(bp, 'presets');
+  let presets;
+  try {
+    presets = result.ok ? JSON.parse(result.output) : {};
+  } catch {
+    presets = {};
+  }
+  const systems = Object.entries(presets.systems ?? {});
+  for (const [name, system] of systems) state.systems.set(name, system);
+  const system = JSON.stringify(systems[0]?.[1] ?? {});
+  for (const [name, config] of Object.entries(presets.models ?? {})) {
+    state.hfConfigs.set(name, config);
+    const imported = call(bp, 'importMegatron', system, ['--micro-batch-size', '1'],
+                          JSON.stringify(config));
+    if (!imported.ok) continue;
+    try {
+      const {name: unused, ...model} = JSON.parse(imported.output).model;
+      state.models.set(name, model);
+    } catch {
+      // Not a model preset then.
+    }
+  }
+}
+
+// Flags typed or pasted: a leading launcher and script (torchrun
+// pretrain_gpt.py ...) skipped.
+function flagWords(text) {
+  const words = splitWords(text);
+  const first = words.findIndex((w) => w.startsWith('--'));
+  return first < 0 ? words : words.slice(first);
+}
+
 function wireInputs() {
   byId('spec-form').addEventListener('submit', (event) => event.preventDefault());
   const modelPreset = byId('model-preset');
@@ -451,13 +490,23 @@ function wireInputs() {
     loadImported(result, names(), byId('import-status'), 'Import of the Calculon execution');
   });
   byId('import-megatron-button').addEventListener('click', () => {
-    const words = splitWords(byId('import-megatron').value);
-    // Skip a leading launcher and script (torchrun pretrain_gpt.py ...).
-    const first = words.findIndex((w) => w.startsWith('--'));
-    const args = first < 0 ? words : words.slice(first);
+    const args = flagWords(byId('import-megatron').value);
     const result = call(state.bp, 'importMegatron', systemJson(state.spec), args);
     loadImported(result, {system: state.spec.system.name}, byId('import-status'),
                  'Import of the Megatron-LM flags');
+  });
+  const hfPreset = byId('import-hf-preset');
+  for (const name of state.hfConfigs.keys()) hfPreset.append(h('option', {value: name}, name));
+  hfPreset.addEventListener('change', () => {
+    const config = state.hfConfigs.get(hfPreset.value);
+    if (config) byId('import-hf').value = JSON.stringify(config, null, 2);
+  });
+  byId('import-hf-button').addEventListener('click', () => {
+    const args = flagWords(byId('import-hf-flags').value);
+    const result = call(state.bp, 'importMegatron', systemJson(state.spec), args,
+                        byId('import-hf').value);
+    loadImported(result, {system: state.spec.system.name}, byId('import-status'),
+                 'Import of the Hugging Face config');
   });
 
   document.addEventListener('click', (event) => {
@@ -535,6 +584,7 @@ try {
   state.bp = bp;
   state.defaultSpec = defaultSpec;
   state.meta = loadMetadata(bp);
+  addModulePresets(bp);
   byId('version').textContent = call(bp, 'version').output || 'unknown version';
   buildForm();
   search.setDatatypes(state.meta.fieldChoices('options.datatype'));

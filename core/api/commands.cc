@@ -1,5 +1,6 @@
 #include "core/api/commands.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,8 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/adapters/calculon.h"
+#include "core/adapters/hf_config.h"
 #include "core/adapters/megatron.h"
 #include "core/base/input_limits.h"
+#include "core/base/json.h"
+#include "core/presets/presets.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -93,8 +97,13 @@ CommandResult ImportCalculon(const std::string& app_json,
 }
 
 CommandResult ImportMegatron(const std::string& system_json,
-                             const std::vector<std::string>& args) {
-  if (auto oversized = OversizedInput({{"system", &system_json}})) {
+                             const std::vector<std::string>& args,
+                             const std::string* hf_config_json) {
+  const std::string no_config;
+  if (auto oversized = OversizedInput(
+          {{"system", &system_json},
+           {kHfConfigName,
+            hf_config_json != nullptr ? hf_config_json : &no_config}})) {
     return *oversized;
   }
   size_t args_bytes = 0;
@@ -106,13 +115,66 @@ CommandResult ImportMegatron(const std::string& system_json,
     return result;
   }
   absl::StatusOr<System> system = FromCalculonSystem(system_json);
-  if (!system.ok()) return FailureResult(system.status());
+  std::vector<std::string> flags = args;
+  // The config's flags the user did not replace, to say where an error about
+  // one of them comes from.
+  std::set<std::string> from_config;
+  CommandResult failed;
+  if (!system.ok()) failed = FailureResult(system.status());
+  if (hf_config_json != nullptr) {
+    absl::StatusOr<std::vector<std::string>> config_flags =
+        MegatronFlagsFromHfConfig(*hf_config_json);
+    if (!config_flags.ok()) {
+      const CommandResult config_failed = FailureResult(config_flags.status());
+      failed.exit_code = config_failed.exit_code;
+      failed.errors.insert(failed.errors.end(), config_failed.errors.begin(),
+                           config_failed.errors.end());
+    } else {
+      flags = MergeMegatronFlags(*config_flags, args);
+      for (const std::string& word : *config_flags) {
+        std::string name = MegatronFlagName(word);
+        if (!name.empty()) from_config.insert(std::move(name));
+      }
+      for (const std::string& word : args) {
+        from_config.erase(MegatronFlagName(word));
+      }
+    }
+  }
+  if (!failed.errors.empty()) return failed;
   std::vector<std::string> notes;
-  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(args, *system, &notes);
+  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(flags, *system, &notes);
   CommandResult result =
       spec.ok() ? CommandResult{} : FailureResult(spec.status());
   if (spec.ok()) result.output = SpecToJson(*spec);
+  for (FieldError& error : result.errors) {
+    if (from_config.count(error.field) > 0) {
+      absl::StrAppend(&error.message, " (", error.field,
+                      " comes from the Hugging Face config)");
+    }
+  }
   result.notes = std::move(notes);
+  return result;
+}
+
+CommandResult Presets() {
+  nlohmann::json presets = nlohmann::json::object();
+  presets["format"] = "blueprinting.presets/1";
+  for (const PresetKind kind : {PresetKind::kModel, PresetKind::kSystem}) {
+    nlohmann::json& group = presets[PresetDirectory(kind)];
+    group = nlohmann::json::object();
+    for (const std::string& name : PresetNames(kind)) {
+      absl::StatusOr<nlohmann::json> value = ParseJson(FindPreset(kind, name));
+      if (!value.ok()) {
+        // The presets are the repository's files, tested to parse.
+        return FailureResult(absl::InternalError(
+            absl::StrCat("preset ", PresetDirectory(kind), "/", name, ": ",
+                         value.status().message())));
+      }
+      group[name] = *std::move(value);
+    }
+  }
+  CommandResult result;
+  result.output = CanonicalJson(presets) + "\n";
   return result;
 }
 

@@ -66,12 +66,26 @@ CommandResult ImportCalculon(const std::string& app_json,
                              const std::string& exe_json,
                              const std::string& sys_json);
 
-// ImportMegatron: `blueprint import megatron --system SYS -- ARGS...`.
-// `system_json` is a Calculon system file; `args` are Megatron-LM flags
-// (core/adapters/megatron.h). Output: the canonical spec JSON. Notes: the
-// adapter's (ignored flags, no vocabulary, ...), also with errors.
+// ImportMegatron: `blueprint import megatron --system SYS [--hf-config
+// CONFIG] -- ARGS...`. `system_json` is a Calculon system file; `args` are
+// Megatron-LM flags (core/adapters/megatron.h). With `hf_config_json` (a
+// Hugging Face config.json, core/adapters/hf_config.h; nullptr: none), the
+// config's model flags come first and every flag of `args` replaces the
+// config's (MergeMegatronFlags), so the result is the import of the
+// equivalent flags. An error about a flag that came from the config says so.
+// Output: the canonical spec JSON. Notes: the adapter's (ignored flags, no
+// vocabulary, ...), also with errors.
 CommandResult ImportMegatron(const std::string& system_json,
-                             const std::vector<std::string>& args);
+                             const std::vector<std::string>& args,
+                             const std::string* hf_config_json = nullptr);
+
+// Presets: `blueprint presets`. Output: canonical JSON
+//   {"format": "blueprinting.presets/1",
+//    "models": {NAME: a Hugging Face config.json, ...},
+//    "systems": {NAME: a Calculon system file, ...}}
+// listing every preset shipped in presets/ (core/presets/presets.h), the
+// names `--hf-config` and `--system` accept.
+CommandResult Presets();
 
 // Check: `blueprint check SPEC`. Output: the program JSON, i.e. the canonical
 // spec with every default spelled out plus its derived values; errors: every

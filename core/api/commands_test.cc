@@ -5,12 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/search_command.h"
 #include "core/base/input_limits.h"
+#include "core/presets/presets.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace blueprint {
 namespace {
@@ -164,6 +167,110 @@ TEST(Commands, ImportMegatron) {
   const CommandResult bad_flags = ImportMegatron(system, {"--bogus"});
   EXPECT_EQ(bad_flags.exit_code, kExitInvalidInput);
   EXPECT_GE(bad_flags.errors.size(), 2u);
+}
+
+// Korthikanti et al.'s GPT-3 175B run (oracle case v09) as Megatron-LM
+// flags, with `datatype` (--fp16 or --bf16).
+std::vector<std::string> Gpt3Flags(const std::string& datatype) {
+  return absl::StrSplit(
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--seq-length 2048 --micro-batch-size 1 --tensor-model-parallel-size 8 "
+      "--pipeline-model-parallel-size 8 "
+      "--num-layers-per-virtual-pipeline-stage 4 --world-size 64 "
+      "--global-batch-size 64 --recompute-granularity full "
+      "--recompute-method uniform " +
+          datatype,
+      ' ');
+}
+
+TEST(Commands, ImportMegatronWithoutAConfigIsTheFlagsImport) {
+  const std::string system =
+      ReadFile(kSeeds + std::string("system-a100_80g")).substr(1);
+  const std::vector<std::string> flags = Gpt3Flags("--fp16");
+  const CommandResult imported = ImportMegatron(system, flags, nullptr);
+  ASSERT_EQ(imported.exit_code, kExitOk) << Messages(imported)[0];
+  EXPECT_EQ(imported.output, ImportMegatron(system, flags).output);
+}
+
+TEST(Commands, ImportMegatronReportsTheConfigsErrors) {
+  const std::string system =
+      ReadFile(kSeeds + std::string("system-a100_80g")).substr(1);
+  const std::string config = R"({"model_type": "gpt2", "hidden_size": 1})";
+  const CommandResult bad = ImportMegatron(system, {}, &config);
+  EXPECT_EQ(bad.exit_code, kExitInvalidInput);
+  ASSERT_GE(bad.errors.size(), 2u);
+  EXPECT_EQ(bad.errors[0].field, "hf_config.model_type");
+  EXPECT_EQ(bad.errors[1].field, "hf_config.num_hidden_layers");
+  for (const FieldError& error : bad.errors) {
+    EXPECT_TRUE(absl::StartsWith(error.field, "hf_config.")) << error.field;
+  }
+  // A bad system and a bad config: both, the system's first.
+  const CommandResult both = ImportMegatron("{}", {}, &config);
+  EXPECT_EQ(both.exit_code, kExitInvalidInput);
+  EXPECT_EQ(both.errors.front().field, "sys.matrix");
+  EXPECT_EQ(both.errors.back().field.rfind("hf_config.", 0), 0u);
+  const std::string huge(kMaxInputBytes + 1, ' ');
+  EXPECT_EQ(Messages(ImportMegatron(system, {}, &huge)),
+            std::vector<std::string>{InputTooLargeMessage("hf_config")});
+}
+
+// An error about a flag that came from the config says so; one about the
+// user's flag does not.
+TEST(Commands, ImportMegatronSaysWhichFlagsCameFromTheConfig) {
+  const std::string system =
+      ReadFile(kSeeds + std::string("system-a100_80g")).substr(1);
+  const std::string config = FindPreset(PresetKind::kModel, "llama3.1-8b");
+  const CommandResult result = ImportMegatron(
+      system, {"--micro-batch-size", "1", "--bogus", "--swiglu"}, &config);
+  EXPECT_EQ(result.exit_code, kExitInvalidInput);
+  bool bogus = false;
+  for (const FieldError& error : result.errors) {
+    const bool marked =
+        absl::StrContains(error.message, "comes from the Hugging Face config");
+    if (error.field == "--bogus") bogus = true;
+    if (error.field == "--bogus" || error.field == "--swiglu" ||
+        error.field.empty()) {
+      EXPECT_FALSE(marked) << error.message;
+    } else if (absl::StartsWith(error.field, "--")) {
+      EXPECT_TRUE(marked) << error.message;
+    }
+  }
+  EXPECT_TRUE(bogus);
+}
+
+TEST(Commands, PresetsListsEveryPreset) {
+  const CommandResult result = Presets();
+  ASSERT_EQ(result.exit_code, kExitOk) << Messages(result)[0];
+  EXPECT_EQ(result.output.back(), '\n');
+  const nlohmann::json presets = nlohmann::json::parse(result.output);
+  EXPECT_EQ(presets["format"], "blueprinting.presets/1");
+  for (const PresetKind kind : {PresetKind::kModel, PresetKind::kSystem}) {
+    const nlohmann::json& group = presets[PresetDirectory(kind)];
+    std::vector<std::string> names;
+    for (auto it = group.begin(); it != group.end(); ++it) {
+      names.push_back(it.key());
+    }
+    EXPECT_EQ(names, PresetNames(kind));
+  }
+  EXPECT_EQ(presets["models"]["llama3.1-405b"]["num_hidden_layers"], 126);
+  EXPECT_EQ(presets["systems"]["h200_sxm_141g"]["mem1"]["GiB"], 141);
+}
+
+// Every system preset is a system the checker accepts (GPT-3 175B in bf16 on
+// t = 8 within a node, p = d = 8 across nodes).
+TEST(Commands, SystemPresetsAreValid) {
+  for (const std::string& name : PresetNames(PresetKind::kSystem)) {
+    const CommandResult imported = ImportMegatron(
+        FindPreset(PresetKind::kSystem, name), Gpt3Flags("--bf16"));
+    ASSERT_EQ(imported.exit_code, kExitOk) << name << ": "
+                                           << Messages(imported)[0];
+    const CommandResult checked = Check(imported.output);
+    EXPECT_EQ(checked.exit_code, kExitOk)
+        << name << ": " << (checked.errors.empty() ? "" : Messages(checked)[0]);
+    const CommandResult analyzed = Analyze(imported.output);
+    EXPECT_EQ(analyzed.exit_code, kExitOk)
+        << name << ": " << (analyzed.errors.empty() ? "" : Messages(analyzed)[0]);
+  }
 }
 
 TEST(Commands, FailureResultMapsStatusToExitCode) {

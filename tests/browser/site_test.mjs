@@ -309,6 +309,47 @@ try {
   await expectFigures(page, loaded, 'the best mapping of the search');
   await page.screenshot({path: path.join(outputs, 'site.png'), fullPage: true});
 
+  // 7b. The module's presets: its systems in the system list, its Hugging
+  // Face configs in the import section; an import of a config shows what
+  // `blueprint import megatron --hf-config` gives.
+  await open();
+  const shipped = JSON.parse(cli('presets').stdout);
+  const systemOptions = await optionsOf('#system-preset');
+  for (const name of Object.keys(shipped.systems)) {
+    assert.ok(systemOptions.includes(name), `system preset ${name} is offered`);
+  }
+  await page.getByText('From a Hugging Face config.json', {exact: true}).click();
+  await page.getByLabel('Start from a published config', {exact: true})
+      .selectOption('qwen3-8b');
+  assert.deepEqual(JSON.parse(await page.getByLabel('config.json', {exact: true}).inputValue()),
+                   shipped.models['qwen3-8b']);
+  const hfFlags = ['--micro-batch-size', '1', '--bf16', '--seq-length', '4096'];
+  const {name: defaultSystemName, ...defaultSystem} = defaultSpec.system;
+  const hfImport = cli('import', 'megatron', '--system',
+                       specFile(defaultSystem), '--hf-config', 'qwen3-8b', '--', ...hfFlags);
+  await page.getByLabel('Megatron-LM flags for the config', {exact: true})
+      .fill(hfFlags.join(' '));
+  await page.getByRole('button', {name: 'Import config', exact: true}).click();
+  if (hfImport.code === 0) {
+    assert.equal(await page.textContent('#import-status'),
+                 'Import of the Hugging Face config: loaded.');
+    const imported = JSON.parse(hfImport.stdout);
+    imported.model.name = '';  // not the qwen3-8b model preset: another seq-length
+    imported.system.name = defaultSystemName;
+    await expectHash(page, imported, 'the qwen3-8b import');
+  } else {
+    assert.deepEqual(await page.$$eval('#import-status li', (items) => items.map((i) => i.textContent)),
+                     hfImport.stderr.split('\n').filter(Boolean).map((l) => l.replace(/^error: /, '')));
+  }
+  // A bad config: the CLI's errors, naming the keys.
+  await page.getByLabel('config.json', {exact: true}).fill('{"model_type": "gpt2"}');
+  await page.getByRole('button', {name: 'Import config', exact: true}).click();
+  const badItems = await page.$$eval('#import-status li', (items) => items.map((i) => i.textContent));
+  assert.equal(badItems[0], 'hf_config.model_type: expected one of "gemma", "llama", ' +
+                            '"mistral", "qwen2", "qwen3", got string "gpt2"');
+  assert.ok(badItems.includes('hf_config.hidden_size: required key is missing'), badItems.join('\n'));
+  console.log('ok: presets and the Hugging Face import');
+
   // 8. Hostile links: a clear message and the defaults, never markup.
   await open('#spec=%7Bnot%20json');
   assert.match(await page.textContent('#notice'), /could not be used/);

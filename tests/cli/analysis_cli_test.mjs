@@ -4,8 +4,9 @@
 //  * `blueprint calculon` on every vendored oracle case: exit 0 with every
 //    stats field within 1e-9 of Calculon's, or exit 2 with "error: " lines
 //    where Calculon rejected the case;
-//  * `analyze`, `digest`, `explain`, `check`, `calculon`, `search --json`:
-//    the wasm method's output is byte-identical to the CLI's stdout;
+//  * `analyze`, `digest`, `explain`, `check`, `calculon`, `search --json`,
+//    `presets`, `import megatron --hf-config`: the wasm method's output is
+//    byte-identical to the CLI's stdout;
 //  * `analyze --dump-ir` writes every stage, with lineage on every node.
 import assert from 'node:assert/strict';
 import {spawnSync} from 'node:child_process';
@@ -103,6 +104,25 @@ assert.ok(r.stderr.split('\n').filter(Boolean).length >= 4, r.stderr);
 // Usage errors: exit 1.
 assert.equal(cli('analyze').code, 1);
 assert.equal(cli('frobnicate').code, 1);
+
+// presets and import megatron --hf-config with a preset: the CLI's stdout and
+// stderr are the wasm methods' (the config passed as its text).
+const presets = cli('presets');
+assert.equal(presets.code, 0, presets.stderr);
+assert.equal(bp.presets().output, presets.stdout);
+const presetsJson = JSON.parse(presets.stdout);
+assert.deepEqual(Object.keys(presetsJson.systems), ['h100_sxm_80g', 'h200_sxm_141g']);
+for (const model of ['llama3.1-8b', 'qwen2.5-7b']) {
+  const flags = ['--micro-batch-size', '1', '--bf16', '--seq-length', '4096'];
+  const r = cli('import', 'megatron', '--system', 'h100_sxm_80g', '--hf-config', model, '--',
+                ...flags);
+  const w = bp.importMegatron(JSON.stringify(presetsJson.systems.h100_sxm_80g), flags,
+                              JSON.stringify(presetsJson.models[model]));
+  assert.equal(w.output, r.stdout, `import --hf-config ${model}: wasm output differs`);
+  assert.equal(w.ok, r.code === 0, `import --hf-config ${model}: ok differs`);
+  assert.equal(w.errors.map((e) => `error: ${e.message}\n`).join(''), r.stderr,
+               `import --hf-config ${model}: errors differ`);
+}
 
 // 3. --dump-ir: one file per stage, lineage on every node.
 const dumpDir = mkdtempSync(path.join(os.tmpdir(), 'ir-'));

@@ -123,6 +123,17 @@ const throwing = ['--num-layers'];
 Object.defineProperty(throwing, 1, {get() { throw new Error('boom'); }, enumerable: true});
 assert.deepEqual(messages(bp.importMegatron(sys, throwing)),
                  ['importMegatron: an argument could not be read: Error: boom']);
+// importMegatron's optional Hugging Face config: undefined is none, else a
+// well-formed string within the limit.
+assert.equal(bp.importMegatron(sys, megatron, undefined).output, bp.importMegatron(sys, megatron).output);
+assert.deepEqual(bp.importMegatron(sys, megatron, 7).errors,
+                 [{field: 'hf_config', message: 'hf_config: expected a string, got number'}]);
+assert.deepEqual(messages(bp.importMegatron(sys, megatron, null)),
+                 ['hf_config: expected a string, got object']);
+assert.deepEqual(messages(bp.importMegatron(sys, megatron, 'a\uD800')),
+                 ['hf_config: not well-formed UTF-16: lone surrogate U+D800 at index 1']);
+assert.deepEqual(messages(bp.importMegatron(sys, megatron, big17)), [tooLarge('hf_config')]);
+assert.deepEqual(messages(bp.importMegatron(sys, megatron, euros)), [tooLarge('hf_config')]);
 const proxy = new Proxy([], {get() { throw new TypeError('nope'); }});
 assert.equal(bp.search(app, sys, proxy).ok, false);
 // A progress callback that throws: the search completes, then its exception
@@ -202,6 +213,12 @@ const megatronArgs = ['--num-layers', '\uFEFF96', '--hidden-size=+12288',
                       '--recompute-granularity', 'full\u202E', '--x' + 'y'.repeat(40)];
 sameAsCli('megatron', bp.importMegatron(sys, megatronArgs),
           cli('import', 'megatron', '--system', file('msys.json', sys), '--', ...megatronArgs));
+// A Hugging Face config.json with a BOM, a cut 4-byte character, bad values.
+const badConfig = '{"model_type": "\uFEFFllama", "hidden_size": "' + 'h'.repeat(38) +
+    '\uD83D\uDE00", "vocab_size": -1, "tie_word_embeddings": "no\u202E"}';
+sameAsCli('hf config', bp.importMegatron(sys, ['--micro-batch-size', '1'], badConfig),
+          cli('import', 'megatron', '--system', file('hsys.json', sys), '--hf-config',
+              file('hf.json', badConfig), '--', '--micro-batch-size', '1'));
 // Notes: a valid import that ignores flags says so, as the CLI does on stderr.
 const noted = [...megatron, '--lr', '1e-4', '--data-path', '\uFEFFx'];
 const notedResult = bp.importMegatron(sys, noted);

@@ -1,0 +1,120 @@
+// End to end: `import megatron --hf-config` for every model preset, through
+// the Megatron-LM adapter (core/adapters/megatron.h) and the checker.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "core/api/commands.h"
+#include "core/presets/presets.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace blueprint {
+namespace {
+
+using Json = nlohmann::json;
+
+std::vector<std::string> Words(const std::string& text) {
+  return absl::StrSplit(text, ' ', absl::SkipEmpty());
+}
+
+std::string System() { return FindPreset(PresetKind::kSystem, "h100_sxm_80g"); }
+
+// The spec of `import megatron --system h100_sxm_80g [--hf-config MODEL] --
+// FLAGS`, checked; {} (and a failure) when either step fails.
+Json Import(const char* model, const std::string& flags) {
+  const std::string config = model ? FindPreset(PresetKind::kModel, model) : "";
+  const CommandResult imported =
+      ImportMegatron(System(), Words(flags), model ? &config : nullptr);
+  EXPECT_EQ(imported.exit_code, kExitOk)
+      << (model ? model : "flags") << ": "
+      << (imported.errors.empty() ? "" : imported.errors[0].message);
+  if (imported.exit_code != kExitOk) return {};
+  const CommandResult checked = Check(imported.output);
+  EXPECT_EQ(checked.exit_code, kExitOk)
+      << (model ? model : "flags") << ": "
+      << (checked.errors.empty() ? "" : checked.errors[0].message);
+  return Json::parse(imported.output);
+}
+
+// Every preset's spec has the config's model, as transformers builds it.
+TEST(HfImport, EveryPresetGivesItsModel) {
+  for (const std::string& name : PresetNames(PresetKind::kModel)) {
+    const Json config = Json::parse(FindPreset(PresetKind::kModel, name));
+    const Json spec = Import(name.c_str(), "--micro-batch-size 1 --bf16");
+    if (spec.is_null()) continue;
+    const Json& model = spec["model"];
+    const int64_t heads = config["num_attention_heads"];
+    const int64_t hidden = config["hidden_size"];
+    EXPECT_EQ(model["num_blocks"], config["num_hidden_layers"]) << name;
+    EXPECT_EQ(model["hidden"], hidden) << name;
+    EXPECT_EQ(model["feedforward"], config["intermediate_size"]) << name;
+    EXPECT_EQ(model["attn_heads"], heads) << name;
+    EXPECT_EQ(model["kv_heads"], config.value("num_key_value_heads", heads))
+        << name;
+    const Json head_dim = config.value("head_dim", Json());
+    EXPECT_EQ(model["attn_size"],
+              head_dim.is_null() ? Json(hidden / heads) : head_dim)
+        << name;
+    EXPECT_EQ(model["seq_size"], config["max_position_embeddings"]) << name;
+    EXPECT_EQ(model["mlp"], "gated") << name;
+    EXPECT_EQ(model["norm"], "rmsnorm") << name;
+    EXPECT_EQ(model["linear_bias"], false) << name;
+    const Json& vocabulary = model["vocabulary"];
+    EXPECT_EQ(vocabulary["size"], config["vocab_size"]) << name;
+    EXPECT_EQ(vocabulary["divisible_by"], 128) << name;
+    EXPECT_EQ(vocabulary["tied"], config.value("tie_word_embeddings", false))
+        << name;
+    EXPECT_EQ(vocabulary["position_embedding"], "rope") << name;
+  }
+}
+
+// A config plus flags is the import of the equivalent flags, spec for spec,
+// one model per family; a model flag overrides the config's.
+TEST(HfImport, ConfigIsTheEquivalentFlags) {
+  const std::string run =
+      " --micro-batch-size 1 --bf16 --tensor-model-parallel-size 8"
+      " --sequence-parallel --seq-length 4096";
+  const std::string tail =
+      " --make-vocab-size-divisible-by 128"
+      " --untie-embeddings-and-output-weights --disable-bias-linear --swiglu"
+      " --normalization RMSNorm --position-embedding-type rope";
+  struct Case {
+    const char* model;
+    std::string flags;
+  };
+  const std::vector<Case> cases = {
+      {"llama2-70b",
+       "--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672"
+       " --num-attention-heads 64 --group-query-attention"
+       " --num-query-groups 8 --max-position-embeddings 4096"
+       " --vocab-size 32000" +
+           tail},
+      {"mistral-7b-v0.3",
+       "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336"
+       " --num-attention-heads 32 --group-query-attention"
+       " --num-query-groups 8 --max-position-embeddings 32768"
+       " --vocab-size 32768" +
+           tail},
+      {"qwen2.5-72b",
+       "--num-layers 80 --hidden-size 8192 --ffn-hidden-size 29568"
+       " --num-attention-heads 64 --group-query-attention"
+       " --num-query-groups 8 --max-position-embeddings 131072"
+       " --vocab-size 152064" +
+           tail},
+      {"qwen3-32b",
+       "--num-layers 64 --hidden-size 5120 --ffn-hidden-size 25600"
+       " --num-attention-heads 64 --group-query-attention"
+       " --num-query-groups 8 --kv-channels 128"
+       " --max-position-embeddings 40960 --vocab-size 151936" +
+           tail},
+  };
+  for (const Case& c : cases) {
+    const Json from_config = Import(c.model, run);
+    EXPECT_EQ(from_config["model"]["seq_size"], 4096) << c.model;
+    EXPECT_EQ(from_config, Import(nullptr, c.flags + run)) << c.model;
+  }
+}
+
+}  // namespace
+}  // namespace blueprint
