@@ -6,6 +6,7 @@
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
+#include "core/spec/accounting.h"
 
 namespace blueprint {
 namespace {
@@ -508,9 +509,12 @@ void StageTimeTerms(const StepShape& s, IterationFigures& it) {
 // Megatron-LM's accounting and model FLOPs utilization: the model FLOPs of
 // the step over the time of every rank at the matrix engine's peak.
 void ModelTerms(const StepShape& s, IterationFigures& it) {
-  it.parameters_total = s.parameters_total;
-  it.parameters_active = s.parameters_active;
-  it.model_flops_per_iteration = s.model_flops_per_iteration;
+  const ParameterCounts parameters =
+      CountParameters(s.accounted, s.padded_vocabulary);
+  it.parameters_total = parameters.total;
+  it.parameters_active = parameters.active;
+  it.model_flops_per_iteration = ModelFlopsPerIteration(
+      s.accounted, s.padded_vocabulary, s.global_batch, s.training);
   const double ranks = static_cast<double>(s.t) * static_cast<double>(s.p) *
                        static_cast<double>(s.d);
   const double capacity = it.total_time * s.matrix_peak_flops * ranks;

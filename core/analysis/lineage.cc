@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/format.h"
+#include "core/spec/accounting.h"
 
 namespace blueprint {
 namespace {
@@ -682,6 +683,10 @@ const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure) {
 std::vector<StepTerm> StepTerms(const StepShape& s) {
   auto flag = [](bool b) { return b ? 1.0 : 0.0; };
   auto count = [](int64_t n) { return static_cast<double>(n); };
+  const ParameterCounts parameters =
+      CountParameters(s.accounted, s.padded_vocabulary);
+  const double model_flops = ModelFlopsPerIteration(
+      s.accounted, s.padded_vocabulary, s.global_batch, s.training);
   return {
       {"p", count(s.p), {"spec:parallelism.pipeline.degree"}},
       {"v", count(s.v), {"derived:virtual_stages"}},
@@ -727,13 +732,13 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
         "derived:padded_vocabulary", "derived:training"}},
       {"megatron_parameters",
-       s.parameters_total,
+       parameters.total,
        {"spec:model", "derived:padded_vocabulary"}},
       {"megatron_active_parameters",
-       s.parameters_active,
+       parameters.active,
        {"spec:model", "derived:padded_vocabulary"}},
       {"megatron_model_flops",
-       s.model_flops_per_iteration,
+       model_flops,
        {"spec:model", "derived:padded_vocabulary",
         "spec:batch.global_batch_size", "derived:training"}},
       {"pipeline_message_bytes",

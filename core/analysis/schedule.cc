@@ -2,7 +2,6 @@
 
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
-#include "core/spec/accounting.h"
 
 namespace blueprint {
 
@@ -42,12 +41,8 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
                      dv.pipeline > 1;
   s.embedding_sync = dv.training && s.embedding_copy;
-  const ParameterCounts parameters =
-      CountParameters(model, dv.padded_vocabulary);
-  s.parameters_total = parameters.total;
-  s.parameters_active = parameters.active;
-  s.model_flops_per_iteration = ModelFlopsPerIteration(
-      model, dv.padded_vocabulary, batch.global_batch_size, dv.training);
+  s.accounted = AccountedModelOf(model);
+  s.padded_vocabulary = dv.padded_vocabulary;
   return s;
 }
 

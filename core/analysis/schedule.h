@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "core/spec/accounting.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -41,10 +42,11 @@ struct StepShape {
   // summed between the first and the last stage each step.
   bool embedding_copy = false;
   bool embedding_sync = false;
-  // Megatron-LM's accounting of the model (core/spec/accounting.h).
-  double parameters_total = 0;
-  double parameters_active = 0;
-  double model_flops_per_iteration = 0;
+  // What Megatron-LM's accounting of the model reads (core/spec/accounting.h;
+  // computed by the iteration analysis, not per shape: the strategy search
+  // builds far more shapes than it evaluates iterations).
+  AccountedModel accounted;
+  int64_t padded_vocabulary = 0;
 };
 
 // MakeStepShape: the step shape of a mapping from its derived values

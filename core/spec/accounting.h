@@ -26,14 +26,26 @@ struct ParameterCounts {
   double active = 0;  // with only the routed experts (dense: total)
 };
 
+// The numbers of a model the accounting reads, as a small value (no string:
+// the strategy search copies one into every step shape it builds).
+struct AccountedModel {
+  double hidden = 0, feedforward = 0, num_blocks = 0, seq_size = 0;
+  double query = 0;          // attn_heads * attn_size
+  double key_value = 0;      // kv_heads * attn_size
+  double mlp_matrices = 2;   // 2 plain, 3 gated
+  double norm_weights = 0;   // per norm: 2 * hidden (LayerNorm) or hidden
+  bool tied = true;
+};
+AccountedModel AccountedModelOf(const TransformerModel& model);
+
 // CountParameters: `padded_vocabulary` is derived.padded_vocabulary.
-ParameterCounts CountParameters(const TransformerModel& model,
+ParameterCounts CountParameters(const AccountedModel& model,
                                 int64_t padded_vocabulary);
 
 // ModelFlopsPerIteration: the model FLOPs of one global batch of
 // `global_batch` sequences; a forward pass only (1 x, not 3 x) when not
 // training.
-double ModelFlopsPerIteration(const TransformerModel& model,
+double ModelFlopsPerIteration(const AccountedModel& model,
                               int64_t padded_vocabulary, int64_t global_batch,
                               bool training);
 
