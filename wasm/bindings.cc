@@ -1,7 +1,9 @@
 // embind surface of the Blueprinting wasm module (see blueprinting.d.ts).
 // Every method mirrors a CLI command and returns {ok, output, errors, notes}
-// where `output` is byte-identical to the CLI's stdout. Errors are values: the
-// core never throws (wasm builds have no exceptions) and never aborts on input.
+// where `output` is byte-identical to the CLI's stdout and each error is
+// {field, message, code} (code: ErrorCodeName, core/base/field_errors.h).
+// Errors are values: the core never throws (wasm builds have no exceptions)
+// and never aborts on input.
 //
 // Hostile input is refused here, before the core sees it, as a value:
 //   * every argument is taken as an emscripten::val, never converted by
@@ -18,7 +20,8 @@
 //     the malloc'd copy embind would make.
 // What is left (running out of memory inside the core, a bug that traps) is
 // caught by wasm/guard.js, which wraps every method and turns it into
-// {ok: false, errors: ["internal error: ..."]}.
+// {ok: false, errors: [{field: "", message: "internal error: ...",
+// code: "internal"}]}.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
 #include <emscripten/val.h>
@@ -65,6 +68,7 @@ val ToJs(const blueprint::CommandResult& result) {
     val error = val::object();
     error.set("field", JsString(e.field));
     error.set("message", JsString(e.message));
+    error.set("code", val(blueprint::ErrorCodeName(e.code)));
     errors.call<void>("push", error);
   }
   out.set("errors", errors);
@@ -91,24 +95,26 @@ bool StringsFromJs(const val& array, const std::string& name,
                    std::vector<std::string>* out,
                    std::vector<blueprint::FieldError>* errors) {
   if (!array.isArray()) {
-    errors->push_back({name, not_an_array});
+    errors->push_back({name, not_an_array, blueprint::ErrorCode::kWrongType});
     return false;
   }
   const double length = array["length"].as<double>();
   if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
-    errors->push_back({name, blueprint::InputTooLargeMessage(name)});
+    errors->push_back({name, blueprint::InputTooLargeMessage(name),
+                       blueprint::ErrorCode::kTooLarge});
     return false;
   }
   double total = 0;
   for (int i = 0; i < static_cast<int>(length); ++i) {
     const val item = array[i];
     if (!item.isString()) {
-      errors->push_back({name, not_an_array});
+      errors->push_back({name, not_an_array, blueprint::ErrorCode::kWrongType});
       return false;
     }
     total += item["length"].as<double>() + 1;
     if (total > static_cast<double>(blueprint::kMaxInputBytes)) {
-      errors->push_back({name, blueprint::InputTooLargeMessage(name)});
+      errors->push_back({name, blueprint::InputTooLargeMessage(name),
+                         blueprint::ErrorCode::kTooLarge});
       return false;
     }
   }
@@ -181,7 +187,9 @@ val Explain(val spec_arg, val figure_arg, val depth_arg) {
           {"depth",
            absl::StrCat("depth: expected an integer >= 0 or undefined, got ",
                         number ? blueprint::FormatDouble(value)
-                               : depth_arg.typeOf().as<std::string>())});
+                               : depth_arg.typeOf().as<std::string>()),
+           number ? blueprint::ErrorCode::kOutOfRange
+                  : blueprint::ErrorCode::kWrongType});
     } else {
       // Any depth beyond the tree's is every level.
       depth = value < 1e18 ? static_cast<int64_t>(value) : int64_t{1} << 60;

@@ -22,7 +22,8 @@ export interface BlueprintingOptions {
  * for the same inputs; `errors` are one per problem: `message` is the CLI's
  * stderr line without "error: ", `field` the path of the field it concerns
  * in the canonical spec (or the argument name, a Calculon file path such as
- * "sys.matrix", or "" when it concerns no one field).
+ * "sys.matrix", a flag, or "" when it concerns no one field), `code` what
+ * kind of problem it is (see CommandError).
  *
  * No argument makes a command throw or trap; it returns ok=false instead:
  *   - an argument that is not a string (or, for `args`, not an array of
@@ -42,6 +43,16 @@ export interface BlueprintingOptions {
 export interface CommandError {
   field: string;
   message: string;
+  /**
+   * The kind of problem, for programs (the message is for people): one of
+   * "syntax", "unknown_field", "missing_field", "wrong_type",
+   * "unknown_choice", "out_of_range", "not_divisible", "inconsistent",
+   * "unsupported", "too_large", "over_capacity" (analyze: the report is still
+   * in `output`), "invalid_value" (anything else), "internal" (a bug or out of
+   * memory) or "cancelled". metadata()'s error_codes lists them with their
+   * meanings.
+   */
+  code: string;
 }
 
 export interface CommandResult {
@@ -95,10 +106,10 @@ export interface Blueprinting {
          progress?: (fraction: number) => void): CommandResult;
   /**
    * `blueprint metadata`: canonical JSON listing every enum's choices (name,
-   * Calculon's spelling, meaning), every report figure (unit: s, bytes, FLOP,
-   * bytes/s, fraction, count or samples/s; group; meaning) and every spec
-   * field (JSON type, kinds, choices, the checker's min/max). See
-   * core/api/metadata.h.
+   * Calculon's spelling, meaning), every error code (name, meaning), every
+   * report figure (unit: s, bytes, FLOP, bytes/s, fraction, count or
+   * samples/s; group; meaning) and every spec field (JSON type, kinds,
+   * choices, the checker's min/max). See core/api/metadata.h.
    */
   metadata(): CommandResult;
   /**

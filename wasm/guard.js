@@ -8,7 +8,8 @@
 //     further progress calls and is rethrown after the search has returned,
 //     instead of unwinding through the module.
 //   * Anything thrown while the module runs (out of memory, a trap) becomes
-//     {ok: false, output: '', errors: [{field: '', message: 'internal error: ...'}], notes: []}. The module's
+//     {ok: false, output: '', errors: [{field: '', message: 'internal error: ...',
+//     code: 'internal'}], notes: []}. The module's
 //     memory is then in an unknown state (allocations of the interrupted call
 //     are never freed), so the instance refuses every later call with the
 //     same kind of error: create a new one with createBlueprinting().
@@ -35,19 +36,20 @@
     }
   }
 
-  function failure(name, message) {
+  // code: one of the core's error codes (core/base/field_errors.h).
+  function failure(name, message, code) {
     if (name === 'evaluateCase') {
       return [{'stage': 'errors', 'text': 'blueprinting.errors/1\n' + message + '\n'}];
     }
-    return {'ok': false, 'output': '', 'errors': [{'field': '', 'message': message}],
-            'notes': []};
+    return {'ok': false, 'output': '',
+            'errors': [{'field': '', 'message': message, 'code': code}], 'notes': []};
   }
 
   function internalError(name, now) {
     return failure(name, 'internal error: ' + name + ': ' +
         (now ? broken : 'an earlier call failed (' + broken + ')') +
         '; this instance of the module can no longer be used: create a new' +
-        ' one with createBlueprinting()');
+        ' one with createBlueprinting()', 'internal');
   }
 
   // A copy of `value` the module can read without running user code.
@@ -67,7 +69,8 @@
       try {
         for (var i = 0; i < arity; ++i) args.push(plain(arguments[i]));
       } catch (e) {
-        return failure(name, name + ': an argument could not be read: ' + describe(e));
+        return failure(name, name + ': an argument could not be read: ' + describe(e),
+                       'invalid_value');
       }
       var progressError = null;
       if (name === 'search' && typeof args[3] == 'function') {

@@ -36,13 +36,16 @@ inline bool StringFromJs(const val& value, const std::string& name,
                          std::string* out,
                          std::vector<blueprint::FieldError>* errors) {
   if (!value.isString()) {
-    errors->push_back({name, absl::StrCat(name, ": expected a string, got ",
-                                          value.typeOf().as<std::string>())});
+    errors->push_back({name,
+                       absl::StrCat(name, ": expected a string, got ",
+                                    value.typeOf().as<std::string>()),
+                       blueprint::ErrorCode::kWrongType});
     return false;
   }
   const double length = value["length"].as<double>();
   if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
-    errors->push_back({name, blueprint::InputTooLargeMessage(name)});
+    errors->push_back({name, blueprint::InputTooLargeMessage(name),
+                       blueprint::ErrorCode::kTooLarge});
     return false;
   }
   // In a /u regular expression a surrogate pair is one code point, so \p{Cs}
@@ -58,9 +61,12 @@ inline bool StringFromJs(const val& value, const std::string& name,
     for (int shift = 12; shift >= 0; shift -= 4) {
       hex.push_back(kHex[(unit >> shift) & 0xF]);
     }
-    errors->push_back({name, absl::StrCat(
-        name, ": not well-formed UTF-16: lone surrogate U+", hex,
-        " at index ", index)});
+    errors->push_back({name,
+                       absl::StrCat(name,
+                                    ": not well-formed UTF-16: lone "
+                                    "surrogate U+",
+                                    hex, " at index ", index),
+                       blueprint::ErrorCode::kSyntax});
     return false;
   }
   static const val* const encoder = new val(val::global("TextEncoder").new_());
@@ -70,8 +76,10 @@ inline bool StringFromJs(const val& value, const std::string& name,
   // malloc returns null (ALLOW_MEMORY_GROWTH), operator new would not.
   void* probe = std::malloc(size + 1);
   if (probe == nullptr) {
-    errors->push_back({name, absl::StrCat(name, ": out of memory converting ",
-                                          size, " bytes")});
+    errors->push_back(
+        {name,
+         absl::StrCat(name, ": out of memory converting ", size, " bytes"),
+         blueprint::ErrorCode::kTooLarge});
     return false;
   }
   std::free(probe);

@@ -262,11 +262,18 @@ function showReport(text) {
   }
 }
 
+// The errors no form field claims, as list items carrying their code.
+function errorItem(e) {
+  return h('li', {'data-code': e.code || undefined,
+                  title: e.code ? `${e.code}: ${state.meta.errorMeaning(e.code)}` : undefined},
+           e.message);
+}
+
 function showErrors(errors) {
   const rest = form.showErrors(errors);
   const isSystem = (e) => /^system\b/.test(e.field);
-  fill(byId('system-errors'), rest.filter(isSystem).map((e) => h('li', {}, e.message)));
-  fill(byId('errors'), rest.filter((e) => !isSystem(e)).map((e) => h('li', {}, e.message)));
+  fill(byId('system-errors'), rest.filter(isSystem).map(errorItem));
+  fill(byId('errors'), rest.filter((e) => !isSystem(e)).map(errorItem));
 }
 
 function showStatus(analysis, spec, local) {

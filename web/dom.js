@@ -39,15 +39,17 @@ export function fill(element, ...children) {
   return build(element, {}, children);
 }
 
-// One error as the page uses it: {field, message} (field '' for none).
+// One error as the page uses it: {field, message, code} (field '' for none;
+// code one of metadata()'s error_codes, '' for the page's own errors).
 export function asError(error) {
   if (error && typeof error === 'object') {
-    return {field: String(error.field ?? ''), message: String(error.message ?? '')};
+    return {field: String(error.field ?? ''), message: String(error.message ?? ''),
+            code: String(error.code ?? '')};
   }
-  return {field: '', message: String(error)};
+  return {field: '', message: String(error), code: ''};
 }
 
-// The module's methods return {ok, output, errors: [{field, message}], notes: [string]}.
+// The module's methods return {ok, output, errors: [{field, message, code}], notes: [string]}.
 function toErrors(list) {
   if (Array.isArray(list)) return list.map(asError);
   return list === undefined || list === null ? [] : [asError(list)];

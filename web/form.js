@@ -133,7 +133,7 @@ export class SpecForm {
     entry.control.setAttribute('aria-invalid', lines.length ? 'true' : 'false');
   }
 
-  // Puts each error ({field, message}) next to its field; returns the
+  // Puts each error ({field, message, code}) next to its field; returns the
   // errors no visible field claims.
   showErrors(errors) {
     const visible = [...this.controls.values()].filter((e) => !e.wrapper.hidden);

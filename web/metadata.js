@@ -1,7 +1,7 @@
 // What the core says about its inputs and outputs (`blueprint metadata`, the
 // module's metadata(); core/api/metadata.h): every enum's choices, every
 // report figure's unit, group and meaning, every spec field's type, kinds,
-// alternatives and checked range. The page keeps no copy of any of it: it
+// alternatives and checked range, every error code's meaning. The page keeps no copy of any of it: it
 // loads this once at start and builds its form, selects, units and figure
 // groups from it.
 
@@ -19,6 +19,13 @@ export class Metadata {
     this.enums = raw.enums ?? {};
     this.figures = raw.figures ?? {};
     this.specFields = raw.spec_fields ?? {};
+    this.errorCodes = new Map((Array.isArray(raw.error_codes) ? raw.error_codes : [])
+        .map((c) => [c?.name, String(c?.meaning ?? '')]));
+  }
+
+  // The one-line meaning of an error's code, or '' (the page's own errors).
+  errorMeaning(code) {
+    return this.errorCodes.get(code) ?? '';
   }
 
   // The choices [{name, calculon, meaning}] of the enum `id`, in table order.

@@ -42,19 +42,21 @@ TensorCommunication CommunicationOf(const CommunicationKeys& keys) {
   return communication;
 }
 
-// Parses `text`; a malformed document becomes one error prefixed by its role.
+// Parses `text`; a malformed document becomes one error (kSyntax) on its role,
+// its message prefixed by the role.
 std::optional<Json> ParseDocument(const std::string& text, const char* role,
-                                  std::vector<std::string>* errors) {
+                                  std::vector<FieldError>* errors) {
   absl::StatusOr<Json> value = ParseJson(text);
   if (!value.ok()) {
-    errors->push_back(absl::StrCat(role, ": ", value.status().message()));
+    errors->push_back({role, absl::StrCat(role, ": ", value.status().message()),
+                       ErrorCode::kSyntax});
     return std::nullopt;
   }
   return *std::move(value);
 }
 
 // Reads the 23 keys; returns false if any is missing, unknown or mistyped.
-bool ReadExecution(const Json& value, std::vector<std::string>* errors,
+bool ReadExecution(const Json& value, std::vector<FieldError>* errors,
                    CalculonExecution* exe, CommunicationKeys* comm_keys) {
   const size_t errors_before = errors->size();
   JsonObjectReader r(value, "exe", errors);
@@ -82,7 +84,7 @@ bool ReadExecution(const Json& value, std::vector<std::string>* errors,
                                  comm->get_ref<const std::string&>())) {
       comm_keys->tensor_par_comm_type = comm->get_ref<const std::string&>();
     } else {
-      errors->push_back(UnknownChoiceMessage(
+      errors->push_back(UnknownChoiceError(
           "exe.tensor_par_comm_type",
           VariantCalculonChoices<TensorCommunication>(), *comm));
     }
@@ -101,57 +103,70 @@ bool ReadExecution(const Json& value, std::vector<std::string>* errors,
 }
 
 // Calculon's execution-level assertions that the typed spec cannot express,
-// as messages naming the keys and values.
+// as errors on the key they concern, their messages naming the keys and
+// values.
 void CheckExecution(const CalculonExecution& exe, const CommunicationKeys& comm,
-                    std::vector<std::string>* errors) {
+                    std::vector<FieldError>* errors) {
   const std::optional<int64_t> procs =
       CheckedProduct({exe.tensor, exe.pipeline, exe.data});
   if (!procs) {
-    errors->push_back(absl::StrCat(
-        "exe.num_procs (", exe.num_procs, ") must equal tensor_par (",
-        exe.tensor, ") * pipeline_par (", exe.pipeline, ") * data_par (",
-        exe.data, "), which overflows 64-bit integers"));
+    errors->push_back(
+        {"exe.num_procs",
+         absl::StrCat("exe.num_procs (", exe.num_procs,
+                      ") must equal tensor_par (", exe.tensor,
+                      ") * pipeline_par (", exe.pipeline, ") * data_par (",
+                      exe.data, "), which overflows 64-bit integers"),
+         ErrorCode::kOutOfRange});
   } else if (*procs != exe.num_procs) {
-    errors->push_back(absl::StrCat("exe.num_procs (", exe.num_procs,
-                                   ") must equal tensor_par (", exe.tensor,
-                                   ") * pipeline_par (", exe.pipeline,
-                                   ") * data_par (", exe.data, ") = ", *procs));
+    errors->push_back({"exe.num_procs",
+                       absl::StrCat("exe.num_procs (", exe.num_procs,
+                                    ") must equal tensor_par (", exe.tensor,
+                                    ") * pipeline_par (", exe.pipeline,
+                                    ") * data_par (", exe.data, ") = ", *procs),
+                       ErrorCode::kInconsistent});
   }
   if (exe.interleaving < 1) {
-    errors->push_back(absl::StrCat("exe.pipeline_interleaving (",
-                                   exe.interleaving, ") must be at least 1"));
+    errors->push_back({"exe.pipeline_interleaving",
+                       absl::StrCat("exe.pipeline_interleaving (",
+                                    exe.interleaving, ") must be at least 1"),
+                       ErrorCode::kOutOfRange});
   }
   if (!exe.training) {
     if (exe.recompute != RecomputePolicy::kNone) {
-      errors->push_back(absl::StrCat(
-          "exe.activation_recompute (", EnumCalculonName(exe.recompute),
-          ") requires exe.training true: Calculon only recomputes during "
-          "training"));
+      errors->push_back(
+          {"exe.activation_recompute",
+           absl::StrCat("exe.activation_recompute (",
+                        EnumCalculonName(exe.recompute),
+                        ") requires exe.training true: Calculon only "
+                        "recomputes during training"),
+           ErrorCode::kInconsistent});
     }
     if (exe.dp_overlap) {
       errors->push_back(
-          "exe.data_par_overlap (true) requires exe.training true: Calculon "
-          "only overlaps DP communication during training");
+          {"exe.data_par_overlap",
+           "exe.data_par_overlap (true) requires exe.training true: Calculon "
+           "only overlaps DP communication during training",
+           ErrorCode::kInconsistent});
     }
     if (exe.offload.optimizer) {
       errors->push_back(
-          "exe.optimizer_offload (true) requires exe.training true: Calculon "
-          "only offloads the optimizer during training");
+          {"exe.optimizer_offload",
+           "exe.optimizer_offload (true) requires exe.training true: Calculon "
+           "only offloads the optimizer during training",
+           ErrorCode::kInconsistent});
     }
   }
   if (comm.seq_par_ag_redo &&
       comm.tensor_par_comm_type !=
           VariantCalculonName(TensorCommunication{ReduceScatterAllGather{}})) {
-    errors->push_back(absl::StrCat(
-        "exe.seq_par_ag_redo (true) requires exe.tensor_par_comm_type rs_ag "
-        "(got ",
-        comm.tensor_par_comm_type,
-        "): only sequence-parallel all-gathers can be redone"));
+    errors->push_back(
+        {"exe.seq_par_ag_redo",
+         absl::StrCat("exe.seq_par_ag_redo (true) requires "
+                      "exe.tensor_par_comm_type rs_ag (got ",
+                      comm.tensor_par_comm_type,
+                      "): only sequence-parallel all-gathers can be redone"),
+         ErrorCode::kInconsistent});
   }
-}
-
-absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
-  return InvalidInputError(ReaderFieldErrors(errors));
 }
 
 PipelineParallel PipelineOf(const CalculonExecution& exe,
@@ -231,7 +246,7 @@ MappingSpec SpecOf(const CalculonExecution& exe, TransformerModel model,
 absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
                                          const std::string& exe_json,
                                          const std::string& sys_json) {
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
     ReadModelJson(*app, "app", ModelKeys::kCalculon, &errors, &model);
@@ -247,13 +262,13 @@ absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
   if (std::optional<Json> sys = ParseDocument(sys_json, "sys", &errors)) {
     ReadSystemJson(*sys, "sys", NameKey::kAbsent, &errors, &system);
   }
-  if (!errors.empty()) return ErrorsToStatus(errors);
+  if (!errors.empty()) return InvalidInputError(errors);
   return SpecOf(exe, std::move(model), std::move(system));
 }
 
 absl::StatusOr<TransformerModel> FromCalculonApplication(
     const std::string& app_json) {
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
     // Calculon's application has no name; a spec's model object has one.
@@ -262,17 +277,17 @@ absl::StatusOr<TransformerModel> FromCalculonApplication(
                   spec_model ? ModelKeys::kSpecV2 : ModelKeys::kCalculon,
                   &errors, &model);
   }
-  if (!errors.empty()) return ErrorsToStatus(errors);
+  if (!errors.empty()) return InvalidInputError(errors);
   return model;
 }
 
 absl::StatusOr<System> FromCalculonSystem(const std::string& sys_json) {
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   System system;
   if (std::optional<Json> sys = ParseDocument(sys_json, "sys", &errors)) {
     ReadSystemJson(*sys, "sys", NameKey::kAbsent, &errors, &system);
   }
-  if (!errors.empty()) return ErrorsToStatus(errors);
+  if (!errors.empty()) return InvalidInputError(errors);
   return system;
 }
 

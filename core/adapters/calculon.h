@@ -43,7 +43,10 @@ namespace blueprint {
 // FromCalculon: a spec from the texts of Calculon's application, execution
 // and system JSON files. Model and system names are empty (Calculon's files
 // carry none). kInvalidArgument lists every problem of the three files, one
-// per line, each naming "app.", "exe." or "sys." and the key.
+// per line, each naming "app.", "exe." or "sys." and the key, which is also
+// its field (InvalidInputError; a malformed file's field is "app", "exe" or
+// "sys", code kSyntax; the execution-level assertions are kInconsistent, or
+// kOutOfRange for a count below 1 or an overflow).
 absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
                                          const std::string& exe_json,
                                          const std::string& sys_json);

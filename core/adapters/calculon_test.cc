@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/base/field_errors.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -19,7 +20,9 @@
 namespace blueprint {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::Not;
+using ::testing::Pair;
 
 // Tests run in the runfiles root, natively and under node alike.
 constexpr char kOracleRc[] = "core/adapters/testdata/calculon_oracle_rc.txt";
@@ -219,9 +222,12 @@ class CalculonErrors : public testing::Test {
     exe_ = nlohmann::json::parse(v09_.exe, nullptr, false);
     ASSERT_TRUE(exe_.is_object());
   }
+  // What FromCalculon makes of the edited execution.
+  absl::StatusOr<MappingSpec> Import() {
+    return FromCalculon(v09_.app, exe_.dump(), v09_.sys);
+  }
   std::vector<std::string> Errors() {
-    absl::StatusOr<MappingSpec> spec =
-        FromCalculon(v09_.app, exe_.dump(), v09_.sys);
+    absl::StatusOr<MappingSpec> spec = Import();
     if (spec.ok()) return {};
     return absl::StrSplit(std::string(spec.status().message()), '\n');
   }
@@ -255,6 +261,14 @@ TEST_F(CalculonErrors, MissingUnknownAndMistypedKeysAreNamed) {
                 "data_par_overlap, weight_offload, activations_offload, "
                 "optimizer_offload, training)",
             }));
+  EXPECT_THAT(Import(),
+              FieldsAndCodesAre(ElementsAre(
+                  Pair("exe.pipeline_par", ErrorCode::kWrongType),
+                  Pair("exe.datatype", ErrorCode::kUnknownChoice),
+                  Pair("exe.tensor_par_comm_type", ErrorCode::kUnknownChoice),
+                  Pair("exe.data_par_overlap", ErrorCode::kMissingField),
+                  Pair("exe.training", ErrorCode::kWrongType),
+                  Pair("exe.turbo", ErrorCode::kUnknownField))));
 }
 
 TEST_F(CalculonErrors, TrainingOnlyKnobsNeedTraining) {
@@ -275,6 +289,21 @@ TEST_F(CalculonErrors, TrainingOnlyKnobsNeedTraining) {
                 "exe.optimizer_offload (true) requires exe.training true: "
                 "Calculon only offloads the optimizer during training",
             }));
+  EXPECT_THAT(Import(),
+              FieldsAndCodesAre(ElementsAre(
+                  Pair("exe.num_procs", ErrorCode::kInconsistent),
+                  Pair("exe.pipeline_interleaving", ErrorCode::kOutOfRange),
+                  Pair("exe.activation_recompute", ErrorCode::kInconsistent),
+                  Pair("exe.data_par_overlap", ErrorCode::kInconsistent),
+                  Pair("exe.optimizer_offload", ErrorCode::kInconsistent))));
+  exe_["training"] = true;
+  exe_["data_par_overlap"] = false;
+  exe_["optimizer_offload"] = false;
+  exe_["pipeline_interleaving"] = 3;
+  exe_["num_procs"] = 64;
+  exe_["seq_par_ag_redo"] = true;
+  EXPECT_THAT(Import(), FieldsAndCodesAre(ElementsAre(Pair(
+                            "exe.seq_par_ag_redo", ErrorCode::kInconsistent))));
 }
 
 TEST_F(CalculonErrors, HugeDegreesAreErrorsNotOverflows) {
@@ -285,6 +314,8 @@ TEST_F(CalculonErrors, HugeDegreesAreErrorsNotOverflows) {
                 "exe.num_procs (64) must equal tensor_par "
                 "(4611686018427387904) * pipeline_par (8) * data_par (4), "
                 "which overflows 64-bit integers"});
+  EXPECT_THAT(Import(), FieldsAndCodesAre(ElementsAre(
+                            Pair("exe.num_procs", ErrorCode::kOutOfRange))));
 }
 
 TEST_F(CalculonErrors, OptimizerShardingIsDroppedForInference) {
@@ -313,6 +344,13 @@ TEST_F(CalculonErrors, EveryFileIsReported) {
   EXPECT_EQ(errors[1], "exe: expected an object, got an array");
   EXPECT_EQ(errors[2], "sys.matrix: required key is missing");
   EXPECT_EQ(errors[7], "sys.networks: required key is missing");
+  const std::vector<FieldError> fields = FieldErrorsOf(spec.status());
+  EXPECT_EQ(fields[0].field, "app");
+  EXPECT_EQ(fields[0].code, ErrorCode::kSyntax);
+  EXPECT_EQ(fields[1].field, "exe");
+  EXPECT_EQ(fields[1].code, ErrorCode::kWrongType);
+  EXPECT_EQ(fields[2].field, "sys.matrix");
+  EXPECT_EQ(fields[2].code, ErrorCode::kMissingField);
 }
 
 TEST(CalculonSystem, ShippedSystemsRoundTrip) {

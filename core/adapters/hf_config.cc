@@ -55,7 +55,7 @@ const Family* FindFamily(const std::string& model_type) {
 // The members of the config object, read with one error line per problem.
 class ConfigReader {
  public:
-  ConfigReader(const Json& object, std::vector<std::string>* errors)
+  ConfigReader(const Json& object, std::vector<FieldError>* errors)
       : object_(object), errors_(errors) {}
 
   std::string PathOf(const std::string& key) const {
@@ -75,7 +75,8 @@ class ConfigReader {
       if (!choices.empty()) {
         absl::StrAppend(&message, " (one of ", Quoted(choices), ")");
       }
-      errors_->push_back(std::move(message));
+      errors_->push_back(
+          {PathOf(key), std::move(message), ErrorCode::kMissingField});
     }
     return nullptr;
   }
@@ -88,8 +89,11 @@ class ConfigReader {
       return std::nullopt;
     }
     if (number <= 0) {
-      errors_->push_back(absl::StrCat(
-          PathOf(key), ": expected a positive integer, got ", number));
+      errors_->push_back(
+          {PathOf(key),
+           absl::StrCat(PathOf(key), ": expected a positive integer, got ",
+                        number),
+           ErrorCode::kOutOfRange});
       return std::nullopt;
     }
     return number;
@@ -114,7 +118,7 @@ class ConfigReader {
                            : nullptr;
     if (family == nullptr) {
       errors_->push_back(
-          UnknownChoiceMessage(PathOf("model_type"), choices, *value));
+          UnknownChoiceError(PathOf("model_type"), choices, *value));
     }
     return family;
   }
@@ -127,7 +131,7 @@ class ConfigReader {
   }
 
   const Json& object_;
-  std::vector<std::string>* errors_;
+  std::vector<FieldError>* errors_;
 };
 
 // The values of the keys of HfConfigKeys() a config has (errors for the
@@ -149,7 +153,7 @@ struct Values {
   }
 };
 
-Values ReadValues(const Json& config, std::vector<std::string>* errors) {
+Values ReadValues(const Json& config, std::vector<FieldError>* errors) {
   ConfigReader r(config, errors);
   Values values;
   values.family = r.ModelType();
@@ -181,7 +185,7 @@ Values ReadValues(const Json& config, std::vector<std::string>* errors) {
 
 // The flags of a parsed config object, or errors.
 std::vector<std::string> FlagsOf(const Json& config,
-                                 std::vector<std::string>* errors) {
+                                 std::vector<FieldError>* errors) {
   const Values values = ReadValues(config, errors);
   if (!errors->empty()) return {};
   const Family& family = *values.family;
@@ -238,21 +242,26 @@ const std::vector<std::string>& HfModelTypes() {
 
 absl::StatusOr<std::vector<std::string>> MegatronFlagsFromHfConfig(
     const std::string& config_json) {
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   std::vector<std::string> flags;
   if (config_json.size() > kMaxInputBytes) {
-    errors.push_back(InputTooLargeMessage(kHfConfigName));
+    errors.push_back({kHfConfigName, InputTooLargeMessage(kHfConfigName),
+                      ErrorCode::kTooLarge});
   } else if (absl::StatusOr<Json> config = ParseJson(config_json);
              !config.ok()) {
     errors.push_back(
-        absl::StrCat(kHfConfigName, ": ", config.status().message()));
+        {kHfConfigName,
+         absl::StrCat(kHfConfigName, ": ", config.status().message()),
+         ErrorCode::kSyntax});
   } else if (!config->is_object()) {
-    errors.push_back(absl::StrCat(kHfConfigName, ": expected an object, got ",
-                                  JsonSnippet(*config)));
+    errors.push_back({kHfConfigName,
+                      absl::StrCat(kHfConfigName, ": expected an object, got ",
+                                   JsonSnippet(*config)),
+                      ErrorCode::kWrongType});
   } else {
     flags = FlagsOf(*config, &errors);
   }
-  if (!errors.empty()) return InvalidInputError(ReaderFieldErrors(errors));
+  if (!errors.empty()) return InvalidInputError(errors);
   return flags;
 }
 

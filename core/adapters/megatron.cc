@@ -387,16 +387,20 @@ void ParseOther(const MegatronCatalogueEntry& entry,
   std::vector<std::string> values;
   if (entry.arity.max == 0) {
     if (has_value) {
-      errors->push_back({flag, absl::StrCat(flag, " takes no value (got ",
-                                            Quoted(value), ")")});
+      errors->push_back(
+          {flag,
+           absl::StrCat(flag, " takes no value (got ", Quoted(value), ")"),
+           ErrorCode::kSyntax});
       return;
     }
   } else if (has_value) {
     // argparse takes exactly one value after '='.
     if (entry.arity.min > 1) {
       errors->push_back(
-          {flag, absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity),
-                              " (got ", Quoted(value), " alone)")});
+          {flag,
+           absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity), " (got ",
+                        Quoted(value), " alone)"),
+           ErrorCode::kSyntax});
       return;
     }
     values.push_back(value);
@@ -407,7 +411,8 @@ void ParseOther(const MegatronCatalogueEntry& entry,
     }
     if (static_cast<int>(values.size()) < entry.arity.min) {
       errors->push_back(
-          {flag, absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity))});
+          {flag, absl::StrCat(flag, " needs ", ValuesNeeded(entry.arity)),
+           ErrorCode::kSyntax});
       return;
     }
   }
@@ -416,9 +421,11 @@ void ParseOther(const MegatronCatalogueEntry& entry,
         absl::StrSplit(entry.choices, '|');
     for (const std::string& v : values) {
       if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
-        errors->push_back({flag, absl::StrCat(flag, " must be one of ",
-                                              absl::StrJoin(choices, ", "),
-                                              " (got ", Quoted(v), ")")});
+        errors->push_back({flag,
+                           absl::StrCat(flag, " must be one of ",
+                                        absl::StrJoin(choices, ", "), " (got ",
+                                        Quoted(v), ")"),
+                           ErrorCode::kUnknownChoice});
         return;
       }
     }
@@ -452,9 +459,11 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       has_value = true;
     } else if (!RE2::FullMatch(arg, *kFlagAlone, &flag)) {
       errors->push_back(
-          {"", absl::StrCat(
-                   "unexpected argument ", Quoted(arg),
-                   ": expected a Megatron-LM flag such as --num-layers 96")});
+          {"",
+           absl::StrCat(
+               "unexpected argument ", Quoted(arg),
+               ": expected a Megatron-LM flag such as --num-layers 96"),
+           ErrorCode::kSyntax});
       continue;
     }
     // Skips the next word when it is this flag's value.
@@ -483,7 +492,8 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
                                   absl::string_view(MegatronCatalogueCommit())
                                       .substr(0, 12),
                                   ") has no such flag")
-                   : absl::StrCat("did you mean ", closest, "?"))});
+                   : absl::StrCat("did you mean ", closest, "?")),
+           ErrorCode::kUnknownField});
       // Skip its values too, so that they are not reported as stray words.
       if (!has_value) {
         while (i + 1 < args.size() && IsValueWord(args[i + 1])) ++i;
@@ -491,15 +501,18 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       continue;
     }
     if (parsed.Given(flag)) {
-      errors->push_back({flag, absl::StrCat(flag, " is given more than once")});
+      errors->push_back({flag, absl::StrCat(flag, " is given more than once"),
+                         ErrorCode::kSyntax});
       if (info->kind != Kind::kSwitch) skip_value();
       continue;
     }
     parsed.MarkGiven(flag);
     if (info->kind == Kind::kSwitch) {
       if (has_value) {
-        errors->push_back({flag, absl::StrCat(flag, " takes no value (got ",
-                                              Quoted(value), ")")});
+        errors->push_back(
+            {flag,
+             absl::StrCat(flag, " takes no value (got ", Quoted(value), ")"),
+             ErrorCode::kSyntax});
       } else {
         parsed.Set(flag, Value{});
       }
@@ -507,7 +520,8 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     }
     if (!has_value) {
       if (i + 1 >= args.size() || !IsValueWord(args[i + 1])) {
-        errors->push_back({flag, absl::StrCat(flag, " needs a value")});
+        errors->push_back(
+            {flag, absl::StrCat(flag, " needs a value"), ErrorCode::kSyntax});
         continue;
       }
       value = args[++i];
@@ -529,24 +543,28 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       if (std::find(megatron.begin(), megatron.end(), value) !=
           megatron.end()) {
         errors->push_back(
-            {flag, absl::StrCat(
-                       "unsupported Megatron-LM flag ", flag, " ", value,
-                       ": the model cannot represent it (",
-                       "modelled: ", absl::StrJoin(info->choices, ", "), ")")});
+            {flag,
+             absl::StrCat("unsupported Megatron-LM flag ", flag, " ", value,
+                          ": the model cannot represent it (", "modelled: ",
+                          absl::StrJoin(info->choices, ", "), ")"),
+             ErrorCode::kUnsupported});
       } else {
-        errors->push_back(
-            {flag, absl::StrCat(flag, " must be one of ",
-                                absl::StrJoin(info->choices, ", "), " (got ",
-                                Quoted(value), ")")});
+        errors->push_back({flag,
+                           absl::StrCat(flag, " must be one of ",
+                                        absl::StrJoin(info->choices, ", "),
+                                        " (got ", Quoted(value), ")"),
+                           ErrorCode::kUnknownChoice});
       }
       continue;
     }
     const std::optional<int64_t> number = ParsePositiveInteger(value);
     if (!number) {
       errors->push_back(
-          {flag, absl::StrCat(
-                     flag, " needs a positive integer that fits in 64 bits (",
-                     kPositiveIntegerSpelling, "; got ", Quoted(value), ")")});
+          {flag,
+           absl::StrCat(flag,
+                        " needs a positive integer that fits in 64 bits (",
+                        kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
+           PositiveIntegerErrorCode(value)});
       continue;
     }
     Value integer;
@@ -637,8 +655,8 @@ struct Conversion {
   std::vector<FieldError> errors;
   std::vector<std::string> notes;
 
-  void Error(std::string field, std::string message) {
-    errors.push_back({std::move(field), std::move(message)});
+  void Error(std::string field, ErrorCode code, std::string message) {
+    errors.push_back({std::move(field), std::move(message), code});
   }
 };
 
@@ -689,7 +707,7 @@ void OtherFlags(Conversion* c) {
         }
         const absl::string_view fallback = entry.default_value;
         c->Error(
-            entry.name,
+            entry.name, ErrorCode::kUnsupported,
             absl::StrCat("unsupported Megatron-LM flag ", given, ": ", why,
                          entry.arity.max == 0 || fallback == "None"
                              ? std::string()
@@ -699,7 +717,7 @@ void OtherFlags(Conversion* c) {
       }
       case MegatronFlagClass::kModelled:
         // A catalogue flag the table does not have: a bug of the catalogue.
-        c->Error(entry.name,
+        c->Error(entry.name, ErrorCode::kInternal,
                  absl::StrCat("internal: ", entry.name,
                               " is marked modelled but MegatronFlags() has no "
                               "row for it"));
@@ -724,7 +742,8 @@ void ApplyFlags(absl::string_view section, Conversion* c) {
   for (const MegatronFlag& flag : MegatronFlags()) {
     if (!absl::StartsWith(flag.field, absl::StrCat(section, "."))) continue;
     if (flag.absent == kMegatronRequired && !c->flags.Given(flag.name)) {
-      c->Error(flag.name, absl::StrCat(flag.name, " is required"));
+      c->Error(flag.name, ErrorCode::kMissingField,
+               absl::StrCat(flag.name, " is required"));
     }
     if (flag.set == nullptr) continue;
     // A flag given with a bad value (reported) takes its default, if any.
@@ -757,7 +776,7 @@ void ModelRules(Conversion* c) {
       // Megatron-LM: int((4 * h * 2 / 3) / 64) * 64, i.e. h / 24 * 64.
       model.feedforward = *hidden / 24 * 64;
       if (model.feedforward == 0) {
-        c->Error("model.feedforward",
+        c->Error("model.feedforward", ErrorCode::kOutOfRange,
                  absl::StrCat("--ffn-hidden-size defaults to --hidden-size (",
                               *hidden,
                               ") * 8 / 3 rounded down to a multiple of 64 "
@@ -767,7 +786,7 @@ void ModelRules(Conversion* c) {
     } else {
       const std::optional<int64_t> four_h = CheckedMul(4, *hidden);
       if (!four_h) {
-        c->Error("model.feedforward",
+        c->Error("model.feedforward", ErrorCode::kOutOfRange,
                  absl::StrCat("--ffn-hidden-size defaults to 4 * "
                               "--hidden-size (",
                               *hidden, "), which overflows 64 bits"));
@@ -778,7 +797,7 @@ void ModelRules(Conversion* c) {
   if (!flags.Integer("--kv-channels") && hidden && heads) {
     if (*hidden % *heads != 0) {
       c->Error(
-          "model.attn_size",
+          "model.attn_size", ErrorCode::kNotDivisible,
           absl::StrCat("--kv-channels defaults to --hidden-size (", *hidden,
                        ") / --num-attention-heads (", *heads,
                        "), which must then divide evenly; give --kv-channels"));
@@ -800,7 +819,7 @@ void ModelRules(Conversion* c) {
   }
 
   if (flags.Switch("--add-qkv-bias") && flags.Switch("--disable-bias-linear")) {
-    c->Error("--add-qkv-bias",
+    c->Error("--add-qkv-bias", ErrorCode::kUnsupported,
              "--add-qkv-bias with --disable-bias-linear puts biases on the QKV "
              "projection only, which the model cannot represent "
              "(model.linear_bias is all or none)");
@@ -827,7 +846,7 @@ void ModelRules(Conversion* c) {
             flags.Integer("--max-position-embeddings")) {
       vocabulary.max_positions = *rows;
     } else if (!flags.Given("--max-position-embeddings")) {
-      c->Error("--max-position-embeddings",
+      c->Error("--max-position-embeddings", ErrorCode::kMissingField,
                "--max-position-embeddings is required with a learned position "
                "embedding (--position-embedding-type learned_absolute, "
                "Megatron-LM's default): it is the number of rows of its "
@@ -848,7 +867,7 @@ void ParallelismRules(const System& system, Conversion* c) {
   if (std::optional<int64_t> world = flags.Integer("--world-size")) {
     const std::optional<int64_t> model_parallel = CheckedMul(t, p);
     if (!model_parallel || *world % *model_parallel != 0) {
-      c->Error("--world-size",
+      c->Error("--world-size", ErrorCode::kNotDivisible,
                absl::StrCat("--world-size (", *world,
                             ") must be divisible by "
                             "--tensor-model-parallel-size (",
@@ -876,7 +895,7 @@ void ParallelismRules(const System& system, Conversion* c) {
   }
   if (chunk_flags.size() > 1) {
     c->Error(
-        "parallelism.pipeline.schedule",
+        "parallelism.pipeline.schedule", ErrorCode::kInconsistent,
         absl::StrCat(
             absl::StrJoin(chunk_flags.begin(), chunk_flags.end() - 1, ", "),
             " and ", chunk_flags.back(),
@@ -887,6 +906,7 @@ void ParallelismRules(const System& system, Conversion* c) {
   } else if (layers_per_virtual && layers) {
     if (*layers % p != 0) {
       c->Error("--num-layers-per-virtual-pipeline-stage",
+               ErrorCode::kNotDivisible,
                absl::StrCat("--num-layers (", *layers,
                             ") must be divisible by "
                             "--pipeline-model-parallel-size (",
@@ -895,6 +915,7 @@ void ParallelismRules(const System& system, Conversion* c) {
                             "--num-layers-per-virtual-pipeline-stage"));
     } else if ((*layers / p) % *layers_per_virtual != 0) {
       c->Error("--num-layers-per-virtual-pipeline-stage",
+               ErrorCode::kNotDivisible,
                absl::StrCat("--num-layers-per-virtual-pipeline-stage (",
                             *layers_per_virtual,
                             ") must divide the layers per pipeline stage "
@@ -926,25 +947,25 @@ void ParallelismRules(const System& system, Conversion* c) {
       flags.Integer("--recompute-num-layers");
   if (parallelism.recompute != RecomputePolicy::kFull) {
     if (method) {
-      c->Error("--recompute-method",
+      c->Error("--recompute-method", ErrorCode::kInconsistent,
                "--recompute-method only applies to --recompute-granularity "
                "full");
     }
     if (recompute_layers) {
-      c->Error("--recompute-num-layers",
+      c->Error("--recompute-num-layers", ErrorCode::kInconsistent,
                "--recompute-num-layers only applies to --recompute-granularity "
                "full");
     }
   } else if (!method) {
-    c->Error("--recompute-method",
+    c->Error("--recompute-method", ErrorCode::kMissingField,
              "--recompute-granularity full needs --recompute-method uniform");
   } else if (*method == "block") {
-    c->Error("--recompute-method",
+    c->Error("--recompute-method", ErrorCode::kUnsupported,
              "--recompute-method block recomputes only some blocks of each "
              "stage, which the model cannot represent (it recomputes every "
              "block); use --recompute-method uniform");
   } else if (recompute_layers && *recompute_layers != 1) {
-    c->Error("--recompute-num-layers",
+    c->Error("--recompute-num-layers", ErrorCode::kUnsupported,
              absl::StrCat("--recompute-num-layers ", *recompute_layers,
                           " keeps the input of every ", *recompute_layers,
                           "th block only, which the model cannot represent (it "
@@ -970,12 +991,12 @@ void ParallelismRules(const System& system, Conversion* c) {
   // Data parallelism: with one rank there is nothing to shard or overlap.
   if (flags.Switch("--overlap-param-gather")) {
     if (!flags.Switch("--overlap-grad-reduce")) {
-      c->Error("--overlap-param-gather",
+      c->Error("--overlap-param-gather", ErrorCode::kInconsistent,
                "--overlap-param-gather needs --overlap-grad-reduce, as "
                "Megatron-LM asserts");
     }
     if (!flags.Switch("--use-distributed-optimizer")) {
-      c->Error("--overlap-param-gather",
+      c->Error("--overlap-param-gather", ErrorCode::kInconsistent,
                "--overlap-param-gather needs --use-distributed-optimizer, as "
                "Megatron-LM asserts");
     }
@@ -1007,7 +1028,7 @@ void BatchRules(Conversion* c) {
   const int64_t d = c->spec.parallelism.data.degree;
   const std::optional<int64_t> global = CheckedMul(*micro, d);
   if (!global) {
-    c->Error("batch.global_batch_size",
+    c->Error("batch.global_batch_size", ErrorCode::kOutOfRange,
              absl::StrCat(
                  "--global-batch-size defaults to --micro-batch-size (", *micro,
                  ") * data-parallel size (", d, "), which overflows 64 bits"));
@@ -1020,7 +1041,8 @@ void OptionsRules(Conversion* c) {
   const bool fp16 = c->flags.Switch("--fp16");
   const bool bf16 = c->flags.Switch("--bf16");
   if (fp16 && bf16) {
-    c->Error("options.datatype", "--fp16 and --bf16 cannot both be given");
+    c->Error("options.datatype", ErrorCode::kInconsistent,
+             "--fp16 and --bf16 cannot both be given");
   }
   c->spec.options.datatype = fp16   ? DataType::kFloat16
                              : bf16 ? DataType::kBFloat16

@@ -50,7 +50,11 @@
 // is the flag a problem concerns ("--tensor-model-parallel-size", also for an
 // unknown flag as written), the spec path when a rule about the resulting
 // spec fails (e.g. "model.attn_size" when its default does not divide), or ""
-// for a stray positional argument.
+// for a stray positional argument. Their codes: kSyntax (a stray argument, a
+// repeated flag, a missing or unexpected value), kUnknownField (an unknown
+// flag), kMissingField (a required flag), kUnknownChoice, kWrongType or
+// kOutOfRange (a bad value), kNotDivisible, kInconsistent (flags that
+// contradict each other), kUnsupported (an option the model cannot express).
 //
 // Example:
 //   std::vector<std::string> notes;

@@ -87,6 +87,18 @@ std::vector<std::string> Fields(const std::string& command_line) {
   return fields;
 }
 
+// The code of each error of `command_line`, in order.
+std::vector<ErrorCode> Codes(const std::string& command_line) {
+  absl::StatusOr<MappingSpec> spec =
+      FromMegatronArgs(Args(command_line), A100());
+  std::vector<ErrorCode> codes;
+  if (spec.ok()) return codes;
+  for (const FieldError& error : FieldErrorsOf(spec.status())) {
+    codes.push_back(error.code);
+  }
+  return codes;
+}
+
 // Korthikanti et al. 2022 (arXiv 2205.05198) as Megatron-LM command lines:
 // the configurations of Calculon's validation (MODEL.md §8). "full" is full
 // recompute without sequence parallelism; "seqsel" is selective recompute
@@ -440,6 +452,46 @@ TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
                 "\"--" + std::string(30, 'x') + "\"...", "--num-layers",
                 "--num-attention-heads", "--seq-length",
                 "--micro-batch-size"}));
+}
+
+TEST(Megatron, ErrorsCarryTheirCode) {
+  using C = ErrorCode;
+  // The command line of ErrorsNameTheirFlagOrSpecField.
+  EXPECT_EQ(Codes("--num-layers 96 --hidden-size 12288 --num-attention-heads "
+                  "96 --lr 1e-4 stray --fp16 --bf16 --fp16 "
+                  "--sequence-parallel=true --recompute-method block "
+                  "--tensor-model-parallel-size 0 --micro-batch-size"),
+            (std::vector<C>{C::kSyntax, C::kSyntax, C::kSyntax, C::kOutOfRange,
+                            C::kSyntax, C::kMissingField, C::kInconsistent,
+                            C::kInconsistent}));
+  const std::string model =
+      "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+      "--seq-length 2048 --micro-batch-size 1 ";
+  EXPECT_EQ(Codes(model + "--recompute-granularity full"),
+            std::vector<C>{C::kMissingField});
+  EXPECT_EQ(Codes(model + "--no-such-flag"), std::vector<C>{C::kUnknownField});
+  EXPECT_EQ(Codes(model + "--recompute-granularity full --recompute-method "
+                          "block"),
+            std::vector<C>{C::kUnsupported});
+  EXPECT_EQ(Codes(model + "--recompute-granularity partial"),
+            std::vector<C>{C::kUnknownChoice});
+  EXPECT_EQ(Codes(model + "--tensor-model-parallel-size eight"),
+            std::vector<C>{C::kWrongType});
+  EXPECT_EQ(Codes(model + "--pipeline-model-parallel-size 8 "
+                          "--num-layers-per-virtual-pipeline-stage 5"),
+            std::vector<C>{C::kNotDivisible});
+  EXPECT_EQ(Codes(model + "--virtual-pipeline-model-parallel-size 2 "
+                          "--num-layers-per-virtual-pipeline-stage 2"),
+            std::vector<C>{C::kInconsistent});
+  EXPECT_EQ(Codes(model + "--tensor-model-parallel-size 8 --world-size 12"),
+            std::vector<C>{C::kNotDivisible});
+  EXPECT_EQ(Codes("--num-layers 96 --hidden-size 100 --num-attention-heads "
+                  "3 --seq-length 2048 --micro-batch-size 1"),
+            std::vector<C>{C::kNotDivisible});
+  EXPECT_EQ(Codes("--num-layers 1 --hidden-size 9223372036854775807 "
+                  "--num-attention-heads 1 --seq-length 1 "
+                  "--micro-batch-size 9223372036854775807 --world-size 2"),
+            (std::vector<C>{C::kOutOfRange, C::kOutOfRange}));
 }
 
 TEST(Megatron, ErrorsComeInSectionOrder) {

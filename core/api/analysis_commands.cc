@@ -2,8 +2,10 @@
 
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/adapters/calculon.h"
+#include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
 #include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
@@ -15,7 +17,8 @@ namespace {
 // The spec, unless it is over the input limit.
 absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json) {
   if (spec_json.size() > kMaxInputBytes) {
-    return InvalidInputError({{"spec", InputTooLargeMessage("spec")}});
+    return InvalidInputError(
+        {{"spec", InputTooLargeMessage("spec"), ErrorCode::kTooLarge}});
   }
   return ParseSpecJson(spec_json);
 }
@@ -46,6 +49,8 @@ void AddCapacityViolations(const PipelineResult& r, CommandResult* out) {
   if (r.memory.violations.empty()) return;
   out->exit_code = kExitInvalidInput;
   out->errors = r.memory.violations;  // FieldErrors naming mem1/mem2.GiB
+  // The analysis reports nothing but capacity violations (analyze.h).
+  for (FieldError& error : out->errors) error.code = ErrorCode::kOverCapacity;
 }
 
 }  // namespace
@@ -103,14 +108,24 @@ CommandResult Explain(const std::string& spec_json, const std::string& figure,
   if (depth.has_value() && *depth < 0) {
     out.exit_code = kExitInvalidInput;
     out.errors.push_back(
-        {"depth",
-         absl::StrCat("depth: expected an integer >= 0, got ", *depth)});
+        {"depth", absl::StrCat("depth: expected an integer >= 0, got ", *depth),
+         ErrorCode::kOutOfRange});
     return out;
   }
   PipelineResult result;
   if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   absl::StatusOr<std::string> chain = ExplainFigure(result, figure, depth);
-  if (!chain.ok()) return FailureResult(chain.status());
+  if (!chain.ok()) {
+    out = FailureResult(chain.status());
+    // kNotFound is ExplainFigure's one answer to an unknown figure.
+    if (chain.status().code() == absl::StatusCode::kNotFound) {
+      for (FieldError& error : out.errors) {
+        error.field = "figure";
+        error.code = ErrorCode::kUnknownChoice;
+      }
+    }
+    return out;
+  }
   out.output = *chain;
   return out;
 }

@@ -15,7 +15,7 @@ namespace blueprint {
 
 // Analyze: `blueprint analyze SPEC`. Output: the report JSON. A mapping that
 // does not fit in memory still gets its report, with exit code 2 and one
-// error per capacity violation.
+// error per capacity violation (code kOverCapacity).
 CommandResult Analyze(const std::string& spec_json);
 
 // The canonical text of every stage (for `analyze --dump-ir DIR`), or the
@@ -36,7 +36,8 @@ CommandResult Digest(const std::string& spec_json);
 // chain of one report figure (core/report/report.h ExplainFigure): for an
 // iteration or memory figure first its formula with the values substituted,
 // then its sources down to `depth` levels (nullopt: every level). A depth < 0
-// exits 2 with an error on field "depth".
+// exits 2 with an error on field "depth" (kOutOfRange), an unknown figure
+// with one on field "figure" (kUnknownChoice).
 CommandResult Explain(const std::string& spec_json, const std::string& figure,
                       std::optional<int64_t> depth = std::nullopt);
 

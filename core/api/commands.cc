@@ -57,14 +57,20 @@ int ExitCodeOf(absl::StatusCode code) {
 CommandResult FailureResult(const absl::Status& status) {
   CommandResult result;
   result.exit_code = ExitCodeOf(status.code());
-  const absl::string_view prefix =
-      result.exit_code == kExitInternal ? "internal error: " : "";
+  const bool internal = result.exit_code == kExitInternal;
+  const bool cancelled = result.exit_code == kExitCancelled;
+  const absl::string_view prefix = internal ? "internal error: " : "";
   for (FieldError& error : FieldErrorsOf(status)) {
     error.message = absl::StrCat(prefix, error.message);
+    if (internal) error.code = ErrorCode::kInternal;
+    if (cancelled) error.code = ErrorCode::kCancelled;
     result.errors.push_back(std::move(error));
   }
   if (result.errors.empty()) {
-    result.AddError(absl::StrCat(prefix, status.ToString()));
+    result.AddError(absl::StrCat(prefix, status.ToString()),
+                    internal    ? ErrorCode::kInternal
+                    : cancelled ? ErrorCode::kCancelled
+                                : ErrorCode::kInvalidValue);
   }
   return result;
 }
@@ -75,7 +81,8 @@ std::optional<CommandResult> OversizedInput(
   result.exit_code = kExitInvalidInput;
   for (const auto& [name, text] : inputs) {
     if (text->size() > kMaxInputBytes) {
-      result.errors.push_back({name, InputTooLargeMessage(name)});
+      result.errors.push_back(
+          {name, InputTooLargeMessage(name), ErrorCode::kTooLarge});
     }
   }
   if (result.errors.empty()) return std::nullopt;
@@ -111,7 +118,8 @@ CommandResult ImportMegatron(const std::string& system_json,
   if (args_bytes > kMaxInputBytes) {
     CommandResult result;
     result.exit_code = kExitInvalidInput;
-    result.errors.push_back({"args", InputTooLargeMessage("args")});
+    result.errors.push_back(
+        {"args", InputTooLargeMessage("args"), ErrorCode::kTooLarge});
     return result;
   }
   absl::StatusOr<System> system = FromCalculonSystem(system_json);

@@ -30,10 +30,12 @@ inline constexpr int kExitCancelled = 4;     // the caller cancelled (wasm)
 
 // CommandResult: what a command prints. `output` is stdout (empty on
 // failure); `errors` are one per violated rule: the field path it concerns
-// ("" when none: malformed JSON, a file, a flag) and the stderr line without
-// the "error: " prefix the CLI adds. `notes` are things worth knowing that
-// are no error (e.g. the Megatron-LM flags an import ignored), one line each,
-// without the "note: " prefix the CLI adds; they never change the exit code.
+// ("" when none: malformed JSON, a file, a flag), the stderr line without
+// the "error: " prefix the CLI adds, and its ErrorCode (core/base/
+// field_errors.h: kInternal after exit 3, kCancelled after exit 4). `notes`
+// are things worth knowing that are no error (e.g. the Megatron-LM flags an
+// import ignored), one line each, without the "note: " prefix the CLI adds;
+// they never change the exit code.
 struct CommandResult {
   int exit_code = kExitOk;
   std::string output;
@@ -41,21 +43,24 @@ struct CommandResult {
   std::vector<std::string> notes;
 
   // Adds an error that concerns no one field.
-  void AddError(std::string message) {
-    errors.push_back({"", std::move(message)});
+  void AddError(std::string message,
+                ErrorCode code = ErrorCode::kInvalidValue) {
+    errors.push_back({"", std::move(message), code});
   }
 };
 
 // FailureResult: the one mapping from a failed status to an exit code, with
-// one error per line of `status`'s message. Input problems (InvalidArgument,
+// one error per line of `status`'s message, with the field and code its
+// payloads give (FieldErrorsOf). Input problems (InvalidArgument,
 // FailedPrecondition, OutOfRange, NotFound, ResourceExhausted) exit 2; a
-// cancellation exits 4; anything else is a bug (a verifier failure) and exits
-// 3 with each line prefixed "internal error: ".
+// cancellation exits 4 (code kCancelled); anything else is a bug (a verifier
+// failure) and exits 3 with each line prefixed "internal error: " (code
+// kInternal).
 CommandResult FailureResult(const absl::Status& status);
 
 // OversizedInput: exit 2 naming every input over kMaxInputBytes
-// (core/base/input_limits.h), or nullopt when all fit. `inputs` pairs an
-// argument name with its text.
+// (core/base/input_limits.h, code kTooLarge), or nullopt when all fit. `inputs`
+// pairs an argument name with its text.
 std::optional<CommandResult> OversizedInput(
     std::initializer_list<std::pair<const char*, const std::string*>> inputs);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "core/api/analysis_commands.h"
 #include "core/api/search_command.h"
+#include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
 #include "core/presets/presets.h"
 #include "gtest/gtest.h"
@@ -86,6 +87,7 @@ TEST(Commands, ViolationsAreOneErrorEach) {
                 "blocks_per_stage (12)"});
   EXPECT_EQ(checked.errors[0].field,
             "parallelism.pipeline.schedule.virtual_stages");
+  EXPECT_EQ(checked.errors[0].code, ErrorCode::kNotDivisible);
 }
 
 TEST(Commands, AdapterErrorsAreInvalidInput) {
@@ -93,13 +95,17 @@ TEST(Commands, AdapterErrorsAreInvalidInput) {
   const CommandResult imported = ImportCalculon(files[0], files[1], files[2]);
   EXPECT_EQ(imported.exit_code, kExitInvalidInput);
   EXPECT_TRUE(imported.output.empty());
-  EXPECT_EQ(imported.errors.size(), 1u);
+  ASSERT_EQ(imported.errors.size(), 1u);
+  EXPECT_EQ(imported.errors[0].field, "exe.num_procs");
+  EXPECT_EQ(imported.errors[0].code, ErrorCode::kInconsistent);
 
   const CommandResult garbage = Check("not json");
   EXPECT_EQ(garbage.exit_code, kExitInvalidInput);
   ASSERT_EQ(garbage.errors.size(), 1u);
   EXPECT_EQ(garbage.errors[0].message.rfind("malformed JSON: parse error at line 1", 0),
             0u);
+  EXPECT_EQ(garbage.errors[0].field, "");
+  EXPECT_EQ(garbage.errors[0].code, ErrorCode::kSyntax);
 }
 
 TEST(Commands, ImportMegatron) {
@@ -163,10 +169,13 @@ TEST(Commands, ImportMegatron) {
   EXPECT_EQ(bad_system.errors.front().message,
             "sys.matrix: required key is missing");
   EXPECT_EQ(bad_system.errors.front().field, "sys.matrix");
+  EXPECT_EQ(bad_system.errors.front().code, ErrorCode::kMissingField);
 
   const CommandResult bad_flags = ImportMegatron(system, {"--bogus"});
   EXPECT_EQ(bad_flags.exit_code, kExitInvalidInput);
-  EXPECT_GE(bad_flags.errors.size(), 2u);
+  ASSERT_GE(bad_flags.errors.size(), 2u);
+  EXPECT_EQ(bad_flags.errors[0].code, ErrorCode::kUnknownField);
+  EXPECT_EQ(bad_flags.errors[1].code, ErrorCode::kMissingField);
 }
 
 // Korthikanti et al.'s GPT-3 175B run (oracle case v09) as Megatron-LM
@@ -284,6 +293,19 @@ TEST(Commands, FailureResultMapsStatusToExitCode) {
   EXPECT_EQ(Messages(internal),
             (std::vector<std::string>{"internal error: plan IR: task 2: bad",
                                       "internal error: second"}));
+  EXPECT_EQ(internal.errors[0].code, ErrorCode::kInternal);
+  EXPECT_EQ(internal.errors[1].code, ErrorCode::kInternal);
+  EXPECT_EQ(FailureResult(absl::CancelledError("x")).errors[0].code,
+            ErrorCode::kCancelled);
+  // Input problems keep the codes of their payload; without one they are
+  // invalid values.
+  EXPECT_EQ(FailureResult(InvalidInputError(
+                              {{"model.hidden", "m", ErrorCode::kOutOfRange}}))
+                .errors[0]
+                .code,
+            ErrorCode::kOutOfRange);
+  EXPECT_EQ(FailureResult(absl::InvalidArgumentError("x")).errors[0].code,
+            ErrorCode::kInvalidValue);
 }
 
 TEST(Commands, EveryCommandRefusesAnOversizedInput) {
@@ -295,6 +317,7 @@ TEST(Commands, EveryCommandRefusesAnOversizedInput) {
     EXPECT_EQ(result.exit_code, kExitInvalidInput);
     EXPECT_EQ(Messages(result), std::vector<std::string>{message});
     EXPECT_EQ(result.errors[0].field, "spec");
+    EXPECT_EQ(result.errors[0].code, ErrorCode::kTooLarge);
   }
   const CommandResult calculon = Calculon("{}", huge, huge);
   EXPECT_EQ(Messages(calculon),
@@ -327,6 +350,56 @@ TEST(Commands, ExplainStopsAtADepth) {
   EXPECT_EQ(Messages(negative), std::vector<std::string>{
                                     "depth: expected an integer >= 0, got -1"});
   EXPECT_EQ(negative.errors[0].field, "depth");
+  EXPECT_EQ(negative.errors[0].code, ErrorCode::kOutOfRange);
+  const CommandResult unknown = Explain(spec, "no_such_figure");
+  EXPECT_EQ(unknown.exit_code, kExitInvalidInput);
+  ASSERT_EQ(unknown.errors.size(), 1u);
+  EXPECT_EQ(unknown.errors[0].field, "figure");
+  EXPECT_EQ(unknown.errors[0].code, ErrorCode::kUnknownChoice);
+}
+
+TEST(Commands, OverCapacityViolationsKeepTheReport) {
+  std::string spec = ReadFile(kExample);
+  const std::string from = "\"GiB\": 80";
+  const size_t at = spec.find(from);
+  ASSERT_NE(at, std::string::npos);
+  spec.replace(at, from.size(), "\"GiB\": 1");
+  const CommandResult result = Analyze(spec);
+  EXPECT_EQ(result.exit_code, kExitInvalidInput);
+  EXPECT_FALSE(result.output.empty());
+  ASSERT_FALSE(result.errors.empty());
+  EXPECT_EQ(result.errors[0].field, "system.mem1.GiB");
+  EXPECT_EQ(result.errors[0].code, ErrorCode::kOverCapacity);
+}
+
+TEST(Commands, SearchFlagsAndValidationCarryCodes) {
+  const std::vector<std::string> files =
+      CalculonFiles("v09_175B_t8p8_v3_full_ar_paperval");
+  const CommandResult flags =
+      Search(files[0], files[2], {"--procs", "x"}, nullptr);
+  EXPECT_EQ(flags.exit_code, kExitInvalidInput);
+  ASSERT_EQ(flags.errors.size(), 3u);
+  EXPECT_EQ(flags.errors[0].field, "--procs");
+  EXPECT_EQ(flags.errors[0].code, ErrorCode::kWrongType);
+  EXPECT_EQ(flags.errors[1].code, ErrorCode::kMissingField);
+  const std::vector<std::string> args = {"--procs", "8",          "--max-batch",
+                                         "8",       "--datatype", "float16"};
+  std::vector<std::string> too_many = args;
+  too_many[1] = "2147483649";
+  const CommandResult range = Search(files[0], files[2], too_many, nullptr);
+  ASSERT_EQ(range.errors.size(), 1u);
+  EXPECT_EQ(range.errors[0].field, "--procs");
+  EXPECT_EQ(range.errors[0].code, ErrorCode::kOutOfRange);
+  // The model is judged by the checker: its fields and codes.
+  std::string app = files[0];
+  const size_t at = app.find("\"hidden\": 12288");
+  ASSERT_NE(at, std::string::npos) << app;
+  app.replace(at, 15, "\"hidden\": 0");
+  const CommandResult model = Search(app, files[2], args, nullptr);
+  EXPECT_EQ(model.exit_code, kExitInvalidInput);
+  ASSERT_FALSE(model.errors.empty());
+  EXPECT_EQ(model.errors[0].field, "model.hidden");
+  EXPECT_EQ(model.errors[0].code, ErrorCode::kOutOfRange);
 }
 
 TEST(Commands, InvalidInputResultSplitsLines) {

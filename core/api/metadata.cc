@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/report/figure_info.h"
@@ -37,6 +38,16 @@ Json EnumsJson() {
     }
     out[id] = Json::object({{"variant", variant}, {"choices", choices}});
   });
+  return out;
+}
+
+// In table order (core/base/field_errors.h).
+Json ErrorCodesJson() {
+  Json out = Json::array();
+  for (const ErrorCodeInfo& info : kErrorCodes) {
+    out.push_back(
+        Json::object({{"name", info.name}, {"meaning", info.meaning}}));
+  }
   return out;
 }
 
@@ -239,6 +250,7 @@ CommandResult Metadata() {
   Json out = Json::object();
   out["format"] = kMetadataFormat;
   out["enums"] = EnumsJson();
+  out["error_codes"] = ErrorCodesJson();
   out["figures"] = FiguresJson();
   out["spec_fields"] = SpecFieldsJson();
   CommandResult result;

@@ -5,6 +5,7 @@
 //   {"format": "blueprinting.metadata/1",
 //    "enums": {ID: {"variant": bool,
 //                   "choices": [{"name", "calculon", "meaning"}, ...]}},
+//    "error_codes": [{"name", "meaning"}, ...],
 //    "figures": {NAME: {"unit", "group", "meaning"}},
 //    "spec_fields": {PATH: {"type", "kinds", ["choices"], ["when"],
 //                           ["min"], ["max"], ["unit"], ["why"]}}}
@@ -12,6 +13,8 @@
 // * enums: every enum of the spec and the type names of every sum type
 //   (core/spec/enums.h), choices in table order; "calculon" is null where
 //   Calculon has no spelling.
+// * error_codes: every code an error's `code` can hold (the wasm module's
+//   errors[].code), in table order (core/base/field_errors.h kErrorCodes).
 // * figures: every figure of the report JSON (core/report/figure_info.h);
 //   unit is one of s, bytes, FLOP, bytes/s, fraction, count, samples/s;
 //   group is block, iteration, schedule, memory or report.

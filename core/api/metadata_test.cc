@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "core/spec/check.h"
 #include "gtest/gtest.h"
@@ -54,6 +55,19 @@ TEST(Metadata, ListsEnumsFiguresAndSpecFields) {
   EXPECT_EQ(fields["system.mem1.GiB"]["unit"], "GiB");
   EXPECT_EQ(fields["system.networks"]["max"], kMaxNetworkTiers);
   EXPECT_EQ(fields["system.matrix.<datatype>.gflops_efficiency[][1]"]["max"], 1);
+}
+
+// The error codes come from the one table, in its order.
+TEST(Metadata, ListsEveryErrorCodeWithItsMeaning) {
+  const nlohmann::json m = MetadataJson();
+  const nlohmann::json& codes = m["error_codes"];
+  ASSERT_TRUE(codes.is_array());
+  ASSERT_EQ(codes.size(), std::size(kErrorCodes));
+  for (size_t i = 0; i < codes.size(); ++i) {
+    EXPECT_EQ(codes[i]["name"], kErrorCodes[i].name);
+    EXPECT_EQ(codes[i]["meaning"], kErrorCodes[i].meaning);
+  }
+  EXPECT_EQ(codes[0]["name"], "syntax");
 }
 
 // Every range of the checker lands on a field of the spec.

@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/field_errors.h"
 #include "core/base/format.h"
 #include "core/base/quote.h"
 
@@ -275,8 +276,9 @@ absl::StatusOr<nlohmann::json> ParseJson(const std::string& text) {
   const bool ok = Json::sax_parse(text, &builder, Json::input_format_t::json,
                                   /*strict=*/true, /*ignore_comments=*/false);
   if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON: ", builder.error()));
+    return InvalidInputError(
+        {{"", absl::StrCat("malformed JSON: ", builder.error()),
+          ErrorCode::kSyntax}});
   }
   return result;
 }

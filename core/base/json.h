@@ -29,8 +29,9 @@ namespace blueprint {
 inline constexpr int kMaxJsonDepth = 64;
 
 // ParseJson: parses `text` as one strict JSON value (RFC 8259, no comments,
-// nothing after the value). On failure returns kInvalidArgument with a
-// one-line message:
+// nothing after the value). On failure returns kInvalidArgument (an
+// InvalidInputError, core/base/field_errors.h: field "", ErrorCode::kSyntax)
+// with a one-line message:
 //   "malformed JSON: parse error at line 3, column 7: syntax error ..."
 //   "malformed JSON: parse error at line 1, column 9: syntax error while
 //    parsing object key - invalid literal; last read: \"\\xEF\"; expected

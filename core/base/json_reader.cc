@@ -19,21 +19,25 @@ std::string Display(const std::string& path) {
 }
 
 void AddTypeError(const std::string& path, const char* expected,
-                  const Json& got, std::vector<std::string>* errors) {
-  errors->push_back(absl::StrCat(Display(path), ": expected ", expected,
-                                 ", got ", JsonSnippet(got)));
+                  const Json& got, std::vector<FieldError>* errors) {
+  errors->push_back({path,
+                     absl::StrCat(Display(path), ": expected ", expected,
+                                  ", got ", JsonSnippet(got)),
+                     ErrorCode::kWrongType});
 }
 
 }  // namespace
 
 bool JsonToInt(const Json& value, const std::string& path,
-               std::vector<std::string>* errors, int64_t* out) {
+               std::vector<FieldError>* errors, int64_t* out) {
   if (value.is_number_unsigned()) {
     const uint64_t u = value.get<uint64_t>();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      errors->push_back(absl::StrCat(Display(path), ": integer ", u,
-                                     " is too large (at most ",
-                                     std::numeric_limits<int64_t>::max(), ")"));
+      errors->push_back({path,
+                         absl::StrCat(Display(path), ": integer ", u,
+                                      " is too large (at most ",
+                                      std::numeric_limits<int64_t>::max(), ")"),
+                         ErrorCode::kOutOfRange});
       return false;
     }
     *out = static_cast<int64_t>(u);
@@ -48,7 +52,7 @@ bool JsonToInt(const Json& value, const std::string& path,
 }
 
 bool JsonToDouble(const Json& value, const std::string& path,
-                  std::vector<std::string>* errors, double* out) {
+                  std::vector<FieldError>* errors, double* out) {
   if (value.is_number_unsigned()) {
     *out = static_cast<double>(value.get<uint64_t>());
   } else if (value.is_number_integer()) {
@@ -63,7 +67,7 @@ bool JsonToDouble(const Json& value, const std::string& path,
 }
 
 bool JsonToBool(const Json& value, const std::string& path,
-                std::vector<std::string>* errors, bool* out) {
+                std::vector<FieldError>* errors, bool* out) {
   if (!value.is_boolean()) {
     AddTypeError(path, "a boolean (true or false)", value, errors);
     return false;
@@ -73,7 +77,7 @@ bool JsonToBool(const Json& value, const std::string& path,
 }
 
 bool JsonToString(const Json& value, const std::string& path,
-                  std::vector<std::string>* errors, std::string* out) {
+                  std::vector<FieldError>* errors, std::string* out) {
   if (!value.is_string()) {
     AddTypeError(path, "a string", value, errors);
     return false;
@@ -82,19 +86,21 @@ bool JsonToString(const Json& value, const std::string& path,
   return true;
 }
 
-std::string UnknownChoiceMessage(const std::string& path,
-                                 const std::vector<std::string>& choices,
-                                 const Json& got) {
+FieldError UnknownChoiceError(const std::string& path,
+                              const std::vector<std::string>& choices,
+                              const Json& got) {
   std::vector<std::string> quoted;
   quoted.reserve(choices.size());
   for (const std::string& choice : choices)
     quoted.push_back(Json(choice).dump());
-  return absl::StrCat(Display(path), ": expected one of ",
-                      absl::StrJoin(quoted, ", "), ", got ", JsonSnippet(got));
+  return {path,
+          absl::StrCat(Display(path), ": expected one of ",
+                       absl::StrJoin(quoted, ", "), ", got ", JsonSnippet(got)),
+          ErrorCode::kUnknownChoice};
 }
 
 JsonObjectReader::JsonObjectReader(const Json& value, std::string path,
-                                   std::vector<std::string>* errors)
+                                   std::vector<FieldError>* errors)
     : object_(value.is_object() ? &value : nullptr),
       path_(std::move(path)),
       errors_(errors) {
@@ -106,7 +112,9 @@ const Json* JsonObjectReader::Member(const std::string& key) {
   if (object_ == nullptr) return nullptr;
   const auto it = object_->find(key);
   if (it == object_->end()) {
-    errors_->push_back(absl::StrCat(PathOf(key), ": required key is missing"));
+    errors_->push_back({PathOf(key),
+                        absl::StrCat(PathOf(key), ": required key is missing"),
+                        ErrorCode::kMissingField});
     return nullptr;
   }
   return &*it;
@@ -139,9 +147,11 @@ void JsonObjectReader::RejectUnknownKeys() {
         expected_.end()) {
       continue;
     }
-    errors_->push_back(absl::StrCat(
-        PathOf(it.key()),
-        ": unknown key (expected keys: ", absl::StrJoin(expected_, ", "), ")"));
+    const std::string path = PathOf(it.key());
+    errors_->push_back({path,
+                        absl::StrCat(path, ": unknown key (expected keys: ",
+                                     absl::StrJoin(expected_, ", "), ")"),
+                        ErrorCode::kUnknownField});
   }
 }
 

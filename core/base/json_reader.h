@@ -1,21 +1,23 @@
 // Strict, error-collecting reads of parsed JSON into typed fields.
 //
 // Adapters read every field of an external document through these helpers,
-// so that one pass reports every problem at once, each as one line
-//   "<path>: <problem>"
-// naming the JSON path: a missing or unknown key, a wrong type, a
-// non-integer or out-of-range integer, an unknown enum spelling. Nothing
-// here throws or calls a nlohmann accessor on a value of the wrong type
-// (wasm builds have no exceptions).
+// so that one pass reports every problem at once, each as one FieldError
+// (core/base/field_errors.h) whose field is the JSON path ("" for the top
+// level) and whose message is one line "<path>: <problem>": a missing key
+// (kMissingField), an unknown key (kUnknownField), a wrong type or a
+// non-integer (kWrongType), an integer beyond int64 (kOutOfRange), an unknown
+// enum spelling (kUnknownChoice). Nothing here throws or calls a nlohmann
+// accessor on a value of the wrong type (wasm builds have no exceptions).
 //
 // Example:
-//   std::vector<std::string> errors;
+//   std::vector<FieldError> errors;
 //   JsonObjectReader tensor(json_value, "parallelism.tensor", &errors);
 //   int64_t degree = 0;
 //   tensor.ReadInt("degree", &degree);
 //   tensor.RejectUnknownKeys();
-//   // errors: {"parallelism.tensor.degree: expected an integer, got string
-//   \"8\""}
+//   // errors: {{"parallelism.tensor.degree",
+//   //           "parallelism.tensor.degree: expected an integer, got string "
+//   //           "\"8\"", ErrorCode::kWrongType}}
 #ifndef BLUEPRINTING_CORE_BASE_JSON_READER_H_
 #define BLUEPRINTING_CORE_BASE_JSON_READER_H_
 
@@ -24,38 +26,40 @@
 #include <string>
 #include <vector>
 
+#include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "nlohmann/json.hpp"
 
 namespace blueprint {
 
 // JsonTo*: converts one value found at `path`. On a type mismatch appends
-// "<path>: expected ..., got ..." to `errors`, leaves `out` untouched and
-// returns false.
+// "<path>: expected ..., got ..." (kWrongType) to `errors`, leaves `out`
+// untouched and returns false.
 //   * JsonToInt accepts only JSON integers that fit in int64_t (8.0 and 1e3
 //     are numbers, not integers).
 //   * JsonToDouble accepts any JSON number (JSON has no NaN or infinity).
 bool JsonToInt(const nlohmann::json& value, const std::string& path,
-               std::vector<std::string>* errors, int64_t* out);
+               std::vector<FieldError>* errors, int64_t* out);
 bool JsonToDouble(const nlohmann::json& value, const std::string& path,
-                  std::vector<std::string>* errors, double* out);
+                  std::vector<FieldError>* errors, double* out);
 bool JsonToBool(const nlohmann::json& value, const std::string& path,
-                std::vector<std::string>* errors, bool* out);
+                std::vector<FieldError>* errors, bool* out);
 bool JsonToString(const nlohmann::json& value, const std::string& path,
-                  std::vector<std::string>* errors, std::string* out);
+                  std::vector<FieldError>* errors, std::string* out);
 
 // JsonToEnum: a string spelled as one of `choices`, converted by `parse`
 // (one of spec.h's Parse* functions). Errors list the accepted spellings.
 template <typename Enum>
 bool JsonToEnum(const nlohmann::json& value, const std::string& path,
-                std::vector<std::string>* errors,
+                std::vector<FieldError>* errors,
                 std::optional<Enum> (*parse)(const std::string&),
                 const std::vector<std::string>& choices, Enum* out);
 
-// UnknownChoiceMessage: "<path>: expected one of "a", "b", got "c"".
-std::string UnknownChoiceMessage(const std::string& path,
-                                 const std::vector<std::string>& choices,
-                                 const nlohmann::json& got);
+// UnknownChoiceError: kUnknownChoice at `path`,
+// "<path>: expected one of "a", "b", got "c"".
+FieldError UnknownChoiceError(const std::string& path,
+                              const std::vector<std::string>& choices,
+                              const nlohmann::json& got);
 
 // JsonObjectReader: reads the members of one JSON object at `path`. Every
 // Read* names a member it expects; RejectUnknownKeys() then reports the
@@ -67,14 +71,14 @@ class JsonObjectReader {
   // every read then fails without further messages. `value` and `errors`
   // must outlive the reader.
   JsonObjectReader(const nlohmann::json& value, std::string path,
-                   std::vector<std::string>* errors);
+                   std::vector<FieldError>* errors);
 
   bool is_object() const { return object_ != nullptr; }
   const std::string& path() const { return path_; }
   std::string PathOf(const std::string& key) const {
     return MemberPath(path_, key);
   }
-  std::vector<std::string>* errors() const { return errors_; }
+  std::vector<FieldError>* errors() const { return errors_; }
 
   // Member: the value of `key`, or nullptr (recorded as missing).
   const nlohmann::json* Member(const std::string& key);
@@ -99,7 +103,7 @@ class JsonObjectReader {
  private:
   const nlohmann::json* object_;  // nullptr when the value is not an object
   std::string path_;
-  std::vector<std::string>* errors_;
+  std::vector<FieldError>* errors_;
   std::vector<std::string> expected_;  // keys asked for, in asking order
 };
 
@@ -107,16 +111,16 @@ class JsonObjectReader {
 
 template <typename Enum>
 bool JsonToEnum(const nlohmann::json& value, const std::string& path,
-                std::vector<std::string>* errors,
+                std::vector<FieldError>* errors,
                 std::optional<Enum> (*parse)(const std::string&),
                 const std::vector<std::string>& choices, Enum* out) {
   if (!value.is_string()) {
-    errors->push_back(UnknownChoiceMessage(path, choices, value));
+    errors->push_back(UnknownChoiceError(path, choices, value));
     return false;
   }
   const std::optional<Enum> parsed = parse(value.get_ref<const std::string&>());
   if (!parsed.has_value()) {
-    errors->push_back(UnknownChoiceMessage(path, choices, value));
+    errors->push_back(UnknownChoiceError(path, choices, value));
     return false;
   }
   *out = *parsed;

@@ -13,6 +13,7 @@
 namespace blueprint {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::Not;
 
 using Json = nlohmann::json;
@@ -201,12 +202,12 @@ TEST(ParseJson, RejectsInvalidUtf8) {
   EXPECT_THAT(ParseJson("\"\xff\""), Not(IsOk()));
 }
 
-TEST(JsonObjectReader, ReportsEveryProblemWithItsPath) {
+TEST(JsonObjectReader, ReportsEveryProblemWithItsPathAndCode) {
   absl::StatusOr<Json> value = ParseJson(
       R"({"degree": "8", "big": 18446744073709551615, "frac": 8.5,
           "flag": 1, "kind": "foo", "extra": 1})");
   ASSERT_THAT(value, IsOk());
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   JsonObjectReader reader(*value, "parallelism.tensor", &errors);
   int64_t i = 0;
   bool b = false;
@@ -217,31 +218,73 @@ TEST(JsonObjectReader, ReportsEveryProblemWithItsPath) {
   EXPECT_FALSE(reader.ReadBool("flag", &b));
   EXPECT_FALSE(reader.ReadDouble("missing", &d));
   reader.RejectUnknownKeys();
-  EXPECT_EQ(errors,
-            (std::vector<std::string>{
-                "parallelism.tensor.degree: expected an integer, got string "
-                "\"8\"",
-                "parallelism.tensor.big: integer 18446744073709551615 is too "
-                "large (at most 9223372036854775807)",
-                "parallelism.tensor.frac: expected an integer, got 8.5",
-                "parallelism.tensor.flag: expected a boolean (true or false), "
-                "got 1",
-                "parallelism.tensor.missing: required key is missing",
-                "parallelism.tensor.extra: unknown key (expected keys: degree, "
-                "big, frac, flag, missing)",
-                "parallelism.tensor.kind: unknown key (expected keys: degree, "
-                "big, frac, flag, missing)",
-            }));
+  EXPECT_THAT(
+      errors,
+      ElementsAre(
+          FieldError{"parallelism.tensor.degree",
+                     "parallelism.tensor.degree: expected an integer, got "
+                     "string \"8\"",
+                     ErrorCode::kWrongType},
+          FieldError{"parallelism.tensor.big",
+                     "parallelism.tensor.big: integer 18446744073709551615 is "
+                     "too large (at most 9223372036854775807)",
+                     ErrorCode::kOutOfRange},
+          FieldError{"parallelism.tensor.frac",
+                     "parallelism.tensor.frac: expected an integer, got 8.5",
+                     ErrorCode::kWrongType},
+          FieldError{"parallelism.tensor.flag",
+                     "parallelism.tensor.flag: expected a boolean (true or "
+                     "false), got 1",
+                     ErrorCode::kWrongType},
+          FieldError{"parallelism.tensor.missing",
+                     "parallelism.tensor.missing: required key is missing",
+                     ErrorCode::kMissingField},
+          FieldError{"parallelism.tensor.extra",
+                     "parallelism.tensor.extra: unknown key (expected keys: "
+                     "degree, big, frac, flag, missing)",
+                     ErrorCode::kUnknownField},
+          FieldError{"parallelism.tensor.kind",
+                     "parallelism.tensor.kind: unknown key (expected keys: "
+                     "degree, big, frac, flag, missing)",
+                     ErrorCode::kUnknownField}));
 }
 
-TEST(JsonObjectReader, NonObjectIsOneError) {
-  std::vector<std::string> errors;
+TEST(JsonObjectReader, UnknownChoicesListTheAcceptedSpellings) {
+  const Json system = Json::object({{"mode", "fast"}});
+  std::vector<FieldError> errors;
+  JsonObjectReader reader(system, "system", &errors);
+  enum class Mode { kSlow };
+  Mode mode = Mode::kSlow;
+  EXPECT_FALSE(reader.ReadEnum<Mode>(
+      "mode",
+      [](const std::string& s) -> std::optional<Mode> {
+        if (s == "slow") return Mode::kSlow;
+        return std::nullopt;
+      },
+      {"slow"}, &mode));
+  EXPECT_THAT(errors,
+              ElementsAre(FieldError{
+                  "system.mode",
+                  "system.mode: expected one of \"slow\", got string \"fast\"",
+                  ErrorCode::kUnknownChoice}));
+}
+
+TEST(JsonObjectReader, NonObjectIsOneErrorOnNoField) {
+  std::vector<FieldError> errors;
   JsonObjectReader reader(Json::array(), "", &errors);
   int64_t i = 0;
   EXPECT_FALSE(reader.ReadInt("x", &i));
   reader.RejectUnknownKeys();
-  EXPECT_EQ(errors, (std::vector<std::string>{
-                        "top level: expected an object, got an array"}));
+  EXPECT_THAT(errors, ElementsAre(FieldError{
+                          "", "top level: expected an object, got an array",
+                          ErrorCode::kWrongType}));
+}
+
+TEST(ParseJson, MalformedJsonIsASyntaxErrorOnNoField) {
+  const absl::StatusOr<Json> value = ParseJson("{\"a\": }");
+  EXPECT_THAT(value, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(value, ErrorCodesAre(ElementsAre(ErrorCode::kSyntax)));
+  EXPECT_EQ(FieldErrorsOf(value.status())[0].field, "");
 }
 
 TEST(MemberPath, OddKeysStayOnOneLine) {

@@ -1,5 +1,6 @@
 #include "core/base/parse_int.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -19,6 +20,15 @@ std::optional<int64_t> ParsePositiveInteger(absl::string_view text) {
     value = value * 10 + digit;
   }
   return value;
+}
+
+ErrorCode PositiveIntegerErrorCode(absl::string_view text) {
+  absl::string_view digits = text;
+  if (!digits.empty() && digits[0] == '-') digits.remove_prefix(1);
+  const bool plain = !digits.empty() && (digits == "0" || digits[0] != '0') &&
+                     std::all_of(digits.begin(), digits.end(),
+                                 [](char c) { return c >= '0' && c <= '9'; });
+  return plain ? ErrorCode::kOutOfRange : ErrorCode::kWrongType;
 }
 
 }  // namespace blueprint

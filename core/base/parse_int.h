@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "absl/strings/string_view.h"
+#include "core/base/field_errors.h"
 
 namespace blueprint {
 
@@ -22,6 +23,12 @@ namespace blueprint {
 // nothing else (no sign, no whitespace, no separators), at most INT64_MAX.
 // Otherwise nullopt.
 std::optional<int64_t> ParsePositiveInteger(absl::string_view text);
+
+// The ErrorCode of a value ParsePositiveInteger refused: kOutOfRange for an
+// integer in plain decimal, optionally negative, that is not positive or is
+// beyond INT64_MAX ("0", "-3", "99999999999999999999"); kWrongType for
+// anything else ("abc", "8.5", "+8", "064", " 1", "").
+ErrorCode PositiveIntegerErrorCode(absl::string_view text);
 
 // How ParsePositiveInteger wants a value written, for error messages.
 inline constexpr char kPositiveIntegerSpelling[] =

@@ -32,5 +32,16 @@ TEST(ParsePositiveInteger, RejectsEverythingElse) {
             std::nullopt);
 }
 
+TEST(PositiveIntegerErrorCode, OutOfRangeOnlyForPlainIntegers) {
+  for (const std::string text :
+       {"0", "-0", "-64", "9223372036854775808", "99999999999999999999"}) {
+    EXPECT_EQ(PositiveIntegerErrorCode(text), ErrorCode::kOutOfRange) << text;
+  }
+  for (const std::string text :
+       {"", "-", "00", "064", "-064", " 64", "+64", "1e3", "64.0", "abc"}) {
+    EXPECT_EQ(PositiveIntegerErrorCode(text), ErrorCode::kWrongType) << text;
+  }
+}
+
 }  // namespace
 }  // namespace blueprint

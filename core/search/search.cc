@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "core/base/field_errors.h"
 #include "core/base/status_macros.h"
 #include "core/search/block_table.h"
 #include "core/search/top_n.h"
@@ -677,21 +677,28 @@ absl::StatusOr<SearchResult> Searcher::Run() {
 absl::Status ValidateInputs(const TransformerModel& model,
                             const System& system,
                             const SearchOptions& options) {
-  std::vector<std::string> problems;
+  std::vector<FieldError> problems;
   if (options.procs < 1 || options.procs > kMaxProcs) {
-    problems.push_back(absl::StrCat("--procs (", options.procs,
-                                    ") must be between 1 and ", kMaxProcs));
+    problems.push_back({"--procs",
+                        absl::StrCat("--procs (", options.procs,
+                                     ") must be between 1 and ", kMaxProcs),
+                        ErrorCode::kOutOfRange});
   }
   if (options.max_batch < 1 || options.max_batch > kMaxBatch) {
-    problems.push_back(absl::StrCat("--max-batch (", options.max_batch,
-                                    ") must be between 1 and ", kMaxBatch));
+    problems.push_back({"--max-batch",
+                        absl::StrCat("--max-batch (", options.max_batch,
+                                     ") must be between 1 and ", kMaxBatch),
+                        ErrorCode::kOutOfRange});
   }
   if (options.top < 1) {
     problems.push_back(
-        absl::StrCat("--top (", options.top, ") must be at least 1"));
+        {"--top", absl::StrCat("--top (", options.top, ") must be at least 1"),
+         ErrorCode::kOutOfRange});
   }
   if (options.fused_activation.empty()) {
-    problems.push_back("--fused-activation must allow true, false or both");
+    problems.push_back({"--fused-activation",
+                        "--fused-activation must allow true, false or both",
+                        ErrorCode::kInvalidValue});
   }
   CalculonExecution probe;
   probe.datatype = options.datatype;
@@ -699,11 +706,11 @@ absl::Status ValidateInputs(const TransformerModel& model,
       options.max_batch >= 1 && options.max_batch <= kMaxBatch
           ? options.max_batch
           : 1;
-  for (const Violation& v : FindViolations(SpecOf(probe, model, system))) {
-    problems.push_back(v.message);
+  for (Violation& v : FindViolations(SpecOf(probe, model, system))) {
+    problems.push_back(std::move(v));
   }
   if (problems.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+  return InvalidInputError(problems);
 }
 
 }  // namespace

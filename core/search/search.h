@@ -102,7 +102,8 @@ using ProgressFn = std::function<void(double fraction)>;
 using CancelFn = std::function<bool()>;
 
 // Runs the search. kInvalidArgument when an option, the model or the system
-// is unusable (one problem per line); kCancelled when `cancel` asked for it.
+// is unusable (InvalidInputError: one problem per line, its field the flag or
+// the spec path); kCancelled when `cancel` asked for it.
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        const System& system,
                                        const SearchOptions& options,

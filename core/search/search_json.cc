@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/adapters/calculon.h"
+#include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
@@ -37,13 +38,16 @@ std::string OffloadSummary(const Offload& o) {
 
 // Parses a positive integer flag value (at most `max`) into `out`.
 void ParsePositive(const std::string& flag, const std::string& value,
-                   int64_t max, std::vector<std::string>* problems,
+                   int64_t max, std::vector<FieldError>* problems,
                    int64_t* out) {
   const std::optional<int64_t> parsed = ParsePositiveInteger(value);
   if (!parsed || *parsed > max) {
-    problems->push_back(absl::StrCat(
-        flag, ": expected a positive integer of at most ", max, " (",
-        kPositiveIntegerSpelling, "), got ", QuoteExcerpt(value)));
+    problems->push_back(
+        {flag,
+         absl::StrCat(flag, ": expected a positive integer of at most ", max,
+                      " (", kPositiveIntegerSpelling, "), got ",
+                      QuoteExcerpt(value)),
+         parsed ? ErrorCode::kOutOfRange : PositiveIntegerErrorCode(value)});
     return;
   }
   *out = *parsed;
@@ -60,13 +64,14 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
                                           "--no-dp-overlap", "--json",
                                           "--exhaustive"};
   SearchOptions options;
-  std::vector<std::string> problems;
+  std::vector<FieldError> problems;
   std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg.rfind("--", 0) != 0) {
       problems.push_back(
-          absl::StrCat("unexpected argument ", QuoteExcerpt(arg)));
+          {"", absl::StrCat("unexpected argument ", QuoteExcerpt(arg)),
+           ErrorCode::kSyntax});
       continue;
     }
     std::string flag = arg;
@@ -80,18 +85,23 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     for (const char* f : kValueFlags) takes_value = takes_value || flag == f;
     for (const char* f : kSwitches) is_switch = is_switch || flag == f;
     if (!takes_value && !is_switch) {
-      problems.push_back(absl::StrCat(
-          "unknown flag ", QuoteExcerpt(flag), " (expected ",
-          absl::StrJoin(kValueFlags, ", "), ", ",
-          absl::StrJoin(kSwitches, ", "), ")"));
+      // No field: the flag as written may hold any byte.
+      problems.push_back(
+          {"",
+           absl::StrCat("unknown flag ", QuoteExcerpt(flag), " (expected ",
+                        absl::StrJoin(kValueFlags, ", "), ", ",
+                        absl::StrJoin(kSwitches, ", "), ")"),
+           ErrorCode::kUnknownField});
       continue;
     }
     if (!seen.insert(flag).second) {
-      problems.push_back(absl::StrCat(flag, " is given more than once"));
+      problems.push_back({flag, absl::StrCat(flag, " is given more than once"),
+                          ErrorCode::kSyntax});
     }
     if (is_switch) {
       if (value.has_value()) {
-        problems.push_back(absl::StrCat(flag, " takes no value"));
+        problems.push_back(
+            {flag, absl::StrCat(flag, " takes no value"), ErrorCode::kSyntax});
       } else if (flag == "--mbs-break") {
         options.mbs_break = true;
       } else if (flag == "--no-tp-overlap") {
@@ -107,7 +117,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     }
     if (!value.has_value()) {
       if (i + 1 >= args.size()) {
-        problems.push_back(absl::StrCat(flag, " needs a value"));
+        problems.push_back(
+            {flag, absl::StrCat(flag, " needs a value"), ErrorCode::kSyntax});
         continue;
       }
       value = args[++i];
@@ -126,10 +137,13 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       if (datatype.has_value()) {
         options.datatype = *datatype;
       } else {
-        problems.push_back(absl::StrCat(
-            "--datatype: expected float8, float16, bfloat16 or float32, "
-            "got ",
-            QuoteExcerpt(*value)));
+        problems.push_back(
+            {flag,
+             absl::StrCat(
+                 "--datatype: expected float8, float16, bfloat16 or float32, "
+                 "got ",
+                 QuoteExcerpt(*value)),
+             ErrorCode::kUnknownChoice});
       }
     } else if (flag == "--precision") {
       const std::optional<PrecisionAccounting> precision =
@@ -137,10 +151,13 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       if (precision.has_value()) {
         options.precision = *precision;
       } else {
-        problems.push_back(absl::StrCat(
-            "--precision: expected ",
-            absl::StrJoin(EnumChoices<PrecisionAccounting>(), " or "),
-            ", got ", QuoteExcerpt(*value)));
+        problems.push_back(
+            {flag,
+             absl::StrCat(
+                 "--precision: expected ",
+                 absl::StrJoin(EnumChoices<PrecisionAccounting>(), " or "),
+                 ", got ", QuoteExcerpt(*value)),
+             ErrorCode::kUnknownChoice});
       }
     } else if (flag == "--fused-activation") {
       if (*value == "true") {
@@ -150,21 +167,23 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       } else if (*value == "all") {
         options.fused_activation = {true, false};
       } else {
-        problems.push_back(absl::StrCat(
-            "--fused-activation: expected true, false or all, got ",
-            QuoteExcerpt(*value)));
+        problems.push_back(
+            {flag,
+             absl::StrCat(
+                 "--fused-activation: expected true, false or all, got ",
+                 QuoteExcerpt(*value)),
+             ErrorCode::kUnknownChoice});
       }
     }
     // --app and --system: read by the caller.
   }
   for (const char* required : {"--procs", "--max-batch", "--datatype"}) {
     if (seen.count(required) == 0) {
-      problems.push_back(absl::StrCat(required, " is required"));
+      problems.push_back({required, absl::StrCat(required, " is required"),
+                          ErrorCode::kMissingField});
     }
   }
-  if (!problems.empty()) {
-    return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
-  }
+  if (!problems.empty()) return InvalidInputError(problems);
   return options;
 }
 

@@ -26,7 +26,9 @@ namespace blueprint {
 //   [--json] [--exhaustive]
 // ("--flag value" or "--flag=value"). `--app PATH` and `--system PATH` are
 // the caller's (it reads the files) and are skipped with their value.
-// kInvalidArgument lists every problem, one per line, e.g.
+// kInvalidArgument (InvalidInputError: each problem's field is the flag it
+// concerns, "" for a stray argument or an unknown flag) lists every problem,
+// one per line, e.g.
 //   "--procs is required"
 //   "--top: expected a positive integer, got \"x\""
 absl::StatusOr<SearchOptions> ParseSearchFlags(

@@ -7,12 +7,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "core/testing/programs.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
 
 TEST(ParseSearchFlagsTest, RequiredAndDefaults) {
   absl::StatusOr<SearchOptions> o = ParseSearchFlags(
@@ -75,6 +81,32 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
   EXPECT_EQ(std::string(o.status().message()),
             "--procs is required\n--max-batch is required\n"
             "--datatype is required");
+}
+
+TEST(ParseSearchFlagsTest, ProblemsCarryTheirFlagAndCode) {
+  absl::StatusOr<SearchOptions> o =
+      ParseSearchFlags({"--procs", "x", "--top", "0", "--datatype", "float64",
+                        "--bogus", "stray", "--json=yes", "--fused-activation",
+                        "maybe", "--top", "2", "--max-batch"});
+  EXPECT_THAT(
+      o, FieldsAndCodesAre(ElementsAre(
+             Pair("--procs", ErrorCode::kWrongType),
+             Pair("--top", ErrorCode::kOutOfRange),
+             Pair("--datatype", ErrorCode::kUnknownChoice),
+             Pair("", ErrorCode::kUnknownField), Pair("", ErrorCode::kSyntax),
+             Pair("--json", ErrorCode::kSyntax),
+             Pair("--fused-activation", ErrorCode::kUnknownChoice),
+             Pair("--top", ErrorCode::kSyntax),
+             Pair("--max-batch", ErrorCode::kSyntax))));
+  EXPECT_THAT(
+      ParseSearchFlags({"--procs", "4294967296", "--max-batch", "1",
+                        "--datatype", "float16"}),
+      FieldsAndCodesAre(ElementsAre(Pair("--procs", ErrorCode::kOutOfRange))));
+  EXPECT_THAT(ParseSearchFlags({}),
+              FieldsAndCodesAre(
+                  ElementsAre(Pair("--procs", ErrorCode::kMissingField),
+                              Pair("--max-batch", ErrorCode::kMissingField),
+                              Pair("--datatype", ErrorCode::kMissingField))));
 }
 
 TEST(ParseSearchFlagsTest, IntegersAreStrict) {

@@ -65,19 +65,21 @@ constexpr NumberRange kProcessorUsage{
 
 class Collector {
  public:
-  void Add(std::string field, std::string message) {
-    violations_.push_back({std::move(field), std::move(message)});
+  void Add(std::string field, ErrorCode code, std::string message) {
+    violations_.push_back({std::move(field), std::move(message), code});
   }
 
   // Each Require* adds a violation and returns false when the rule fails.
   bool RequirePositive(const std::string& path, int64_t value) {
     if (value > 0) return true;
-    Add(path, absl::StrCat(Named(path, value), " must be positive"));
+    Add(path, ErrorCode::kOutOfRange,
+        absl::StrCat(Named(path, value), " must be positive"));
     return false;
   }
   bool RequireAtLeastOne(const std::string& path, int64_t value) {
     if (value >= 1) return true;
-    Add(path, absl::StrCat(Named(path, value), " must be at least 1"));
+    Add(path, ErrorCode::kOutOfRange,
+        absl::StrCat(Named(path, value), " must be at least 1"));
     return false;
   }
   // The documented range of a system number (the NumberRange constants).
@@ -86,10 +88,10 @@ class Collector {
     if (std::isfinite(value) && value >= range.min && value <= range.max) {
       return true;
     }
-    Add(path, absl::StrCat(Named(path, value), " must be between ",
-                           Num(range.min), " and ", Num(range.max),
-                           *range.unit != '\0' ? " " : "", range.unit, " (",
-                           range.why, ")"));
+    Add(path, ErrorCode::kOutOfRange,
+        absl::StrCat(Named(path, value), " must be between ", Num(range.min),
+                     " and ", Num(range.max), *range.unit != '\0' ? " " : "",
+                     range.unit, " (", range.why, ")"));
     return false;
   }
 
@@ -112,51 +114,51 @@ void CheckModel(const TransformerModel& model, Collector* out) {
   out->RequirePositive("model.seq_size", model.seq_size);
   if (out->RequirePositive("model.kv_heads", model.kv_heads) &&
       model.attn_heads > 0 && model.attn_heads % model.kv_heads != 0) {
-    out->Add("model.kv_heads",
-             absl::StrCat(Named("model.kv_heads", model.kv_heads),
-                          " must divide ",
-                          Named("model.attn_heads", model.attn_heads),
-                          ": each key/value head serves a whole group of "
-                          "query heads"));
+    out->Add(
+        "model.kv_heads", ErrorCode::kNotDivisible,
+        absl::StrCat(Named("model.kv_heads", model.kv_heads), " must divide ",
+                     Named("model.attn_heads", model.attn_heads),
+                     ": each key/value head serves a whole group of "
+                     "query heads"));
   }
   const Vocabulary& vocab = model.vocabulary;
   if (vocab.size < 0) {
-    out->Add("model.vocabulary.size",
+    out->Add("model.vocabulary.size", ErrorCode::kOutOfRange,
              absl::StrCat(Named("model.vocabulary.size", vocab.size),
                           " must be at least 0 (0: no embedding and no "
                           "output layer, Calculon's model)"));
   }
   out->RequirePositive("model.vocabulary.divisible_by", vocab.divisible_by);
   if (vocab.size > kMaxVocabulary) {
-    out->Add("model.vocabulary.size",
+    out->Add("model.vocabulary.size", ErrorCode::kOutOfRange,
              absl::StrCat(Named("model.vocabulary.size", vocab.size),
                           " must be at most ", kMaxVocabulary));
   }
   if (vocab.divisible_by > kMaxVocabulary) {
-    out->Add("model.vocabulary.divisible_by",
-             absl::StrCat(Named("model.vocabulary.divisible_by",
-                                vocab.divisible_by),
-                          " must be at most ", kMaxVocabulary));
+    out->Add(
+        "model.vocabulary.divisible_by", ErrorCode::kOutOfRange,
+        absl::StrCat(Named("model.vocabulary.divisible_by", vocab.divisible_by),
+                     " must be at most ", kMaxVocabulary));
   }
   if (vocab.max_positions < 0 || vocab.max_positions > kMaxVocabulary) {
-    out->Add("model.vocabulary.max_positions",
-             absl::StrCat(Named("model.vocabulary.max_positions",
-                                vocab.max_positions),
-                          " must be between 0 and ", kMaxVocabulary));
+    out->Add("model.vocabulary.max_positions", ErrorCode::kOutOfRange,
+             absl::StrCat(
+                 Named("model.vocabulary.max_positions", vocab.max_positions),
+                 " must be between 0 and ", kMaxVocabulary));
   }
   if (vocab.position == PositionEmbedding::kLearned) {
     if (vocab.size == 0) {
-      out->Add("model.vocabulary.position_embedding",
+      out->Add("model.vocabulary.position_embedding", ErrorCode::kInconsistent,
                "model.vocabulary.position_embedding learned needs an input "
                "embedding: model.vocabulary.size must be positive (got 0)");
     }
     if (model.seq_size > 0 && vocab.max_positions < model.seq_size) {
-      out->Add("model.vocabulary.max_positions",
-               absl::StrCat(Named("model.vocabulary.max_positions",
-                                  vocab.max_positions),
-                            " must be at least ",
-                            Named("model.seq_size", model.seq_size),
-                            " with a learned position embedding"));
+      out->Add(
+          "model.vocabulary.max_positions", ErrorCode::kOutOfRange,
+          absl::StrCat(
+              Named("model.vocabulary.max_positions", vocab.max_positions),
+              " must be at least ", Named("model.seq_size", model.seq_size),
+              " with a learned position embedding"));
     }
   }
 }
@@ -167,7 +169,8 @@ void CheckModel(const TransformerModel& model, Collector* out) {
 void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
                           const std::string& path, Collector* out) {
   if (rows.empty()) {
-    out->Add(path, absl::StrCat(path, " must have at least one row"));
+    out->Add(path, ErrorCode::kOutOfRange,
+             absl::StrCat(path, " must have at least one row"));
     return;
   }
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -176,7 +179,7 @@ void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
     out->RequireWithin(row + "[0]", threshold, kThreshold);
     out->RequireWithin(row + "[1]", rows[i].efficiency, kEfficiency);
     if (i > 0 && !(threshold < rows[i - 1].threshold)) {
-      out->Add(row + "[0]",
+      out->Add(row + "[0]", ErrorCode::kInvalidValue,
                absl::StrCat(path, " thresholds must be strictly descending: ",
                             Named(row + "[0]", threshold), " is not below ",
                             Named(absl::StrCat(path, "[", i - 1, "][0]"),
@@ -186,17 +189,19 @@ void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
   const double last = rows.back().threshold;
   if (last != 0) {
     const std::string field = absl::StrCat(path, "[", rows.size() - 1, "][0]");
-    out->Add(field, absl::StrCat(path,
-                                 " must end with threshold 0 so that "
-                                 "every size finds an efficiency (",
-                                 field, " is ", Num(last), ")"));
+    out->Add(field, ErrorCode::kInvalidValue,
+             absl::StrCat(path,
+                          " must end with threshold 0 so that "
+                          "every size finds an efficiency (",
+                          field, " is ", Num(last), ")"));
   }
 }
 
 void CheckProcessor(const Processor& processor, const std::string& path,
                     Collector* out) {
   if (processor.rates.empty()) {
-    out->Add(path, absl::StrCat(path, " must list at least one datatype"));
+    out->Add(path, ErrorCode::kOutOfRange,
+             absl::StrCat(path, " must list at least one datatype"));
   }
   for (const auto& [datatype, rate] : processor.rates) {
     const std::string rate_path =
@@ -224,7 +229,7 @@ void CheckNetworkOp(const NetworkOpCost& op, const std::string& path,
   const std::string offset_path = path + "[1]";
   if (collective) {
     if (!op.offset.has_value()) {
-      out->Add(offset_path,
+      out->Add(offset_path, ErrorCode::kWrongType,
                absl::StrCat(offset_path,
                             " must be a number: a collective needs an offset"));
     } else {
@@ -232,7 +237,7 @@ void CheckNetworkOp(const NetworkOpCost& op, const std::string& path,
     }
   } else if (op.offset.has_value()) {
     out->Add(
-        offset_path,
+        offset_path, ErrorCode::kWrongType,
         absl::StrCat(Named(offset_path, *op.offset),
                      " must be null: point-to-point sends have no offset"));
   }
@@ -261,11 +266,11 @@ void CheckSystem(const System& system, Collector* out) {
   CheckMemory(system.mem1, "system.mem1", /*may_be_empty=*/false, out);
   CheckMemory(system.mem2, "system.mem2", /*may_be_empty=*/true, out);
   if (system.networks.empty()) {
-    out->Add("system.networks",
+    out->Add("system.networks", ErrorCode::kOutOfRange,
              "system.networks must list at least one network tier");
   }
   if (system.networks.size() > static_cast<size_t>(kMaxNetworkTiers)) {
-    out->Add("system.networks",
+    out->Add("system.networks", ErrorCode::kOutOfRange,
              absl::StrCat("system.networks lists ", system.networks.size(),
                           " network tiers, more than the limit of ",
                           kMaxNetworkTiers,
@@ -291,7 +296,7 @@ void CheckDatatype(const SpecView& view, Collector* out) {
       supported.push_back(DataTypeName(name));
     }
     out->Add(
-        "options.datatype",
+        "options.datatype", ErrorCode::kInconsistent,
         absl::StrCat(
             "options.datatype (", DataTypeName(datatype),
             ") is not supported by ", path, " (it has: ",
@@ -331,7 +336,7 @@ bool CheckDegrees(const std::vector<Dimension>& dims, Collector* out) {
   if (!ok) return false;
   if (!CheckedProduct({dims[0].degree, dims[1].degree, dims[2].degree})) {
     out->Add(
-        "parallelism",
+        "parallelism", ErrorCode::kOutOfRange,
         absl::StrCat("world size ", Named(dims[0].degree_path, dims[0].degree),
                      " * ", Named(dims[1].degree_path, dims[1].degree), " * ",
                      Named(dims[2].degree_path, dims[2].degree),
@@ -350,7 +355,7 @@ bool CheckNetworkTiers(const std::vector<Dimension>& dims, const System& system,
   for (const Dimension& dim : dims) {
     if (dim.tier >= 0 && dim.tier < tiers) continue;
     ok = false;
-    out->Add(dim.tier_path,
+    out->Add(dim.tier_path, ErrorCode::kOutOfRange,
              absl::StrCat(Named(dim.tier_path, dim.tier),
                           " must name one of the system's ", tiers,
                           " network tiers (0 to ", tiers - 1, ")"));
@@ -379,13 +384,13 @@ void CheckNetworkAssignments(const std::vector<Dimension>& dims,
     const char* verb = users.size() == 1 ? "needs" : "need";
     if (!product || *product > network.size) {
       out->Add(
-          size_path,
+          size_path, ErrorCode::kInconsistent,
           absl::StrCat("network tier ", tier, " isn't big enough: ", who,
                        " mapped to it ", verb, " ",
                        product ? absl::StrCat(*product) : "more than 2^63",
                        " processors, but ", size_path, " is ", network.size));
     } else {
-      out->Add(size_path,
+      out->Add(size_path, ErrorCode::kInconsistent,
                absl::StrCat("network tier ", tier, " isn't fully used: ", who,
                             " mapped to it ",
                             users.size() == 1 ? "uses" : "use", " ", *product,
@@ -409,7 +414,7 @@ void CheckBatch(const SpecView& view, bool degrees_ok, Collector* out) {
   const std::string data_degree = absl::StrCat(view.data_path, ".degree");
   if (batch.global_batch_size % view.data_degree != 0) {
     out->Add(
-        "batch.global_batch_size",
+        "batch.global_batch_size", ErrorCode::kNotDivisible,
         absl::StrCat(Named("batch.global_batch_size", batch.global_batch_size),
                      " must be divisible by ",
                      Named(data_degree, view.data_degree)));
@@ -419,7 +424,7 @@ void CheckBatch(const SpecView& view, bool degrees_ok, Collector* out) {
   if (!micro_ok) return;
   if (local_batch % batch.microbatch_size != 0) {
     out->Add(
-        "batch.microbatch_size",
+        "batch.microbatch_size", ErrorCode::kNotDivisible,
         absl::StrCat("local batch size (batch.global_batch_size ",
                      batch.global_batch_size, " / ", data_degree, " ",
                      view.data_degree, " = ", local_batch,
@@ -441,8 +446,9 @@ void CheckTensorSplits(const SpecView& view, Collector* out) {
     const bool same_as_heads = path == std::string("model.kv_heads") &&
                                value == model.attn_heads;
     if (value > 0 && value % t != 0 && !same_as_heads) {
-      out->Add(path, absl::StrCat(Named(path, value), " must be divisible by ",
-                                  Named("parallelism.tensor.degree", t)));
+      out->Add(path, ErrorCode::kNotDivisible,
+               absl::StrCat(Named(path, value), " must be divisible by ",
+                            Named("parallelism.tensor.degree", t)));
     }
   }
 }
@@ -461,12 +467,12 @@ void CheckSequenceSplit(const SpecView& view, Collector* out) {
                                             " * ", Named("model.seq_size", s));
   const std::optional<int64_t> batch_seq = CheckedMul(b, s);
   if (!batch_seq) {
-    out->Add("batch.microbatch_size",
+    out->Add("batch.microbatch_size", ErrorCode::kOutOfRange,
              absl::StrCat(operands, " overflows 64-bit integers"));
     return;
   }
   if (*batch_seq % t != 0) {
-    out->Add("parallelism.tensor.communication",
+    out->Add("parallelism.tensor.communication", ErrorCode::kNotDivisible,
              absl::StrCat(operands, " = ", *batch_seq, " must be divisible by ",
                           Named("parallelism.tensor.degree", t),
                           " with parallelism.tensor.communication ",
@@ -487,7 +493,7 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
   const std::optional<int64_t> padded =
       PaddedVocabulary(m.vocabulary, view.tensor->degree);
   if (!padded) {
-    out->Add("model.vocabulary.divisible_by",
+    out->Add("model.vocabulary.divisible_by", ErrorCode::kOutOfRange,
              absl::StrCat("the vocabulary's padding multiple ",
                           Named("model.vocabulary.divisible_by",
                                 m.vocabulary.divisible_by),
@@ -512,7 +518,7 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
   };
   for (const auto& product : products) {
     if (product.value) continue;
-    out->Add("model",
+    out->Add("model", ErrorCode::kOutOfRange,
              absl::StrCat("one block's work ", product.formula,
                           " (b = batch.microbatch_size, s = model.seq_size) "
                           "overflows 64-bit integers"));
@@ -529,7 +535,7 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
   const std::string degree = Named("parallelism.pipeline.degree", p);
   const auto wrong_kind = [&]() {
     out->Add(
-        field,
+        field, ErrorCode::kInconsistent,
         view.training
             ? absl::StrCat(field, " ", name,
                            " is an inference schedule; "
@@ -543,16 +549,17 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
   const auto needs_pipeline = [&](const std::string& what,
                                   const char* instead) {
     if (p != 1) return;  // p < 1 is reported by CheckDegrees
-    out->Add(field, absl::StrCat(field, " ", what,
-                                 " requires parallelism.pipeline.degree > 1 "
-                                 "(got 1); use ",
-                                 instead));
+    out->Add(field, ErrorCode::kInconsistent,
+             absl::StrCat(field, " ", what,
+                          " requires parallelism.pipeline.degree > 1 "
+                          "(got 1); use ",
+                          instead));
   };
   return std::visit(
       Overloaded{
           [&](const SingleStage&) -> int64_t {
             if (p > 1) {
-              out->Add(field,
+              out->Add(field, ErrorCode::kInconsistent,
                        absl::StrCat(field,
                                     " single_stage requires "
                                     "parallelism.pipeline.degree 1, but ",
@@ -574,7 +581,7 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
             const std::string v_path = field + ".virtual_stages";
             if (!view.training) wrong_kind();
             if (s.virtual_stages < 2) {
-              out->Add(v_path,
+              out->Add(v_path, ErrorCode::kOutOfRange,
                        absl::StrCat(Named(v_path, s.virtual_stages),
                                     " must be at least 2 (one virtual stage "
                                     "is the 1f1b schedule)"));
@@ -595,8 +602,9 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
               needs_pipeline("forward_only", "single_stage");
             }
             if (s.virtual_stages < 1) {
-              out->Add(v_path, absl::StrCat(Named(v_path, s.virtual_stages),
-                                            " must be at least 1"));
+              out->Add(v_path, ErrorCode::kOutOfRange,
+                       absl::StrCat(Named(v_path, s.virtual_stages),
+                                    " must be at least 1"));
               return 1;
             }
             return s.virtual_stages;
@@ -623,7 +631,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   switch (view.pipeline->stage_layout) {
     case StageLayout::kEven:
       if (remainder != 0) {
-        out->Add("parallelism.pipeline.stage_layout",
+        out->Add("parallelism.pipeline.stage_layout", ErrorCode::kNotDivisible,
                  absl::StrCat(blocks, " must be divisible by ", degree,
                               " with parallelism.pipeline.stage_layout even "
                               "(uneven rounds blocks_per_stage up and shortens "
@@ -641,6 +649,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   if (!InterleavingFits(v, per_stage)) {
     out->Add(
         "parallelism.pipeline.schedule.virtual_stages",
+        v > per_stage ? ErrorCode::kOutOfRange : ErrorCode::kNotDivisible,
         absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
                      v > per_stage ? " must be at most" : " must divide",
                      " blocks_per_stage (", per_stage, ")"));
@@ -648,7 +657,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
 
   const Offload& offload = view.options->offload;
   if (!OffloadFits(offload, per_stage)) {
-    out->Add("options.offload",
+    out->Add("options.offload", ErrorCode::kUnsupported,
              absl::StrCat("options.offload (", OffloadNames(offload),
                           ") requires blocks_per_stage >= ",
                           kMinOffloadBlocksPerStage, " (got ", per_stage, ")"));
@@ -658,7 +667,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
 void CheckOptions(const SpecView& view, Collector* out) {
   const TensorParallel& tensor = *view.tensor;
   if (tensor.overlap != TensorOverlap::kNone && tensor.degree == 1) {
-    out->Add("parallelism.tensor.overlap",
+    out->Add("parallelism.tensor.overlap", ErrorCode::kInconsistent,
              absl::StrCat("parallelism.tensor.overlap (",
                           TensorOverlapName(tensor.overlap),
                           ") requires parallelism.tensor.degree > 1 (got 1)"));
@@ -668,24 +677,25 @@ void CheckOptions(const SpecView& view, Collector* out) {
   if (rs_ag != nullptr && rs_ag->all_gather_redo &&
       view.recompute == RecomputePolicy::kFull) {
     out->Add("parallelism.tensor.communication.all_gather_redo",
+             ErrorCode::kInconsistent,
              "parallelism.tensor.communication.all_gather_redo cannot be "
              "combined with parallelism.recompute (full): full recompute "
              "already redoes every all-gather");
   }
   if (view.optimizer_sharding && view.data_degree == 1) {
-    out->Add("parallelism.data.optimizer_sharding",
+    out->Add("parallelism.data.optimizer_sharding", ErrorCode::kInconsistent,
              "parallelism.data.optimizer_sharding requires "
              "parallelism.data.degree > 1 (got 1)");
   }
   if (view.data_overlap && view.data_degree == 1) {
-    out->Add("parallelism.data.overlap",
+    out->Add("parallelism.data.overlap", ErrorCode::kInconsistent,
              "parallelism.data.overlap requires parallelism.data.degree > 1 "
              "(got 1)");
   }
   const TransformerModel& model = *view.model;
   if (view.options->attention == AttentionType::kMultiQuery &&
       model.kv_heads != model.attn_heads) {
-    out->Add("options.attention",
+    out->Add("options.attention", ErrorCode::kInconsistent,
              absl::StrCat("options.attention multiquery (Calculon's one "
                           "key/value head, replicated on every TP rank) "
                           "cannot be combined with ",
@@ -695,7 +705,7 @@ void CheckOptions(const SpecView& view, Collector* out) {
                           "model.kv_heads alone; use multihead"));
   }
   if (!view.training && view.options->offload.optimizer) {
-    out->Add("options.offload.optimizer",
+    out->Add("options.offload.optimizer", ErrorCode::kInconsistent,
              "options.offload.optimizer requires a training spec: inference "
              "keeps no optimizer state");
   }
@@ -733,14 +743,7 @@ std::vector<Violation> FindViolations(const MappingSpec& spec) {
 
 absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
   const std::vector<Violation> violations = Verify(spec);
-  if (!violations.empty()) {
-    std::vector<FieldError> errors;
-    errors.reserve(violations.size());
-    for (const Violation& violation : violations) {
-      errors.push_back({violation.field, violation.message});
-    }
-    return InvalidInputError(errors);
-  }
+  if (!violations.empty()) return InvalidInputError(violations);
   TypedProgram program;
   program.spec = spec;
   program.derived = DeriveValues(spec);

@@ -10,20 +10,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/base/field_errors.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
 namespace blueprint {
 
-// One violated rule: the field path it concerns and one line of text that
-// names the field, the values and the rule, e.g.
+// One violated rule: the field path it concerns, one line of text that
+// names the field, the values and the rule, and the rule's kind, e.g.
 //   {"parallelism.pipeline.schedule.virtual_stages",
 //    "parallelism.pipeline.schedule.virtual_stages (5) must divide "
-//    "blocks_per_stage (12)"}
-struct Violation {
-  std::string field;
-  std::string message;
-};
+//    "blocks_per_stage (12)", ErrorCode::kNotDivisible}
+using Violation = FieldError;
 
 // The most network tiers a system may list. Real systems have a few levels
 // (NVLink, node, rack, pod); the bound keeps the search's enumeration of tier
@@ -58,7 +56,7 @@ inline bool TierAssignmentFits(const NetworkTier& tier, int64_t product) {
 std::vector<Violation> FindViolations(const MappingSpec& spec);
 
 // The checked program, or kInvalidArgument whose message is the violations'
-// messages joined by '\n'.
+// messages joined by '\n' (InvalidInputError: with their fields and codes).
 absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec);
 
 }  // namespace blueprint

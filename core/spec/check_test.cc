@@ -139,9 +139,10 @@ TEST(CheckSpec, UnevenLayoutAllowsMoreStagesThanBlocks) {
   EXPECT_EQ(program->derived.bubble_reduction_blocks, 3);
 }
 
-// One rule per row: the mutation, the field and the exact message.
+// One rule per row: the code, the mutation, the field and the exact message.
 struct RuleCase {
   const char* name;
+  ErrorCode code;
   std::function<void(TransformerTrainingMappingSpec&)> mutate;
   const char* field;
   const char* message;
@@ -156,25 +157,32 @@ TEST_P(TrainingRuleTest, ReportsExactlyThisViolation) {
   ASSERT_EQ(violations.size(), 1u) << Messages(spec).front();
   EXPECT_EQ(violations[0].field, GetParam().field);
   EXPECT_EQ(violations[0].message, GetParam().message);
+  EXPECT_EQ(violations[0].code, GetParam().code);
+  // CheckSpec carries the same error through its status.
+  EXPECT_THAT(CheckSpec(spec),
+              FieldErrorsAre(::testing::ElementsAre(violations[0])));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, TrainingRuleTest,
     ::testing::Values(
-        RuleCase{"hidden_positive", [](auto& s) { s.model.hidden = 0; },
-                 "model.hidden", "model.hidden (0) must be positive"},
-        RuleCase{"world_size",  // x01 is the adapter's; x02: batch vs d
-                 [](auto& s) { s.parallelism.data.degree = 3; },
-                 "batch.global_batch_size",
-                 "batch.global_batch_size (64) must be divisible by "
-                 "parallelism.data.degree (3)"},
-        RuleCase{"local_batch",  // x03
+        RuleCase{"hidden_positive", ErrorCode::kOutOfRange,
+                 [](auto& s) { s.model.hidden = 0; }, "model.hidden",
+                 "model.hidden (0) must be positive"},
+        RuleCase{
+            "world_size",
+            ErrorCode::kNotDivisible,  // x01 is the adapter's; x02: batch vs d
+            [](auto& s) { s.parallelism.data.degree = 3; },
+            "batch.global_batch_size",
+            "batch.global_batch_size (64) must be divisible by "
+            "parallelism.data.degree (3)"},
+        RuleCase{"local_batch", ErrorCode::kNotDivisible,  // x03
                  [](auto& s) { s.batch.microbatch_size = 3; },
                  "batch.microbatch_size",
                  "local batch size (batch.global_batch_size 64 / "
                  "parallelism.data.degree 1 = 64) must be divisible by "
                  "batch.microbatch_size (3)"},
-        RuleCase{"v_at_most_blocks",  // x04
+        RuleCase{"v_at_most_blocks", ErrorCode::kOutOfRange,  // x04
                  [](auto& s) {
                    s.parallelism.pipeline.schedule =
                        InterleavedOneForwardOneBackward{24};
@@ -182,7 +190,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.pipeline.schedule.virtual_stages",
                  "parallelism.pipeline.schedule.virtual_stages (24) must be "
                  "at most blocks_per_stage (12)"},
-        RuleCase{"v_divides_blocks",  // x05
+        RuleCase{"v_divides_blocks", ErrorCode::kNotDivisible,  // x05
                  [](auto& s) {
                    s.parallelism.pipeline.schedule =
                        InterleavedOneForwardOneBackward{5};
@@ -190,7 +198,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.pipeline.schedule.virtual_stages",
                  "parallelism.pipeline.schedule.virtual_stages (5) must "
                  "divide blocks_per_stage (12)"},
-        RuleCase{"v_at_least_two",
+        RuleCase{"v_at_least_two", ErrorCode::kOutOfRange,
                  [](auto& s) {
                    s.parallelism.pipeline.schedule =
                        InterleavedOneForwardOneBackward{1};
@@ -198,24 +206,24 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.pipeline.schedule.virtual_stages",
                  "parallelism.pipeline.schedule.virtual_stages (1) must be at "
                  "least 2 (one virtual stage is the 1f1b schedule)"},
-        RuleCase{"hidden_split",  // x06
+        RuleCase{"hidden_split", ErrorCode::kNotDivisible,  // x06
                  [](auto& s) { s.model.hidden = 12289; }, "model.hidden",
                  "model.hidden (12289) must be divisible by "
                  "parallelism.tensor.degree (8)"},
-        RuleCase{"feedforward_split",
+        RuleCase{"feedforward_split", ErrorCode::kNotDivisible,
                  [](auto& s) { s.model.feedforward = 49156; },
                  "model.feedforward",
                  "model.feedforward (49156) must be divisible by "
                  "parallelism.tensor.degree (8)"},
-        RuleCase{"kv_heads_split", [](auto& s) { s.model.kv_heads = 4; },
-                 "model.kv_heads",
+        RuleCase{"kv_heads_split", ErrorCode::kNotDivisible,
+                 [](auto& s) { s.model.kv_heads = 4; }, "model.kv_heads",
                  "model.kv_heads (4) must be divisible by "
                  "parallelism.tensor.degree (8)"},
-        RuleCase{"kv_heads_group", [](auto& s) { s.model.kv_heads = 64; },
-                 "model.kv_heads",
+        RuleCase{"kv_heads_group", ErrorCode::kNotDivisible,
+                 [](auto& s) { s.model.kv_heads = 64; }, "model.kv_heads",
                  "model.kv_heads (64) must divide model.attn_heads (96): "
                  "each key/value head serves a whole group of query heads"},
-        RuleCase{"multiquery_with_groups",
+        RuleCase{"multiquery_with_groups", ErrorCode::kInconsistent,
                  [](auto& s) {
                    s.model.kv_heads = 8;
                    s.options.attention = AttentionType::kMultiQuery;
@@ -225,7 +233,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "head, replicated on every TP rank) cannot be combined with "
                  "model.kv_heads (8) < model.attn_heads (96): grouped-query "
                  "attention is set by model.kv_heads alone; use multihead"},
-        RuleCase{"learned_positions_cover_the_sequence",
+        RuleCase{"learned_positions_cover_the_sequence", ErrorCode::kOutOfRange,
                  [](auto& s) {
                    s.model.vocabulary.size = 50257;
                    s.model.vocabulary.position = PositionEmbedding::kLearned;
@@ -234,16 +242,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "model.vocabulary.max_positions",
                  "model.vocabulary.max_positions (1024) must be at least "
                  "model.seq_size (2048) with a learned position embedding"},
-        RuleCase{"vocabulary_not_negative",
+        RuleCase{"vocabulary_not_negative", ErrorCode::kOutOfRange,
                  [](auto& s) { s.model.vocabulary.size = -1; },
                  "model.vocabulary.size",
                  "model.vocabulary.size (-1) must be at least 0 (0: no "
                  "embedding and no output layer, Calculon's model)"},
-        RuleCase{"vocabulary_padding_positive",
+        RuleCase{"vocabulary_padding_positive", ErrorCode::kOutOfRange,
                  [](auto& s) { s.model.vocabulary.divisible_by = 0; },
                  "model.vocabulary.divisible_by",
                  "model.vocabulary.divisible_by (0) must be positive"},
-        RuleCase{"tier_too_small",  // x07
+        RuleCase{"tier_too_small", ErrorCode::kInconsistent,  // x07
                  [](auto& s) {
                    s.parallelism.tensor.degree = 16;
                    s.batch.global_batch_size = 64;
@@ -252,7 +260,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "network tier 0 isn't big enough: parallelism.tensor.degree "
                  "(16) mapped to it needs 16 processors, but "
                  "system.networks[0].size is 8"},
-        RuleCase{"tier_not_filled",  // x08
+        RuleCase{"tier_not_filled", ErrorCode::kInconsistent,  // x08
                  [](auto& s) {
                    s.parallelism.tensor.degree = 2;
                    s.parallelism.pipeline.degree = 3;
@@ -264,23 +272,23 @@ INSTANTIATE_TEST_SUITE_P(
                  "(2) * parallelism.pipeline.degree (3) mapped to it use 6 "
                  "processors, which does not divide system.networks[0].size "
                  "(8) although system.networks[0].must_be_filled is true"},
-        RuleCase{"tier_shared_too_small",
+        RuleCase{"tier_shared_too_small", ErrorCode::kInconsistent,
                  [](auto& s) { s.parallelism.pipeline.network_tier = 0; },
                  "system.networks[0].size",
                  "network tier 0 isn't big enough: parallelism.tensor.degree "
                  "(8) * parallelism.pipeline.degree (8) mapped to it need 64 "
                  "processors, but system.networks[0].size is 8"},
-        RuleCase{"tier_out_of_range",
+        RuleCase{"tier_out_of_range", ErrorCode::kOutOfRange,
                  [](auto& s) { s.parallelism.data.network_tier = 2; },
                  "parallelism.data.network_tier",
                  "parallelism.data.network_tier (2) must name one of the "
                  "system's 2 network tiers (0 to 1)"},
-        RuleCase{"optimizer_sharding_d1",  // x10
+        RuleCase{"optimizer_sharding_d1", ErrorCode::kInconsistent,  // x10
                  [](auto& s) { s.parallelism.data.optimizer_sharding = true; },
                  "parallelism.data.optimizer_sharding",
                  "parallelism.data.optimizer_sharding requires "
                  "parallelism.data.degree > 1 (got 1)"},
-        RuleCase{"interleaved_p1",  // x12
+        RuleCase{"interleaved_p1", ErrorCode::kInconsistent,  // x12
                  [](auto& s) {
                    s.parallelism.pipeline.degree = 1;
                    s.parallelism.pipeline.schedule =
@@ -291,7 +299,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.pipeline.schedule interleaved_1f1b with "
                  "parallelism.pipeline.schedule.virtual_stages (2) requires "
                  "parallelism.pipeline.degree > 1 (got 1); use single_stage"},
-        RuleCase{"one_f_one_b_p1",
+        RuleCase{"one_f_one_b_p1", ErrorCode::kInconsistent,
                  [](auto& s) {
                    s.parallelism.pipeline.degree = 1;
                    s.parallelism.pipeline.schedule = OneForwardOneBackward{};
@@ -300,7 +308,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.pipeline.schedule 1f1b requires "
                  "parallelism.pipeline.degree > 1 (got 1); use single_stage"},
         RuleCase{
-            "single_stage_p8",
+            "single_stage_p8", ErrorCode::kInconsistent,
             [](auto& s) { s.parallelism.pipeline.schedule = SingleStage{}; },
             "parallelism.pipeline.schedule",
             "parallelism.pipeline.schedule single_stage requires "
@@ -308,13 +316,13 @@ INSTANTIATE_TEST_SUITE_P(
             "parallelism.pipeline.degree (8) is larger; use 1f1b or "
             "interleaved_1f1b"},
         RuleCase{
-            "forward_only_in_training",
+            "forward_only_in_training", ErrorCode::kInconsistent,
             [](auto& s) { s.parallelism.pipeline.schedule = ForwardOnly{}; },
             "parallelism.pipeline.schedule",
             "parallelism.pipeline.schedule forward_only is an inference "
             "schedule; training uses single_stage (pipeline degree 1), "
             "1f1b or interleaved_1f1b"},
-        RuleCase{"offload_few_blocks",  // x13
+        RuleCase{"offload_few_blocks", ErrorCode::kUnsupported,  // x13
                  [](auto& s) {
                    s.parallelism.pipeline.degree = 48;
                    s.parallelism.pipeline.schedule = OneForwardOneBackward{};
@@ -323,12 +331,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "options.offload",
                  "options.offload (weights) requires blocks_per_stage >= 3 "
                  "(got 2)"},
-        RuleCase{"dp_overlap_d1",  // x14
+        RuleCase{"dp_overlap_d1", ErrorCode::kInconsistent,  // x14
                  [](auto& s) { s.parallelism.data.overlap = true; },
                  "parallelism.data.overlap",
                  "parallelism.data.overlap requires parallelism.data.degree "
                  "> 1 (got 1)"},
-        RuleCase{"tp_overlap_t1",  // x17
+        RuleCase{"tp_overlap_t1", ErrorCode::kInconsistent,  // x17
                  [](auto& s) {
                    s.parallelism.tensor.degree = 1;
                    s.parallelism.tensor.overlap = TensorOverlap::kRing;
@@ -336,7 +344,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.tensor.overlap",
                  "parallelism.tensor.overlap (ring) requires "
                  "parallelism.tensor.degree > 1 (got 1)"},
-        RuleCase{"ag_redo_with_full",
+        RuleCase{"ag_redo_with_full", ErrorCode::kInconsistent,
                  [](auto& s) {
                    s.parallelism.tensor.communication =
                        ReduceScatterAllGather{true};
@@ -345,7 +353,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.tensor.communication.all_gather_redo cannot be "
                  "combined with parallelism.recompute (full): full recompute "
                  "already redoes every all-gather"},
-        RuleCase{"batch_seq_split",
+        RuleCase{"batch_seq_split", ErrorCode::kNotDivisible,
                  [](auto& s) {
                    s.model.seq_size = 2047;
                    s.parallelism.tensor.communication =
@@ -356,7 +364,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "must be divisible by parallelism.tensor.degree (8) with "
                  "parallelism.tensor.communication p2p_rs_ag: its activations "
                  "are split t ways"},
-        RuleCase{"datatype_missing",
+        RuleCase{"datatype_missing", ErrorCode::kInconsistent,
                  [](auto& s) {
                    s.system.vector.rates[DataType::kFloat8] =
                        s.system.vector.rates[DataType::kFloat16];
@@ -365,7 +373,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "options.datatype",
                  "options.datatype (float8) is not supported by system.matrix "
                  "(it has: float16)"},
-        RuleCase{"efficiency_not_descending",
+        RuleCase{"efficiency_not_descending", ErrorCode::kInvalidValue,
                  [](auto& s) {
                    s.system.matrix.rates[DataType::kFloat16]
                        .gflops_efficiency[1]
@@ -376,72 +384,73 @@ INSTANTIATE_TEST_SUITE_P(
                  "strictly descending: "
                  "system.matrix.float16.gflops_efficiency[1][0] (128) is not "
                  "below system.matrix.float16.gflops_efficiency[0][0] (128)"},
-        RuleCase{"efficiency_last_not_zero",
+        RuleCase{"efficiency_last_not_zero", ErrorCode::kInvalidValue,
                  [](auto& s) { s.system.mem1.mb_efficiency.pop_back(); },
                  "system.mem1.MB_efficiency[2][0]",
                  "system.mem1.MB_efficiency must end with threshold 0 so that "
                  "every size finds an efficiency "
                  "(system.mem1.MB_efficiency[2][0] is 1)"},
         RuleCase{
-            "efficiency_range",
+            "efficiency_range", ErrorCode::kOutOfRange,
             [](auto& s) { s.system.mem2.mb_efficiency[0].efficiency = 1.5; },
             "system.mem2.MB_efficiency[0][1]",
             "system.mem2.MB_efficiency[0][1] (1.5) must be between 0.001 and "
             "1 (a fraction of the peak)"},
-        RuleCase{"bandwidth",
+        RuleCase{"bandwidth", ErrorCode::kOutOfRange,
                  [](auto& s) { s.system.networks[1].bandwidth_gbps = -25; },
                  "system.networks[1].bandwidth",
                  "system.networks[1].bandwidth (-25) must be between 0.001 "
                  "and 1000000000 GB/s (a memory or link rate)"},
-        RuleCase{"processor_usage",
+        RuleCase{"processor_usage", ErrorCode::kOutOfRange,
                  [](auto& s) { s.system.networks[0].processor_usage = 1; },
                  "system.networks[0].processor_usage",
                  "system.networks[0].processor_usage (1) must be between 0 "
                  "and 0.99 (the fraction of the processor a link's transfers "
                  "use)"},
-        RuleCase{"p2p_offset",
+        RuleCase{"p2p_offset", ErrorCode::kWrongType,
                  [](auto& s) { s.system.networks[0].p2p.offset = 0.5; },
                  "system.networks[0].ops.p2p[1]",
                  "system.networks[0].ops.p2p[1] (0.5) must be null: "
                  "point-to-point sends have no offset"},
-        RuleCase{"collective_offset",
+        RuleCase{"collective_offset", ErrorCode::kWrongType,
                  [](auto& s) {
                    s.system.networks[0].all_reduce.offset = std::nullopt;
                  },
                  "system.networks[0].ops.all_reduce[1]",
                  "system.networks[0].ops.all_reduce[1] must be a number: a "
                  "collective needs an offset"},
-        RuleCase{"tflops_nan",
+        RuleCase{"tflops_nan", ErrorCode::kOutOfRange,
                  [](auto& s) {
                    s.system.vector.rates[DataType::kFloat16].tflops = NAN;
                  },
                  "system.vector.float16.tflops",
                  "system.vector.float16.tflops (nan) must be between 0.001 "
                  "and 1000000000 TFLOP/s (an engine's peak rate)"},
-        RuleCase{"bandwidth_denormal",
+        RuleCase{"bandwidth_denormal", ErrorCode::kOutOfRange,
                  [](auto& s) { s.system.networks[1].bandwidth_gbps = 5e-324; },
                  "system.networks[1].bandwidth",
                  "system.networks[1].bandwidth (5e-324) must be between 0.001 "
                  "and 1000000000 GB/s (a memory or link rate)"},
-        RuleCase{"offset_below_minus_two",
-                 [](auto& s) { s.system.networks[0].all_reduce.offset = -1e300; },
-                 "system.networks[0].ops.all_reduce[1]",
-                 "system.networks[0].ops.all_reduce[1] (-1e+300) must be "
-                 "between -2 and 1000 (a collective's size offset; 1 + offset "
-                 "/ n must stay >= 0 for groups of n >= 2)"},
-        RuleCase{"too_many_network_tiers",
-                 [](auto& s) {
-                   s.system.networks.resize(9, s.system.networks[1]);
-                 },
-                 "system.networks",
-                 "system.networks lists 9 network tiers, more than the limit "
-                 "of 8 (a real system has a few: NVLink, node, rack, pod; the "
-                 "search tries every tier for every parallel dimension)"},
-        RuleCase{"memory_efficiency_tiny",
-                 [](auto& s) { s.system.mem1.mb_efficiency[3].efficiency = 1e-300; },
-                 "system.mem1.MB_efficiency[3][1]",
-                 "system.mem1.MB_efficiency[3][1] (1e-300) must be between "
-                 "0.001 and 1 (a fraction of the peak)"}),
+        RuleCase{
+            "offset_below_minus_two", ErrorCode::kOutOfRange,
+            [](auto& s) { s.system.networks[0].all_reduce.offset = -1e300; },
+            "system.networks[0].ops.all_reduce[1]",
+            "system.networks[0].ops.all_reduce[1] (-1e+300) must be "
+            "between -2 and 1000 (a collective's size offset; 1 + offset "
+            "/ n must stay >= 0 for groups of n >= 2)"},
+        RuleCase{
+            "too_many_network_tiers", ErrorCode::kOutOfRange,
+            [](auto& s) { s.system.networks.resize(9, s.system.networks[1]); },
+            "system.networks",
+            "system.networks lists 9 network tiers, more than the limit "
+            "of 8 (a real system has a few: NVLink, node, rack, pod; the "
+            "search tries every tier for every parallel dimension)"},
+        RuleCase{
+            "memory_efficiency_tiny", ErrorCode::kOutOfRange,
+            [](auto& s) { s.system.mem1.mb_efficiency[3].efficiency = 1e-300; },
+            "system.mem1.MB_efficiency[3][1]",
+            "system.mem1.MB_efficiency[3][1] (1e-300) must be between "
+            "0.001 and 1 (a fraction of the peak)"}),
     [](const ::testing::TestParamInfo<RuleCase>& info) {
       return std::string(info.param.name);
     });

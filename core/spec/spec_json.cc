@@ -143,27 +143,31 @@ Json OptionsToJson(const ExecutionOptions& options) {
 //----- Reading
 //----------------------------------------------------------------------
 
-// Each Read* reads one object at `path` into `out`, appending a line to
+// Each Read* reads one object at `path` into `out`, appending a FieldError to
 // `errors` for every problem; `out` keeps defaults where a field was bad.
 
 void ReadEfficiency(const Json& value, const std::string& path,
-                    std::vector<std::string>* errors,
+                    std::vector<FieldError>* errors,
                     std::vector<EfficiencyRow>* out) {
   if (!value.is_array()) {
-    errors->push_back(absl::StrCat(path,
-                                   ": expected an array of "
-                                   "[threshold, efficiency] rows, got ",
-                                   JsonSnippet(value)));
+    errors->push_back({path,
+                       absl::StrCat(path,
+                                    ": expected an array of "
+                                    "[threshold, efficiency] rows, got ",
+                                    JsonSnippet(value)),
+                       ErrorCode::kWrongType});
     return;
   }
   for (size_t i = 0; i < value.size(); ++i) {
     const std::string row_path = ElementPath(path, i);
     const Json& row = value[i];
     if (!row.is_array() || row.size() != 2) {
-      errors->push_back(absl::StrCat(row_path,
-                                     ": expected a [threshold, "
-                                     "efficiency] pair, got ",
-                                     JsonSnippet(row)));
+      errors->push_back({row_path,
+                         absl::StrCat(row_path,
+                                      ": expected a [threshold, "
+                                      "efficiency] pair, got ",
+                                      JsonSnippet(row)),
+                         ErrorCode::kWrongType});
       continue;
     }
     // Both halves are read, so that both can be reported.
@@ -177,11 +181,13 @@ void ReadEfficiency(const Json& value, const std::string& path,
 }
 
 void ReadProcessor(const Json& value, const std::string& path,
-                   std::vector<std::string>* errors, Processor* out) {
+                   std::vector<FieldError>* errors, Processor* out) {
   if (!value.is_object()) {
     errors->push_back(
-        absl::StrCat(path, ": expected an object keyed by datatype, got ",
-                     JsonSnippet(value)));
+        {path,
+         absl::StrCat(path, ": expected an object keyed by datatype, got ",
+                      JsonSnippet(value)),
+         ErrorCode::kWrongType});
     return;
   }
   for (auto it = value.begin(); it != value.end(); ++it) {
@@ -189,8 +195,10 @@ void ReadProcessor(const Json& value, const std::string& path,
     const std::optional<DataType> datatype = ParseDataType(it.key());
     if (!datatype.has_value()) {
       errors->push_back(
-          absl::StrCat(rate_path, ": unknown datatype (expected one of: ",
-                       absl::StrJoin(EnumChoices<DataType>(), ", "), ")"));
+          {rate_path,
+           absl::StrCat(rate_path, ": unknown datatype (expected one of: ",
+                        absl::StrJoin(EnumChoices<DataType>(), ", "), ")"),
+           ErrorCode::kUnknownChoice});
       continue;
     }
     JsonObjectReader reader(*it, rate_path, errors);
@@ -206,7 +214,7 @@ void ReadProcessor(const Json& value, const std::string& path,
 }
 
 void ReadMemory(const Json& value, const std::string& path,
-                std::vector<std::string>* errors, MemoryTier* out) {
+                std::vector<FieldError>* errors, MemoryTier* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadDouble("GiB", &out->gib);
   reader.ReadDouble("GBps", &out->gbps);
@@ -219,10 +227,13 @@ void ReadMemory(const Json& value, const std::string& path,
 
 // An op is [scalar, offset] with offset null for p2p (Calculon's format).
 void ReadOp(const Json& value, const std::string& path,
-            std::vector<std::string>* errors, NetworkOpCost* out) {
+            std::vector<FieldError>* errors, NetworkOpCost* out) {
   if (!value.is_array() || value.size() != 2) {
-    errors->push_back(absl::StrCat(
-        path, ": expected a [scalar, offset] pair, got ", JsonSnippet(value)));
+    errors->push_back(
+        {path,
+         absl::StrCat(path, ": expected a [scalar, offset] pair, got ",
+                      JsonSnippet(value)),
+         ErrorCode::kWrongType});
     return;
   }
   JsonToDouble(value[0], ElementPath(path, 0), errors, &out->scalar);
@@ -237,7 +248,7 @@ void ReadOp(const Json& value, const std::string& path,
 }
 
 void ReadNetwork(const Json& value, const std::string& path,
-                 std::vector<std::string>* errors, NetworkTier* out) {
+                 std::vector<FieldError>* errors, NetworkTier* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadDouble("bandwidth", &out->bandwidth_gbps);
   reader.ReadDouble("efficiency", &out->efficiency);
@@ -262,7 +273,7 @@ void ReadNetwork(const Json& value, const std::string& path,
 }
 
 void ReadCommunication(const Json& value, const std::string& path,
-                       std::vector<std::string>* errors,
+                       std::vector<FieldError>* errors,
                        TensorCommunication* out) {
   JsonObjectReader reader(value, path, errors);
   const Json* type_value = reader.Member("type");
@@ -273,7 +284,7 @@ void ReadCommunication(const Json& value, const std::string& path,
         type_value->get_ref<const std::string&>());
   }
   if (!communication.has_value()) {
-    errors->push_back(UnknownChoiceMessage(
+    errors->push_back(UnknownChoiceError(
         reader.PathOf("type"), TensorCommunicationChoices(), *type_value));
     return;
   }
@@ -289,7 +300,7 @@ void ReadCommunication(const Json& value, const std::string& path,
 }
 
 void ReadSchedule(const Json& value, const std::string& path,
-                  std::vector<std::string>* errors, PipelineSchedule* out) {
+                  std::vector<FieldError>* errors, PipelineSchedule* out) {
   JsonObjectReader reader(value, path, errors);
   const Json* type_value = reader.Member("type");
   if (type_value == nullptr) return;  // the other keys depend on the type
@@ -299,7 +310,7 @@ void ReadSchedule(const Json& value, const std::string& path,
         type_value->get_ref<const std::string&>());
   }
   if (!schedule.has_value()) {
-    errors->push_back(UnknownChoiceMessage(
+    errors->push_back(UnknownChoiceError(
         reader.PathOf("type"), PipelineScheduleChoices(), *type_value));
     return;
   }
@@ -316,7 +327,7 @@ void ReadSchedule(const Json& value, const std::string& path,
 }
 
 void ReadTensor(const Json& value, const std::string& path,
-                std::vector<std::string>* errors, TensorParallel* out) {
+                std::vector<FieldError>* errors, TensorParallel* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("degree", &out->degree);
   if (const Json* communication = reader.Member("communication")) {
@@ -330,7 +341,7 @@ void ReadTensor(const Json& value, const std::string& path,
 }
 
 void ReadPipeline(const Json& value, const std::string& path,
-                  std::vector<std::string>* errors, PipelineParallel* out) {
+                  std::vector<FieldError>* errors, PipelineParallel* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("degree", &out->degree);
   if (const Json* schedule = reader.Member("schedule")) {
@@ -343,7 +354,7 @@ void ReadPipeline(const Json& value, const std::string& path,
 }
 
 void ReadData(const Json& value, const std::string& path,
-              std::vector<std::string>* errors, DataParallel* out) {
+              std::vector<FieldError>* errors, DataParallel* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("degree", &out->degree);
   reader.ReadBool("optimizer_sharding", &out->optimizer_sharding);
@@ -353,7 +364,7 @@ void ReadData(const Json& value, const std::string& path,
 }
 
 void ReadReplica(const Json& value, const std::string& path,
-                 std::vector<std::string>* errors, ReplicaParallel* out) {
+                 std::vector<FieldError>* errors, ReplicaParallel* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("degree", &out->degree);
   reader.ReadInt("network_tier", &out->network_tier);
@@ -361,7 +372,7 @@ void ReadReplica(const Json& value, const std::string& path,
 }
 
 void ReadBatch(const Json& value, const std::string& path,
-               std::vector<std::string>* errors, Batch* out) {
+               std::vector<FieldError>* errors, Batch* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("global_batch_size", &out->global_batch_size);
   reader.ReadInt("microbatch_size", &out->microbatch_size);
@@ -369,7 +380,7 @@ void ReadBatch(const Json& value, const std::string& path,
 }
 
 void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
-                 std::vector<std::string>* errors, ExecutionOptions* out) {
+                 std::vector<FieldError>* errors, ExecutionOptions* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadEnum("datatype", &ParseDataType, EnumChoices<DataType>(),
                   &out->datatype);
@@ -393,7 +404,7 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
 // Reads the members both spec kinds share and the kind's parallelism.
 template <typename Spec>
 void ReadCommon(JsonObjectReader* top, ModelKeys keys, Spec* spec) {
-  std::vector<std::string>* errors = top->errors();
+  std::vector<FieldError>* errors = top->errors();
   if (const Json* model = top->Member("model")) {
     ReadModelJson(*model, "model", keys, errors, &spec->model);
   }
@@ -408,7 +419,7 @@ void ReadCommon(JsonObjectReader* top, ModelKeys keys, Spec* spec) {
   }
 }
 
-void ReadParallelism(const Json& value, std::vector<std::string>* errors,
+void ReadParallelism(const Json& value, std::vector<FieldError>* errors,
                      TransformerTrainingParallelism* out) {
   JsonObjectReader reader(value, "parallelism", errors);
   if (const Json* tensor = reader.Member("tensor")) {
@@ -425,7 +436,7 @@ void ReadParallelism(const Json& value, std::vector<std::string>* errors,
   reader.RejectUnknownKeys();
 }
 
-void ReadParallelism(const Json& value, std::vector<std::string>* errors,
+void ReadParallelism(const Json& value, std::vector<FieldError>* errors,
                      TransformerInferenceParallelism* out) {
   JsonObjectReader reader(value, "parallelism", errors);
   if (const Json* tensor = reader.Member("tensor")) {
@@ -448,10 +459,6 @@ Spec ReadSpec(JsonObjectReader* top, ModelKeys keys) {
     ReadParallelism(*parallelism, top->errors(), &spec.parallelism);
   }
   return spec;
-}
-
-absl::Status ErrorsToStatus(const std::vector<std::string>& errors) {
-  return InvalidInputError(ReaderFieldErrors(errors));
 }
 
 }  // namespace
@@ -492,7 +499,7 @@ nlohmann::json ModelToJsonValue(const TransformerModel& model,
 }
 
 void ReadModelJson(const nlohmann::json& value, const std::string& path,
-                   ModelKeys keys, std::vector<std::string>* errors,
+                   ModelKeys keys, std::vector<FieldError>* errors,
                    TransformerModel* out) {
   JsonObjectReader reader(value, path, errors);
   if (keys != ModelKeys::kCalculon) reader.ReadString("name", &out->name);
@@ -543,7 +550,7 @@ nlohmann::json SystemToJsonValue(const System& system, NameKey name) {
 }
 
 void ReadSystemJson(const nlohmann::json& value, const std::string& path,
-                    NameKey name, std::vector<std::string>* errors,
+                    NameKey name, std::vector<FieldError>* errors,
                     System* out) {
   JsonObjectReader reader(value, path, errors);
   if (name == NameKey::kPresent) reader.ReadString("name", &out->name);
@@ -564,9 +571,12 @@ void ReadSystemJson(const nlohmann::json& value, const std::string& path,
   if (const Json* networks = reader.Member("networks")) {
     const std::string networks_path = reader.PathOf("networks");
     if (!networks->is_array()) {
-      errors->push_back(absl::StrCat(
-          networks_path, ": expected an array of network tiers, got ",
-          JsonSnippet(*networks)));
+      errors->push_back(
+          {networks_path,
+           absl::StrCat(networks_path,
+                        ": expected an array of network tiers, got ",
+                        JsonSnippet(*networks)),
+           ErrorCode::kWrongType});
     } else {
       for (size_t i = 0; i < networks->size(); ++i) {
         NetworkTier network;
@@ -625,9 +635,9 @@ std::string SpecToJson(const MappingSpec& spec) {
 }
 
 absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
-  std::vector<std::string> errors;
+  std::vector<FieldError> errors;
   JsonObjectReader top(value, "", &errors);
-  if (!top.is_object()) return ErrorsToStatus(errors);
+  if (!top.is_object()) return InvalidInputError(errors);
 
   ModelKeys keys = ModelKeys::kSpecV2;
   if (const Json* format = top.Member("format")) {
@@ -636,9 +646,11 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
       keys = ModelKeys::kSpecV1;
     } else if (!format->is_string() ||
                format->get_ref<const std::string&>() != kSpecFormat) {
-      errors.push_back(absl::StrCat("format: expected \"", kSpecFormat,
-                                    "\" (or \"", kSpecFormatV1,
-                                    "\"), got ", JsonSnippet(*format)));
+      errors.push_back(
+          {"format",
+           absl::StrCat("format: expected \"", kSpecFormat, "\" (or \"",
+                        kSpecFormatV1, "\"), got ", JsonSnippet(*format)),
+           ErrorCode::kUnsupported});
     }
   }
   std::optional<MappingSpec> kind;  // the kind's default spec
@@ -647,8 +659,8 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
       kind = VariantOfType<MappingSpec>(kind_value->get_ref<const std::string&>());
     }
     if (!kind.has_value()) {
-      errors.push_back(UnknownChoiceMessage(
-          "kind", VariantChoices<MappingSpec>(), *kind_value));
+      errors.push_back(UnknownChoiceError("kind", VariantChoices<MappingSpec>(),
+                                          *kind_value));
     }
   }
   MappingSpec spec;
@@ -670,7 +682,7 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
     top.Member("parallelism");
   }
   top.RejectUnknownKeys();
-  if (!errors.empty()) return ErrorsToStatus(errors);
+  if (!errors.empty()) return InvalidInputError(errors);
   return spec;
 }
 

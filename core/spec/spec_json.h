@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/base/field_errors.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "nlohmann/json.hpp"
@@ -37,7 +38,8 @@ inline constexpr char kProgramFormat[] = "blueprinting.program/1";
 //------------------------------------------------------------
 
 // ParseSpecJson: a spec from its canonical JSON text. kInvalidArgument lists
-// every problem, one per line, e.g.
+// every problem, one per line, each with its field and ErrorCode
+// (InvalidInputError, core/base/field_errors.h), e.g.
 //   "parallelism.tensor.degree: expected an integer, got string \"8\""
 //   "parallelism.tensor.overlapp: unknown key (expected keys: degree, ...)"
 absl::StatusOr<MappingSpec> ParseSpecJson(const std::string& text);
@@ -71,15 +73,14 @@ enum class NameKey { kPresent, kAbsent };
 enum class ModelKeys { kCalculon, kSpecV1, kSpecV2 };
 nlohmann::json ModelToJsonValue(const TransformerModel& model, ModelKeys keys);
 void ReadModelJson(const nlohmann::json& value, const std::string& path,
-                   ModelKeys keys, std::vector<std::string>* errors,
+                   ModelKeys keys, std::vector<FieldError>* errors,
                    TransformerModel* out);
 
 // The system in Calculon's system-JSON structure (matrix, vector, mem1, mem2,
 // processing_mode, networks), plus "name" when kPresent.
 nlohmann::json SystemToJsonValue(const System& system, NameKey name);
 void ReadSystemJson(const nlohmann::json& value, const std::string& path,
-                    NameKey name, std::vector<std::string>* errors,
-                    System* out);
+                    NameKey name, std::vector<FieldError>* errors, System* out);
 
 // The spellings each sum type's "type" key accepts.
 const std::vector<std::string>& TensorCommunicationChoices();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/base/field_errors.h"
 #include "core/spec/check.h"
 #include "core/spec/spec.h"
 #include "core/testing/status_matchers.h"
@@ -15,6 +16,7 @@
 namespace blueprint {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::Not;
 
 // Tests run in the runfiles root, natively and under node alike.
@@ -189,6 +191,18 @@ TEST(SpecJson, ReportsEveryProblemWithItsPath) {
           "parallelism.recompute: expected one of \"none\", \"attn_only\", "
           "\"full\", got string \"most\"",
       }));
+  // Each error's field is its path and its code the kind of problem.
+  EXPECT_THAT(spec, ErrorCodesAre(ElementsAre(
+                        ErrorCode::kUnknownChoice, ErrorCode::kOutOfRange,
+                        ErrorCode::kWrongType, ErrorCode::kWrongType,
+                        ErrorCode::kWrongType, ErrorCode::kWrongType,
+                        ErrorCode::kMissingField, ErrorCode::kWrongType,
+                        ErrorCode::kWrongType, ErrorCode::kUnknownField,
+                        ErrorCode::kUnknownChoice)));
+  const std::vector<FieldError> errors = FieldErrorsOf(spec.status());
+  for (const FieldError& error : errors) {
+    EXPECT_EQ(error.message.substr(0, error.message.find(": ")), error.field);
+  }
 }
 
 TEST(SpecJson, MalformedJsonNamesThePosition) {
@@ -198,6 +212,10 @@ TEST(SpecJson, MalformedJsonNamesThePosition) {
             "malformed JSON: parse error at line 1, column 12: syntax error "
             "while parsing value - unexpected '}'; expected '[', '{', or a "
             "literal");
+  EXPECT_THAT(
+      spec,
+      FieldErrorsAre(ElementsAre(FieldError{
+          "", std::string(spec.status().message()), ErrorCode::kSyntax})));
 }
 
 TEST(SpecJson, TopLevelProblems) {
@@ -206,6 +224,9 @@ TEST(SpecJson, TopLevelProblems) {
   EXPECT_EQ(
       ErrorLines(spec.status()),
       std::vector<std::string>{"top level: expected an object, got an array"});
+  EXPECT_THAT(spec, FieldErrorsAre(ElementsAre(FieldError{
+                        "", "top level: expected an object, got an array",
+                        ErrorCode::kWrongType})));
 
   spec = ParseSpecJson(R"({"format": "blueprinting.spec/3", "kind": "serving",
                            "bonus": 1})");
@@ -224,6 +245,12 @@ TEST(SpecJson, TopLevelProblems) {
                 "bonus: unknown key (expected keys: format, kind, model, "
                 "system, batch, options, parallelism)",
             }));
+  EXPECT_THAT(spec, ErrorCodesAre(ElementsAre(
+                        ErrorCode::kUnsupported, ErrorCode::kUnknownChoice,
+                        ErrorCode::kMissingField, ErrorCode::kMissingField,
+                        ErrorCode::kMissingField, ErrorCode::kMissingField,
+                        ErrorCode::kMissingField, ErrorCode::kUnknownField)));
+  EXPECT_EQ(FieldErrorsOf(spec.status())[1].field, "kind");
 }
 
 TEST(SpecJson, InferenceHasReplicasNotData) {

@@ -7,6 +7,12 @@
 //   EXPECT_THAT(spec, StatusIs(absl::StatusCode::kInvalidArgument,
 //                              HasSubstr("model.hidden")));
 //   BP_ASSERT_OK_AND_ASSIGN(const TypedProgram program, TestProgram(m));
+//   EXPECT_THAT(spec, ErrorCodesAre(ElementsAre(ErrorCode::kOutOfRange)));
+//   EXPECT_THAT(spec, FieldsAndCodesAre(ElementsAre(
+//                         Pair("model.hidden", ErrorCode::kOutOfRange))));
+//   EXPECT_THAT(spec, FieldErrorsAre(Contains(FieldError{
+//                         "model.hidden", "model.hidden (0) must be positive",
+//                         ErrorCode::kOutOfRange})));
 //
 // Each matcher accepts an absl::Status or an absl::StatusOr<T>. A failure
 // prints the value as its status ("INVALID_ARGUMENT: ..."), or "OK: <value>".
@@ -16,9 +22,11 @@
 #include <ostream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/base/field_errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -112,7 +120,93 @@ class StatusIsMatcher {
   bool describe_message_;
 };
 
+// Matches FieldErrorsOf(status), or their codes alone, against a matcher of
+// std::vector<FieldError> (or std::vector<ErrorCode>).
+template <typename Projected>
+class FieldErrorsMatcher {
+ public:
+  using Project = Projected (*)(const absl::Status&);
+  FieldErrorsMatcher(Project project, const char* what,
+                     ::testing::Matcher<const Projected&> inner)
+      : project_(project), what_(what), inner_(std::move(inner)) {}
+
+  template <typename StatusType>
+  bool MatchAndExplain(const StatusType& actual,
+                       ::testing::MatchResultListener* listener) const {
+    const Projected projected = project_(GetStatus(actual));
+    *listener << "whose " << what_ << " are "
+              << ::testing::PrintToString(projected);
+    return inner_.Matches(projected);
+  }
+  void DescribeTo(std::ostream* os) const {
+    *os << "has " << what_ << " that ";
+    inner_.DescribeTo(os);
+  }
+  void DescribeNegationTo(std::ostream* os) const {
+    *os << "has " << what_ << " that ";
+    inner_.DescribeNegationTo(os);
+  }
+
+ private:
+  Project project_;
+  const char* what_;
+  ::testing::Matcher<const Projected&> inner_;
+};
+
+inline std::vector<ErrorCode> ErrorCodesOf(const absl::Status& status) {
+  std::vector<ErrorCode> out;
+  for (const FieldError& error : FieldErrorsOf(status)) {
+    out.push_back(error.code);
+  }
+  return out;
+}
+
+inline std::vector<std::pair<std::string, ErrorCode>> FieldsAndCodesOf(
+    const absl::Status& status) {
+  std::vector<std::pair<std::string, ErrorCode>> out;
+  for (const FieldError& error : FieldErrorsOf(status)) {
+    out.emplace_back(error.field, error.code);
+  }
+  return out;
+}
+
+template <typename Projected, typename Matcher>
+::testing::PolymorphicMatcher<FieldErrorsMatcher<Projected>>
+MakeFieldErrorsMatcher(Projected (*project)(const absl::Status&),
+                       const char* what, Matcher&& matcher) {
+  return ::testing::MakePolymorphicMatcher(
+      FieldErrorsMatcher<Projected>(project, what,
+                                    ::testing::MatcherCast<const Projected&>(
+                                        std::forward<Matcher>(matcher))));
+}
+
 }  // namespace status_matchers_internal
+
+// Matches a status (or StatusOr) whose FieldErrorsOf (core/base/
+// field_errors.h) match `matcher`, e.g. ElementsAre(FieldError{...}).
+template <typename Matcher>
+auto FieldErrorsAre(Matcher&& matcher) {
+  return status_matchers_internal::MakeFieldErrorsMatcher(
+      &FieldErrorsOf, "field errors", std::forward<Matcher>(matcher));
+}
+
+// Matches a status (or StatusOr) whose errors' codes, in order, match
+// `matcher`, e.g. ElementsAre(ErrorCode::kOutOfRange).
+template <typename Matcher>
+auto ErrorCodesAre(Matcher&& matcher) {
+  return status_matchers_internal::MakeFieldErrorsMatcher(
+      &status_matchers_internal::ErrorCodesOf, "error codes",
+      std::forward<Matcher>(matcher));
+}
+
+// Matches a status (or StatusOr) whose errors' {field, code} pairs, in order,
+// match `matcher`, e.g. ElementsAre(Pair("--procs", ErrorCode::kWrongType)).
+template <typename Matcher>
+auto FieldsAndCodesAre(Matcher&& matcher) {
+  return status_matchers_internal::MakeFieldErrorsMatcher(
+      &status_matchers_internal::FieldsAndCodesOf, "fields and codes",
+      std::forward<Matcher>(matcher));
+}
 
 // Matches an OK absl::Status or an absl::StatusOr<T> holding a value.
 inline ::testing::PolymorphicMatcher<status_matchers_internal::IsOkMatcher>

@@ -1,8 +1,9 @@
 // usage: node hostile_input_test.mjs BLUEPRINT PACKAGE_DIR TESTING_MODULE
 // Hostile input through the npm package: every method returns {ok: false,
 // errors} (never throws, never traps) for lone surrogates, oversized
-// strings, objects that throw, and running out of memory; and an error that
-// quotes input is byte-identical to the native CLI's.
+// strings, objects that throw, and running out of memory; an error that
+// quotes input is byte-identical to the native CLI's; and every error is
+// {field, message, code}.
 import assert from 'node:assert/strict';
 import {spawnSync} from 'node:child_process';
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs';
@@ -69,7 +70,8 @@ for (const [method, {names}] of Object.entries(calls)) {
       const argName = name === 'args' ? 'args[1]' : name;
       assert.equal(result.ok, false, `${method} ${name}`);
       assert.deepEqual(result.errors, [{field: argName,
-        message: `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`}]);
+        message: `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`,
+        code: 'syntax'}]);
       ++refused;
     }
   });
@@ -115,7 +117,8 @@ assert.equal(bp.explain(spec, 'total_time', Infinity).output, bp.explain(spec, '
 for (const [depth, got] of [[-1, '-1'], [1.5, '1.5'], [NaN, 'nan'], ['1', 'string'], [null, 'object']]) {
   const result = bp.explain(spec, 'total_time', depth);
   assert.deepEqual(result.errors, [{field: 'depth',
-                                    message: `depth: expected an integer >= 0 or undefined, got ${got}`}]);
+                                    message: `depth: expected an integer >= 0 or undefined, got ${got}`,
+                                    code: typeof depth == 'number' ? 'out_of_range' : 'wrong_type'}]);
 }
 assert.deepEqual(messages(bp.importMegatron(sys, 'x')),
                  ['importMegatron: args must be an array of strings']);
@@ -127,7 +130,8 @@ assert.deepEqual(messages(bp.importMegatron(sys, throwing)),
 // well-formed string within the limit.
 assert.equal(bp.importMegatron(sys, megatron, undefined).output, bp.importMegatron(sys, megatron).output);
 assert.deepEqual(bp.importMegatron(sys, megatron, 7).errors,
-                 [{field: 'hf_config', message: 'hf_config: expected a string, got number'}]);
+                 [{field: 'hf_config', message: 'hf_config: expected a string, got number',
+                   code: 'wrong_type'}]);
 assert.deepEqual(messages(bp.importMegatron(sys, megatron, null)),
                  ['hf_config: expected a string, got object']);
 assert.deepEqual(messages(bp.importMegatron(sys, megatron, 'a\uD800')),
@@ -255,6 +259,39 @@ const overCapacity = bp.analyze(JSON.stringify(oomSpec));
 assert.equal(overCapacity.ok, false);
 assert.ok(overCapacity.output.length > 0, 'a report is printed');
 assert.deepEqual(overCapacity.errors.map((e) => e.field), ['system.mem1.GiB']);
+
+// 7. Every error carries a code of metadata()'s error_codes: the reader's,
+// the checker's, the adapters', the analysis's and the module's own.
+const codes = new Set(JSON.parse(bp.metadata().output).error_codes.map((c) => c.name));
+const codeOf = (result) => result.errors.map((e) => e.code);
+for (const result of [structured, overCapacity, bp.check('{'), bp.check(42)]) {
+  for (const e of result.errors) {
+    assert.deepEqual(Object.keys(e).sort(), ['code', 'field', 'message']);
+    assert.ok(codes.has(e.code), `${e.code} of ${e.message}`);
+  }
+}
+assert.deepEqual(codeOf(structured).sort(), ['out_of_range', 'out_of_range']);
+assert.deepEqual(codeOf(bp.check(JSON.stringify(wrongType))), ['wrong_type']);
+assert.deepEqual(codeOf(overCapacity), ['over_capacity']);
+assert.deepEqual(bp.check('{').errors.map((e) => [e.field, e.code]), [['', 'syntax']]);
+assert.deepEqual(codeOf(bp.check(42)), ['wrong_type']);
+assert.deepEqual(codeOf(bp.check(big17)), ['too_large']);
+const notDivisible = JSON.parse(spec);
+notDivisible.model.hidden += 1;  // not divisible by the tensor degree 8
+assert.ok(codeOf(bp.check(JSON.stringify(notDivisible))).includes('not_divisible'));
+assert.deepEqual(bp.explain(spec, 'no_such_figure').errors.map((e) => [e.field, e.code]),
+                 [['figure', 'unknown_choice']]);
+assert.deepEqual(codeOf(bp.importMegatron(sys, ['--bogus-flag'])).slice(0, 2),
+                 ['unknown_field', 'missing_field']);
+assert.deepEqual(bp.calculon(app, '{', sys).errors.map((e) => [e.field, e.code]),
+                 [['exe', 'syntax']]);
+assert.deepEqual(bp.search(app, sys, ['--procs', 'x']).errors.map((e) => [e.field, e.code]),
+                 [['--procs', 'wrong_type'], ['--max-batch', 'missing_field'],
+                  ['--datatype', 'missing_field']]);
+assert.deepEqual(codeOf(bp.importMegatron(sys, 'x')), ['wrong_type']);
+assert.deepEqual(codeOf(bp.importMegatron(sys, throwing)), ['invalid_value']);
+assert.deepEqual(codeOf(oom), ['internal']);
+assert.deepEqual(codeOf(after), ['internal']);
 
 console.log(`PASS: ${refused} lone surrogates refused, oversized inputs, out of memory, ` +
             `${bomSpecs.length + 4} CLI comparisons`);

@@ -4,7 +4,9 @@
 // parameters as its binding takes, and every function the bindings export
 // (embind marks each with `argCount`; guard.js keeps the mark) is declared.
 // Then checks that metadata() returns {ok, output, errors, notes} whose output is
-// JSON listing e.g. total_time with unit "s".
+// JSON listing e.g. total_time with unit "s", and that CommandError declares
+// the keys of every error and documents every code of metadata()'s
+// error_codes.
 import assert from 'node:assert/strict';
 import {readFileSync} from 'node:fs';
 import path from 'node:path';
@@ -80,5 +82,29 @@ assert.equal(metadata.figures.weight_space.unit, 'bytes');
 assert.deepEqual(metadata.enums.datatype.choices.map((c) => c.name),
                  ['float8', 'float16', 'bfloat16', 'float32']);
 assert.equal(metadata.spec_fields['model.hidden'].type, 'integer');
+
+// CommandError: the d.ts declares exactly the keys every error has, and its
+// documentation of `code` names exactly metadata()'s error codes.
+function interfaceBody(text, name) {
+  const start = text.indexOf(`interface ${name} {`);
+  assert.ok(start >= 0, `interface ${name} not found in the d.ts`);
+  return text.slice(start, text.indexOf('\n}', start));
+}
+const errorBody = interfaceBody(dts, 'CommandError');
+const errorKeys = [...errorBody.replace(/\/\*[\s\S]*?\*\//g, '').matchAll(/^\s*(\w+)\s*:/gm)]
+    .map((m) => m[1]);
+assert.deepEqual(errorKeys.sort(), ['code', 'field', 'message']);
+const failed = bp.check('{');
+assert.equal(failed.ok, false);
+for (const e of failed.errors) {
+  assert.deepEqual(Object.keys(e).sort(), errorKeys);
+  for (const key of errorKeys) assert.equal(typeof e[key], 'string', key);
+}
+const documented = [...errorBody.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]);
+const codes = metadata.error_codes.map((c) => c.name);
+assert.deepEqual([...documented].sort(), [...codes].sort(),
+                 'the d.ts documents the codes of metadata().error_codes');
+for (const c of metadata.error_codes) assert.ok(c.meaning.length > 0, c.name);
+
 console.log(`PASS: ${declared.size} methods declared and exported; metadata lists ` +
-            `${Object.keys(metadata.figures).length} figures`);
+            `${Object.keys(metadata.figures).length} figures and ${codes.length} error codes`);
