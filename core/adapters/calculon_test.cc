@@ -13,6 +13,7 @@
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -28,12 +29,7 @@ using ::testing::Pair;
 constexpr char kOracleRc[] = "core/adapters/testdata/calculon_oracle_rc.txt";
 constexpr char kSeeds[] = "core/adapters/fuzz_seeds/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // One shared oracle case: Calculon's inputs, verbatim, and its exit code.
 struct OracleCase {

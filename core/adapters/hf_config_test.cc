@@ -11,17 +11,13 @@
 #include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
 #include "core/presets/presets.h"
+#include "core/testing/files.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 std::vector<std::string> Words(const std::string& text) {
   return absl::StrSplit(text, ' ', absl::SkipEmpty());

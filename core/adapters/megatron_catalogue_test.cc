@@ -9,18 +9,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "core/adapters/megatron.h"
+#include "core/testing/files.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
 
 namespace blueprint {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // The modelled flags Megatron-LM (at the catalogue's commit) does not have.
 const std::set<std::string>& NotInMegatron() {

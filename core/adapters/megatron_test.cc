@@ -15,6 +15,7 @@
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
+#include "core/testing/files.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -23,12 +24,7 @@ namespace {
 
 constexpr char kSeeds[] = "core/adapters/fuzz_seeds/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // The spec Calculon's adapter makes of a shared oracle case.
 MappingSpec CalculonCase(const std::string& name) {

@@ -13,6 +13,7 @@
 #include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
 #include "core/presets/presets.h"
+#include "core/testing/files.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -36,12 +37,7 @@ std::vector<std::string> Messages(const CommandResult& result) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // Calculon's three files of an oracle case.
 std::vector<std::string> CalculonFiles(const std::string& name) {

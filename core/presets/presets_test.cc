@@ -1,4 +1,5 @@
 #include "core/presets/presets.h"
+#include "core/testing/files.h"
 
 #include <algorithm>
 #include <fstream>
@@ -11,12 +12,7 @@
 namespace blueprint {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // Every embedded preset is its file byte for byte.
 TEST(Presets, AreTheFilesOfPresetsDirectory) {

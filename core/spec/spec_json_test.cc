@@ -10,6 +10,7 @@
 #include "core/spec/check.h"
 #include "core/spec/spec.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,12 +23,7 @@ using ::testing::Not;
 // Tests run in the runfiles root, natively and under node alike.
 constexpr char kExample[] = "core/spec/testdata/175b_t8p8_v3.json";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 std::vector<std::string> ErrorLines(const absl::Status& status) {
   return absl::StrSplit(std::string(status.message()), '\n');

@@ -18,6 +18,7 @@
 #include "core/spec/check.h"
 #include "core/testing/doubles.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -26,12 +27,7 @@ namespace {
 
 constexpr char kOracle[] = "tests/calculon/oracle/";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using test_files::ReadFile;
 
 std::vector<std::string> Cases() {
   std::vector<std::string> cases;

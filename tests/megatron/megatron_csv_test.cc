@@ -21,17 +21,13 @@
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
+#include "core/testing/files.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+using test_files::ReadFile;
 
 // The rows of a CSV file without quoting (the cases have none; lines end in
 // "\r\n"): column name -> value. The last column, `flags`, may hold anything
