@@ -438,4 +438,17 @@ std::string ToText(const MemoryAnalysis& a) {
   return out;
 }
 
+FormulaValues FormulaValuesOf(const PortablePlanIR& plan,
+                              const IterationAnalysis& iteration,
+                              const MemoryAnalysis& memory) {
+  FormulaValues values;
+  values.iteration = &iteration.figures;
+  values.memory = &memory.figures;
+  values.block = &plan.block;
+  values.first_stage = &plan.first_stage;
+  values.last_stage = &plan.last_stage;
+  values.step = &iteration.step;
+  return values;
+}
+
 }  // namespace blueprint

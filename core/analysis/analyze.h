@@ -89,6 +89,13 @@ class AnalyzeMemory {
 std::string ToText(const IterationAnalysis& analysis);
 std::string ToText(const MemoryAnalysis& analysis);
 
+// The values a formula of either analysis reads (lineage.h ValueOf): the
+// step and figures of `iteration` and `memory`, the block and stage figures
+// of `plan`. Every argument must outlive the result.
+FormulaValues FormulaValuesOf(const PortablePlanIR& plan,
+                              const IterationAnalysis& iteration,
+                              const MemoryAnalysis& memory);
+
 // The lineage of the derived values ("derived:blocks_per_stage" and so on)
 // back to spec fields.
 std::vector<FigureLineage> DerivedLineage();

@@ -214,13 +214,8 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
     m.p = 2;
     m.training = training;
     BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
-    FormulaValues values;
-    values.iteration = &a.iteration.figures;
-    values.memory = &a.memory.figures;
-    values.block = &a.plan.block;
-    values.first_stage = &a.plan.first_stage;
-    values.last_stage = &a.plan.last_stage;
-    values.step = &a.iteration.step;
+    const FormulaValues values =
+        FormulaValuesOf(a.plan, a.iteration, a.memory);
     int figures = 0;
     auto iteration = [&](const char* name, double) {
       ++figures;
@@ -265,12 +260,8 @@ TEST(Lineage, SubstitutesValuesForNames) {
   TestMapping m;
   m.p = 2;
   BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
-  FormulaValues values;
-  values.iteration = &a.iteration.figures;
-  values.block = &a.plan.block;
-  values.first_stage = &a.plan.first_stage;
-  values.last_stage = &a.plan.last_stage;
-  values.step = &a.iteration.step;
+  const FormulaValues values =
+      FormulaValuesOf(a.plan, a.iteration, a.memory);
   const IterationFigures& it = a.iteration.figures;
   EXPECT_EQ(SubstituteValues(
                 FormulaScope::kIteration,
@@ -461,13 +452,8 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   int evaluated = 0;
   for (const TestMapping& m : mappings) {
     BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
-    FormulaValues values;
-    values.iteration = &a.iteration.figures;
-    values.memory = &a.memory.figures;
-    values.block = &a.plan.block;
-    values.first_stage = &a.plan.first_stage;
-    values.last_stage = &a.plan.last_stage;
-    values.step = &a.iteration.step;
+    const FormulaValues values =
+        FormulaValuesOf(a.plan, a.iteration, a.memory);
     auto check = [&](FormulaScope scope, const char* name, double value) {
       const FigureFormula* row = FindFormula(scope, name);
       ASSERT_NE(row, nullptr) << name;

@@ -489,7 +489,7 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
   // Tied weights on two stages: their gradients are all-reduced between
   // the two (float32 main gradients, as Megatron-LM sums them).
   it.embedding_sync_time =
-      s.embedding_sync
+      s.training && s.embedding_copy
           ? CollectiveTime(*s.pipeline_net, CollectiveOp::kAllReduce,
                            x.first.block_weight_grad_space_no_sharding, 2)
           : 0;

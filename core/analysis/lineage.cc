@@ -728,7 +728,7 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
         "derived:padded_vocabulary"}},
       {"embedding_sync",
-       flag(s.embedding_sync),
+       flag(s.training && s.embedding_copy),
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
         "derived:padded_vocabulary", "derived:training"}},
       {"megatron_parameters",

@@ -40,7 +40,6 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.t = dv.tensor;
   s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
                      dv.pipeline > 1;
-  s.embedding_sync = dv.training && s.embedding_copy;
   s.accounted = AccountedModelOf(model);
   s.padded_vocabulary = dv.padded_vocabulary;
   return s;

@@ -41,7 +41,6 @@ struct StepShape {
   // stage keeps a copy of the table, and in training their gradients are
   // summed between the first and the last stage each step.
   bool embedding_copy = false;
-  bool embedding_sync = false;
   // What Megatron-LM's accounting of the model reads (core/spec/accounting.h;
   // computed by the iteration analysis, not per shape: the strategy search
   // builds far more shapes than it evaluates iterations).

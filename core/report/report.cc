@@ -229,13 +229,8 @@ class Explainer {
       }
       return "";
     }
-    FormulaValues values;
-    values.iteration = &r_.iteration.figures;
-    values.memory = &r_.memory.figures;
-    values.block = &r_.plan.block;
-    values.first_stage = &r_.plan.first_stage;
-    values.last_stage = &r_.plan.last_stage;
-    values.step = &r_.iteration.step;
+    const FormulaValues values =
+        FormulaValuesOf(r_.plan, r_.iteration, r_.memory);
     const std::optional<double> value =
         ValueOf(scope, absl::StrCat(kind, ".", name), values);
     return absl::StrCat(name, " = ", row->formula, " = ",

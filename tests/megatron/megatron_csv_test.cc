@@ -78,7 +78,20 @@ std::vector<std::string> Words(const std::string& flags) {
   return absl::StrSplit(flags, ' ', absl::SkipEmpty());
 }
 
-TEST(MegatronCsv, DenseRowsImportCheckAndPadTheVocabulary) {
+double Number(const std::map<std::string, std::string>& row,
+              const std::string& column) {
+  double value = 0;
+  EXPECT_TRUE(absl::SimpleAtod(Cell(row, column), &value)) << column;
+  return value;
+}
+
+// Every dense row imports, checks, pads its vocabulary as Megatron-LM does,
+// and (the oracle) through the whole analysis (what `blueprint
+// analyze` runs; a row over memory capacity still has its figures) gives
+// Megatron-LM's parameters and model FLOPs within 1e-12 and its weight +
+// optimizer bytes within 1e-3 (its estimate puts the final norm on the first
+// stage; the model puts it on the last).
+TEST(MegatronCsv, DenseRowsImportCheckAndMatchMegatronsAccounting) {
   const System system = H100();
   const auto rows = ReadCsv("tests/megatron/dense.csv");
   EXPECT_EQ(rows.size(), 30u);
@@ -100,31 +113,6 @@ TEST(MegatronCsv, DenseRowsImportCheckAndPadTheVocabulary) {
     EXPECT_EQ(std::to_string(s.batch.microbatch_size), Cell(row, "mbs"));
     EXPECT_EQ(std::to_string(s.model.seq_size), Cell(row, "seq"));
     EXPECT_EQ(std::to_string(program->derived.world_size), Cell(row, "world"));
-  }
-}
-
-double Number(const std::map<std::string, std::string>& row,
-              const std::string& column) {
-  double value = 0;
-  EXPECT_TRUE(absl::SimpleAtod(Cell(row, column), &value)) << column;
-  return value;
-}
-
-// The oracle: each row through the Megatron-LM import and the whole
-// analysis (what `blueprint analyze` runs; a row over memory capacity still
-// has its figures) gives Megatron-LM's parameters and model FLOPs within
-// 1e-12 and its weight + optimizer bytes within 1e-3 (its estimate puts the
-// final norm on the first stage; the model puts it on the last).
-TEST(MegatronCsv, DenseRowsMatchMegatronsAccounting) {
-  const System system = H100();
-  int rows_checked = 0;
-  for (const auto& row : ReadCsv("tests/megatron/dense.csv")) {
-    SCOPED_TRACE(Cell(row, "id"));
-    absl::StatusOr<MappingSpec> spec =
-        FromMegatronArgs(Words(Cell(row, "flags")), system);
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
-    ASSERT_TRUE(program.ok()) << program.status();
     absl::StatusOr<PipelineResult> result = RunPipeline(*program);
     ASSERT_TRUE(result.ok()) << result.status();
     const IterationFigures& it = result->iteration.figures;
@@ -146,10 +134,9 @@ TEST(MegatronCsv, DenseRowsMatchMegatronsAccounting) {
                        Number(row, "weight_optimizer_bytes_most_loaded")),
               1e-3)
         << result->memory.figures.weight_and_optimizer_bytes;
-    ++rows_checked;
   }
-  EXPECT_EQ(rows_checked, 30);
 }
+
 
 TEST(MegatronCsv, MoeRowsFailNamingTheirUnmodelledFlags) {
   const System system = H100();
