@@ -204,7 +204,9 @@ CalculonTrainingParts TrainingPartsOf(const CalculonExecution& exe,
   tensor.network_tier = exe.tensor_net;
   parts.parallelism.pipeline = PipelineOf(exe, model);
   parts.parallelism.data.degree = exe.data;
-  parts.parallelism.data.optimizer_sharding = exe.optimizer_sharding;
+  if (exe.optimizer_sharding) {
+    parts.parallelism.data.sharding = ShardOptimizer{};
+  }
   parts.parallelism.data.overlap = exe.dp_overlap;
   parts.parallelism.data.network_tier = exe.data_net;
   parts.parallelism.recompute = exe.recompute;

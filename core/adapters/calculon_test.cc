@@ -118,7 +118,7 @@ TEST(CalculonOracle, RejectionsNameTheFieldAndValues) {
        "system.networks[0].size (8) although "
        "system.networks[0].must_be_filled is true"},
       {"x10_",
-       "parallelism.data.optimizer_sharding requires "
+       "parallelism.data.sharding (optimizer) requires "
        "parallelism.data.degree > 1 (got 1)"},
       {"x11_",
        "exe.seq_par_ag_redo (true) requires exe.tensor_par_comm_type "

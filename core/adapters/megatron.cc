@@ -186,11 +186,11 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "blocks per recomputed unit with `uniform`: only 1 (each block's input "
        "kept) is modelled; only with granularity `full`"},
       {"--use-distributed-optimizer", Kind::kSwitch, {},
-       "parallelism.data.optimizer_sharding", "off",
+       "parallelism.data.sharding", "none",
        "shards the optimizer state across the data-parallel ranks (no effect, "
        "and a note, with one data-parallel rank)",
        [](const Value& v, Spec* s) {
-         s->parallelism.data.optimizer_sharding = v.given;
+         if (v.given) s->parallelism.data.sharding = ShardOptimizer{};
        }},
       {"--overlap-grad-reduce", Kind::kSwitch, {}, "parallelism.data.overlap",
        "off",
@@ -1016,7 +1016,7 @@ void ParallelismRules(const System& system, Conversion* c) {
           " no effect with one data-parallel rank (--world-size = "
           "--tensor-model-parallel-size * --pipeline-model-parallel-size)"));
     }
-    parallelism.data.optimizer_sharding = false;
+    parallelism.data.sharding = NoSharding{};
     parallelism.data.overlap = false;
   }
 }

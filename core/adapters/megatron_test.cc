@@ -229,7 +229,7 @@ TEST(Megatron, DataParallelKnobs) {
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
-  EXPECT_TRUE(s.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(s.parallelism.data.degree, 8);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
@@ -887,10 +887,10 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
                             "--overlap-param-gather";
   const TransformerTrainingMappingSpec sharded =
       Import(knobs + " --world-size 8");
-  EXPECT_TRUE(sharded.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(sharded.parallelism.data.sharding));
   EXPECT_TRUE(sharded.parallelism.data.overlap);
   const TransformerTrainingMappingSpec one = Import(knobs);
-  EXPECT_FALSE(one.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(std::holds_alternative<NoSharding>(one.parallelism.data.sharding));
   EXPECT_FALSE(one.parallelism.data.overlap);
   EXPECT_EQ(Notes(knobs),
             std::vector<std::string>{
@@ -998,7 +998,7 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
   EXPECT_EQ(s.model.vocabulary.position, PositionEmbedding::kRope);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
   EXPECT_EQ(s.parallelism.data.degree, 8);
-  EXPECT_TRUE(s.parallelism.data.optimizer_sharding);
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
   ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");

@@ -12,6 +12,15 @@
 // gradients), causal attention scores at half, the logits included,
 // recompute excluded. A model without a vocabulary (Calculon's) has no
 // embedding, final norm or logits.
+//
+// Mixtures of experts, latent attention and multi-token prediction follow the
+// same functions: a MoE block counts its router (hidden x experts), shared
+// experts and every routed expert (the active count: topk of them); the
+// router's GEMM is not in the model FLOPs; each MTP block counts as a block
+// of the last block's kind, in full in both counts, and its FLOPs add its
+// projection (2 h^2 + 3 h per token) and one more logits GEMM; latent
+// attention counts its q/kv norms in the parameters and as one multiply-add
+// per rank in the FLOPs, as Megatron-LM does.
 #ifndef BLUEPRINTING_CORE_SPEC_ACCOUNTING_H_
 #define BLUEPRINTING_CORE_SPEC_ACCOUNTING_H_
 
@@ -33,8 +42,19 @@ struct AccountedModel {
   double query = 0;          // attn_heads * attn_size
   double key_value = 0;      // kv_heads * attn_size
   double mlp_matrices = 2;   // 2 plain, 3 gated
-  double norm_weights = 0;   // per norm: 2 * hidden (LayerNorm) or hidden
+  double norm_size = 2;      // weights per hidden unit: 2 LayerNorm, 1 RMS
+  double norm_weights = 0;   // per norm: norm_size * hidden
   bool tied = true;
+  bool linear_bias = false;
+  // Mixture of experts (experts 0: dense): blocks of each kind, including
+  // the MTP blocks (of the last block's kind) in mtp_*.
+  double experts = 0, topk = 0, expert_ffn = 0, shared_ffn = 0;
+  double moe_blocks = 0, dense_blocks = 0;
+  double mtp_layers = 0, mtp_moe = 0, mtp_dense = 0;
+  // Latent attention (latent false: Q/K/V heads).
+  bool latent = false;
+  double heads = 0, q_lora_rank = 0, kv_lora_rank = 0, qk_head_dim = 0,
+         qk_rope_head_dim = 0, v_head_dim = 0;
 };
 AccountedModel AccountedModelOf(const TransformerModel& model);
 

@@ -105,6 +105,129 @@ class Collector {
 //----- Model and system
 //---------------------------------------------------------
 
+// kMaxExperts bounds the experts of a layer and kMaxMtpLayers the
+// multi-token prediction blocks (far above any model's: DeepSeek-V3 has 256
+// and 1), which keeps every count of the accounting exact in a double.
+constexpr int64_t kMaxExperts = int64_t{1} << 20;
+constexpr int64_t kMaxMtpLayers = 1024;
+
+void CheckMixture(const TransformerModel& model, Collector* out) {
+  if (!model.moe.has_value()) return;
+  const MixtureOfExperts& moe = *model.moe;
+  const bool experts_ok = out->RequirePositive("model.moe.experts", moe.experts);
+  if (moe.experts > kMaxExperts) {
+    out->Add("model.moe.experts", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.moe.experts", moe.experts),
+                          " must be at most ", kMaxExperts));
+  }
+  if (out->RequirePositive("model.moe.topk", moe.topk) && experts_ok &&
+      moe.topk > moe.experts) {
+    out->Add("model.moe.topk", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.moe.topk", moe.topk),
+                          " must be at most ",
+                          Named("model.moe.experts", moe.experts)));
+  }
+  out->RequirePositive("model.moe.ffn", moe.ffn);
+  if (moe.shared_ffn < 0) {
+    out->Add("model.moe.shared_ffn", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.moe.shared_ffn", moe.shared_ffn),
+                          " must be at least 0 (0: no shared experts)"));
+  }
+  // The busiest expert serves between its even share (1) and every routed
+  // token (experts / topk times the share).
+  const double most = moe.experts > 0 && moe.topk > 0 && moe.topk <= moe.experts
+                          ? static_cast<double>(moe.experts) / moe.topk
+                          : 1;
+  if (!std::isfinite(moe.capacity_factor) || moe.capacity_factor < 1 ||
+      moe.capacity_factor > most) {
+    out->Add("model.moe.capacity_factor", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.moe.capacity_factor",
+                                moe.capacity_factor),
+                          " must be between 1 (tokens spread evenly) and "
+                          "experts / topk (",
+                          Num(most), ": every token at the busiest expert)"));
+  }
+  const std::string& pattern = moe.layer_pattern;
+  if (pattern.empty()) return;
+  const bool digits =
+      pattern.find_first_not_of("01") == std::string::npos;
+  if (!digits || static_cast<int64_t>(pattern.size()) != model.num_blocks) {
+    out->Add("model.moe.layer_pattern", ErrorCode::kInvalidValue,
+             absl::StrCat("model.moe.layer_pattern (", pattern.size(),
+                          " characters) must be empty (every block MoE) or "
+                          "hold one '0' (dense) or '1' (MoE) per block of ",
+                          Named("model.num_blocks", model.num_blocks)));
+  } else if (pattern.find('1') == std::string::npos) {
+    out->Add("model.moe.layer_pattern", ErrorCode::kInconsistent,
+             "model.moe.layer_pattern has no MoE block ('1'): a dense model "
+             "has model.moe null");
+  }
+}
+
+void CheckLatentAttention(const TransformerModel& model, Collector* out) {
+  if (!model.latent_attention.has_value()) return;
+  const LatentAttention& mla = *model.latent_attention;
+  if (mla.q_lora_rank < 0) {
+    out->Add("model.latent_attention.q_lora_rank", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.latent_attention.q_lora_rank",
+                                mla.q_lora_rank),
+                          " must be at least 0 (0: queries projected "
+                          "directly)"));
+  }
+  out->RequirePositive("model.latent_attention.kv_lora_rank",
+                       mla.kv_lora_rank);
+  out->RequirePositive("model.latent_attention.qk_head_dim", mla.qk_head_dim);
+  if (mla.qk_rope_head_dim < 0) {
+    out->Add("model.latent_attention.qk_rope_head_dim",
+             ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.latent_attention.qk_rope_head_dim",
+                                mla.qk_rope_head_dim),
+                          " must be at least 0"));
+  }
+  out->RequirePositive("model.latent_attention.v_head_dim", mla.v_head_dim);
+  for (const int64_t rank : {mla.q_lora_rank, mla.kv_lora_rank,
+                             mla.qk_head_dim, mla.qk_rope_head_dim,
+                             mla.v_head_dim}) {
+    if (rank > kMaxVocabulary) {
+      out->Add("model.latent_attention", ErrorCode::kOutOfRange,
+               absl::StrCat("model.latent_attention's ranks and head sizes "
+                            "must be at most ",
+                            kMaxVocabulary, " (got ", rank, ")"));
+      break;
+    }
+  }
+  if (model.kv_heads != model.attn_heads) {
+    out->Add("model.kv_heads", ErrorCode::kInconsistent,
+             absl::StrCat(Named("model.kv_heads", model.kv_heads),
+                          " must equal ",
+                          Named("model.attn_heads", model.attn_heads),
+                          " with model.latent_attention: every head has its "
+                          "own key and value from the shared latent"));
+  }
+  if (mla.qk_head_dim > 0 && mla.qk_rope_head_dim >= 0 &&
+      model.attn_size != mla.qk_head_dim + mla.qk_rope_head_dim) {
+    out->Add("model.attn_size", ErrorCode::kInconsistent,
+             absl::StrCat(Named("model.attn_size", model.attn_size),
+                          " must equal model.latent_attention.qk_head_dim + "
+                          "qk_rope_head_dim (",
+                          mla.qk_head_dim + mla.qk_rope_head_dim,
+                          "): the size of a query and key head"));
+  }
+}
+
+void CheckMtp(const TransformerModel& model, Collector* out) {
+  if (model.mtp_layers < 0 || model.mtp_layers > kMaxMtpLayers) {
+    out->Add("model.mtp_layers", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("model.mtp_layers", model.mtp_layers),
+                          " must be between 0 and ", kMaxMtpLayers));
+  } else if (model.mtp_layers > 0 && model.vocabulary.size == 0) {
+    out->Add("model.mtp_layers", ErrorCode::kInconsistent,
+             absl::StrCat(Named("model.mtp_layers", model.mtp_layers),
+                          " needs an output layer: model.vocabulary.size "
+                          "must be positive (got 0)"));
+  }
+}
+
 void CheckModel(const TransformerModel& model, Collector* out) {
   out->RequirePositive("model.hidden", model.hidden);
   out->RequirePositive("model.feedforward", model.feedforward);
@@ -146,6 +269,9 @@ void CheckModel(const TransformerModel& model, Collector* out) {
                  Named("model.vocabulary.max_positions", vocab.max_positions),
                  " must be between 0 and ", kMaxVocabulary));
   }
+  CheckMixture(model, out);
+  CheckLatentAttention(model, out);
+  CheckMtp(model, out);
   if (vocab.position == PositionEmbedding::kLearned) {
     if (vocab.size == 0) {
       out->Add("model.vocabulary.position_embedding", ErrorCode::kInconsistent,
@@ -315,8 +441,10 @@ struct Dimension {
   int64_t tier;
 };
 
+// The dimensions whose product is the world size (t, p, d and, for
+// training, cp); expert parallelism is folded onto their ranks.
 std::vector<Dimension> DimensionsOf(const SpecView& view) {
-  return {
+  std::vector<Dimension> dims = {
       {"parallelism.tensor.degree", "parallelism.tensor.network_tier",
        view.tensor->degree, view.tensor->network_tier},
       {"parallelism.pipeline.degree", "parallelism.pipeline.network_tier",
@@ -325,6 +453,12 @@ std::vector<Dimension> DimensionsOf(const SpecView& view) {
        absl::StrCat(view.data_path, ".network_tier"), view.data_degree,
        view.data_network_tier},
   };
+  if (view.context != nullptr) {
+    dims.push_back({"parallelism.context.degree",
+                    "parallelism.context.network_tier", view.context->degree,
+                    view.context->network_tier});
+  }
+  return dims;
 }
 
 // Returns true when every degree is >= 1 and the world size fits in int64.
@@ -334,16 +468,124 @@ bool CheckDegrees(const std::vector<Dimension>& dims, Collector* out) {
     ok &= out->RequireAtLeastOne(dim.degree_path, dim.degree);
   }
   if (!ok) return false;
-  if (!CheckedProduct({dims[0].degree, dims[1].degree, dims[2].degree})) {
-    out->Add(
-        "parallelism", ErrorCode::kOutOfRange,
-        absl::StrCat("world size ", Named(dims[0].degree_path, dims[0].degree),
-                     " * ", Named(dims[1].degree_path, dims[1].degree), " * ",
-                     Named(dims[2].degree_path, dims[2].degree),
-                     " overflows 64-bit integers"));
+  std::optional<int64_t> world = 1;
+  std::vector<std::string> names;
+  for (const Dimension& dim : dims) {
+    if (world) world = CheckedMul(*world, dim.degree);
+    names.push_back(Named(dim.degree_path, dim.degree));
+  }
+  if (!world) {
+    out->Add("parallelism", ErrorCode::kOutOfRange,
+             absl::StrCat("world size ", absl::StrJoin(names, " * "),
+                          " overflows 64-bit integers"));
     return false;
   }
   return true;
+}
+
+// Expert parallelism: ep splits the experts, etp each expert's matrices;
+// both fold onto the t * cp * d ranks of a pipeline stage.
+void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
+  if (view.expert == nullptr) return;
+  const ExpertParallel& expert = *view.expert;
+  const int64_t t = view.tensor->degree;
+  bool ok = out->RequireAtLeastOne("parallelism.expert.degree", expert.degree);
+  if (expert.tensor_degree < 0) {
+    ok = false;
+    out->Add("parallelism.expert.tensor_degree", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("parallelism.expert.tensor_degree",
+                                expert.tensor_degree),
+                          " must be at least 0 (0: parallelism.tensor.degree)"));
+  }
+  const std::optional<MixtureOfExperts>& moe = view.model->moe;
+  if (!moe.has_value()) {
+    if (expert.degree > 1) {
+      out->Add("parallelism.expert.degree", ErrorCode::kInconsistent,
+               absl::StrCat(Named("parallelism.expert.degree", expert.degree),
+                            " needs experts to split: model.moe is null"));
+    }
+    if (expert.tensor_degree > 0 && expert.tensor_degree != t) {
+      out->Add("parallelism.expert.tensor_degree", ErrorCode::kInconsistent,
+               absl::StrCat(Named("parallelism.expert.tensor_degree",
+                                  expert.tensor_degree),
+                            " needs experts to split: model.moe is null (use "
+                            "0 or ",
+                            Named("parallelism.tensor.degree", t), ")"));
+    }
+    return;
+  }
+  if (!ok || t < 1) return;
+  const int64_t etp = ExpertTensorDegree(expert, t);
+  if (moe->experts > 0 && moe->experts % expert.degree != 0) {
+    out->Add("parallelism.expert.degree", ErrorCode::kNotDivisible,
+             absl::StrCat(Named("parallelism.expert.degree", expert.degree),
+                          " must divide ",
+                          Named("model.moe.experts", moe->experts)));
+  }
+  if (moe->ffn > 0 && moe->ffn % etp != 0) {
+    out->Add("model.moe.ffn", ErrorCode::kNotDivisible,
+             absl::StrCat(Named("model.moe.ffn", moe->ffn),
+                          " must be divisible by the expert tensor degree (",
+                          etp, ")"));
+  }
+  if (moe->shared_ffn > 0 && moe->shared_ffn % t != 0) {
+    out->Add("model.moe.shared_ffn", ErrorCode::kNotDivisible,
+             absl::StrCat(Named("model.moe.shared_ffn", moe->shared_ffn),
+                          " must be divisible by ",
+                          Named("parallelism.tensor.degree", t)));
+  }
+  if (!degrees_ok || view.context == nullptr) return;
+  const std::optional<int64_t> stage_ranks =
+      CheckedProduct({t, view.context->degree, view.data_degree});
+  const std::optional<int64_t> expert_ranks = CheckedMul(expert.degree, etp);
+  if (stage_ranks && (!expert_ranks || *stage_ranks % *expert_ranks != 0)) {
+    out->Add("parallelism.expert.degree", ErrorCode::kNotDivisible,
+             absl::StrCat(
+                 Named("parallelism.expert.degree", expert.degree),
+                 " * expert tensor degree (", etp,
+                 ") must divide the ranks of a pipeline stage, "
+                 "parallelism.tensor.degree * context.degree * data.degree (",
+                 *stage_ranks, "): expert parallelism is folded onto them"));
+  }
+  const int64_t tiers = static_cast<int64_t>(view.system->networks.size());
+  if (expert.network_tier < 0 || expert.network_tier >= tiers) {
+    if (tiers > 0) {
+      out->Add("parallelism.expert.network_tier", ErrorCode::kOutOfRange,
+               absl::StrCat(Named("parallelism.expert.network_tier",
+                                  expert.network_tier),
+                            " must name one of the system's ", tiers,
+                            " network tiers (0 to ", tiers - 1, ")"));
+    }
+  } else if (expert.degree > 1 && expert_ranks) {
+    const NetworkTier& tier =
+        view.system->networks[static_cast<size_t>(expert.network_tier)];
+    if (*expert_ranks > tier.size) {
+      out->Add(absl::StrCat("system.networks[", expert.network_tier, "].size"),
+               ErrorCode::kInconsistent,
+               absl::StrCat("network tier ", expert.network_tier,
+                            " isn't big enough: the expert all-to-all spans "
+                            "parallelism.expert.degree * expert tensor degree "
+                            "(",
+                            *expert_ranks, ") processors, but system.networks[",
+                            expert.network_tier, "].size is ", tier.size));
+    }
+  }
+}
+
+// Context parallelism splits each sequence into 2 * cp chunks (one early and
+// one late per rank, which balances the causal work).
+void CheckContext(const SpecView& view, Collector* out) {
+  if (view.context == nullptr || view.context->degree <= 1) return;
+  const int64_t cp = view.context->degree;
+  const int64_t s = view.model->seq_size;
+  if (s > 0 && (s % cp != 0 || (s / cp) % 2 != 0)) {
+    out->Add("model.seq_size", ErrorCode::kNotDivisible,
+             absl::StrCat(Named("model.seq_size", s),
+                          " must be divisible by 2 * ",
+                          Named("parallelism.context.degree", cp),
+                          ": each rank holds two load-balanced causal "
+                          "chunks"));
+  }
 }
 
 // Returns true when every dimension names an existing network tier.
@@ -483,6 +725,18 @@ void CheckSequenceSplit(const SpecView& view, Collector* out) {
 
 // Later passes count one block's GEMM work in 64-bit integers: refuse sizes
 // whose largest per-block products would overflow.
+// The sum of the model's hidden size and every latent-attention rank and
+// head size: a bound on the inner size of each latent-attention GEMM.
+std::optional<int64_t> LatentWidth(const TransformerModel& m) {
+  std::optional<int64_t> sum = m.hidden;
+  const LatentAttention& l = *m.latent_attention;
+  for (const int64_t part : {l.q_lora_rank, l.kv_lora_rank, l.qk_head_dim,
+                             l.qk_rope_head_dim, l.v_head_dim}) {
+    if (sum) sum = CheckedAdd(*sum, part > 0 ? part : 0);
+  }
+  return sum;
+}
+
 void CheckWorkFits(const SpecView& view, Collector* out) {
   const TransformerModel& m = *view.model;
   const int64_t b = view.batch->microbatch_size;
@@ -511,6 +765,18 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
       {"4 * b * attn_heads * s * s * attn_size",
        CheckedProduct(
            {4, b, m.attn_heads, m.seq_size, m.seq_size, m.attn_size})},
+      {"2 * b * s * hidden * moe.ffn * moe.experts",
+       !m.moe.has_value()
+           ? std::optional<int64_t>(0)
+           : CheckedProduct({2, b, m.seq_size, m.hidden, m.moe->ffn,
+                             m.moe->experts})},
+      {"2 * b * s * attn_heads * (latent ranks and head sizes)",
+       !m.latent_attention.has_value()
+           ? std::optional<int64_t>(0)
+           : LatentWidth(m).has_value()
+                 ? CheckedProduct({2, b, m.seq_size, m.attn_heads,
+                                   *LatentWidth(m)})
+                 : std::nullopt},
       {"2 * b * s * hidden * padded vocabulary",
        padded.value_or(0) == 0
            ? std::optional<int64_t>(0)
@@ -682,10 +948,25 @@ void CheckOptions(const SpecView& view, Collector* out) {
              "combined with parallelism.recompute (full): full recompute "
              "already redoes every all-gather");
   }
-  if (view.optimizer_sharding && view.data_degree == 1) {
-    out->Add("parallelism.data.optimizer_sharding", ErrorCode::kInconsistent,
-             "parallelism.data.optimizer_sharding requires "
-             "parallelism.data.degree > 1 (got 1)");
+  if (view.sharding != nullptr &&
+      ShardingStageOf(*view.sharding) != ShardingStage::kNone) {
+    const char* name = DataShardingName(*view.sharding);
+    const int64_t group = ShardingGroupOf(*view.sharding, 0);
+    if (view.data_degree == 1) {
+      out->Add("parallelism.data.sharding", ErrorCode::kInconsistent,
+               absl::StrCat("parallelism.data.sharding (", name,
+                            ") requires parallelism.data.degree > 1 (got "
+                            "1)"));
+    } else if (group < 0 || group == 1 ||
+               (view.data_degree >= 1 && group > 0 &&
+                view.data_degree % group != 0)) {
+      out->Add("parallelism.data.sharding.group", ErrorCode::kNotDivisible,
+               absl::StrCat(Named("parallelism.data.sharding.group", group),
+                            " must be 0 (all of parallelism.data.degree) or "
+                            "a divisor of ",
+                            Named("parallelism.data.degree", view.data_degree),
+                            " above 1"));
+    }
   }
   if (view.data_overlap && view.data_degree == 1) {
     out->Add("parallelism.data.overlap", ErrorCode::kInconsistent,
@@ -726,6 +1007,8 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
     CheckNetworkAssignments(dims, *view.system, &out);
   }
   CheckBatch(view, degrees_ok, &out);
+  CheckExperts(view, degrees_ok, &out);
+  CheckContext(view, &out);
   CheckTensorSplits(view, &out);
   CheckSequenceSplit(view, &out);
   CheckWorkFits(view, &out);

@@ -284,9 +284,9 @@ INSTANTIATE_TEST_SUITE_P(
                  "parallelism.data.network_tier (2) must name one of the "
                  "system's 2 network tiers (0 to 1)"},
         RuleCase{"optimizer_sharding_d1", ErrorCode::kInconsistent,  // x10
-                 [](auto& s) { s.parallelism.data.optimizer_sharding = true; },
-                 "parallelism.data.optimizer_sharding",
-                 "parallelism.data.optimizer_sharding requires "
+                 [](auto& s) { s.parallelism.data.sharding = ShardOptimizer{}; },
+                 "parallelism.data.sharding",
+                 "parallelism.data.sharding (optimizer) requires "
                  "parallelism.data.degree > 1 (got 1)"},
         RuleCase{"interleaved_p1", ErrorCode::kInconsistent,  // x12
                  [](auto& s) {

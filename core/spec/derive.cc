@@ -21,7 +21,8 @@ DerivedValues Derive(const SpecView& s) {
   dv.pipeline = p;
   dv.data = d;
   dv.virtual_stages = VirtualStages(s.pipeline->schedule);
-  dv.world_size = t * p * d;
+  const int64_t cp = s.context != nullptr ? s.context->degree : 1;
+  dv.world_size = t * cp * p * d;
   dv.local_batch = s.batch->global_batch_size / d;
   dv.microbatches = dv.local_batch / s.batch->microbatch_size;
   dv.blocks_per_stage = BlocksPerStage(nb, p);
@@ -33,16 +34,86 @@ DerivedValues Derive(const SpecView& s) {
       std::holds_alternative<ReduceScatterAllGather>(s.tensor->communication);
   dv.pipeline_rs_ag = SplitsActivations(s.tensor->communication);
   dv.all_gather_redo = AllGatherRedo(s.tensor->communication);
-  dv.optimizer_sharding = s.optimizer_sharding;
+  dv.sharding = s.sharding != nullptr ? ShardingStageOf(*s.sharding)
+                                      : ShardingStage::kNone;
+  dv.optimizer_sharding = dv.sharding != ShardingStage::kNone;
+  dv.sharding_group =
+      s.sharding != nullptr ? ShardingGroupOf(*s.sharding, d) : 1;
   dv.data_overlap = s.data_overlap;
   dv.tensor_network = s.tensor->network_tier;
   dv.pipeline_network = s.pipeline->network_tier;
   dv.data_network = s.data_network_tier;
   dv.padded_vocabulary = PaddedVocabulary(s.model->vocabulary, t).value_or(0);
+  dv.context = cp;
+  if (s.expert != nullptr) {
+    dv.expert = s.expert->degree;
+    dv.expert_tensor = ExpertTensorDegree(*s.expert, t);
+    dv.expert_network = s.expert->network_tier;
+  } else {
+    dv.expert_tensor = t;
+  }
+  dv.expert_data = t * cp * d / (dv.expert * dv.expert_tensor);
+  if (s.context != nullptr) dv.context_network = s.context->network_tier;
+  dv.moe_blocks = MoeBlocks(*s.model);
+  dv.stage_moe_blocks = StageMoeBlocks(*s.model, p);
   return dv;
 }
 
 }  // namespace
+
+ShardingStage ShardingStageOf(const DataSharding& sharding) {
+  return std::visit(
+      Overloaded{
+          [](const NoSharding&) { return ShardingStage::kNone; },
+          [](const ShardOptimizer&) { return ShardingStage::kOptimizer; },
+          [](const ShardGradients&) { return ShardingStage::kGradients; },
+          [](const ShardParameters&) { return ShardingStage::kParameters; },
+      },
+      sharding);
+}
+
+int64_t ShardingGroupOf(const DataSharding& sharding, int64_t data) {
+  const int64_t group = std::visit(
+      Overloaded{[](const NoSharding&) -> int64_t { return 1; },
+                 [](const ShardOptimizer& s) { return s.group; },
+                 [](const ShardGradients& s) { return s.group; },
+                 [](const ShardParameters& s) { return s.group; }},
+      sharding);
+  return group == 0 ? data : group;
+}
+
+bool IsMoeBlock(const TransformerModel& model, int64_t block) {
+  if (!model.moe.has_value()) return false;
+  const std::string& pattern = model.moe->layer_pattern;
+  if (pattern.empty()) return true;
+  return block >= 0 && block < static_cast<int64_t>(pattern.size()) &&
+         pattern[static_cast<size_t>(block)] == '1';
+}
+
+int64_t MoeBlocks(const TransformerModel& model) {
+  if (!model.moe.has_value()) return 0;
+  const std::string& pattern = model.moe->layer_pattern;
+  if (pattern.empty()) return model.num_blocks;
+  int64_t count = 0;
+  for (char c : pattern) count += c == '1' ? 1 : 0;
+  return count;
+}
+
+int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline) {
+  if (!model.moe.has_value() || pipeline < 1 || model.num_blocks < 1) return 0;
+  const int64_t per_stage = BlocksPerStage(model.num_blocks, pipeline);
+  if (model.moe->layer_pattern.empty()) return per_stage;
+  int64_t most = 0;
+  for (int64_t first = 0; first < model.num_blocks; first += per_stage) {
+    int64_t count = 0;
+    for (int64_t b = first; b < first + per_stage && b < model.num_blocks;
+         ++b) {
+      count += IsMoeBlock(model, b) ? 1 : 0;
+    }
+    most = count > most ? count : most;
+  }
+  return most;
+}
 
 int64_t VirtualStages(const PipelineSchedule& schedule) {
   return std::visit(
@@ -97,7 +168,9 @@ SpecView TrainingViewOf(const TransformerModel& model,
   view.data_path = "parallelism.data";
   view.data_degree = parallelism.data.degree;
   view.data_network_tier = parallelism.data.network_tier;
-  view.optimizer_sharding = parallelism.data.optimizer_sharding;
+  view.sharding = &parallelism.data.sharding;
+  view.context = &parallelism.context;
+  view.expert = &parallelism.expert;
   view.data_overlap = parallelism.data.overlap;
   view.recompute = parallelism.recompute;
   return view;

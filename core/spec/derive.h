@@ -40,6 +40,26 @@ inline int64_t BubbleReductionBlocks(int64_t num_blocks, int64_t pipeline) {
   return remainder != 0 ? pipeline - remainder : 0;
 }
 
+// ShardingStageOf: the ZeRO stage of a sharding; ShardingGroupOf: the ranks
+// that share one copy of the sharded state (group 0: all `data` ranks; 1
+// without sharding).
+ShardingStage ShardingStageOf(const DataSharding& sharding);
+int64_t ShardingGroupOf(const DataSharding& sharding, int64_t data);
+
+// ExpertTensorDegree: etp, the spec's or (0) the tensor degree t.
+inline int64_t ExpertTensorDegree(const ExpertParallel& expert,
+                                  int64_t tensor) {
+  return expert.tensor_degree == 0 ? tensor : expert.tensor_degree;
+}
+
+// IsMoeBlock: block `block` (0-based) has a mixture of experts; MoeBlocks:
+// how many do; StageMoeBlocks: the most any pipeline stage holds (blocks are
+// laid over the stages in order, BlocksPerStage each). The pattern must be
+// valid (the checker's rule) for the counts to mean anything.
+bool IsMoeBlock(const TransformerModel& model, int64_t block);
+int64_t MoeBlocks(const TransformerModel& model);
+int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline);
+
 // VirtualStages: the chunks per stage of a schedule (v of interleaved_1f1b
 // and forward_only, 1 otherwise).
 int64_t VirtualStages(const PipelineSchedule& schedule);

@@ -146,6 +146,16 @@ inline constexpr EnumRow<PrecisionAccounting> kPrecisionRows[] = {
       "12/d with the distributed optimizer)"}},
 };
 
+inline constexpr EnumRow<ContextExchange> kContextExchangeRows[] = {
+    {ContextExchange::kRing,
+     {"ring", nullptr,
+      "K/V blocks passed around a p2p ring of the cp ranks, overlapped with "
+      "attention"}},
+    {ContextExchange::kAllGather,
+     {"all_gather", nullptr,
+      "one all-gather of K/V over the cp ranks before attention"}},
+};
+
 // TensorCommunication's alternatives, in variant index order.
 inline constexpr Spelling kTensorCommunicationTypes[] = {
     {"ar", "ar", "AllReduce: one all-reduce per TP boundary"},
@@ -169,6 +179,20 @@ inline constexpr Spelling kPipelineScheduleTypes[] = {
      "an inference pipeline of forward chunks (p > 1 or virtual_stages > 1)"},
 };
 
+// DataSharding's alternatives (ZeRO stages), in variant index order.
+// Calculon's optimizer_sharding is `optimizer`.
+inline constexpr Spelling kDataShardingTypes[] = {
+    {"none", nullptr, "every data-parallel rank holds all of its state"},
+    {"optimizer", nullptr,
+     "ZeRO-1 / Megatron-LM's distributed optimizer: optimizer state sharded "
+     "over the group"},
+    {"gradients", nullptr,
+     "ZeRO-2: optimizer state and gradients sharded over the group"},
+    {"parameters", nullptr,
+     "ZeRO-3 / FSDP: optimizer state, gradients and parameters sharded, "
+     "parameters all-gathered before forward and backward"},
+};
+
 // MappingSpec's alternatives (the spec's "kind"), in variant index order.
 // Calculon's spelling is its boolean "training" key, not a string.
 inline constexpr Spelling kSpecKindTypes[] = {
@@ -182,6 +206,9 @@ static_assert(std::size(kTensorCommunicationTypes) ==
 static_assert(std::size(kPipelineScheduleTypes) ==
                   std::variant_size_v<PipelineSchedule>,
               "every PipelineSchedule alternative needs a row");
+static_assert(std::size(kDataShardingTypes) ==
+                  std::variant_size_v<DataSharding>,
+              "every DataSharding alternative needs a row");
 static_assert(std::size(kSpecKindTypes) == std::variant_size_v<MappingSpec>,
               "every MappingSpec alternative needs a row");
 
@@ -210,6 +237,7 @@ BP_ENUM_TABLE(MlpType, kMlpTypeRows, "mlp")
 BP_ENUM_TABLE(NormType, kNormTypeRows, "norm")
 BP_ENUM_TABLE(PositionEmbedding, kPositionEmbeddingRows, "position_embedding")
 BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
+BP_ENUM_TABLE(ContextExchange, kContextExchangeRows, "context_exchange")
 #undef BP_ENUM_TABLE
 
 #define BP_VARIANT_TABLE(Variant, types, id)     \
@@ -221,6 +249,7 @@ BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
 BP_VARIANT_TABLE(TensorCommunication, kTensorCommunicationTypes,
                  "tensor_communication")
 BP_VARIANT_TABLE(PipelineSchedule, kPipelineScheduleTypes, "pipeline_schedule")
+BP_VARIANT_TABLE(DataSharding, kDataShardingTypes, "data_sharding")
 BP_VARIANT_TABLE(MappingSpec, kSpecKindTypes, "kind")
 #undef BP_VARIANT_TABLE
 
@@ -397,9 +426,11 @@ void ForEachEnumTable(F&& f) {
   table(EnumTable<NormType>::kId, false, kNormTypeRows);
   table(EnumTable<PositionEmbedding>::kId, false, kPositionEmbeddingRows);
   table(EnumTable<PrecisionAccounting>::kId, false, kPrecisionRows);
+  table(EnumTable<ContextExchange>::kId, false, kContextExchangeRows);
   table(VariantTable<TensorCommunication>::kId, true,
         kTensorCommunicationTypes);
   table(VariantTable<PipelineSchedule>::kId, true, kPipelineScheduleTypes);
+  table(VariantTable<DataSharding>::kId, true, kDataShardingTypes);
 }
 
 }  // namespace blueprint

@@ -6,6 +6,20 @@
 
 namespace blueprint {
 
+const char* ShardingStageName(ShardingStage s) {
+  switch (s) {
+    case ShardingStage::kNone:
+      return "none";
+    case ShardingStage::kOptimizer:
+      return "optimizer";
+    case ShardingStage::kGradients:
+      return "gradients";
+    case ShardingStage::kParameters:
+      return "parameters";
+  }
+  return "none";
+}
+
 // Both spec kinds have these fields; each kind is named explicitly so that a
 // third kind fails to compile here until it is handled.
 

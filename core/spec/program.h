@@ -10,6 +10,13 @@
 
 namespace blueprint {
 
+// The ZeRO stage of a DataSharding, as a plain value (ordered: each stage
+// shards what the one before does and more).
+enum class ShardingStage { kNone = 0, kOptimizer = 1, kGradients = 2,
+                           kParameters = 3 };
+// The DataSharding type names: "none", "optimizer", ...
+const char* ShardingStageName(ShardingStage s);
+
 // BP_DERIVED_VALUES: every derived value, once, as X(type, name, initial
 // value). The struct, the checker's JSON printing (spec_json.cc) and the
 // tests all expand this list, so a new value is added in one place; its
@@ -33,6 +40,16 @@ namespace blueprint {
 //   tensor_network, pipeline_network, data_network   the network tiers
 //   padded_vocabulary        the vocabulary padded to a multiple of
 //                            divisible_by * t (Megatron-LM), 0 without one
+//   context                  cp (1 for inference)
+//   expert, expert_tensor    ep and etp (etp: the spec's, or t for 0)
+//   expert_data              the ranks that hold copies of one expert:
+//                            t * cp * d / (etp * ep)
+//   sharding                 what the data-parallel ranks shard (ZeRO stage)
+//   sharding_group           the ranks that share one copy (d for 0)
+//   moe_blocks               blocks with a mixture of experts
+//   stage_moe_blocks         MoE blocks of the stage that has most of them:
+//                            the stage the analyses price
+//   context_network, expert_network   their network tiers
 #define BP_DERIVED_VALUES(X)                            \
   X(bool, training, true)                               \
   X(int64_t, tensor, 1)                                 \
@@ -55,7 +72,17 @@ namespace blueprint {
   X(int64_t, tensor_network, 0)                         \
   X(int64_t, pipeline_network, 0)                       \
   X(int64_t, data_network, 0)                           \
-  X(int64_t, padded_vocabulary, 0)
+  X(int64_t, padded_vocabulary, 0)                      \
+  X(int64_t, context, 1)                                \
+  X(int64_t, expert, 1)                                 \
+  X(int64_t, expert_tensor, 1)                          \
+  X(int64_t, expert_data, 1)                            \
+  X(ShardingStage, sharding, ShardingStage::kNone)      \
+  X(int64_t, sharding_group, 1)                         \
+  X(int64_t, moe_blocks, 0)                             \
+  X(int64_t, stage_moe_blocks, 0)                       \
+  X(int64_t, context_network, 0)                        \
+  X(int64_t, expert_network, 0)
 
 // DerivedValues: projections of the spec (the seed's "derived projection"),
 // computed by DeriveValues (derive.h) once the checker has accepted the spec.

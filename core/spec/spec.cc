@@ -33,6 +33,7 @@ const char* MlpTypeName(MlpType m) { return EnumName(m); }
 const char* NormTypeName(NormType n) { return EnumName(n); }
 const char* PositionEmbeddingName(PositionEmbedding p) { return EnumName(p); }
 const char* PrecisionName(PrecisionAccounting p) { return EnumName(p); }
+const char* ContextExchangeName(ContextExchange e) { return EnumName(e); }
 
 TransformerModel CalculonModel(std::string name, int64_t hidden,
                                int64_t feedforward, int64_t attn_heads,
@@ -55,6 +56,10 @@ const char* TensorCommunicationName(const TensorCommunication& c) {
 }
 
 const char* PipelineScheduleName(const PipelineSchedule& s) {
+  return VariantTypeName(s);
+}
+
+const char* DataShardingName(const DataSharding& s) {
   return VariantTypeName(s);
 }
 
@@ -87,6 +92,9 @@ std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s) {
 }
 std::optional<PrecisionAccounting> ParsePrecision(const std::string& s) {
   return ParseEnum<PrecisionAccounting>(s);
+}
+std::optional<ContextExchange> ParseContextExchange(const std::string& s) {
+  return ParseEnum<ContextExchange>(s);
 }
 
 }  // namespace blueprint

@@ -43,6 +43,36 @@ struct Vocabulary {
   int64_t max_positions = 0;   // rows of a learned position table
 };
 
+// Mixture of experts: which blocks replace their dense MLP by `experts`
+// routed experts (each a gated or plain MLP of intermediate size `ffn`, the
+// model's `mlp` type), `topk` of them per token, plus `shared_ffn` of shared
+// experts that every token runs, and a router (hidden x experts).
+struct MixtureOfExperts {
+  int64_t experts = 0;        // routed experts
+  int64_t topk = 0;           // experts per token
+  int64_t ffn = 0;            // one expert's intermediate size
+  int64_t shared_ffn = 0;     // the shared experts' intermediate size, 0: none
+  // Which blocks are MoE: "" every block; otherwise one character per block,
+  // '1' MoE and '0' dense (Megatron-LM's --moe-layer-freq, expanded).
+  std::string layer_pattern;
+  // Tokens an expert is sized for, over the even share (>= 1): the
+  // imbalance of routing that the busiest expert sees.
+  double capacity_factor = 1;
+};
+
+// Multi-latent attention (DeepSeek-V2/V3): queries through a low-rank
+// latent (q_lora_rank, 0: a direct projection), keys and values through a
+// shared latent of kv_lora_rank; each head's query/key has a part without
+// position (qk_head_dim) and a rotary part (qk_rope_head_dim, one key shared
+// by all heads); values have v_head_dim.
+struct LatentAttention {
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
 // TransformerModel: Calculon's application (hidden ... seq_size) plus the
 // architecture of today's models. The defaults of the architecture fields
 // (kv_heads = attn_heads, plain MLP, LayerNorm, no biases, no vocabulary)
@@ -60,6 +90,11 @@ struct TransformerModel {
   NormType norm = NormType::kLayerNorm;
   bool linear_bias = false;  // biases on the linear layers
   Vocabulary vocabulary;
+  std::optional<MixtureOfExperts> moe;              // none: every MLP dense
+  std::optional<LatentAttention> latent_attention;  // none: Q/K/V heads
+  // Multi-token prediction (DeepSeek-V3): extra blocks on the last stage,
+  // each predicting one more token through the shared output layer.
+  int64_t mtp_layers = 0;
 };
 
 // CalculonModel: a model of Calculon's block (kv_heads = attn_heads and every
@@ -182,10 +217,46 @@ struct PipelineParallel {
   StageLayout stage_layout = StageLayout::kEven;
 };
 
+// What the data-parallel ranks shard (ZeRO stages, the sum type of the
+// issue): nothing; the optimizer state (ZeRO-1, Megatron-LM's distributed
+// optimizer); + the gradients (ZeRO-2); + the parameters (ZeRO-3, FSDP
+// FULL_SHARD). `group` ranks share one copy (0: all d ranks; a divisor of d
+// below d is hybrid sharding, HSDP: shard within a group, replicate across).
+struct NoSharding {};
+struct ShardOptimizer { int64_t group = 0; };
+struct ShardGradients { int64_t group = 0; };
+struct ShardParameters { int64_t group = 0; };
+using DataSharding =
+    std::variant<NoSharding, ShardOptimizer, ShardGradients, ShardParameters>;
+
 struct DataParallel {
   int64_t degree = 1;
-  bool optimizer_sharding = false;
+  DataSharding sharding = NoSharding{};
   bool overlap = false;  // DP communication overlapped with backward
+  int64_t network_tier = 0;
+};
+
+// Expert parallelism: each MoE layer's experts split over `degree` ranks,
+// each expert's matrices over `tensor_degree` ranks (0: the tensor degree
+// t, Megatron-LM's default), folded onto the t * cp * d ranks of a stage;
+// tokens reach their experts by an all-to-all over `network_tier`.
+struct ExpertParallel {
+  int64_t degree = 1;
+  int64_t tensor_degree = 0;
+  int64_t network_tier = 0;
+};
+
+// How context-parallel ranks exchange keys and values.
+enum class ContextExchange {
+  kRing,       // p2p ring: cp - 1 steps, each overlapped with a block
+  kAllGather,  // one all-gather of K/V before attention
+};
+
+// Context parallelism: the sequence split over `degree` ranks in 2 * cp
+// load-balanced causal chunks; world = t * cp * p * d.
+struct ContextParallel {
+  int64_t degree = 1;
+  ContextExchange exchange = ContextExchange::kRing;
   int64_t network_tier = 0;
 };
 
@@ -229,6 +300,8 @@ struct TransformerTrainingParallelism {
   TensorParallel tensor;
   PipelineParallel pipeline;
   DataParallel data;
+  ContextParallel context;
+  ExpertParallel expert;
   RecomputePolicy recompute = RecomputePolicy::kNone;
 };
 
@@ -272,6 +345,9 @@ const char* MlpTypeName(MlpType m);              // "plain", "gated"
 const char* NormTypeName(NormType n);            // "layernorm", "rmsnorm"
 const char* PositionEmbeddingName(PositionEmbedding p);  // "none", ...
 const char* PrecisionName(PrecisionAccounting p);  // "calculon", ...
+const char* ContextExchangeName(ContextExchange e);  // "ring", "all_gather"
+// "none", "optimizer", "gradients", "parameters".
+const char* DataShardingName(const DataSharding& s);
 // "ar", "rs_ag", "p2p_rs_ag".
 const char* TensorCommunicationName(const TensorCommunication& c);
 // "single_stage", "1f1b", "interleaved_1f1b", "forward_only".
@@ -287,6 +363,7 @@ std::optional<MlpType> ParseMlpType(const std::string& s);
 std::optional<NormType> ParseNormType(const std::string& s);
 std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s);
 std::optional<PrecisionAccounting> ParsePrecision(const std::string& s);
+std::optional<ContextExchange> ParseContextExchange(const std::string& s);
 
 }  // namespace blueprint
 

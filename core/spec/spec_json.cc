@@ -120,6 +120,44 @@ Json PipelineToJson(const PipelineParallel& pipeline) {
   return out;
 }
 
+Json DataToJson(const DataParallel& data) {
+  Json out = Json::object();
+  out["degree"] = data.degree;
+  Json sharding = Json::object();
+  sharding["type"] = DataShardingName(data.sharding);
+  std::visit(Overloaded{[](const NoSharding&) {},
+                        [&](const ShardOptimizer& s) {
+                          sharding["group"] = s.group;
+                        },
+                        [&](const ShardGradients& s) {
+                          sharding["group"] = s.group;
+                        },
+                        [&](const ShardParameters& s) {
+                          sharding["group"] = s.group;
+                        }},
+             data.sharding);
+  out["sharding"] = std::move(sharding);
+  out["overlap"] = data.overlap;
+  out["network_tier"] = data.network_tier;
+  return out;
+}
+
+Json ContextToJson(const ContextParallel& context) {
+  Json out = Json::object();
+  out["degree"] = context.degree;
+  out["exchange"] = ContextExchangeName(context.exchange);
+  out["network_tier"] = context.network_tier;
+  return out;
+}
+
+Json ExpertToJson(const ExpertParallel& expert) {
+  Json out = Json::object();
+  out["degree"] = expert.degree;
+  out["tensor_degree"] = expert.tensor_degree;
+  out["network_tier"] = expert.network_tier;
+  return out;
+}
+
 Json BatchToJson(const Batch& batch) {
   Json out = Json::object();
   out["global_batch_size"] = batch.global_batch_size;
@@ -353,11 +391,49 @@ void ReadPipeline(const Json& value, const std::string& path,
   reader.RejectUnknownKeys();
 }
 
-void ReadData(const Json& value, const std::string& path,
+void ReadSharding(const Json& value, const std::string& path,
+                  std::vector<FieldError>* errors, DataSharding* out) {
+  JsonObjectReader reader(value, path, errors);
+  const Json* type_value = reader.Member("type");
+  if (type_value == nullptr) return;  // the other keys depend on the type
+  std::optional<DataSharding> sharding;
+  if (type_value->is_string()) {
+    sharding =
+        VariantOfType<DataSharding>(type_value->get_ref<const std::string&>());
+  }
+  if (!sharding.has_value()) {
+    errors->push_back(UnknownChoiceError(reader.PathOf("type"),
+                                         DataShardingChoices(), *type_value));
+    return;
+  }
+  std::visit(
+      Overloaded{[](NoSharding&) {},
+                 [&](ShardOptimizer& s) { reader.ReadInt("group", &s.group); },
+                 [&](ShardGradients& s) { reader.ReadInt("group", &s.group); },
+                 [&](ShardParameters& s) {
+                   reader.ReadInt("group", &s.group);
+                 }},
+      *sharding);
+  *out = *sharding;
+  reader.RejectUnknownKeys();
+}
+
+// spec/2 says optimizer_sharding (Calculon's switch, ZeRO-1 over all d
+// ranks); spec/3 the sharding sum type.
+void ReadData(const Json& value, const std::string& path, ModelKeys keys,
               std::vector<FieldError>* errors, DataParallel* out) {
   JsonObjectReader reader(value, path, errors);
   reader.ReadInt("degree", &out->degree);
-  reader.ReadBool("optimizer_sharding", &out->optimizer_sharding);
+  if (keys == ModelKeys::kSpecV3) {
+    if (const Json* sharding = reader.Member("sharding")) {
+      ReadSharding(*sharding, reader.PathOf("sharding"), errors,
+                   &out->sharding);
+    }
+  } else {
+    bool optimizer_sharding = false;
+    reader.ReadBool("optimizer_sharding", &optimizer_sharding);
+    if (optimizer_sharding) out->sharding = ShardOptimizer{};
+  }
   reader.ReadBool("overlap", &out->overlap);
   reader.ReadInt("network_tier", &out->network_tier);
   reader.RejectUnknownKeys();
@@ -384,7 +460,7 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
   JsonObjectReader reader(value, path, errors);
   reader.ReadEnum("datatype", &ParseDataType, EnumChoices<DataType>(),
                   &out->datatype);
-  if (keys == ModelKeys::kSpecV2) {
+  if (keys == ModelKeys::kSpecV2 || keys == ModelKeys::kSpecV3) {
     reader.ReadEnum("precision", &ParsePrecision,
                     EnumChoices<PrecisionAccounting>(), &out->precision);
   }
@@ -419,7 +495,8 @@ void ReadCommon(JsonObjectReader* top, ModelKeys keys, Spec* spec) {
   }
 }
 
-void ReadParallelism(const Json& value, std::vector<FieldError>* errors,
+void ReadParallelism(const Json& value, ModelKeys keys,
+                     std::vector<FieldError>* errors,
                      TransformerTrainingParallelism* out) {
   JsonObjectReader reader(value, "parallelism", errors);
   if (const Json* tensor = reader.Member("tensor")) {
@@ -429,14 +506,32 @@ void ReadParallelism(const Json& value, std::vector<FieldError>* errors,
     ReadPipeline(*pipeline, reader.PathOf("pipeline"), errors, &out->pipeline);
   }
   if (const Json* data = reader.Member("data")) {
-    ReadData(*data, reader.PathOf("data"), errors, &out->data);
+    ReadData(*data, reader.PathOf("data"), keys, errors, &out->data);
+  }
+  if (keys == ModelKeys::kSpecV3) {
+    if (const Json* context = reader.Member("context")) {
+      JsonObjectReader r(*context, reader.PathOf("context"), errors);
+      r.ReadInt("degree", &out->context.degree);
+      r.ReadEnum("exchange", &ParseContextExchange,
+                 EnumChoices<ContextExchange>(), &out->context.exchange);
+      r.ReadInt("network_tier", &out->context.network_tier);
+      r.RejectUnknownKeys();
+    }
+    if (const Json* expert = reader.Member("expert")) {
+      JsonObjectReader r(*expert, reader.PathOf("expert"), errors);
+      r.ReadInt("degree", &out->expert.degree);
+      r.ReadInt("tensor_degree", &out->expert.tensor_degree);
+      r.ReadInt("network_tier", &out->expert.network_tier);
+      r.RejectUnknownKeys();
+    }
   }
   reader.ReadEnum("recompute", &ParseRecompute, EnumChoices<RecomputePolicy>(),
                   &out->recompute);
   reader.RejectUnknownKeys();
 }
 
-void ReadParallelism(const Json& value, std::vector<FieldError>* errors,
+void ReadParallelism(const Json& value, ModelKeys,
+                     std::vector<FieldError>* errors,
                      TransformerInferenceParallelism* out) {
   JsonObjectReader reader(value, "parallelism", errors);
   if (const Json* tensor = reader.Member("tensor")) {
@@ -456,7 +551,7 @@ Spec ReadSpec(JsonObjectReader* top, ModelKeys keys) {
   Spec spec;
   ReadCommon(top, keys, &spec);
   if (const Json* parallelism = top->Member("parallelism")) {
-    ReadParallelism(*parallelism, top->errors(), &spec.parallelism);
+    ReadParallelism(*parallelism, keys, top->errors(), &spec.parallelism);
   }
   return spec;
 }
@@ -471,6 +566,10 @@ const std::vector<std::string>& PipelineScheduleChoices() {
   return VariantChoices<PipelineSchedule>();
 }
 
+const std::vector<std::string>& DataShardingChoices() {
+  return VariantChoices<DataSharding>();
+}
+
 nlohmann::json ModelToJsonValue(const TransformerModel& model,
                                 ModelKeys keys) {
   Json out = Json::object();
@@ -481,7 +580,7 @@ nlohmann::json ModelToJsonValue(const TransformerModel& model,
   out["attn_heads"] = model.attn_heads;
   out["attn_size"] = model.attn_size;
   out["num_blocks"] = model.num_blocks;
-  if (keys == ModelKeys::kSpecV2) {
+  if (keys == ModelKeys::kSpecV2 || keys == ModelKeys::kSpecV3) {
     out["kv_heads"] = model.kv_heads;
     out["mlp"] = MlpTypeName(model.mlp);
     out["norm"] = NormTypeName(model.norm);
@@ -494,6 +593,32 @@ nlohmann::json ModelToJsonValue(const TransformerModel& model,
     vocab["position_embedding"] = PositionEmbeddingName(vocabulary.position);
     vocab["max_positions"] = vocabulary.max_positions;
     out["vocabulary"] = std::move(vocab);
+  }
+  if (keys == ModelKeys::kSpecV3) {
+    Json moe = nullptr;
+    if (model.moe.has_value()) {
+      const MixtureOfExperts& e = *model.moe;
+      moe = Json::object();
+      moe["experts"] = e.experts;
+      moe["topk"] = e.topk;
+      moe["ffn"] = e.ffn;
+      moe["shared_ffn"] = e.shared_ffn;
+      moe["layer_pattern"] = e.layer_pattern;
+      moe["capacity_factor"] = e.capacity_factor;
+    }
+    out["moe"] = std::move(moe);
+    Json mla = nullptr;
+    if (model.latent_attention.has_value()) {
+      const LatentAttention& l = *model.latent_attention;
+      mla = Json::object();
+      mla["q_lora_rank"] = l.q_lora_rank;
+      mla["kv_lora_rank"] = l.kv_lora_rank;
+      mla["qk_head_dim"] = l.qk_head_dim;
+      mla["qk_rope_head_dim"] = l.qk_rope_head_dim;
+      mla["v_head_dim"] = l.v_head_dim;
+    }
+    out["latent_attention"] = std::move(mla);
+    out["mtp_layers"] = model.mtp_layers;
   }
   return out;
 }
@@ -509,7 +634,7 @@ void ReadModelJson(const nlohmann::json& value, const std::string& path,
   reader.ReadInt("attn_heads", &out->attn_heads);
   reader.ReadInt("attn_size", &out->attn_size);
   reader.ReadInt("num_blocks", &out->num_blocks);
-  if (keys == ModelKeys::kSpecV2) {
+  if (keys == ModelKeys::kSpecV2 || keys == ModelKeys::kSpecV3) {
     reader.ReadInt("kv_heads", &out->kv_heads);
     reader.ReadEnum("mlp", &ParseMlpType, EnumChoices<MlpType>(), &out->mlp);
     reader.ReadEnum("norm", &ParseNormType, EnumChoices<NormType>(),
@@ -527,6 +652,33 @@ void ReadModelJson(const nlohmann::json& value, const std::string& path,
                             &vocabulary.position);
       vocab_reader.ReadInt("max_positions", &vocabulary.max_positions);
       vocab_reader.RejectUnknownKeys();
+    }
+    if (keys == ModelKeys::kSpecV3) {
+      if (const Json* moe = reader.Member("moe"); moe && !moe->is_null()) {
+        JsonObjectReader r(*moe, reader.PathOf("moe"), errors);
+        MixtureOfExperts e;
+        r.ReadInt("experts", &e.experts);
+        r.ReadInt("topk", &e.topk);
+        r.ReadInt("ffn", &e.ffn);
+        r.ReadInt("shared_ffn", &e.shared_ffn);
+        r.ReadString("layer_pattern", &e.layer_pattern);
+        r.ReadDouble("capacity_factor", &e.capacity_factor);
+        r.RejectUnknownKeys();
+        out->moe = std::move(e);
+      }
+      if (const Json* mla = reader.Member("latent_attention");
+          mla && !mla->is_null()) {
+        JsonObjectReader r(*mla, reader.PathOf("latent_attention"), errors);
+        LatentAttention l;
+        r.ReadInt("q_lora_rank", &l.q_lora_rank);
+        r.ReadInt("kv_lora_rank", &l.kv_lora_rank);
+        r.ReadInt("qk_head_dim", &l.qk_head_dim);
+        r.ReadInt("qk_rope_head_dim", &l.qk_rope_head_dim);
+        r.ReadInt("v_head_dim", &l.v_head_dim);
+        r.RejectUnknownKeys();
+        out->latent_attention = l;
+      }
+      reader.ReadInt("mtp_layers", &out->mtp_layers);
     }
   } else {
     out->kv_heads = out->attn_heads;  // Calculon's block
@@ -596,24 +748,21 @@ nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
   std::visit(
       Overloaded{
           [&](const TransformerTrainingMappingSpec& s) {
-            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV2);
+            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV3);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
             parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
             parallelism["pipeline"] = PipelineToJson(s.parallelism.pipeline);
-            Json data = Json::object();
-            data["degree"] = s.parallelism.data.degree;
-            data["optimizer_sharding"] = s.parallelism.data.optimizer_sharding;
-            data["overlap"] = s.parallelism.data.overlap;
-            data["network_tier"] = s.parallelism.data.network_tier;
-            parallelism["data"] = std::move(data);
+            parallelism["data"] = DataToJson(s.parallelism.data);
+            parallelism["context"] = ContextToJson(s.parallelism.context);
+            parallelism["expert"] = ExpertToJson(s.parallelism.expert);
             parallelism["recompute"] = RecomputeName(s.parallelism.recompute);
             out["parallelism"] = std::move(parallelism);
             out["batch"] = BatchToJson(s.batch);
             out["options"] = OptionsToJson(s.options);
           },
           [&](const TransformerInferenceMappingSpec& s) {
-            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV2);
+            out["model"] = ModelToJsonValue(s.model, ModelKeys::kSpecV3);
             out["system"] = SystemToJsonValue(s.system, NameKey::kPresent);
             Json parallelism = Json::object();
             parallelism["tensor"] = TensorToJson(s.parallelism.tensor);
@@ -639,17 +788,21 @@ absl::StatusOr<MappingSpec> SpecFromJsonValue(const nlohmann::json& value) {
   JsonObjectReader top(value, "", &errors);
   if (!top.is_object()) return InvalidInputError(errors);
 
-  ModelKeys keys = ModelKeys::kSpecV2;
+  ModelKeys keys = ModelKeys::kSpecV3;
   if (const Json* format = top.Member("format")) {
-    if (format->is_string() &&
-        format->get_ref<const std::string&>() == kSpecFormatV1) {
+    const std::string* text = format->is_string()
+                                  ? &format->get_ref<const std::string&>()
+                                  : nullptr;
+    if (text != nullptr && *text == kSpecFormatV1) {
       keys = ModelKeys::kSpecV1;
-    } else if (!format->is_string() ||
-               format->get_ref<const std::string&>() != kSpecFormat) {
+    } else if (text != nullptr && *text == kSpecFormatV2) {
+      keys = ModelKeys::kSpecV2;
+    } else if (text == nullptr || *text != kSpecFormat) {
       errors.push_back(
           {"format",
            absl::StrCat("format: expected \"", kSpecFormat, "\" (or \"",
-                        kSpecFormatV1, "\"), got ", JsonSnippet(*format)),
+                        kSpecFormatV2, "\", \"", kSpecFormatV1, "\"), got ",
+                        JsonSnippet(*format)),
            ErrorCode::kUnsupported});
     }
   }
@@ -697,6 +850,9 @@ nlohmann::json DerivedToJsonValue(const DerivedValues& derived) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>,
                                  RecomputePolicy>) {
       out[name] = RecomputeName(value);
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(value)>,
+                                        ShardingStage>) {
+      out[name] = ShardingStageName(value);
     } else {
       out[name] = value;
     }

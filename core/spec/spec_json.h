@@ -29,8 +29,11 @@ namespace blueprint {
 
 // The "format" value of a spec document and of a program document. Version 1
 // documents (Calculon's model keys only, no options.precision) are still
-// read, as the Calculon-shaped model; SpecToJson writes version 2.
-inline constexpr char kSpecFormat[] = "blueprinting.spec/2";
+// read, as the Calculon-shaped model; version 2 documents (no mixture of
+// experts, latent attention, MTP, context or expert parallelism; a boolean
+// data.optimizer_sharding) too; SpecToJson writes version 3.
+inline constexpr char kSpecFormat[] = "blueprinting.spec/3";
+inline constexpr char kSpecFormatV2[] = "blueprinting.spec/2";
 inline constexpr char kSpecFormatV1[] = "blueprinting.spec/1";
 inline constexpr char kProgramFormat[] = "blueprinting.program/1";
 
@@ -67,10 +70,12 @@ enum class NameKey { kPresent, kAbsent };
 
 // Which keys a model object has: Calculon's application JSON (hidden,
 // feedforward, seq_size, attn_heads, attn_size, num_blocks), the spec/1
-// model (those and "name") or the spec/2 model (also kv_heads, mlp, norm,
-// linear_bias and vocabulary). Reading a model without the architecture keys
-// gives Calculon's block (kv_heads = attn_heads, CalculonModel in spec.h).
-enum class ModelKeys { kCalculon, kSpecV1, kSpecV2 };
+// model (those and "name"), the spec/2 model (also kv_heads, mlp, norm,
+// linear_bias and vocabulary) or the spec/3 model (also moe,
+// latent_attention and mtp_layers). Reading a model without the
+// architecture keys gives Calculon's block (kv_heads = attn_heads,
+// CalculonModel in spec.h).
+enum class ModelKeys { kCalculon, kSpecV1, kSpecV2, kSpecV3 };
 nlohmann::json ModelToJsonValue(const TransformerModel& model, ModelKeys keys);
 void ReadModelJson(const nlohmann::json& value, const std::string& path,
                    ModelKeys keys, std::vector<FieldError>* errors,
@@ -85,6 +90,7 @@ void ReadSystemJson(const nlohmann::json& value, const std::string& path,
 // The spellings each sum type's "type" key accepts.
 const std::vector<std::string>& TensorCommunicationChoices();
 const std::vector<std::string>& PipelineScheduleChoices();
+const std::vector<std::string>& DataShardingChoices();
 
 }  // namespace blueprint
 

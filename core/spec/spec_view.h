@@ -30,7 +30,9 @@ struct SpecView {
   const char* data_path = "parallelism.data";
   int64_t data_degree = 1;
   int64_t data_network_tier = 0;
-  bool optimizer_sharding = false;
+  const DataSharding* sharding = nullptr;      // null for inference
+  const ContextParallel* context = nullptr;   // null for inference
+  const ExpertParallel* expert = nullptr;     // null for inference
   bool data_overlap = false;
   RecomputePolicy recompute = RecomputePolicy::kNone;
 };

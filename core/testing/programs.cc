@@ -85,7 +85,10 @@ MappingSpec TestSpec(const TestMapping& m) {
     spec.system = A100System();
     spec.parallelism.tensor = tensor;
     spec.parallelism.pipeline = pipeline;
-    spec.parallelism.data = {m.d, m.optimizer_sharding, m.data_overlap, 1};
+    spec.parallelism.data.degree = m.d;
+    if (m.optimizer_sharding) spec.parallelism.data.sharding = ShardOptimizer{};
+    spec.parallelism.data.overlap = m.data_overlap;
+    spec.parallelism.data.network_tier = 1;
     spec.parallelism.recompute = m.recompute;
     spec.batch = batch;
     spec.options = options;
