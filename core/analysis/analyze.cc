@@ -4,10 +4,12 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -40,7 +42,7 @@ std::vector<FigureLineage> Resolve(absl::Span<const FigureFormula> table,
   // spec is inference (derived:training).
   const std::vector<std::pair<std::string, std::string>> inference = {
       {"spec:parallelism.data.degree", "spec:parallelism.replica.degree"},
-      {"spec:parallelism.data.optimizer_sharding", "derived:training"},
+      {"spec:parallelism.data.sharding", "derived:training"},
       {"spec:parallelism.data.overlap", "derived:training"},
       {"spec:parallelism.recompute", "derived:training"}};
   std::vector<FigureLineage> out;
@@ -108,6 +110,7 @@ bool IsGemm(const TaskKind& kind) {
           [](const TensorCommTask&) { return false; },
           [](const GatedActivationTask&) { return false; },
           [](const EmbeddingTask&) { return false; },
+          [](const ExchangeTask&) { return false; },
       },
       kind);
 }
@@ -145,24 +148,38 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
            (task.placement == Placement::kLastStage && s.p == 1);
   };
 
-  // TP traffic per rank per step, by collective.
+  // TP traffic per rank per step, by collective; the expert all-to-all and
+  // the context K/V exchange per axis.
   std::map<CollectiveOp, double> tp_bytes;
   std::map<CollectiveOp, std::vector<std::string>> tp_sources;
+  std::map<MeshAxis, double> axis_bytes;
+  std::map<MeshAxis, std::vector<std::string>> axis_sources;
   for (const Task& task : tasks.tasks) {
     for (int phase = 0; phase < kNumCommPhases; ++phase) {
       if (!s.training && phase != kFwPhase) continue;
       if (phase == kRecommPhase && !task.flags.recommunicate) continue;
       const auto& base = task.collectives[phase][0];
       const auto& edge = task.collectives[phase][1];
+      if (base.op != CollectiveOp::kNone && base.axis != MeshAxis::kTensor) {
+        // Exchanges are alike in base and edge blocks.
+        const double runs = task.placement == Placement::kEveryBlock
+                                ? bpp * m * task.share
+                                : (on_stage0(task) ? m : 0);
+        axis_bytes[base.axis] += runs * base.bytes;
+        auto& src = axis_sources[base.axis];
+        std::string id = absl::StrCat("task:", task.id);
+        if (src.empty() || src.back() != id) src.push_back(id);
+        continue;
+      }
       if (task.placement != Placement::kEveryBlock) {
         if (!on_stage0(task) || base.op == CollectiveOp::kNone) continue;
         tp_bytes[base.op] += m * base.bytes;
       } else {
         if (base.op != CollectiveOp::kNone) {
-          tp_bytes[base.op] += base_blocks * base.bytes;
+          tp_bytes[base.op] += base_blocks * task.share * base.bytes;
         }
         if (edge.op != CollectiveOp::kNone) {
-          tp_bytes[edge.op] += edge_blocks * edge.bytes;
+          tp_bytes[edge.op] += edge_blocks * task.share * edge.bytes;
         }
       }
       for (CollectiveOp op : {base.op, edge.op}) {
@@ -187,6 +204,21 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
         "tasks (embedding; output layer when p = 1)",
         tp_bytes[op], sources);
   }
+  for (const auto& [axis, name, what] :
+       {std::tuple<MeshAxis, const char*, const char*>{
+            MeshAxis::kExpert, "ep_all_to_all_bytes",
+            "the MoE dispatch and combine all-to-alls"},
+        {MeshAxis::kContext, "cp_kv_bytes",
+         "the context-parallel K/V exchange"}}) {
+    std::vector<std::string> sources = axis_sources[axis];
+    sources.insert(sources.end(),
+                   {"derived:blocks_per_stage", "derived:microbatches"});
+    const std::string formula =
+        absl::StrCat("sum over the block tasks of ", what,
+                     ": blocks_per_stage * microbatches * share * bytes "
+                     "(forward and, training, backward)");
+    add(name, formula.c_str(), axis_bytes[axis], sources);
+  }
   add("pp_p2p_bytes",
       "p > 1 ? microbatches * virtual_stages * (block_fw_pp_size + "
       "block_bw_pp_size) : 0",
@@ -196,7 +228,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const bool dp = s.training && s.d > 1;
   const std::vector<std::string> dp_sources = {
       "iteration:block_dp_size", "derived:blocks_per_stage",
-      "spec:parallelism.data.optimizer_sharding"};
+      "spec:parallelism.data.sharding"};
   add("dp_all_reduce_bytes",
       "training && d > 1 && !optimizer_sharding ? blocks_per_stage * "
       "block_dp_size : 0",
@@ -213,9 +245,19 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   // Work per rank per step.
   double gemm = 0, recompute_gemm = 0, recompute_all = 0, stage_gemm = 0;
   std::vector<std::string> gemm_sources;
+  double expert_weights = 0;
+  std::vector<std::string> expert_sources;
   for (const Task& task : tasks.tasks) {
-    const double fw = task.work[0].flops;
-    const double bw = s.training ? task.work[1].flops + task.work[2].flops : 0;
+    const double fw = task.share * task.work[0].flops;
+    const double bw =
+        s.training ? task.share * (task.work[1].flops + task.work[2].flops)
+                   : 0;
+    if (absl::StartsWith(task.name, "MoeBlock_Experts_") &&
+        task.placement == Placement::kEveryBlock) {
+      // Weight bytes per block (shared by the share of MoE blocks).
+      expert_weights += task.share * task.footprint.weight;
+      expert_sources.push_back(absl::StrCat("task:", task.id));
+    }
     if (task.placement != Placement::kEveryBlock) {
       if (on_stage0(task) && IsGemm(task.kind)) {
         stage_gemm += fw + bw;
@@ -237,6 +279,13 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       "(fw + agrad + wgrad) flops + microbatches * the same over stage 0's "
       "own GEMM tasks (output layer when p = 1)",
       bpp * m * gemm + m * stage_gemm, gemm_sources);
+  expert_sources.push_back("derived:blocks_per_stage");
+  add("expert_parameters_per_rank",
+      "blocks_per_stage * sum over the routed experts' tasks of share * "
+      "weight bytes / bytes_per_element (the stage with most MoE blocks; ZeRO-3 "
+      "keeps 1/shard of them)",
+      bpp * expert_weights / static_cast<double>(tasks.bytes_per_element),
+      expert_sources);
   add("recompute_gemm_flops_per_rank",
       "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "
       "flops",

@@ -178,7 +178,7 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.overlap",
-      "spec:parallelism.data.optimizer_sharding",
+      "spec:parallelism.data.sharding",
       "spec:parallelism.pipeline.degree", "system:networks[$dp]"}},
     {"fw_offload_exposed_time",
      BP_PER_STEP("(baseblock_fw_time - " BP_FW_BASE ")",
@@ -313,7 +313,7 @@ constexpr FigureFormula kIterationRows[] = {
      "training && d > 1 ? dp_time(block_dp_size, d, optimizer_sharding) : 0",
      {"iteration:block_dp_size", "derived:training",
       "spec:parallelism.data.degree",
-      "spec:parallelism.data.optimizer_sharding", "system:networks[$dp]"}},
+      "spec:parallelism.data.sharding", "system:networks[$dp]"}},
     // The first and last stage's own work (0 without a vocabulary).
     {"first_stage_microbatch_time",
      "first_stage.block_fw_time + first_stage.baseblock_fw_tp_time_exposed + "
@@ -707,7 +707,7 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        {"spec:batch.global_batch_size"}},
       {"optimizer_sharding",
        flag(s.optimizer_sharding),
-       {"spec:parallelism.data.optimizer_sharding"}},
+       {"spec:parallelism.data.sharding"}},
       {"data_overlap", flag(s.data_overlap), {"spec:parallelism.data.overlap"}},
       {"full_recompute",
        flag(s.recompute == RecomputePolicy::kFull),

@@ -51,6 +51,8 @@ double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
     case CollectiveOp::kAllReduce: cost = &net.all_reduce; break;
     case CollectiveOp::kReduceScatter: cost = &net.reduce_scatter; break;
     case CollectiveOp::kAllGather: cost = &net.all_gather; break;
+    // An all-to-all's bytes are what leaves the rank, sent point to point.
+    case CollectiveOp::kAllToAll: cost = &net.p2p; break;
   }
   double size = bytes * cost->scalar;
   if (cost->offset.has_value()) {

@@ -36,10 +36,13 @@ double BackwardTensorTime(const BlockFigures& b, bool edge) {
 
 class TaskPricer {
  public:
-  TaskPricer(const System& system, DataType datatype, int64_t tp_network)
+  TaskPricer(const System& system, DataType datatype, int64_t tp_network,
+             int64_t ep_network, int64_t cp_network)
       : system_(system),
         datatype_(datatype),
-        tp_net_(system.networks[static_cast<size_t>(tp_network)]) {}
+        tp_net_(system.networks[static_cast<size_t>(tp_network)]),
+        ep_net_(system.networks[static_cast<size_t>(ep_network)]),
+        cp_net_(system.networks[static_cast<size_t>(cp_network)]) {}
 
   // Prices one task into `plan`.
   void Price(const Task& task, TaskPlan& plan) const;
@@ -56,9 +59,20 @@ class TaskPricer {
   double NetTime(const Task& task, const TaskPlan& plan, int phase,
                  int variant) const;
 
+  const NetworkTier& NetworkOf(MeshAxis axis) const {
+    switch (axis) {
+      case MeshAxis::kTensor: return tp_net_;
+      case MeshAxis::kExpert: return ep_net_;
+      case MeshAxis::kContext: return cp_net_;
+    }
+    return tp_net_;
+  }
+
   const System& system_;
   DataType datatype_;
   const NetworkTier& tp_net_;
+  const NetworkTier& ep_net_;
+  const NetworkTier& cp_net_;
 };
 
 double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
@@ -67,7 +81,9 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
   const int64_t t = c.peers;
   if (t <= 1) return 0;
   const double comm =
-      c.op == CollectiveOp::kNone ? 0 : CollectiveTime(tp_net_, c.op, c.bytes, t);
+      c.op == CollectiveOp::kNone
+          ? 0
+          : CollectiveTime(NetworkOf(c.axis), c.op, c.bytes, t);
   return std::visit(
       Overloaded{
           [&](const TensorCommTask&) -> double {
@@ -98,6 +114,10 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
           [](const ForkTask&) { return 0.0; },
           [](const GatedActivationTask&) { return 0.0; },
           [](const EmbeddingTask&) { return 0.0; },
+          [&](const ExchangeTask&) -> double {
+            if (phase == kRecommPhase) return 0;
+            return comm;
+          },
       },
       task.kind);
 }
@@ -197,8 +217,32 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
           [](const ForkTask&) {},
           [](const GatedActivationTask&) {},
           [](const EmbeddingTask&) {},
+          [&](const ExchangeTask&) {
+            // Exposed in full unless a task hides it (HideExchanges).
+            for (int s = 0; s < kNumStages; ++s) plan.processing_time[s] = 0;
+            plan.exposed_time = plan.net_time;
+          },
       },
       task.kind);
+}
+
+// A ring exchange of context parallelism runs beside the attention that
+// consumes it: only what the attention's compute does not cover is exposed,
+// in the forward pass and in the backward pass.
+void HideExchanges(const DistributedTaskIR& ir, PortablePlanIR& plan) {
+  for (size_t i = 0; i < ir.tasks.size(); ++i) {
+    const auto* exchange = std::get_if<ExchangeTask>(&ir.tasks[i].kind);
+    if (exchange == nullptr || exchange->overlapped_by < 0) continue;
+    const TaskPlan& cover =
+        plan.tasks[static_cast<size_t>(exchange->overlapped_by)];
+    TaskPlan& tp = plan.tasks[i];
+    for (int v = 0; v < kNumVariants; ++v) {
+      tp.exposed_time[kFwPhase][v] = std::max(
+          0.0, tp.net_time[kFwPhase][v] - cover.processing_time[kFw]);
+      tp.exposed_time[kBwPhase][v] = std::max(
+          0.0, tp.net_time[kBwPhase][v] - cover.processing_time[kAgrad]);
+    }
+  }
 }
 
 // References to the five block figures of one stage (flops, flop time,
@@ -219,23 +263,27 @@ struct CommSums {
   double& edge_exposed;
 };
 
+// Each sum weighs the task by its share of the blocks (1 for every task of
+// a model whose blocks are alike: the sums are then Calculon's exactly).
 void AddStage(const Task& task, const TaskPlan& plan, int stage,
               StageSums sums) {
-  sums.flops += task.work[stage].flops;
-  sums.flops_time += plan.flop_time[stage];
-  sums.mem_accessed += task.work[stage].bytes;
-  sums.mem_time += plan.mem_time[stage];
-  sums.time += plan.processing_time[stage];
+  const double w = task.share;
+  sums.flops += w * task.work[stage].flops;
+  sums.flops_time += w * plan.flop_time[stage];
+  sums.mem_accessed += w * task.work[stage].bytes;
+  sums.mem_time += w * plan.mem_time[stage];
+  sums.time += w * plan.processing_time[stage];
 }
 
 void AddComm(const Task& task, const TaskPlan& plan, int phase,
              CommSums sums) {
-  sums.base_size += task.collectives[phase][0].bytes;
-  sums.edge_size += task.collectives[phase][1].bytes;
-  sums.base_time += plan.net_time[phase][0];
-  sums.edge_time += plan.net_time[phase][1];
-  sums.base_exposed += plan.exposed_time[phase][0];
-  sums.edge_exposed += plan.exposed_time[phase][1];
+  const double w = task.share;
+  sums.base_size += w * task.collectives[phase][0].bytes;
+  sums.edge_size += w * task.collectives[phase][1].bytes;
+  sums.base_time += w * plan.net_time[phase][0];
+  sums.edge_time += w * plan.net_time[phase][1];
+  sums.base_exposed += w * plan.exposed_time[phase][0];
+  sums.edge_exposed += w * plan.exposed_time[phase][1];
 }
 
 // The figures a task of `placement` adds to.
@@ -272,7 +320,8 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
              b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time,
              b.baseblock_fw_tp_time_exposed, b.edgeblock_fw_tp_time_exposed});
     b.tp_bw_overlap_req = std::max(b.tp_bw_overlap_req, tp.required_bandwidth);
-    b.useful_flops += fw.flops;
+    const double w = task.share;
+    b.useful_flops += w * fw.flops;
     if (training) {
       if (task.flags.recompute) {
         // Quirk (MODEL.md §6.1): Calculon adds the running block totals, not
@@ -288,7 +337,7 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
           b.block_re_mem_accessed += fw.bytes;
           b.block_re_mem_time += tp.mem_time[kFw];
         }
-        b.block_re_time += tp.processing_time[kFw];
+        b.block_re_time += w * tp.processing_time[kFw];
       }
       if (task.flags.recommunicate) {
         AddComm(task, tp, kRecommPhase,
@@ -314,22 +363,24 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
                {b.block_optim_flops, b.block_optim_flops_time,
                 b.block_optim_mem_accessed, b.block_optim_mem_time,
                 b.block_optim_time});
-      b.useful_flops += task.work[kAgrad].flops + task.work[kWgrad].flops +
-                        task.work[kOptim].flops;
+      b.useful_flops += w * (task.work[kAgrad].flops +
+                             task.work[kWgrad].flops + task.work[kOptim].flops);
     }
     const Footprint& f = task.footprint;
-    b.block_weight_space += f.weight;
-    if (!task.flags.activation_reused) b.block_act_working_space += f.activation;
-    b.block_act_storage_space += f.activation;
+    b.block_weight_space += w * f.weight;
+    if (!task.flags.activation_reused) {
+      b.block_act_working_space += w * f.activation;
+    }
+    b.block_act_storage_space += w * f.activation;
     if (training) {
-      if (!task.flags.output_stored) b.block_act_storage_space -= f.output;
+      if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
       if (!task.flags.activation_stored) {
-        b.block_act_storage_space -= f.activation;
+        b.block_act_storage_space -= w * f.activation;
       }
-      b.block_weight_grad_space += f.weight_grad_sharded;
-      b.block_weight_grad_space_no_sharding += f.weight_grad_unsharded;
-      b.block_act_grad_space += f.activation_grad;
-      b.block_optimizer_space += f.optimizer;
+      b.block_weight_grad_space += w * f.weight_grad_sharded;
+      b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
+      b.block_act_grad_space += w * f.activation_grad;
+      b.block_optimizer_space += w * f.optimizer;
     }
   }
   BlockFigures& b = plan.block;
@@ -391,8 +442,13 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
     for (double x : phase) networked = networked || x != 0;
   }
   if (networked) {
-    lineage.sources.push_back(absl::StrCat(
-        "system:networks[", program.derived.tensor_network, "]"));
+    const auto* exchange = std::get_if<ExchangeTask>(&task.kind);
+    const int64_t tier =
+        exchange == nullptr                       ? program.derived.tensor_network
+        : exchange->axis == MeshAxis::kExpert     ? program.derived.expert_network
+        : exchange->axis == MeshAxis::kContext    ? program.derived.context_network
+                                                  : program.derived.tensor_network;
+    lineage.sources.push_back(absl::StrCat("system:networks[", tier, "]"));
   }
   lineage.sources.push_back("system:processing_mode");
   return lineage;
@@ -406,10 +462,14 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
   const System& system = program.system();
   PortablePlanIR plan;
   plan.tasks.resize(tasks.tasks.size());
-  TaskPricer pricer(system, program.options().datatype,
-                    program.derived.tensor_network);
+  const DerivedValues& d = program.derived;
+  TaskPricer pricer(system, program.options().datatype, d.tensor_network,
+                    d.expert_network, d.context_network);
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     pricer.Price(tasks.tasks[i], plan.tasks[i]);
+  }
+  HideExchanges(tasks, plan);
+  for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     plan.tasks[i].lineage =
         TaskPlanLineage(tasks.tasks[i], program, plan.tasks[i], system);
   }

@@ -135,8 +135,10 @@ void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
         in.tensor_comm
             ? 0
             : ProcessingTime(system_.processing_mode, flop_time, mem_time);
-    b.block_weight_grad_space += WeightGradBytesFor(
-        precision_, in.weight_grad_elements, BytesPerElement(datatype_), s);
+    // The search shards the optimizer state only (ZeRO-1).
+    b.block_weight_grad_space +=
+        WeightGradBytesFor(precision_, in.weight_grad_elements,
+                           BytesPerElement(datatype_), s, false);
     b.block_optimizer_space += bytes;
     b.useful_flops += in.forward_flops;
     b.useful_flops +=

@@ -968,12 +968,40 @@ void CheckOptions(const SpecView& view, Collector* out) {
                             " above 1"));
     }
   }
+  const TransformerModel& m = *view.model;
+  if (tensor.overlap != TensorOverlap::kNone &&
+      (m.moe.has_value() || m.latent_attention.has_value())) {
+    out->Add("parallelism.tensor.overlap", ErrorCode::kUnsupported,
+             absl::StrCat("parallelism.tensor.overlap (",
+                          TensorOverlapName(tensor.overlap),
+                          ") is not modelled with ",
+                          m.moe.has_value() ? "model.moe" :
+                                              "model.latent_attention",
+                          ": use none"));
+  }
+  if (m.latent_attention.has_value() && tensor.degree > 1) {
+    const LatentAttention& l = *m.latent_attention;
+    for (const auto& [path, value] :
+         {std::pair<const char*, int64_t>{"model.latent_attention.q_lora_rank",
+                                          l.q_lora_rank},
+          {"model.latent_attention.kv_lora_rank", l.kv_lora_rank},
+          {"model.latent_attention.qk_rope_head_dim", l.qk_rope_head_dim}}) {
+      if (value > 0 && value % tensor.degree != 0) {
+        out->Add(path, ErrorCode::kNotDivisible,
+                 absl::StrCat(Named(path, value), " must be divisible by ",
+                              Named("parallelism.tensor.degree",
+                                    tensor.degree),
+                              ": every latent-attention matrix is split t "
+                              "ways, as Megatron-LM's accounting has it"));
+      }
+    }
+  }
   if (view.data_overlap && view.data_degree == 1) {
     out->Add("parallelism.data.overlap", ErrorCode::kInconsistent,
              "parallelism.data.overlap requires parallelism.data.degree > 1 "
              "(got 1)");
   }
-  const TransformerModel& model = *view.model;
+  const TransformerModel& model = m;
   if (view.options->attention == AttentionType::kMultiQuery &&
       model.kv_heads != model.attn_heads) {
     out->Add("options.attention", ErrorCode::kInconsistent,

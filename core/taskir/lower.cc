@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/spec/derive.h"
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
@@ -44,7 +47,22 @@ struct BlockContext {
   bool tied;                  // output layer shares the embedding
   int64_t positions;          // learned position rows, 0 for none
   Placement placement;        // of the tasks being added
+  double share;               // of the tasks being added (Task::share)
   PrecisionAccounting precision;
+  ShardingStage sharding;     // ZeRO stage (shard: its group, 1 for none)
+  // Context parallelism: each rank holds s / cp of every sequence.
+  int64_t cp;
+  int64_t s_local;            // s / cp
+  bool cp_ring;               // K/V by a p2p ring, else one all-gather
+  // Mixture of experts (experts 0: dense).
+  int64_t ep, etp, experts, topk, expert_ff, shared_ff;
+  double capacity;            // capacity factor
+  double expert_shard;        // the expert data-parallel shard
+  double dense_share, moe_share;  // of the priced stage's blocks
+  // Latent attention (kv_lora 0: Q/K/V heads).
+  int64_t q_lora, kv_lora, qk_dim, rope_dim, v_dim;
+  int64_t mtp_layers;
+  bool last_block_moe;        // MTP blocks are of the last block's kind
   int64_t batch_seq;          // b*s
   int64_t activation;         // A = b*s*h
   int64_t seq_par_activation; // As = (b*s/t)*h
@@ -57,6 +75,10 @@ class BlockBuilder {
   DistributedTaskIR Build();
 
  private:
+  // b * s of the whole microbatch, as a double (the unsharded GEMMs').
+  double FullBatchSeq() const {
+    return static_cast<double>(ctx_.b) * static_cast<double>(ctx_.s);
+  }
   // Activation size of the non-TP-split path: As under sequence parallelism.
   int64_t ResidualActivation() const {
     return ctx_.sequence_parallel ? ctx_.seq_par_activation : ctx_.activation;
@@ -99,6 +121,19 @@ class BlockBuilder {
   Task& AddGatedActivation(std::string name, int64_t elements,
                            TaskFlags flags);
   Task& AddEmbedding(std::string name);
+  // A routed expert's linear: `tokens` rows (the rank's share of the
+  // routed tokens, capacity included) through n x k on each of the rank's
+  // `local_experts` experts, whose weights and optimizer state shard over
+  // the expert data-parallel ranks.
+  Task& AddExpertLinear(std::string name, double tokens, int64_t n, int64_t k,
+                        double local_experts, std::vector<std::string> sources,
+                        TaskFlags flags);
+  // An exchange over the expert or context ranks (ExchangeTask): `elements`
+  // per rank, `fw`/`bw` its forward and backward collectives (bytes each).
+  Task& AddExchange(std::string name, MeshAxis axis, int64_t peers,
+                    double elements, CollectiveOp fw, double fw_bytes,
+                    CollectiveOp bw, double bw_bytes, int32_t overlapped_by,
+                    std::vector<std::string> sources);
   // Records that `task` reads the outputs of `producers` (sorted, unique).
   void Reads(int32_t task, std::initializer_list<int32_t> producers);
 
@@ -108,11 +143,22 @@ class BlockBuilder {
   // returns the residual's id). `prefix` is "AttnBlock" or "MlpBlock".
   std::pair<int32_t, int32_t> AddBranchStart(const std::string& prefix,
                                              bool full, int32_t input);
+  // Latent attention's Q and K/V projections (q_lora 0: one Q linear);
+  // returns {query, key/value} ids, both reading `input`.
+  std::pair<int32_t, int32_t> BuildLatentProjections(int32_t input,
+                                                     bool full);
+  // The K/V exchange of context parallelism before the scores, reading
+  // the key and value tasks; -1 when cp = 1.
+  int32_t BuildContextExchange(int32_t key, int32_t value);
   int32_t AddBranchEnd(const std::string& prefix, bool full, int32_t output,
                        int32_t fork);
-  // Each returns the id of its last task.
-  int32_t BuildAttention();
+  // Each returns the id of its last task; `input` is the task they read
+  // (-1: none, the first task of the block).
+  int32_t BuildAttention(int32_t input);
   int32_t BuildMlp(int32_t input);
+  int32_t BuildMoe(int32_t input);
+  // A block's MLP part: dense, MoE, or both with their shares.
+  void BuildMlps(int32_t input);
   // The input embedding (first stage) and the final norm, output layer and
   // loss (last stage), for a model with a vocabulary.
   void BuildFirstStage();
@@ -138,12 +184,16 @@ constexpr TaskFlags kReusesActivation =
 void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
   const double bpe = ctx_.bpe;
   Footprint& fp = task.footprint;
-  fp.weight = raw.weight_space * bpe;
+  // ZeRO-3 keeps 1/shard of the weights between uses.
+  const double weight_shard =
+      ctx_.sharding == ShardingStage::kParameters ? ctx_.shard : 1.0;
+  fp.weight = raw.weight_space * bpe / weight_shard;
   fp.activation = raw.activation_space * bpe;
   fp.output = raw.outputs * bpe;
   fp.activation_grad = raw.activation_grads * bpe;
   fp.weight_grad_sharded =
-      WeightGradBytesFor(ctx_.precision, raw.weight_grads, bpe, ctx_.shard);
+      WeightGradBytesFor(ctx_.precision, raw.weight_grads, bpe, ctx_.shard,
+                         ctx_.sharding >= ShardingStage::kGradients);
   fp.weight_grad_unsharded = UnshardedWeightGradBytes(raw.weight_grads);
   fp.optimizer =
       OptimizerStateBytes(raw.weight_space, raw.optim_space, bpe, ctx_.shard);
@@ -154,6 +204,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   Task task;
   task.id = static_cast<int32_t>(ir_.tasks.size());
   task.placement = ctx_.placement;
+  task.share = ctx_.share;
   task.name = std::move(name);
   task.kind = std::move(kind);
   const double bpe = ctx_.bpe;
@@ -539,6 +590,62 @@ Task& BlockBuilder::AddEmbedding(std::string name) {
   return task;
 }
 
+Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
+                                    int64_t n, int64_t k,
+                                    double local_experts,
+                                    std::vector<std::string> sources,
+                                    TaskFlags flags) {
+  RawLayer r;
+  const double mnk2 = 2.0 * tokens * n * k;
+  r.fw_flops = r.agrad_flops = r.wgrad_flops = mnk2;
+  r.inputs = tokens * n;
+  r.outputs = tokens * k;
+  r.weight_space = r.weight_grads = local_experts * n * k;
+  r.activation_space = tokens * n;
+  r.activation_grads = tokens * k;
+  r.optim_space = 2.0 * r.weight_space;
+  r.matrix = true;
+  // The experts' state shards over the expert data-parallel ranks.
+  const double dense_shard = ctx_.shard;
+  ctx_.shard = ctx_.expert_shard;
+  Task& task = Add(std::move(name),
+                   LinearTask{static_cast<int64_t>(tokens), n, k}, r, flags,
+                   std::move(sources));
+  ctx_.shard = dense_shard;
+  // Every rank of the microbatch's t * cp does the same share.
+  task.unsharded_gemm_flops =
+      mnk2 * static_cast<double>(ctx_.t) * static_cast<double>(ctx_.cp);
+  return task;
+}
+
+Task& BlockBuilder::AddExchange(std::string name, MeshAxis axis,
+                                int64_t peers, double elements,
+                                CollectiveOp fw_op, double fw_bytes,
+                                CollectiveOp bw_op, double bw_bytes,
+                                int32_t overlapped_by,
+                                std::vector<std::string> sources) {
+  RawLayer r;
+  r.inputs = r.outputs = elements;
+  Task& task =
+      Add(std::move(name),
+          ExchangeTask{static_cast<int64_t>(elements), axis, overlapped_by}, r,
+          TaskFlags().WithActivationStored(false).WithOutputStored(false),
+          std::move(sources));
+  for (int v = 0; v < kNumVariants; ++v) {
+    Collective& fw = task.collectives[0][v];
+    Collective& bw = task.collectives[1][v];
+    fw.axis = bw.axis = task.collectives[2][v].axis = axis;
+    fw.peers = bw.peers = task.collectives[2][v].peers = peers;
+    fw.op = fw_op;
+    fw.bytes = fw_bytes;
+    if (ctx_.training) {
+      bw.op = bw_op;
+      bw.bytes = bw_bytes;
+    }
+  }
+  return task;
+}
+
 void BlockBuilder::Reads(int32_t task,
                          std::initializer_list<int32_t> producers) {
   std::vector<int32_t>& deps = ir_.tasks[static_cast<size_t>(task)].deps;
@@ -580,17 +687,105 @@ int32_t BlockBuilder::AddBranchEnd(const std::string& prefix, bool full,
   return residual;
 }
 
-int32_t BlockBuilder::BuildAttention() {
+std::pair<int32_t, int32_t> BlockBuilder::BuildLatentProjections(
+    int32_t input, bool full) {
+  const BlockContext& c = ctx_;
+  const int64_t bs = c.batch_seq;
+  const double bsd = FullBatchSeq();
+  const int64_t qk = c.qk_dim + c.rope_dim;
+  const std::vector<std::string> sources = {
+      "spec:model.hidden", "spec:model.attn_heads",
+      "spec:model.latent_attention", "spec:parallelism.tensor.degree",
+      "spec:batch.microbatch_size", "spec:model.seq_size"};
+  const TaskFlags flags = kReusesActivation.WithRecompute(full);
+  // As Megatron-LM's accounting has it, every latent-attention matrix is
+  // split t ways (the checker asks t to divide the ranks).
+  int32_t query = -1;
+  if (c.q_lora > 0) {
+    const int32_t down =
+        AddLinear("AttnBlock_Query_Down", bs, c.h, c.q_lora / c.t,
+                  2 * bsd * c.h * c.q_lora, flags, sources)
+            .id;
+    Reads(down, {input});
+    query = AddLinear("AttnBlock_Query_Up", bs, c.q_lora, c.a * qk / c.t,
+                      2 * bsd * c.q_lora * (static_cast<double>(c.a) * qk),
+                      TaskFlags().WithRecompute(full), sources)
+                .id;
+    Reads(query, {down});
+  } else {
+    query = AddLinear("AttnBlock_Query", bs, c.h, c.a * qk / c.t,
+                      2 * bsd * c.h * (static_cast<double>(c.a) * qk), flags,
+                      sources)
+                .id;
+    Reads(query, {input});
+  }
+  const int32_t kv_down =
+      AddLinear("AttnBlock_KV_Down", bs, c.h, (c.kv_lora + c.rope_dim) / c.t,
+                2 * bsd * c.h * static_cast<double>(c.kv_lora + c.rope_dim),
+                flags, sources)
+          .id;
+  Reads(kv_down, {input});
+  const int32_t kv_up =
+      AddLinear("AttnBlock_KV_Up", bs, c.kv_lora,
+                c.a * (c.qk_dim + c.v_dim) / c.t,
+                2 * bsd * c.kv_lora *
+                    (static_cast<double>(c.a) * (c.qk_dim + c.v_dim)),
+                TaskFlags().WithRecompute(full), sources)
+          .id;
+  Reads(kv_up, {kv_down});
+  return {query, kv_up};
+}
+
+int32_t BlockBuilder::BuildContextExchange(int32_t key, int32_t value) {
+  const BlockContext& c = ctx_;
+  if (c.cp <= 1) return -1;
+  // The rank's keys and values: b * s/cp rows of its local heads.
+  const double kv_width =
+      c.kv_lora > 0
+          ? static_cast<double>(c.a) / c.t * (c.qk_dim + c.rope_dim + c.v_dim)
+          : 2.0 * (c.multiquery ? c.dh : c.g * c.dh / c.t);
+  const double elements = static_cast<double>(c.batch_seq) * kv_width;
+  const double block_bytes = elements * c.bpe;
+  const double others = static_cast<double>(c.cp - 1);
+  const bool ring = c.cp_ring;
+  // Ring: cp - 1 blocks arrive (and their gradients go back), hidden by the
+  // attention on the blocks already there; all-gather: the whole K/V at
+  // once before the scores (its gradients reduce-scattered after).
+  const int32_t exchange =
+      AddExchange(ring ? "AttnBlock_KV_Ring" : "AttnBlock_KV_AllGather",
+                  MeshAxis::kContext, c.cp, elements,
+                  ring ? CollectiveOp::kPointToPoint : CollectiveOp::kAllGather,
+                  ring ? others * block_bytes : c.cp * block_bytes,
+                  ring ? CollectiveOp::kPointToPoint
+                       : CollectiveOp::kReduceScatter,
+                  ring ? others * block_bytes : c.cp * block_bytes,
+                  ring ? static_cast<int32_t>(ir_.tasks.size()) + 1 : -1,
+                  {"spec:parallelism.context.degree",
+                   "spec:parallelism.context.exchange", "spec:model.seq_size",
+                   "spec:batch.microbatch_size", "spec:model.attn_size"})
+          .id;
+  Reads(exchange, {key, value});
+  return exchange;
+}
+
+int32_t BlockBuilder::BuildAttention(int32_t input) {
   const BlockContext& c = ctx_;
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool attn = full || c.recompute == RecomputePolicy::kAttentionOnly;
   const bool ag = attn || c.ag_redo;
   const int64_t bs = c.batch_seq;
-  const int64_t heads_local = c.a * c.dh / c.t;
-  // Unsharded GEMM FLOPs from the model dimensions (work conservation).
-  const double bsd = static_cast<double>(bs);
+  const bool latent = c.kv_lora > 0;
+  // Latent attention's values have v_dim per head, its scores qk + rope.
+  const int64_t value_size = latent ? c.v_dim : c.dh;
+  const int64_t heads_local = c.a * value_size / c.t;
+  // Unsharded GEMM FLOPs from the model dimensions (work conservation), for
+  // the whole microbatch (all cp ranks' sequence chunks).
+  const double bsd = FullBatchSeq();
   const double qkv_one = 2 * bsd * c.h * (static_cast<double>(c.a) * c.dh);
+  const double out_one =
+      2 * bsd * c.h * (static_cast<double>(c.a) * value_size);
   const double attn_bmm = 2.0 * c.b * c.a * c.s * c.dh * c.s;
+  const double value_bmm = 2.0 * c.b * c.a * c.s * value_size * c.s;
   // Grouped-query attention: K and V have kv_heads heads, split t ways.
   const bool grouped = c.g != c.a;
   const double kv_one =
@@ -602,9 +797,22 @@ int32_t BlockBuilder::BuildAttention() {
   if (grouped) qkv_sources.push_back("spec:model.kv_heads");
   if (c.bias) qkv_sources.push_back("spec:model.linear_bias");
 
-  const auto [fork, norm] = AddBranchStart("AttnBlock", full, -1);
+  const auto [fork, norm] = AddBranchStart("AttnBlock", full, input);
   int32_t query = -1, key = -1, value = -1;
-  if (c.overlap == TensorOverlap::kNone) {
+  if (latent) {
+    const int32_t f =
+        AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag))
+            .id;
+    Reads(f, {norm});
+    const int32_t heads_fork =
+        AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
+                TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
+                ResidualSources())
+            .id;
+    Reads(heads_fork, {f});
+    std::tie(query, key) = BuildLatentProjections(heads_fork, full);
+    value = key;
+  } else if (c.overlap == TensorOverlap::kNone) {
     const int32_t f =
         AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag))
             .id;
@@ -666,14 +874,17 @@ int32_t BlockBuilder::BuildAttention() {
       "spec:model.attn_heads", "spec:model.attn_size", "spec:model.seq_size",
       "spec:batch.microbatch_size", "spec:parallelism.tensor.degree",
       "spec:parallelism.recompute"};
+  const int32_t exchange = BuildContextExchange(key, value);
+  // Each rank's s/cp queries meet all s keys (cp = 1: s x s).
   const int32_t scores =
-      AddBatchMatMul("AttnBlock_Multihead_Key_Query", c.b * c.a / c.t, c.s,
-                     c.dh, c.s, attn_bmm,
+      AddBatchMatMul("AttnBlock_Multihead_Key_Query", c.b * c.a / c.t,
+                     c.s_local, c.dh, c.s, attn_bmm,
                      TaskFlags().WithRecompute(attn).WithOutputStored(!attn),
                      attn_sources)
           .id;
   Reads(scores, {query, key});
-  const int64_t score_elements = c.a / c.t * c.s * c.s * c.b;
+  if (exchange >= 0) Reads(scores, {exchange});
+  const int64_t score_elements = c.a / c.t * c.s_local * c.s * c.b;
   const int32_t softmax =
       AddSoftMax("AttnBlock_Multihead_SoftMax", score_elements,
                  TaskFlags().WithRecompute(attn).WithOutputStored(!attn))
@@ -686,15 +897,15 @@ int32_t BlockBuilder::BuildAttention() {
           .id;
   Reads(dropout, {softmax});
   const int32_t context =
-      AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s, c.s,
-                     c.a * c.dh / c.a, attn_bmm,
+      AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s_local,
+                     c.s, c.a * value_size / c.a, value_bmm,
                      TaskFlags().WithRecompute(full), attn_sources)
           .id;
   Reads(context, {dropout, value});
   int32_t output = -1;
-  if (c.overlap == TensorOverlap::kNone) {
+  if (c.overlap == TensorOverlap::kNone || latent) {
     const int32_t projection =
-        AddLinear("AttnBlock_MLP", bs, heads_local, c.h, qkv_one,
+        AddLinear("AttnBlock_MLP", bs, heads_local, c.h, out_one,
                   TaskFlags().WithRecompute(full), qkv_sources)
             .id;
     Reads(projection, {context});
@@ -719,7 +930,7 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.ag_redo;
   const int64_t bs = c.batch_seq;
-  const double mlp_gemm = 2.0 * bs * c.h * c.ff;
+  const double mlp_gemm = 2.0 * FullBatchSeq() * c.h * c.ff;
   // A gated MLP's first linear computes the gate and the up projection.
   const int64_t fc1_width = c.gated ? 2 * c.ff : c.ff;
   const double fc1_gemm = c.gated ? 2 * mlp_gemm : mlp_gemm;
@@ -782,6 +993,131 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   return AddBranchEnd("MlpBlock", full, output, fork);
 }
 
+int32_t BlockBuilder::BuildMoe(int32_t input) {
+  const BlockContext& c = ctx_;
+  const bool full = c.recompute == RecomputePolicy::kFull;
+  const bool ag = full || c.ag_redo;
+  const int64_t bs = c.batch_seq;
+  std::vector<std::string> sources = {
+      "spec:model.hidden", "spec:model.moe", "spec:parallelism.expert",
+      "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
+      "spec:model.seq_size"};
+  const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
+  // The router scores every local token against every expert (replicated
+  // over the TP ranks, as its weights are).
+  const double router_local = 2.0 * bs * c.h * c.experts;
+  const int32_t router =
+      AddLinear("MoeBlock_Router", bs, c.h, c.experts,
+                router_local * static_cast<double>(c.t) * c.cp,
+                kReusesActivation.WithRecompute(full), sources)
+          .id;
+  Reads(router, {norm});
+  // Each rank sends its share of the tokens (b * s/cp / t distinct ones)
+  // topk times to the experts' ranks; (ep - 1) / ep of it leaves the rank.
+  const double sent = static_cast<double>(bs) / c.t * c.topk * c.h;
+  const double leaving = sent * c.bpe * (c.ep - 1) / c.ep;
+  int32_t dispatch = router;
+  if (c.ep > 1) {
+    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep, sent,
+                           CollectiveOp::kAllToAll, leaving,
+                           CollectiveOp::kAllToAll, leaving, -1, sources)
+                   .id;
+    Reads(dispatch, {router, norm});
+  }
+  // Tokens of this rank's experts: the microbatch's routed tokens over its
+  // t * cp ranks, times the capacity factor (the busiest expert) and etp
+  // (the etp ranks of an expert share its tokens).
+  const double tokens =
+      static_cast<double>(bs) * c.topk * c.capacity * c.etp / c.t;
+  const double local_experts = static_cast<double>(c.experts) / c.ep;
+  const int64_t up_width = (c.gated ? 2 : 1) * c.expert_ff / c.etp;
+  const int32_t up =
+      AddExpertLinear("MoeBlock_Experts_Up", tokens, c.h, up_width,
+                      local_experts, sources,
+                      TaskFlags().WithRecompute(full).WithActivationStored(!ag))
+          .id;
+  Reads(up, {dispatch, norm});
+  const int64_t act_elements =
+      static_cast<int64_t>(tokens * static_cast<double>(c.expert_ff / c.etp));
+  const int32_t act =
+      c.gated ? AddGatedActivation("MoeBlock_Experts_GatedActivation",
+                                   act_elements,
+                                   TaskFlags().WithRecompute(full))
+                    .id
+              : AddGeLU("MoeBlock_Experts_GeLU", act_elements,
+                        TaskFlags().WithRecompute(full))
+                    .id;
+  Reads(act, {up});
+  const int32_t down =
+      AddExpertLinear("MoeBlock_Experts_Down", tokens, c.expert_ff / c.etp,
+                      c.h, local_experts, sources,
+                      TaskFlags().WithRecompute(full))
+          .id;
+  Reads(down, {act});
+  int32_t combine = down;
+  if (c.ep > 1) {
+    combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert, c.ep, sent,
+                          CollectiveOp::kAllToAll, leaving,
+                          CollectiveOp::kAllToAll, leaving, -1, sources)
+                  .id;
+    Reads(combine, {down});
+  }
+  int32_t output = combine;
+  if (c.shared_ff > 0) {
+    // Shared experts: a tensor-parallel MLP every token runs.
+    const double shared_gemm = 2.0 * FullBatchSeq() * c.h * c.shared_ff;
+    const int64_t fc1_width = c.gated ? 2 * c.shared_ff : c.shared_ff;
+    const int32_t f =
+        AddTensorComm("MoeBlock_Shared_F", false,
+                      TaskFlags().WithRecommunicate(ag))
+            .id;
+    Reads(f, {norm});
+    const int32_t fc1 =
+        AddLinear("MoeBlock_Shared_Mlp1", bs, c.h, fc1_width / c.t,
+                  c.gated ? 2 * shared_gemm : shared_gemm,
+                  TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                  sources)
+            .id;
+    Reads(fc1, {f});
+    const int32_t shared_act =
+        c.gated ? AddGatedActivation("MoeBlock_Shared_GatedActivation",
+                                     c.shared_ff * bs / c.t,
+                                     TaskFlags().WithRecompute(full))
+                      .id
+                : AddGeLU("MoeBlock_Shared_GeLU", c.shared_ff * bs / c.t,
+                          TaskFlags().WithRecompute(full))
+                      .id;
+    Reads(shared_act, {fc1});
+    const int32_t fc2 =
+        AddLinear("MoeBlock_Shared_Mlp2", bs, c.shared_ff / c.t, c.h,
+                  shared_gemm, TaskFlags().WithRecompute(full), sources)
+            .id;
+    Reads(fc2, {shared_act});
+    output = AddTensorComm("MoeBlock_Shared_G", true,
+                           TaskFlags().WithRecommunicate(full)
+                               .WithActivationStored(false))
+                 .id;
+    Reads(output, {fc2, combine});
+  }
+  return AddBranchEnd("MoeBlock", full, output, fork);
+}
+
+void BlockBuilder::BuildMlps(int32_t input) {
+  const double share = ctx_.share;
+  if (ctx_.experts == 0 || ctx_.moe_share == 0) {
+    BuildMlp(input);
+  } else if (ctx_.dense_share == 0) {
+    BuildMoe(input);
+  } else {
+    // A stage of dense and MoE blocks: each MLP weighed by its share.
+    ctx_.share = share * ctx_.dense_share;
+    BuildMlp(input);
+    ctx_.share = share * ctx_.moe_share;
+    BuildMoe(input);
+  }
+  ctx_.share = share;
+}
+
 void BlockBuilder::BuildFirstStage() {
   ctx_.placement = Placement::kFirstStage;
   const int32_t embedding = AddEmbedding("Embedding").id;
@@ -807,7 +1143,7 @@ void BlockBuilder::BuildLastStage() {
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size", "spec:model.vocabulary.tied"};
   const double logits_gemm =
-      2.0 * c.batch_seq * c.h * static_cast<double>(c.vocab);
+      2.0 * FullBatchSeq() * c.h * static_cast<double>(c.vocab);
   Task& head = AddLinear("Head_Logits", c.batch_seq, c.h, c.vocab / c.t,
                          logits_gemm, TaskFlags(), head_sources);
   const int32_t logits = head.id;
@@ -823,21 +1159,61 @@ void BlockBuilder::BuildLastStage() {
     head.work[static_cast<int>(Stage::kOptimizer)] = StageWork{};
   }
   Reads(logits, {f});
-  const int32_t loss =
+  int32_t loss =
       AddSoftMax("Head_CrossEntropy", c.batch_seq * (c.vocab / c.t),
                  TaskFlags().WithOutputStored(false))
           .id;
   Reads(loss, {logits});
+  // Multi-token prediction: per MTP block, the normed hidden state and the
+  // next token's embedding projected from 2h to h, a block of the last
+  // block's kind, and the shared output layer and loss again.
+  for (int64_t i = 0; i < c.mtp_layers; ++i) {
+    const std::string prefix = absl::StrCat("Mtp", i, "_");
+    const int32_t mtp_norm =
+        AddLayerNorm(prefix + "Norms", 2 * ResidualActivation(), TaskFlags())
+            .id;
+    Reads(mtp_norm, {loss});
+    const int32_t proj =
+        AddLinear(prefix + "Projection", c.batch_seq, 2 * c.h, c.h / c.t,
+                  2.0 * FullBatchSeq() * (2 * c.h) * c.h, TaskFlags(),
+                  {"spec:model.mtp_layers", "spec:model.hidden",
+                   "spec:parallelism.tensor.degree"})
+            .id;
+    Reads(proj, {mtp_norm});
+    const int32_t attention = BuildAttention(proj);
+    const int32_t block =
+        c.last_block_moe ? BuildMoe(attention) : BuildMlp(attention);
+    const int32_t mtp_f = AddTensorComm(prefix + "Head_F", false, TaskFlags()).id;
+    Reads(mtp_f, {block});
+    Task& mtp_head = AddLinear(prefix + "Head_Logits", c.batch_seq, c.h,
+                               c.vocab / c.t, logits_gemm, TaskFlags(),
+                               head_sources);
+    // The output layer is shared with the model's: no weights of its own.
+    mtp_head.footprint.weight = 0;
+    mtp_head.footprint.weight_grad_sharded = 0;
+    mtp_head.footprint.weight_grad_unsharded = 0;
+    mtp_head.footprint.optimizer = 0;
+    mtp_head.work[static_cast<int>(Stage::kOptimizer)] = StageWork{};
+    const int32_t mtp_logits = mtp_head.id;
+    Reads(mtp_logits, {mtp_f});
+    loss = AddSoftMax(prefix + "Head_CrossEntropy",
+                      c.batch_seq * (c.vocab / c.t),
+                      TaskFlags().WithOutputStored(false))
+               .id;
+    Reads(loss, {mtp_logits});
+  }
 }
 
 DistributedTaskIR BlockBuilder::Build() {
   ir_.mesh.tp = ctx_.t;
+  ir_.mesh.ep = ctx_.ep;
+  ir_.mesh.cp = ctx_.cp;
   ir_.training = ctx_.training;
   ir_.bytes_per_element = static_cast<int>(ctx_.bpe);
   ir_.optimizer_shard = static_cast<int64_t>(ctx_.shard);
   ir_.overlap = ctx_.overlap;
   ctx_.placement = Placement::kEveryBlock;
-  BuildMlp(BuildAttention());
+  BuildMlps(BuildAttention(-1));
   if (ctx_.vocab > 0) {
     BuildFirstStage();
     BuildLastStage();
@@ -870,9 +1246,6 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   ctx.overlap = program.tensor().overlap;
   ctx.fused = program.options().fused_activation;
   ctx.multiquery = program.options().attention == AttentionType::kMultiQuery;
-  ctx.batch_seq = ctx.b * ctx.s;
-  ctx.activation = ctx.batch_seq * ctx.h;
-  ctx.seq_par_activation = (ctx.batch_seq / ctx.t) * ctx.h;
   ctx.g = model.kv_heads;
   ctx.gated = model.mlp == MlpType::kGated;
   ctx.rms_norm = model.norm == NormType::kRmsNorm;
@@ -883,7 +1256,59 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
                       ? model.vocabulary.max_positions
                       : 0;
   ctx.placement = Placement::kEveryBlock;
+  ctx.share = 1;
   ctx.precision = program.options().precision;
+  ctx.sharding = d.sharding;
+  ctx.cp = d.context;
+  ctx.s_local = ctx.s / ctx.cp;
+  ctx.cp_ring = true;
+  if (const auto* training =
+          std::get_if<TransformerTrainingMappingSpec>(&program.spec)) {
+    ctx.cp_ring = training->parallelism.context.exchange ==
+                  ContextExchange::kRing;
+  }
+  ctx.batch_seq = ctx.b * ctx.s_local;
+  ctx.activation = ctx.batch_seq * ctx.h;
+  ctx.seq_par_activation = (ctx.batch_seq / ctx.t) * ctx.h;
+  ctx.ep = d.expert;
+  ctx.etp = d.expert_tensor;
+  ctx.experts = ctx.topk = ctx.expert_ff = ctx.shared_ff = 0;
+  ctx.capacity = 1;
+  ctx.dense_share = 1;
+  ctx.moe_share = 0;
+  ctx.last_block_moe = false;
+  if (model.moe.has_value()) {
+    ctx.experts = model.moe->experts;
+    ctx.topk = model.moe->topk;
+    ctx.expert_ff = model.moe->ffn;
+    ctx.shared_ff = model.moe->shared_ffn;
+    ctx.capacity = model.moe->capacity_factor;
+    const double per_stage = static_cast<double>(d.blocks_per_stage);
+    ctx.moe_share = static_cast<double>(d.stage_moe_blocks) / per_stage;
+    ctx.dense_share =
+        static_cast<double>(d.blocks_per_stage - d.stage_moe_blocks) /
+        per_stage;
+    ctx.last_block_moe = IsMoeBlock(model, model.num_blocks - 1);
+  }
+  // The experts' sharded state: over the expert data-parallel ranks, in
+  // the proportion the dense state's group has to d.
+  ctx.expert_shard = 1;
+  if (d.sharding != ShardingStage::kNone) {
+    const double group_fraction =
+        static_cast<double>(d.sharding_group) / static_cast<double>(d.data);
+    ctx.expert_shard =
+        std::max(1.0, static_cast<double>(d.expert_data) * group_fraction);
+  }
+  ctx.q_lora = ctx.kv_lora = ctx.qk_dim = ctx.rope_dim = ctx.v_dim = 0;
+  if (model.latent_attention.has_value()) {
+    const LatentAttention& l = *model.latent_attention;
+    ctx.q_lora = l.q_lora_rank;
+    ctx.kv_lora = l.kv_lora_rank;
+    ctx.qk_dim = l.qk_head_dim;
+    ctx.rope_dim = l.qk_rope_head_dim;
+    ctx.v_dim = l.v_head_dim;
+  }
+  ctx.mtp_layers = model.mtp_layers;
   DistributedTaskIR ir = BlockBuilder(ctx).Build();
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
   return ir;

@@ -50,17 +50,19 @@ inline double UnshardedWeightGradBytes(double weight_grad_elements) {
 }
 
 // WeightGradBytesFor: the weight gradients a rank keeps per layer under a
-// precision accounting: Calculon's (WeightGradBytes) or Megatron-LM's mixed
-// precision, whose float32 main gradients the distributed optimizer does
-// not shard.
+// precision accounting: Calculon's (WeightGradBytes: sharded with the
+// optimizer) or Megatron-LM's mixed precision, whose float32 main gradients
+// only ZeRO-2 and -3 (`shard_gradients`) shard.
 inline double WeightGradBytesFor(PrecisionAccounting precision,
                                  double weight_grad_elements,
-                                 double bytes_per_element, double shard) {
+                                 double bytes_per_element, double shard,
+                                 bool shard_gradients) {
   switch (precision) {
     case PrecisionAccounting::kCalculon:
       return WeightGradBytes(weight_grad_elements, bytes_per_element, shard);
     case PrecisionAccounting::kMegatronMixed:
-      return UnshardedWeightGradBytes(weight_grad_elements);
+      return UnshardedWeightGradBytes(weight_grad_elements) /
+             (shard_gradients ? shard : 1.0);
   }
   return WeightGradBytes(weight_grad_elements, bytes_per_element, shard);
 }

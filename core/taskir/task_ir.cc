@@ -44,6 +44,16 @@ const char* CollectiveOpName(CollectiveOp op) {
     case CollectiveOp::kReduceScatter: return "reduce_scatter";
     case CollectiveOp::kAllGather: return "all_gather";
     case CollectiveOp::kPointToPoint: return "p2p";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+  }
+  return "?";
+}
+
+const char* MeshAxisName(MeshAxis a) {
+  switch (a) {
+    case MeshAxis::kTensor: return "tp";
+    case MeshAxis::kExpert: return "ep";
+    case MeshAxis::kContext: return "cp";
   }
   return "?";
 }
@@ -63,6 +73,7 @@ const char* TaskKindName(const TaskKind& kind) {
           [](const TensorCommTask&) { return "tensor_comm"; },
           [](const GatedActivationTask&) { return "gated_activation"; },
           [](const EmbeddingTask&) { return "embedding"; },
+          [](const ExchangeTask&) { return "exchange"; },
       },
       kind);
 }
@@ -125,6 +136,11 @@ std::string KindShape(const TaskKind& kind) {
             return absl::StrCat("tokens=", k.tokens, " rows=", k.rows,
                                 " hidden=", k.hidden);
           },
+          [](const ExchangeTask& k) {
+            return absl::StrCat("elements=", k.elements,
+                                " axis=", MeshAxisName(k.axis),
+                                " overlapped_by=", k.overlapped_by);
+          },
       },
       kind);
 }
@@ -134,13 +150,28 @@ bool IsTensorTask(const TaskKind& kind) {
          std::holds_alternative<OverlappedLinearTask>(kind);
 }
 
+// The ranks of a mesh axis.
+int64_t AxisSize(const LogicalMesh& mesh, MeshAxis axis) {
+  switch (axis) {
+    case MeshAxis::kTensor: return mesh.tp;
+    case MeshAxis::kExpert: return mesh.ep;
+    case MeshAxis::kContext: return mesh.cp;
+  }
+  return mesh.tp;
+}
+
 bool BadNumber(double x) { return std::isnan(x) || x < 0 || std::isinf(x); }
 
 }  // namespace
 
 std::string ToText(const DistributedTaskIR& ir) {
   std::string out = absl::StrCat(DistributedTaskIR::kFormat, "\n");
-  absl::StrAppend(&out, "mesh tp=", ir.mesh.tp, "\n");
+  absl::StrAppend(&out, "mesh tp=", ir.mesh.tp);
+  // Calculon's and the dense models' blocks have one axis.
+  if (ir.mesh.ep != 1 || ir.mesh.cp != 1) {
+    absl::StrAppend(&out, " ep=", ir.mesh.ep, " cp=", ir.mesh.cp);
+  }
+  absl::StrAppend(&out, "\n");
   absl::StrAppend(&out, "training=", ir.training ? 1 : 0,
                   " bytes_per_element=", ir.bytes_per_element,
                   " optimizer_shard=", ir.optimizer_shard,
@@ -152,6 +183,9 @@ std::string ToText(const DistributedTaskIR& ir) {
     if (task.placement != Placement::kEveryBlock) {
       absl::StrAppend(&out, "  placement ", PlacementName(task.placement),
                       "\n");
+    }
+    if (task.share != 1) {
+      absl::StrAppend(&out, "  share ", FormatDouble(task.share), "\n");
     }
     absl::StrAppend(&out, "  deps [", absl::StrJoin(task.deps, ","), "]\n");
     for (int s = 0; s < kNumStages; ++s) {
@@ -168,6 +202,9 @@ std::string ToText(const DistributedTaskIR& ir) {
         absl::StrAppend(&out, "  comm ", CommPhaseName(static_cast<CommPhase>(p)),
                         " ", BlockVariantName(static_cast<BlockVariant>(v)),
                         " op=", CollectiveOpName(c.op),
+                        c.axis == MeshAxis::kTensor
+                            ? ""
+                            : absl::StrCat(" axis=", MeshAxisName(c.axis)),
                         " bytes=", FormatDouble(c.bytes), " peers=", c.peers,
                         " reduction_flops=", FormatDouble(c.reduction_flops),
                         "\n");
@@ -261,32 +298,43 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
               absl::StrCat(where, ": negative or NaN collective size"));
         }
         if (c.op == CollectiveOp::kNone) continue;
-        // Collectives sit only at shard boundaries: the f/g operators.
-        if (!IsTensorTask(task.kind)) {
+        // Collectives sit only at shard boundaries: the f/g operators on
+        // the tp axis, the exchanges on theirs.
+        const auto* exchange = std::get_if<ExchangeTask>(&task.kind);
+        if (exchange != nullptr ? c.axis != exchange->axis
+                                : !IsTensorTask(task.kind) ||
+                                      c.axis != MeshAxis::kTensor) {
           return absl::InternalError(absl::StrCat(
-              where, ": collective ", CollectiveOpName(c.op),
-              " outside a tensor-parallel shard boundary"));
+              where, ": collective ", CollectiveOpName(c.op), " on axis ",
+              MeshAxisName(c.axis), " outside a shard boundary of that axis"));
         }
-        if (c.peers != ir.mesh.tp) {
+        if (c.peers != AxisSize(ir.mesh, c.axis)) {
           return absl::InternalError(absl::StrCat(
-              where, ": collective over ", c.peers, " peers, mesh tp is ",
-              ir.mesh.tp));
+              where, ": collective over ", c.peers, " peers, mesh ",
+              MeshAxisName(c.axis), " is ", AxisSize(ir.mesh, c.axis)));
         }
       }
     }
     const bool gemm = std::holds_alternative<LinearTask>(task.kind) ||
                       std::holds_alternative<OverlappedLinearTask>(task.kind) ||
                       std::holds_alternative<BatchMatMulTask>(task.kind);
+    if (BadNumber(task.share) || task.share > 1) {
+      return absl::InternalError(
+          absl::StrCat(where, ": share must lie in [0, 1]"));
+    }
     if (gemm) {
-      local_gemm += task.work[static_cast<int>(Stage::kForward)].flops;
-      unsharded_gemm += task.unsharded_gemm_flops;
+      local_gemm +=
+          task.share * task.work[static_cast<int>(Stage::kForward)].flops;
+      unsharded_gemm += task.share * task.unsharded_gemm_flops;
     } else if (task.unsharded_gemm_flops != 0) {
       return absl::InternalError(
           absl::StrCat(where, ": non-GEMM task carries GEMM work"));
     }
   }
-  // Work conservation: the t ranks together do the unsharded GEMM work.
-  const double summed = local_gemm * static_cast<double>(ir.mesh.tp);
+  // Work conservation: the t * cp ranks of a microbatch together do the
+  // unsharded GEMM work.
+  const double summed =
+      local_gemm * static_cast<double>(ir.mesh.tp) * ir.mesh.cp;
   if (std::fabs(summed - unsharded_gemm) > 1e-9 * unsharded_gemm) {
     return absl::InternalError(absl::StrCat(
         "task IR: work conservation violated: local GEMM FLOPs x tp = ",

@@ -48,8 +48,15 @@ inline constexpr int kNumCommPhases = 3;
 const char* CommPhaseName(CommPhase p);  // "fw", "bw", "recomm"
 
 enum class CollectiveOp { kNone, kAllReduce, kReduceScatter, kAllGather,
-                          kPointToPoint };
+                          kPointToPoint, kAllToAll };
 const char* CollectiveOpName(CollectiveOp op);
+
+// The group of ranks a collective runs over: the block's tensor-parallel
+// ranks, the expert-parallel ranks (the MoE all-to-all) or the
+// context-parallel ranks (the K/V exchange). Each runs on its dimension's
+// network tier.
+enum class MeshAxis { kTensor = 0, kExpert = 1, kContext = 2 };
+const char* MeshAxisName(MeshAxis a);  // "tp", "ep", "cp"
 
 //----- Task kinds (one struct per kind; local shapes) ------------------------
 
@@ -77,12 +84,21 @@ struct ForkTask { int64_t elements = 0, users = 0; };
 // Megatron's f (conjugate = false: identity/all-gather forward) and g
 // (conjugate = true: all-reduce/reduce-scatter forward) operators.
 struct TensorCommTask { int64_t elements = 0; bool conjugate = false; };
+// An exchange of `elements` per rank over the expert ranks (the MoE
+// dispatch or combine all-to-all) or the context ranks (K/V blocks of a
+// ring, or one all-gather), with `overlapped_by` the task whose compute
+// hides it (-1: none, exposed in full).
+struct ExchangeTask {
+  int64_t elements = 0;
+  MeshAxis axis = MeshAxis::kExpert;
+  int32_t overlapped_by = -1;
+};
 
 using TaskKind =
     std::variant<LinearTask, OverlappedLinearTask, BatchMatMulTask,
                  LayerNormTask, DropOutTask, GeLUTask, SoftMaxTask,
                  ElementWiseTask, ForkTask, TensorCommTask,
-                 GatedActivationTask, EmbeddingTask>;
+                 GatedActivationTask, EmbeddingTask, ExchangeTask>;
 const char* TaskKindName(const TaskKind& kind);
 
 // Work of one stage: FLOPs and bytes of local memory traffic.
@@ -92,11 +108,12 @@ struct StageWork {
   bool matrix_engine = false;  // else the vector engine
 };
 
-// One collective on the tp axis.
+// One collective, on the tp axis unless it says otherwise.
 struct Collective {
   CollectiveOp op = CollectiveOp::kNone;
   double bytes = 0;    // message size handed to the network model
-  int64_t peers = 0;   // t
+  int64_t peers = 0;   // the ranks of its axis (t for tp)
+  MeshAxis axis = MeshAxis::kTensor;
   // The reduction FLOPs it carries (vector engine), 0 if none.
   double reduction_flops = 0;
 };
@@ -160,6 +177,11 @@ const char* PlacementName(Placement p);  // "block", "first_stage", ...
 struct Task {
   int32_t id = 0;
   Placement placement = Placement::kEveryBlock;
+  // The share of the priced stage's blocks that run this block task: 1, or
+  // for a model whose blocks differ (dense and MoE layers) the dense or MoE
+  // fraction of the stage with most MoE blocks. Every per-block sum weighs
+  // the task by it, so blocks_per_stage times a sum is the stage's.
+  double share = 1;
   std::string name;  // Calculon's layer name, e.g. "AttnBlock_Query"
   TaskKind kind;
   std::array<StageWork, kNumStages> work;
@@ -175,7 +197,9 @@ struct Task {
 };
 
 struct LogicalMesh {
-  int64_t tp = 1;  // the only axis of a local block
+  int64_t tp = 1;  // the axis of the local block
+  int64_t ep = 1;  // expert ranks of the MoE all-to-all
+  int64_t cp = 1;  // context ranks of the K/V exchange
 };
 
 struct DistributedTaskIR {
