@@ -493,8 +493,8 @@ TEST(CheckSpec, HugeDegreesAreErrorsNotOverflows) {
   ASSERT_FALSE(messages.empty());
   EXPECT_EQ(messages[0],
             "world size parallelism.tensor.degree (4611686018427387904) * "
-            "parallelism.pipeline.degree (8) * parallelism.data.degree (4) "
-            "overflows 64-bit integers");
+            "parallelism.pipeline.degree (8) * parallelism.data.degree (4) * "
+            "parallelism.context.degree (1) overflows 64-bit integers");
 
   // The product of any subset of the degrees fits once the world size does.
   TransformerTrainingMappingSpec tiers = Gpt3Training();
@@ -505,7 +505,8 @@ TEST(CheckSpec, HugeDegreesAreErrorsNotOverflows) {
   EXPECT_EQ(tier_messages[0],
             "world size parallelism.tensor.degree (1099511627776) * "
             "parallelism.pipeline.degree (1099511627776) * "
-            "parallelism.data.degree (1) overflows 64-bit integers");
+            "parallelism.data.degree (1) * parallelism.context.degree (1) "
+            "overflows 64-bit integers");
 }
 
 TEST(CheckSpec, HugeModelsAreErrorsNotOverflows) {

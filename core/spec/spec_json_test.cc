@@ -59,11 +59,16 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
   ASSERT_THAT(v2, IsOk());
   nlohmann::json v1 = SpecToJsonValue(*v2);
   v1["format"] = "blueprinting.spec/1";
-  for (const char* key :
-       {"kv_heads", "mlp", "norm", "linear_bias", "vocabulary"}) {
+  for (const char* key : {"kv_heads", "mlp", "norm", "linear_bias",
+                          "vocabulary", "moe", "latent_attention",
+                          "mtp_layers"}) {
     v1["model"].erase(key);
   }
   v1["options"].erase("precision");
+  v1["parallelism"].erase("context");
+  v1["parallelism"].erase("expert");
+  v1["parallelism"]["data"].erase("sharding");
+  v1["parallelism"]["data"]["optimizer_sharding"] = false;
   absl::StatusOr<MappingSpec> read = SpecFromJsonValue(v1);
   ASSERT_THAT(read, IsOk());
   EXPECT_EQ(SpecToJson(*read), SpecToJson(*v2));
@@ -224,13 +229,14 @@ TEST(SpecJson, TopLevelProblems) {
                         "", "top level: expected an object, got an array",
                         ErrorCode::kWrongType})));
 
-  spec = ParseSpecJson(R"({"format": "blueprinting.spec/3", "kind": "serving",
+  spec = ParseSpecJson(R"({"format": "blueprinting.spec/4", "kind": "serving",
                            "bonus": 1})");
   ASSERT_THAT(spec, Not(IsOk()));
   EXPECT_EQ(ErrorLines(spec.status()),
             (std::vector<std::string>{
-                "format: expected \"blueprinting.spec/2\" (or "
-                "\"blueprinting.spec/1\"), got string \"blueprinting.spec/3\"",
+                "format: expected \"blueprinting.spec/3\" (or "
+                "\"blueprinting.spec/2\", \"blueprinting.spec/1\"), got "
+                "string \"blueprinting.spec/4\"",
                 "kind: expected one of \"training\", \"inference\", got "
                 "string \"serving\"",
                 "model: required key is missing",
@@ -257,7 +263,11 @@ TEST(SpecJson, InferenceHasReplicasNotData) {
   EXPECT_EQ(ErrorLines(spec.status()),
             (std::vector<std::string>{
                 "parallelism.replica: required key is missing",
+                "parallelism.context: unknown key (expected keys: tensor, "
+                "pipeline, replica)",
                 "parallelism.data: unknown key (expected keys: tensor, "
+                "pipeline, replica)",
+                "parallelism.expert: unknown key (expected keys: tensor, "
                 "pipeline, replica)",
                 "parallelism.recompute: unknown key (expected keys: tensor, "
                 "pipeline, replica)",
@@ -287,7 +297,7 @@ TEST(ProgramJson, HoldsSpecAndDerivedValues) {
   EXPECT_EQ(value["format"], kProgramFormat);
   EXPECT_EQ(value["derived"]["blocks_per_chunk"], 4);
   EXPECT_EQ(value["derived"]["recompute"], "full");
-  EXPECT_EQ(value["derived"].size(), 22u);
+  EXPECT_EQ(value["derived"].size(), 32u);
   EXPECT_EQ(value["spec"], SpecToJsonValue(*spec));
   EXPECT_EQ(text.back(), '\n');
 }

@@ -238,7 +238,7 @@ TEST(VerifyTaskIR, RejectsCorruption) {
        [](DistributedTaskIR& ir) { ir.tasks[4].lineage.sources.clear(); }},
       {"negative or NaN work",
        [](DistributedTaskIR& ir) { ir.tasks[4].work[1].flops = -1; }},
-      {"outside a tensor-parallel shard boundary",
+      {"outside a shard boundary of that axis",
        [](DistributedTaskIR& ir) {
          ir.tasks[4].collectives[0][0].op = CollectiveOp::kAllReduce;
        }},
