@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
@@ -153,6 +154,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   std::map<CollectiveOp, double> tp_bytes;
   std::map<CollectiveOp, std::vector<std::string>> tp_sources;
   std::map<MeshAxis, double> axis_bytes;
+  std::map<MeshAxis, double> axis_exposed;
   std::map<MeshAxis, std::vector<std::string>> axis_sources;
   for (const Task& task : tasks.tasks) {
     for (int phase = 0; phase < kNumCommPhases; ++phase) {
@@ -166,6 +168,9 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                                 ? bpp * m * task.share
                                 : (on_stage0(task) ? m : 0);
         axis_bytes[base.axis] += runs * base.bytes;
+        axis_exposed[base.axis] +=
+            runs * plan.tasks[static_cast<size_t>(task.id)]
+                       .exposed_time[phase][0];
         auto& src = axis_sources[base.axis];
         std::string id = absl::StrCat("task:", task.id);
         if (src.empty() || src.back() != id) src.push_back(id);
@@ -218,6 +223,17 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                      ": blocks_per_stage * microbatches * share * bytes "
                      "(forward and, training, backward)");
     add(name, formula.c_str(), axis_bytes[axis], sources);
+    const std::string exposed_name =
+        absl::StrCat(absl::StripSuffix(name, "_bytes"), "_exposed_time");
+    const std::string exposed_formula =
+        absl::StrCat("the same sum over the exposed time of ", what,
+                     " (plan IR; inside the block times)");
+    std::vector<std::string> exposed_sources = sources;
+    for (std::string& source : exposed_sources) {
+      if (absl::StartsWith(source, "task:")) source.replace(0, 4, "plan");
+    }
+    add(exposed_name, exposed_formula.c_str(), axis_exposed[axis],
+        exposed_sources);
   }
   add("pp_p2p_bytes",
       "p > 1 ? microbatches * virtual_stages * (block_fw_pp_size + "
@@ -241,6 +257,11 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
       "block_dp_size : 0",
       dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+  add("dp_param_all_gather_bytes",
+      "training && d > 1 && sharding parameters (ZeRO-3) ? 2 * "
+      "blocks_per_stage * block_dp_size (before the forward and the "
+      "backward pass; included in dp_all_gather_bytes' time) : 0",
+      dp && s.shard_parameters ? 2 * bpp * it.block_dp_size : 0, dp_sources);
 
   // Work per rank per step.
   double gemm = 0, recompute_gemm = 0, recompute_all = 0, stage_gemm = 0;

@@ -7,6 +7,7 @@
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
 #include "core/spec/accounting.h"
+#include "core/taskir/optimizer.h"
 
 namespace blueprint {
 namespace {
@@ -230,6 +231,12 @@ void BubbleTerms(const StepShape& s, const StepCounts& c,
 // weights all-gathered with a sharded optimizer, else one all-reduce.
 double BlockDataParallelTime(const StepShape& s, double bytes) {
   const NetworkTier& net = *s.data_net;
+  if (s.shard_parameters) {
+    // ZeRO-3: the gradients reduce-scattered, the weights all-gathered for
+    // the forward and again for the backward pass.
+    return CollectiveTime(net, CollectiveOp::kReduceScatter, bytes, s.d) +
+           2 * CollectiveTime(net, CollectiveOp::kAllGather, bytes, s.d);
+  }
   if (s.optimizer_sharding) {
     return CollectiveTime(net, CollectiveOp::kReduceScatter, bytes, s.d) +
            CollectiveTime(net, CollectiveOp::kAllGather, bytes, s.d);
@@ -354,7 +361,12 @@ OverlapTerm LastChunk(const BlockFigures& b, const StepShape& s,
 void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
                            const StepCounts& c, IterationFigures& it) {
   if (s.d <= 1 || !s.training) return;
-  it.block_dp_size = b.block_weight_space;
+  // ZeRO-3 keeps 1/shard of the weights, but the collectives move them all:
+  // the unsharded weights, from the float32 gradient accumulator's size.
+  it.block_dp_size = s.shard_parameters
+                         ? b.block_weight_grad_space_no_sharding /
+                               kFloat32Bytes * s.bytes_per_element
+                         : b.block_weight_space;
   it.block_dp_time = BlockDataParallelTime(s, it.block_dp_size);
   if (!s.data_overlap) {
     it.dp_comm_exposed_time = c.bpp * it.block_dp_time;
@@ -515,8 +527,8 @@ void ModelTerms(const StepShape& s, IterationFigures& it) {
   it.parameters_active = parameters.active;
   it.model_flops_per_iteration = ModelFlopsPerIteration(
       s.accounted, s.padded_vocabulary, s.global_batch, s.training);
-  const double ranks = static_cast<double>(s.t) * static_cast<double>(s.p) *
-                       static_cast<double>(s.d);
+  const double ranks = static_cast<double>(s.t) * static_cast<double>(s.cp) *
+                       static_cast<double>(s.p) * static_cast<double>(s.d);
   const double capacity = it.total_time * s.matrix_peak_flops * ranks;
   it.mfu = capacity > 0 ? it.model_flops_per_iteration / capacity : 0;
 }

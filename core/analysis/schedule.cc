@@ -20,11 +20,16 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.global_batch = batch.global_batch_size;
   s.recompute = dv.recompute;
   s.optimizer_sharding = dv.optimizer_sharding;
+  s.shard_parameters = dv.sharding == ShardingStage::kParameters;
+  s.cp = dv.context;
+  s.bytes_per_element = dv.bytes_per_element;
   s.data_overlap = dv.data_overlap;
   s.offload = options.offload;
   if (s.p > 1) {
     // 1/t of the activation under rs_ag and p2p_rs_ag.
-    const int64_t batch_seq = batch.microbatch_size * model.seq_size;
+    // Each context rank sends its own s / cp of the sequence.
+    const int64_t batch_seq =
+        batch.microbatch_size * (model.seq_size / dv.context);
     const double per_rank = dv.pipeline_rs_ag
                                 ? static_cast<double>(batch_seq / dv.tensor)
                                 : static_cast<double>(batch_seq);

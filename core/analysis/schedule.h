@@ -25,6 +25,11 @@ struct StepShape {
   int64_t global_batch = 1;
   RecomputePolicy recompute = RecomputePolicy::kNone;
   bool optimizer_sharding = false;
+  // ZeRO-3 / FSDP: the weights too are sharded, and all-gathered before
+  // the forward and the backward pass of each block.
+  bool shard_parameters = false;
+  int64_t cp = 1;  // context ranks: the world is t * cp * p * d
+  int bytes_per_element = 2;
   bool data_overlap = false;
   Offload offload;
   // Bytes of one pipeline send (0 when p == 1).

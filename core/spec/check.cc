@@ -483,6 +483,19 @@ bool CheckDegrees(const std::vector<Dimension>& dims, Collector* out) {
   return true;
 }
 
+// The expert all-to-all's network tier exists.
+void CheckExpertTier(const SpecView& view, const ExpertParallel& expert,
+                     Collector* out) {
+  const int64_t tiers = static_cast<int64_t>(view.system->networks.size());
+  if (tiers > 0 && (expert.network_tier < 0 || expert.network_tier >= tiers)) {
+    out->Add("parallelism.expert.network_tier", ErrorCode::kOutOfRange,
+             absl::StrCat(Named("parallelism.expert.network_tier",
+                                expert.network_tier),
+                          " must name one of the system's ", tiers,
+                          " network tiers (0 to ", tiers - 1, ")"));
+  }
+}
+
 // Expert parallelism: ep splits the experts, etp each expert's matrices;
 // both fold onto the t * cp * d ranks of a pipeline stage.
 void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
@@ -514,14 +527,16 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
     }
     return;
   }
-  if (!ok || t < 1) return;
-  const int64_t etp = ExpertTensorDegree(expert, t);
+  if (expert.degree < 1 || t < 1) return;
   if (moe->experts > 0 && moe->experts % expert.degree != 0) {
     out->Add("parallelism.expert.degree", ErrorCode::kNotDivisible,
              absl::StrCat(Named("parallelism.expert.degree", expert.degree),
                           " must divide ",
                           Named("model.moe.experts", moe->experts)));
   }
+  CheckExpertTier(view, expert, out);
+  if (!ok) return;  // the rules below need a valid expert tensor degree
+  const int64_t etp = ExpertTensorDegree(expert, t);
   if (moe->ffn > 0 && moe->ffn % etp != 0) {
     out->Add("model.moe.ffn", ErrorCode::kNotDivisible,
              absl::StrCat(Named("model.moe.ffn", moe->ffn),
@@ -548,15 +563,8 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
                  *stage_ranks, "): expert parallelism is folded onto them"));
   }
   const int64_t tiers = static_cast<int64_t>(view.system->networks.size());
-  if (expert.network_tier < 0 || expert.network_tier >= tiers) {
-    if (tiers > 0) {
-      out->Add("parallelism.expert.network_tier", ErrorCode::kOutOfRange,
-               absl::StrCat(Named("parallelism.expert.network_tier",
-                                  expert.network_tier),
-                            " must name one of the system's ", tiers,
-                            " network tiers (0 to ", tiers - 1, ")"));
-    }
-  } else if (expert.degree > 1 && expert_ranks) {
+  if (expert.network_tier >= 0 && expert.network_tier < tiers &&
+      expert.degree > 1 && expert_ranks) {
     const NetworkTier& tier =
         view.system->networks[static_cast<size_t>(expert.network_tier)];
     if (*expert_ranks > tier.size) {
