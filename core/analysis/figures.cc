@@ -649,8 +649,13 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   mem.act_space = act_space;
   mem.act_checkpoint_size = s.training && full ? checkpoint : 0;
   mem.act_grad_space = s.training ? act_grad : 0;
+  // Calculon keeps the block being computed's gradients unsharded in
+  // float32; Megatron-LM's mixed precision counts every block's main
+  // gradients as its ZeRO stage shards them (ZeRO paper's accounting).
   mem.weight_grad_space =
       !s.training ? 0
+      : s.precision == PrecisionAccounting::kMegatronMixed
+          ? b.block_weight_grad_space * bpp
       : s.blocks_per_stage == 1
           ? b.block_weight_grad_space_no_sharding
           : b.block_weight_grad_space_no_sharding +

@@ -23,6 +23,7 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.shard_parameters = dv.sharding == ShardingStage::kParameters;
   s.cp = dv.context;
   s.bytes_per_element = dv.bytes_per_element;
+  s.precision = options.precision;
   s.data_overlap = dv.data_overlap;
   s.offload = options.offload;
   if (s.p > 1) {

@@ -30,6 +30,7 @@ struct StepShape {
   bool shard_parameters = false;
   int64_t cp = 1;  // context ranks: the world is t * cp * p * d
   int bytes_per_element = 2;
+  PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   bool data_overlap = false;
   Offload offload;
   // Bytes of one pipeline send (0 when p == 1).

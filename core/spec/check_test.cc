@@ -455,6 +455,173 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name);
     });
 
+// A mixture of experts (16 experts, top 2) on the GPT-3 mapping above: t 8,
+// p 8, d 2, ZeRO-1, ep 2 (etp = t), latent attention off.
+TransformerTrainingMappingSpec MoeTraining() {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  MixtureOfExperts moe;
+  moe.experts = 16;
+  moe.topk = 2;
+  moe.ffn = 8192;
+  spec.model.moe = moe;
+  spec.parallelism.data.degree = 2;
+  spec.parallelism.data.sharding = ShardOptimizer{};
+  spec.parallelism.expert.degree = 2;
+  spec.parallelism.expert.network_tier = 1;
+  return spec;
+}
+
+TEST(CheckSpec, MixtureOfExpertsDerivesExpertRanks) {
+  TransformerTrainingMappingSpec spec = MoeTraining();
+  spec.model.moe->layer_pattern = std::string(48, '0') + std::string(48, '1');
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  const DerivedValues& d = program->derived;
+  EXPECT_EQ(d.expert, 2);
+  EXPECT_EQ(d.expert_tensor, 8);
+  EXPECT_EQ(d.expert_data, 1);  // t * cp * d / (etp * ep) = 8 * 2 / 16
+  EXPECT_EQ(d.moe_blocks, 48);
+  // Stages hold 12 blocks in order: stages 4 to 7 are all MoE.
+  EXPECT_EQ(d.stage_moe_blocks, 12);
+  EXPECT_EQ(d.sharding, ShardingStage::kOptimizer);
+  EXPECT_EQ(d.sharding_group, 2);
+  EXPECT_EQ(d.world_size, 128);
+  spec.parallelism.context.degree = 2;
+  spec.parallelism.context.network_tier = 1;
+  program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  EXPECT_EQ(program->derived.world_size, 256);
+  EXPECT_EQ(program->derived.expert_data, 2);
+}
+
+class MoeRuleTest : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(MoeRuleTest, ReportsExactlyThisViolation) {
+  TransformerTrainingMappingSpec spec = MoeTraining();
+  ASSERT_THAT(CheckSpec(spec), IsOk());
+  GetParam().mutate(spec);
+  const std::vector<Violation> violations = FindViolations(spec);
+  ASSERT_EQ(violations.size(), 1u)
+      << (violations.empty() ? "none" : Messages(spec).front());
+  EXPECT_EQ(violations[0].field, GetParam().field);
+  EXPECT_EQ(violations[0].message, GetParam().message);
+  EXPECT_EQ(violations[0].code, GetParam().code);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, MoeRuleTest,
+    ::testing::Values(
+        RuleCase{"topk_at_most_experts", ErrorCode::kOutOfRange,
+                 [](auto& s) { s.model.moe->topk = 17; }, "model.moe.topk",
+                 "model.moe.topk (17) must be at most model.moe.experts (16)"},
+        RuleCase{"capacity_factor", ErrorCode::kOutOfRange,
+                 [](auto& s) { s.model.moe->capacity_factor = 9; },
+                 "model.moe.capacity_factor",
+                 "model.moe.capacity_factor (9) must be between 1 (tokens "
+                 "spread evenly) and experts / topk (8: every token at the "
+                 "busiest expert)"},
+        RuleCase{"layer_pattern_length", ErrorCode::kInvalidValue,
+                 [](auto& s) { s.model.moe->layer_pattern = "0111"; },
+                 "model.moe.layer_pattern",
+                 "model.moe.layer_pattern (4 characters) must be empty "
+                 "(every block MoE) or hold one '0' (dense) or '1' (MoE) per "
+                 "block of model.num_blocks (96)"},
+        RuleCase{"layer_pattern_dense", ErrorCode::kInconsistent,
+                 [](auto& s) {
+                   s.model.moe->layer_pattern = std::string(96, '0');
+                 },
+                 "model.moe.layer_pattern",
+                 "model.moe.layer_pattern has no MoE block ('1'): a dense "
+                 "model has model.moe null"},
+        RuleCase{"ep_divides_experts", ErrorCode::kNotDivisible,
+                 [](auto& s) {
+                   s.model.moe->experts = 15;
+                   s.model.moe->topk = 1;
+                 },
+                 "parallelism.expert.degree",
+                 "parallelism.expert.degree (2) must divide "
+                 "model.moe.experts (15)"},
+        RuleCase{"etp_divides_expert_ffn", ErrorCode::kNotDivisible,
+                 [](auto& s) { s.model.moe->ffn = 8196; },
+                 "model.moe.ffn",
+                 "model.moe.ffn (8196) must be divisible by the expert "
+                 "tensor degree (8)"},
+        RuleCase{"expert_ranks_fold", ErrorCode::kNotDivisible,
+                 [](auto& s) { s.parallelism.expert.degree = 4; },
+                 "parallelism.expert.degree",
+                 "parallelism.expert.degree (4) * expert tensor degree (8) "
+                 "must divide the ranks of a pipeline stage, "
+                 "parallelism.tensor.degree * context.degree * data.degree "
+                 "(16): expert parallelism is folded onto them"},
+        RuleCase{"experts_need_moe", ErrorCode::kInconsistent,
+                 [](auto& s) { s.model.moe.reset(); },
+                 "parallelism.expert.degree",
+                 "parallelism.expert.degree (2) needs experts to split: "
+                 "model.moe is null"},
+        RuleCase{"latent_attention_heads", ErrorCode::kInconsistent,
+                 [](auto& s) {
+                   s.model.latent_attention =
+                       LatentAttention{0, 512, 96, 32, 128};
+                   s.model.kv_heads = 8;
+                 },
+                 "model.kv_heads",
+                 "model.kv_heads (8) must equal model.attn_heads (96) with "
+                 "model.latent_attention: every head has its own key and "
+                 "value from the shared latent"},
+        RuleCase{"latent_attention_head_size", ErrorCode::kInconsistent,
+                 [](auto& s) {
+                   s.model.latent_attention =
+                       LatentAttention{0, 512, 128, 64, 128};
+                 },
+                 "model.attn_size",
+                 "model.attn_size (128) must equal "
+                 "model.latent_attention.qk_head_dim + qk_rope_head_dim "
+                 "(192): the size of a query and key head"},
+        RuleCase{"latent_attention_split", ErrorCode::kNotDivisible,
+                 [](auto& s) {
+                   s.model.latent_attention =
+                       LatentAttention{0, 500, 96, 32, 128};
+                 },
+                 "model.latent_attention.kv_lora_rank",
+                 "model.latent_attention.kv_lora_rank (500) must be "
+                 "divisible by parallelism.tensor.degree (8): every "
+                 "latent-attention matrix is split t ways, as Megatron-LM's "
+                 "accounting has it"},
+        RuleCase{"mtp_needs_vocabulary", ErrorCode::kInconsistent,
+                 [](auto& s) { s.model.mtp_layers = 1; }, "model.mtp_layers",
+                 "model.mtp_layers (1) needs an output layer: "
+                 "model.vocabulary.size must be positive (got 0)"},
+        RuleCase{"context_chunks", ErrorCode::kNotDivisible,
+                 [](auto& s) {
+                   s.parallelism.context.degree = 2;
+                   s.parallelism.context.network_tier = 1;
+                   s.model.seq_size = 2050;
+                 },
+                 "model.seq_size",
+                 "model.seq_size (2050) must be divisible by 2 * "
+                 "parallelism.context.degree (2): each rank holds two "
+                 "load-balanced causal chunks"},
+        RuleCase{"sharding_group", ErrorCode::kNotDivisible,
+                 [](auto& s) {
+                   s.parallelism.data.degree = 4;
+                   s.batch.global_batch_size = 64;
+                   s.parallelism.data.sharding = ShardParameters{3};
+                 },
+                 "parallelism.data.sharding.group",
+                 "parallelism.data.sharding.group (3) must be 0 (all of "
+                 "parallelism.data.degree) or a divisor of "
+                 "parallelism.data.degree (4) above 1"},
+        RuleCase{"tensor_overlap_with_moe", ErrorCode::kUnsupported,
+                 [](auto& s) {
+                   s.parallelism.tensor.overlap = TensorOverlap::kRing;
+                 },
+                 "parallelism.tensor.overlap",
+                 "parallelism.tensor.overlap (ring) is not modelled with "
+                 "model.moe: use none"}),
+    [](const ::testing::TestParamInfo<RuleCase>& info) {
+      return std::string(info.param.name);
+    });
+
 TEST(CheckSpec, ReportsEveryViolationInAFixedOrder) {
   TransformerTrainingMappingSpec spec = Gpt3Training();
   spec.model.hidden = 12289;

@@ -626,11 +626,12 @@ Task& BlockBuilder::AddExchange(std::string name, MeshAxis axis,
                                 std::vector<std::string> sources) {
   RawLayer r;
   r.inputs = r.outputs = elements;
+  // The exchange keeps nothing: its output is the next task's input.
   Task& task =
       Add(std::move(name),
           ExchangeTask{static_cast<int64_t>(elements), axis, overlapped_by}, r,
-          TaskFlags().WithActivationStored(false).WithOutputStored(false),
-          std::move(sources));
+          TaskFlags().WithActivationStored(false), std::move(sources));
+  task.footprint.output = 0;
   for (int v = 0; v < kNumVariants; ++v) {
     Collective& fw = task.collectives[0][v];
     Collective& bw = task.collectives[1][v];
@@ -884,6 +885,14 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
           .id;
   Reads(scores, {query, key});
   if (exchange >= 0) Reads(scores, {exchange});
+  // The other cp ranks' keys and values pass through (ring) or are
+  // gathered again (all-gather) in the backward pass: only the rank's own
+  // s/cp rows are stored.
+  const double batch_heads = static_cast<double>(c.b * c.a / c.t);
+  if (c.cp > 1) {
+    ir_.tasks[static_cast<size_t>(scores)].footprint.activation =
+        c.bpe * batch_heads * (2.0 * c.s_local * c.dh);
+  }
   const int64_t score_elements = c.a / c.t * c.s_local * c.s * c.b;
   const int32_t softmax =
       AddSoftMax("AttnBlock_Multihead_SoftMax", score_elements,
@@ -902,6 +911,12 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
                      TaskFlags().WithRecompute(full), attn_sources)
           .id;
   Reads(context, {dropout, value});
+  if (c.cp > 1) {
+    ir_.tasks[static_cast<size_t>(context)].footprint.activation =
+        c.bpe * batch_heads *
+        (static_cast<double>(c.s_local) * c.s +
+         static_cast<double>(c.s_local) * value_size);
+  }
   int32_t output = -1;
   if (c.overlap == TensorOverlap::kNone || latent) {
     const int32_t projection =
@@ -1236,7 +1251,10 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   ctx.a = model.attn_heads;
   ctx.dh = model.attn_size;
   ctx.bpe = d.bytes_per_element;
-  ctx.shard = d.optimizer_sharding ? static_cast<double>(d.data) : 1.0;
+  // The ranks that share one copy of the sharded state (d, or a hybrid
+  // sharding group).
+  ctx.shard =
+      d.optimizer_sharding ? static_cast<double>(d.sharding_group) : 1.0;
   ctx.training = d.training;
   ctx.sequence_parallel = d.sequence_parallel;
   ctx.edge_split = std::holds_alternative<EdgeReduceScatterAllGather>(
