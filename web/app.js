@@ -7,7 +7,8 @@ import createBlueprinting from './blueprinting.mjs';
 import {h, byId, fill, call} from './dom.js';
 import {shapeProblems, setField, appJson, systemJson, isObject, formFields} from './spec.js';
 import {SpecForm} from './form.js';
-import {literals, HEADLINE, byGroup, groupTitle, figureCell, setFigure} from './report.js';
+import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
+        setFigure} from './report.js';
 import {loadMetadata} from './metadata.js';
 import {memoryChart, scheduleChart, stageChart} from './charts.js';
 import {SearchPanel} from './search.js';
@@ -179,6 +180,24 @@ function buildGroups() {
     container.append(h('section', {class: 'group', 'data-group': group},
                        h('h2', {}, groupTitle(group)), list));
   }
+}
+
+// The communication table (COMM_ROWS): built once, its cells filled by
+// every report like the summary's.
+function buildCommTable() {
+  const rows = COMM_ROWS.map(([label, bytesKey, timeKey]) => {
+    const bytes = figureCell(bytesKey, state.meta.figure(bytesKey));
+    const time = figureCell(timeKey, state.meta.figure(timeKey));
+    state.cells.push(bytes, time);
+    return h('tr', {'data-dimension': bytesKey},
+             h('th', {scope: 'row'}, label), h('td', {}, bytes.element),
+             h('td', {}, time.element));
+  });
+  fill(byId('comm'), h('table', {class: 'comm-table'},
+       h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Dimension'),
+                        h('th', {scope: 'col'}, 'Bytes per rank per step'),
+                        h('th', {scope: 'col'}, 'Exposed time per step'))),
+       h('tbody', {}, rows)));
 }
 
 // Every figure of the report, by metadata group, with its meaning.
@@ -596,6 +615,7 @@ try {
   buildForm();
   search.setDatatypes(state.meta.fieldChoices('options.datatype'));
   buildGroups();
+  buildCommTable();
   wireInputs();
   loadFromHash();
 } catch (e) {

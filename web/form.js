@@ -11,7 +11,14 @@ import {getPath, fieldForError} from './spec.js';
 function readControl(field, control) {
   switch (field.type) {
     case 'bool':
+    case 'present':
       return {value: control.checked};
+    case 'num': {
+      const text = control.value.trim();
+      const value = Number(text);
+      if (text === '' || !Number.isFinite(value)) return {problem: 'enter a number'};
+      return {value};
+    }
     case 'text':
       return {value: control.value};
     case 'select':
@@ -50,8 +57,12 @@ export class SpecForm {
       const id = `f-${field.path.replaceAll('.', '-')}`;
       const error = h('p', {class: 'field-error', id: `${id}-error`, 'aria-live': 'polite'});
       let control;
-      if (field.type === 'bool') {
+      if (field.type === 'bool' || field.type === 'present') {
         control = h('input', {type: 'checkbox', id, 'aria-describedby': error.id});
+      } else if (field.type === 'num') {
+        control = h('input', {type: 'text', inputmode: 'decimal', id, autocomplete: 'off',
+                              spellcheck: 'false', maxlength: 32,
+                              'aria-describedby': error.id});
       } else if (field.type === 'select' || field.type === 'tier') {
         control = h('select', {id, 'aria-describedby': error.id},
                     (field.options ?? []).map(([v, label, meaning]) =>
@@ -69,8 +80,9 @@ export class SpecForm {
       }
       const label = h('label', {for: id}, field.label);
       const wrapper = h('div', {class: `field field-${field.type}`},
-                        ...(field.type === 'bool' ? [control, label] : [label, control]), error);
-      const event = field.type === 'bool' || field.type === 'select' || field.type === 'tier'
+                        ...(field.type === 'bool' || field.type === 'present'
+                            ? [control, label] : [label, control]), error);
+      const event = ['bool', 'present', 'select', 'tier'].includes(field.type)
           ? 'change' : 'input';
       control.addEventListener(event, () => this.edited(field.path));
       containers[field.section].append(wrapper);
@@ -113,11 +125,12 @@ export class SpecForm {
         }
       }
       if (!force && document.activeElement === control && entry.local === null &&
-          field.type !== 'bool') {
+          field.type !== 'bool' && field.type !== 'present') {
         continue;
       }
       if (force) entry.local = null;
       if (field.type === 'bool') control.checked = value === true;
+      else if (field.type === 'present') control.checked = value !== null && value !== undefined;
       else if (entry.local === null) control.value = String(value ?? '');
       if (field.type === 'select') {
         // The meaning of the chosen value, from the core's enum table.

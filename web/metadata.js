@@ -59,12 +59,17 @@ export class Metadata {
     return this.figures[key];
   }
 
-  // Whether `spec` has the field `path` (its kind, and the alternative of
-  // the sum type the field belongs to).
+  // Whether `spec` has the field `path` (its kind, the alternative of the
+  // sum type the field belongs to, and the optional part it is within).
   applies(path, spec) {
     const field = this.specFields[path];
     if (!field) return false;
     if (Array.isArray(field.kinds) && !field.kinds.includes(spec?.kind)) return false;
+    if (field.within) {
+      let part = spec;
+      for (const key of field.within.split('.')) part = part?.[key];
+      if (part === null || typeof part !== 'object') return false;
+    }
     if (field.when) {
       let value = spec;
       for (const key of field.when.field.split('.')) value = value?.[key];

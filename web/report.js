@@ -82,12 +82,25 @@ export const HEADLINE = [
   ['tp_all_gather_bytes', 'TP all-gather'], ['pp_p2p_bytes', 'PP send/receive'],
   ['dp_all_reduce_bytes', 'DP all-reduce'], ['dp_reduce_scatter_bytes', 'DP reduce-scatter'],
   ['dp_all_gather_bytes', 'DP all-gather'],
+  ['dp_param_all_gather_bytes', 'ZeRO-3 parameter all-gather'],
+  ['ep_all_to_all_bytes', 'Expert all-to-all'], ['cp_kv_bytes', 'Context K/V exchange'],
+  ['expert_parameters_per_rank', 'Expert parameters per rank'],
   ['proc_mem_tier1_cap_req', 'Tier 1 (HBM) needed'], ['proc_mem_tier2_cap_req', 'Tier 2 needed'],
   ['max_stage_mem_tier1_req', 'Most loaded stage, tier 1'],
   ['weight_and_optimizer_bytes', 'Weights + gradients + optimizer'],
   ['weight_space', 'Weights'], ['act_space', 'Activations'],
   ['act_checkpoint_size', 'Checkpoints'], ['weight_grad_space', 'Weight gradients'],
   ['optimizer_space', 'Optimizer'], ['act_grad_space', 'Activation gradients'],
+];
+
+// The communication table: per parallel dimension, the bytes a rank moves
+// per step and the time of it the step sees (the core's figures).
+export const COMM_ROWS = [
+  ['Tensor (t)', 'tp_comm_bytes', 'tp_collectives_exposed_time'],
+  ['Pipeline (p)', 'pp_p2p_bytes', 'pp_comm_exposed_time'],
+  ['Data (d)', 'dp_comm_bytes', 'dp_comm_exposed_time'],
+  ['Expert (ep)', 'ep_all_to_all_bytes', 'ep_all_to_all_exposed_time'],
+  ['Context (cp)', 'cp_kv_bytes', 'cp_kv_exposed_time'],
 ];
 
 // A heading for one of the metadata's figure groups.

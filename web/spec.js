@@ -1,9 +1,18 @@
-// The canonical spec ("blueprinting.spec/2", core/spec/spec_json.cc) as the
+// The canonical spec ("blueprinting.spec/3", core/spec/spec_json.cc) as the
 // page edits it: its form fields, path access, the check a spec from a URL
 // must pass before the form shows it (both from the core's metadata), and
 // the training/inference switch.
 
-export const SPEC_FORMAT = 'blueprinting.spec/2';
+export const SPEC_FORMAT = 'blueprinting.spec/3';
+
+// What an optional part of the model holds when the form switches it on (a
+// starting point the user edits; the checker judges it like any other).
+const OPTIONAL_DEFAULTS = {
+  'model.moe': {experts: 8, topk: 2, ffn: 14336, shared_ffn: 0, layer_pattern: '',
+                capacity_factor: 1},
+  'model.latent_attention': {q_lora_rank: 1536, kv_lora_rank: 512, qk_head_dim: 128,
+                             qk_rope_head_dim: 64, v_head_dim: 128},
+};
 
 // The form: which spec fields it shows, in which section, with which label
 // (presentation). Everything else about a field comes from the core's
@@ -18,11 +27,28 @@ const FORM = [
   ['model', 'model.attn_heads', 'Attention heads'],
   ['model', 'model.attn_size', 'Attention head size'],
   ['model', 'model.num_blocks', 'Transformer blocks'],
+  ['model', 'model.moe', 'Mixture of experts'],
+  ['model', 'model.moe.experts', 'Routed experts'],
+  ['model', 'model.moe.topk', 'Experts per token (top-k)'],
+  ['model', 'model.moe.ffn', 'Expert feed-forward size'],
+  ['model', 'model.moe.shared_ffn', 'Shared experts feed-forward size'],
+  ['model', 'model.moe.layer_pattern', 'MoE blocks (0/1 per block, empty: all)'],
+  ['model', 'model.moe.capacity_factor', 'Capacity factor'],
+  ['model', 'model.latent_attention', 'Multi-latent attention'],
+  ['model', 'model.latent_attention.q_lora_rank', 'Query latent rank (0: none)'],
+  ['model', 'model.latent_attention.kv_lora_rank', 'Key/value latent rank'],
+  ['model', 'model.latent_attention.qk_head_dim', 'Query/key head size (no position)'],
+  ['model', 'model.latent_attention.qk_rope_head_dim', 'Query/key rotary head size'],
+  ['model', 'model.latent_attention.v_head_dim', 'Value head size'],
+  ['model', 'model.mtp_layers', 'Multi-token prediction blocks'],
 
   ['shape', 'kind', 'Job'],
   ['shape', 'parallelism.tensor.degree', 'Tensor parallel (t)'],
   ['shape', 'parallelism.pipeline.degree', 'Pipeline parallel (p)'],
   ['shape', 'parallelism.data.degree', 'Data parallel (d)'],
+  ['shape', 'parallelism.context.degree', 'Context parallel (cp)'],
+  ['shape', 'parallelism.expert.degree', 'Expert parallel (ep)'],
+  ['shape', 'parallelism.expert.tensor_degree', 'Expert tensor parallel (0: t)'],
   ['shape', 'parallelism.replica.degree', 'Replicas'],
   ['shape', 'parallelism.pipeline.schedule.type', 'Pipeline schedule'],
   ['shape', 'parallelism.pipeline.schedule.virtual_stages', 'Virtual stages (v)'],
@@ -34,10 +60,15 @@ const FORM = [
   ['comm', 'parallelism.tensor.communication.all_gather_redo', 'Redo all-gather in backward'],
   ['comm', 'parallelism.tensor.overlap', 'TP overlap'],
   ['comm', 'parallelism.data.overlap', 'Overlap DP communication'],
-  ['comm', 'parallelism.data.optimizer_sharding', 'Optimizer sharding'],
+  ['comm', 'parallelism.data.sharding.type', 'Data-parallel sharding (ZeRO)'],
+  ['comm', 'parallelism.data.sharding.group', 'Sharding group (0: all of d)'],
+  ['comm', 'parallelism.context.exchange', 'Context K/V exchange'],
   ['comm', 'parallelism.tensor.network_tier', 'Network tier for t', 'tier'],
   ['comm', 'parallelism.pipeline.network_tier', 'Network tier for p', 'tier'],
   ['comm', 'parallelism.data.network_tier', 'Network tier for d', 'tier'],
+  ['comm', 'parallelism.context.network_tier', 'Network tier for cp', 'tier'],
+  ['comm', 'parallelism.expert.network_tier', 'Network tier for the expert all-to-all',
+   'tier'],
   ['comm', 'parallelism.replica.network_tier', 'Network tier for replicas', 'tier'],
 
   ['exec', 'parallelism.recompute', 'Recompute'],
@@ -62,7 +93,9 @@ export function formFields(meta) {
     const info = meta.field(path);
     const field = {section, path, label, when: (spec) => meta.applies(path, spec)};
     if (control === 'tier') field.type = 'tier';
+    else if (info.type === 'object' && info.nullable) field.type = 'present';
     else if (info.type === 'integer') field.type = 'int';
+    else if (info.type === 'number') field.type = 'num';
     else if (info.type === 'boolean') field.type = 'bool';
     else if (info.type === 'string' && info.choices) field.type = 'select';
     else if (info.type === 'string') field.type = 'text';
@@ -111,6 +144,8 @@ function valueProblem(meta, info, value) {
       return typeof value === 'boolean' ? null : 'expected true or false';
     case 'null':
       return value === null ? null : 'expected null';
+    case 'object':  // an optional part, here null
+      return value === null ? null : 'expected null or an object';
     case 'string': {
       if (info.choices) {
         const names = meta.choices(info.choices).map((c) => c.name);
@@ -136,9 +171,11 @@ export function shapeProblems(spec, meta) {
   if (!kinds.includes(spec.kind)) {
     return [`kind: expected one of ${kinds.map((k) => `"${k}"`).join(', ')}`];
   }
-  // The leaves this spec has (outside the system) and the objects holding them.
+  // The leaves this spec has (outside the system) and the objects holding
+  // them; an optional part of the model is a leaf when null.
   const leaves = Object.keys(meta.specFields).filter(
-      (path) => !path.startsWith('system.') && meta.applies(path, spec));
+      (path) => !path.startsWith('system.') && meta.applies(path, spec) &&
+                (meta.field(path).type !== 'object' || getPath(spec, path) === null));
   const objects = new Set(['']);
   for (const path of leaves) {
     const keys = path.split('.');
@@ -179,6 +216,7 @@ export function setKind(spec, kind, memory) {
   const pipeline = par.pipeline;
   if (kind === 'inference') {
     memory.training = {data: par.data, recompute: par.recompute, schedule: pipeline.schedule,
+                       context: par.context, expert: par.expert,
                        optimizerOffload: spec.options.offload.optimizer};
     spec.parallelism = {
       tensor: par.tensor, pipeline,
@@ -192,8 +230,10 @@ export function setKind(spec, kind, memory) {
     spec.parallelism = {
       tensor: par.tensor, pipeline,
       data: {degree: par.replica.degree, network_tier: par.replica.network_tier,
-             optimizer_sharding: old?.data.optimizer_sharding ?? false,
+             sharding: old?.data.sharding ?? {type: 'none'},
              overlap: old?.data.overlap ?? false},
+      context: old?.context ?? {degree: 1, exchange: 'ring', network_tier: 0},
+      expert: old?.expert ?? {degree: 1, tensor_degree: 0, network_tier: 0},
       recompute: old?.recompute ?? 'none',
     };
     const oldType = old?.schedule.type;
@@ -222,6 +262,21 @@ export function setField(spec, path, value, memory) {
     if (old.all_gather_redo !== undefined) memory.allGatherRedo = old.all_gather_redo;
     spec.parallelism.tensor.communication = value === 'rs_ag'
         ? {type: value, all_gather_redo: memory.allGatherRedo ?? false} : {type: value};
+    return;
+  }
+  if (path === 'parallelism.data.sharding.type') {
+    const old = spec.parallelism.data.sharding;
+    if (old.group !== undefined) memory.shardingGroup = old.group;
+    spec.parallelism.data.sharding = value === 'none'
+        ? {type: value} : {type: value, group: memory.shardingGroup ?? 0};
+    return;
+  }
+  if (Object.hasOwn(OPTIONAL_DEFAULTS, path)) {
+    // On: the part last switched off, or a starting point; off: null.
+    const old = getPath(spec, path);
+    if (isObject(old)) memory[path] = old;
+    setPath(spec, path, value ? structuredClone(memory[path] ?? OPTIONAL_DEFAULTS[path])
+                              : null);
     return;
   }
   setPath(spec, path, value);

@@ -253,15 +253,48 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
       "block_dp_size : 0",
       dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+  // ZeRO-3 gathers the weights before each pass instead of after the step.
+  const double after_step_gather =
+      dp && s.optimizer_sharding && !s.shard_parameters ? bpp * it.block_dp_size
+                                                        : 0;
   add("dp_all_gather_bytes",
-      "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
-      "block_dp_size : 0",
-      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+      "training && d > 1 && optimizer_sharding and not ZeRO-3 ? "
+      "blocks_per_stage * block_dp_size : 0",
+      after_step_gather, dp_sources);
+  const double param_gather = dp && s.shard_parameters ? 2 * bpp * it.block_dp_size
+                                                       : 0;
   add("dp_param_all_gather_bytes",
       "training && d > 1 && sharding parameters (ZeRO-3) ? 2 * "
       "blocks_per_stage * block_dp_size (before the forward and the "
-      "backward pass; included in dp_all_gather_bytes' time) : 0",
-      dp && s.shard_parameters ? 2 * bpp * it.block_dp_size : 0, dp_sources);
+      "backward pass) : 0",
+      param_gather, dp_sources);
+  // The breakdown by dimension (the page's communication table).
+  add("tp_comm_bytes",
+      "tp_all_reduce_bytes + tp_reduce_scatter_bytes + tp_all_gather_bytes",
+      tp_bytes[CollectiveOp::kAllReduce] +
+          tp_bytes[CollectiveOp::kReduceScatter] +
+          tp_bytes[CollectiveOp::kAllGather],
+      {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
+       "iteration:tp_all_gather_bytes"});
+  const double dp_all_reduce =
+      dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0;
+  const double dp_reduce_scatter =
+      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0;
+  add("dp_comm_bytes",
+      "dp_all_reduce_bytes + dp_reduce_scatter_bytes + dp_all_gather_bytes + "
+      "dp_param_all_gather_bytes",
+      dp_all_reduce + dp_reduce_scatter + after_step_gather + param_gather,
+      {"iteration:dp_all_reduce_bytes", "iteration:dp_reduce_scatter_bytes",
+       "iteration:dp_all_gather_bytes", "iteration:dp_param_all_gather_bytes"});
+  // tp_comm_exposed_time holds every collective of the blocks, the expert
+  // and context exchanges included.
+  add("tp_collectives_exposed_time",
+      "max(0, tp_comm_exposed_time - ep_all_to_all_exposed_time - "
+      "cp_kv_exposed_time)",
+      std::max(0.0, it.tp_comm_exposed_time - axis_exposed[MeshAxis::kExpert] -
+                        axis_exposed[MeshAxis::kContext]),
+      {"iteration:tp_comm_exposed_time", "iteration:ep_all_to_all_exposed_time",
+       "iteration:cp_kv_exposed_time"});
 
   // Work per rank per step.
   double gemm = 0, recompute_gemm = 0, recompute_all = 0, stage_gemm = 0;

@@ -120,6 +120,8 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"parallelism.pipeline.schedule.type",
        VariantTable<PipelineSchedule>::kId},
       {"parallelism.pipeline.stage_layout", EnumTable<StageLayout>::kId},
+      {"parallelism.data.sharding.type", VariantTable<DataSharding>::kId},
+      {"parallelism.context.exchange", EnumTable<ContextExchange>::kId},
       {"parallelism.recompute", EnumTable<RecomputePolicy>::kId},
       {"options.datatype", EnumTable<DataType>::kId},
       {"options.attention", EnumTable<AttentionType>::kId},
@@ -132,11 +134,22 @@ const std::map<std::string, std::string>& ChoiceFields() {
   return *fields;
 }
 
-// One sample spec per combination of kind, schedule and TP communication
-// alternative, with the names of the alternatives it holds.
+// The model's optional parts (null, or an object whose keys are then
+// fields): the samples hold them, and their keys say which they are
+// `within`.
+const std::vector<std::string>& OptionalObjects() {
+  static const auto* paths =
+      new std::vector<std::string>{"model.moe", "model.latent_attention"};
+  return *paths;
+}
+
+// One sample spec per combination of kind, schedule, TP communication and
+// data sharding alternative (inference has no sharding: its samples repeat),
+// with the names of the alternatives it holds; every model has its optional
+// parts.
 struct Sample {
   MappingSpec spec;
-  std::string kind, schedule, communication;
+  std::string kind, schedule, communication, sharding;
 };
 
 std::vector<Sample> Samples() {
@@ -144,20 +157,28 @@ std::vector<Sample> Samples() {
   for (const std::string& kind : VariantChoices<MappingSpec>()) {
     for (const std::string& schedule : VariantChoices<PipelineSchedule>()) {
       for (const std::string& comm : VariantChoices<TensorCommunication>()) {
-        MappingSpec spec = *VariantOfType<MappingSpec>(kind);
-        auto fill = [&](auto& s) {  // both kinds share these members
-          s.system = SampleSystem();
-          s.parallelism.pipeline.schedule =
-              *VariantOfType<PipelineSchedule>(schedule);
-          s.parallelism.tensor.communication =
-              *VariantOfType<TensorCommunication>(comm);
-        };
-        std::visit(Overloaded{[&](TransformerTrainingMappingSpec& s) { fill(s); },
-                              [&](TransformerInferenceMappingSpec& s) {
-                                fill(s);
-                              }},
-                   spec);
-        out.push_back({std::move(spec), kind, schedule, comm});
+        for (const std::string& sharding : VariantChoices<DataSharding>()) {
+          MappingSpec spec = *VariantOfType<MappingSpec>(kind);
+          auto fill = [&](auto& s) {  // both kinds share these members
+            s.system = SampleSystem();
+            s.model.moe = MixtureOfExperts{};
+            s.model.latent_attention = LatentAttention{};
+            s.parallelism.pipeline.schedule =
+                *VariantOfType<PipelineSchedule>(schedule);
+            s.parallelism.tensor.communication =
+                *VariantOfType<TensorCommunication>(comm);
+          };
+          std::visit(Overloaded{[&](TransformerTrainingMappingSpec& s) {
+                                  fill(s);
+                                  s.parallelism.data.sharding =
+                                      *VariantOfType<DataSharding>(sharding);
+                                },
+                                [&](TransformerInferenceMappingSpec& s) {
+                                  fill(s);
+                                }},
+                     spec);
+          out.push_back({std::move(spec), kind, schedule, comm, sharding});
+        }
       }
     }
   }
@@ -167,7 +188,7 @@ std::vector<Sample> Samples() {
 Json SpecFieldsJson() {
   struct Seen {
     std::string type;
-    std::set<std::string> kinds, schedules, communications;
+    std::set<std::string> kinds, schedules, communications, shardings;
   };
   std::map<std::string, Seen> fields;
   for (const Sample& sample : Samples()) {
@@ -180,7 +201,15 @@ Json SpecFieldsJson() {
       seen.kinds.insert(sample.kind);
       seen.schedules.insert(sample.schedule);
       seen.communications.insert(sample.communication);
+      seen.shardings.insert(sample.sharding);
     }
+  }
+  // The optional parts themselves: null or an object.
+  for (const std::string& path : OptionalObjects()) {
+    Seen& seen = fields[path];
+    seen.type = "object";
+    seen.kinds = {VariantChoices<MappingSpec>().begin(),
+                  VariantChoices<MappingSpec>().end()};
   }
   std::map<std::string, FieldRange> ranges;
   for (const FieldRange& range : CheckedFieldRanges()) {
@@ -223,6 +252,14 @@ Json SpecFieldsJson() {
           {{"field", "parallelism.tensor.communication.type"},
            {"in", in_order(VariantChoices<TensorCommunication>(),
                            seen.communications)}});
+    } else if (seen.shardings.size() < VariantChoices<DataSharding>().size()) {
+      field["when"] = Json::object(
+          {{"field", "parallelism.data.sharding.type"},
+           {"in", in_order(VariantChoices<DataSharding>(), seen.shardings)}});
+    }
+    for (const std::string& optional : OptionalObjects()) {
+      if (path == optional) field["nullable"] = true;
+      if (absl::StartsWith(path, optional + ".")) field["within"] = optional;
     }
     if (const auto range = ranges.find(path); range != ranges.end()) {
       // Integer fields get integer bounds.

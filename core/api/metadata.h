@@ -8,7 +8,8 @@
 //    "error_codes": [{"name", "meaning"}, ...],
 //    "figures": {NAME: {"unit", "group", "meaning"}},
 //    "spec_fields": {PATH: {"type", "kinds", ["choices"], ["when"],
-//                           ["min"], ["max"], ["unit"], ["why"]}}}
+//                           ["nullable"], ["within"], ["min"], ["max"],
+//                           ["unit"], ["why"]}}}
 //
 // * enums: every enum of the spec and the type names of every sum type
 //   (core/spec/enums.h), choices in table order; "calculon" is null where
@@ -23,8 +24,12 @@
 //   for a datatype key; type is integer, number, boolean, string or null;
 //   kinds lists the spec kinds that have the field; choices names the enum
 //   of a string field; when = {"field", "in"} for a field only some
-//   alternatives of a sum type have; min/max/unit/why are the checker's
-//   ranges (core/spec/check.h CheckedFieldRanges).
+//   alternatives of a sum type have; an optional part of the model
+//   (model.moe, model.latent_attention) is type "object" with "nullable":
+//   true (the spec holds null or the object), and each of its keys has
+//   "within": its path (the key exists only when the part is an object);
+//   min/max/unit/why are the checker's ranges (core/spec/check.h
+//   CheckedFieldRanges).
 #ifndef BLUEPRINTING_CORE_API_METADATA_H_
 #define BLUEPRINTING_CORE_API_METADATA_H_
 

@@ -237,6 +237,11 @@ constexpr Row kRows[] = {
      "DP all-gather bytes per rank per step (optimizer sharding)"},
     {"dp_param_all_gather_bytes", B,
      "ZeRO-3 parameter all-gather bytes per rank per step"},
+    {"tp_comm_bytes", B, "TP bytes per rank per step, all collectives"},
+    {"dp_comm_bytes", B, "DP bytes per rank per step, all collectives"},
+    {"tp_collectives_exposed_time", s,
+     "TP collectives' exposed time per step, without the expert and context "
+     "exchanges"},
     {"gemm_flops_per_rank", F, "GEMM FLOPs per rank per step"},
     {"expert_parameters_per_rank", n,
      "routed-expert parameters a rank holds (most-MoE stage)"},

@@ -1113,7 +1113,8 @@ std::vector<FieldRange> CheckedFieldRanges() {
   integer("system.networks[].size", 1, std::nullopt,
           "processors a network tier connects");
   for (const char* dim : {"parallelism.tensor", "parallelism.pipeline",
-                          "parallelism.data", "parallelism.replica"}) {
+                          "parallelism.data", "parallelism.replica",
+                          "parallelism.context", "parallelism.expert"}) {
     integer(absl::StrCat(dim, ".degree"), 1, std::nullopt, "a degree");
     integer(absl::StrCat(dim, ".network_tier"), 0,
             static_cast<double>(kMaxNetworkTiers - 1),
@@ -1122,6 +1123,20 @@ std::vector<FieldRange> CheckedFieldRanges() {
   integer("parallelism.pipeline.schedule.virtual_stages", 1, std::nullopt,
           "chunks per stage: at least 2 for interleaved_1f1b, at least 1 for "
           "forward_only; divides blocks_per_stage");
+  integer("parallelism.expert.tensor_degree", 0, std::nullopt,
+          "ranks each expert's matrices split over; 0: the tensor degree");
+  integer("parallelism.data.sharding.group", 0, std::nullopt,
+          "ranks sharing one copy of the sharded state: 0 (all d) or a "
+          "divisor of d above 1");
+  integer("model.moe.experts", 1, static_cast<double>(kMaxExperts),
+          "routed experts per MoE block");
+  integer("model.moe.topk", 1, static_cast<double>(kMaxExperts),
+          "experts per token, at most model.moe.experts");
+  integer("model.moe.ffn", 1, std::nullopt, "an expert's intermediate size");
+  integer("model.moe.shared_ffn", 0, std::nullopt,
+          "the shared experts' intermediate size, 0: none");
+  integer("model.mtp_layers", 0, static_cast<double>(kMaxMtpLayers),
+          "multi-token prediction blocks on the last stage");
   integer("batch.global_batch_size", 1, std::nullopt,
           "divisible by the data degree times the microbatch size");
   integer("batch.microbatch_size", 1, std::nullopt, "samples per microbatch");

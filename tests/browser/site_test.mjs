@@ -193,7 +193,8 @@ try {
   spec.parallelism.pipeline.schedule = {type: 'interleaved_1f1b', virtual_stages: 2};
   spec.parallelism.recompute = 'attn_only';
   spec.parallelism.tensor.communication = {type: 'rs_ag', all_gather_redo: true};
-  Object.assign(spec.parallelism.data, {degree: 2, optimizer_sharding: true, overlap: true});
+  Object.assign(spec.parallelism.data,
+                {degree: 2, sharding: {type: 'optimizer', group: 0}, overlap: true});
   spec.batch.global_batch_size = 128;
   await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
   await expectFigures(page, spec, 'mapping from the URL');
@@ -215,6 +216,33 @@ try {
   assert.ok((await page.locator('#stages').textContent()).includes('stage_imbalance_time'),
             'the stage chart names the imbalance');
   console.log(`ok: stage chart: ${stagesLabel}`);
+
+  // 2c. A mixture of experts with expert and context parallelism and ZeRO-3:
+  // its form fields show, the communication table has a row per dimension
+  // (every cell one of the CLI's figures), and switching MoE off in the
+  // form puts null in the spec.
+  const moe = structuredClone(spec);
+  moe.model.moe = {experts: 8, topk: 2, ffn: 49152, shared_ffn: 0, layer_pattern: '',
+                   capacity_factor: 1};
+  moe.parallelism.expert = {degree: 2, tensor_degree: 0, network_tier: 1};
+  moe.parallelism.context = {degree: 2, exchange: 'ring', network_tier: 1};
+  moe.parallelism.data.sharding = {type: 'parameters', group: 0};
+  await open(`#spec=${encodeURIComponent(JSON.stringify(moe))}`);
+  await expectFigures(page, moe, 'a mixture of experts with ep, cp and ZeRO-3');
+  assert.equal(await page.getByLabel('Routed experts', {exact: true}).inputValue(), '8');
+  assert.equal(await page.getByLabel('Context parallel (cp)', {exact: true}).inputValue(), '2');
+  assert.equal(await page.locator('#comm tbody tr').count(), 5, 'one row per dimension');
+  for (const key of ['ep_all_to_all_bytes', 'cp_kv_bytes', 'dp_comm_bytes']) {
+    const shown = await page.locator(`#comm button[data-figure="${key}"]`).textContent();
+    assert.notEqual(shown, '0', `${key} is not zero with its dimension on`);
+  }
+  await page.getByLabel('Mixture of experts', {exact: true}).uncheck();
+  moe.model.moe = null;
+  await nextFrames(page);
+  await expectHash(page, moe, 'after switching the mixture of experts off');
+  assert.equal(await page.getByLabel('Routed experts', {exact: true}).isVisible(), false,
+               'the expert fields hide with model.moe null');
+  console.log('ok: MoE, ep, cp and ZeRO-3 in the form and the communication table');
   await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
 
   // 3. Form edits update every figure within a frame, and the URL.
