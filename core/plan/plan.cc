@@ -36,10 +36,11 @@ double BackwardTensorTime(const BlockFigures& b, bool edge) {
 
 class TaskPricer {
  public:
-  TaskPricer(const System& system, DataType datatype, int64_t tp_network,
-             int64_t ep_network, int64_t cp_network)
+  TaskPricer(const System& system, DataType datatype, DataType gemm_datatype,
+             int64_t tp_network, int64_t ep_network, int64_t cp_network)
       : system_(system),
         datatype_(datatype),
+        gemm_datatype_(gemm_datatype),
         tp_net_(system.networks[static_cast<size_t>(tp_network)]),
         ep_net_(system.networks[static_cast<size_t>(ep_network)]),
         cp_net_(system.networks[static_cast<size_t>(cp_network)]) {}
@@ -49,8 +50,9 @@ class TaskPricer {
 
  private:
   double StageFlopTime(const StageWork& w) const {
-    return FlopTime(w.matrix_engine ? system_.matrix : system_.vector,
-                    datatype_, w.flops);
+    // GEMMs run in the GEMM datatype (FP8 with Transformer Engine).
+    return w.matrix_engine ? FlopTime(system_.matrix, gemm_datatype_, w.flops)
+                           : FlopTime(system_.vector, datatype_, w.flops);
   }
   double Processing(double ft, double mt) const {
     return ProcessingTime(system_.processing_mode, ft, mt);
@@ -70,6 +72,7 @@ class TaskPricer {
 
   const System& system_;
   DataType datatype_;
+  DataType gemm_datatype_;
   const NetworkTier& tp_net_;
   const NetworkTier& ep_net_;
   const NetworkTier& cp_net_;
@@ -417,12 +420,15 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
   Lineage lineage;
   lineage.pass = PlanPortable::kName;
   lineage.sources.push_back(absl::StrCat("task:", task.id));
-  const char* dtype = DataTypeName(program.options().datatype);
+  const ExecutionOptions& options = program.options();
+  const DataType gemm = options.gemm_datatype.value_or(options.datatype);
   for (int s = 0; s < kNumStages; ++s) {
     const StageWork& w = task.work[s];
     if (w.flops == 0 && w.bytes == 0) continue;
     const Processor& engine = w.matrix_engine ? system.matrix : system.vector;
-    auto rate = engine.rates.find(program.options().datatype);
+    const DataType datatype = w.matrix_engine ? gemm : options.datatype;
+    const char* dtype = DataTypeName(datatype);
+    auto rate = engine.rates.find(datatype);
     if (rate != engine.rates.end() && w.flops != 0) {
       lineage.sources.push_back(absl::StrCat(
           "system:", w.matrix_engine ? "matrix." : "vector.", dtype,
@@ -463,7 +469,10 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
   PortablePlanIR plan;
   plan.tasks.resize(tasks.tasks.size());
   const DerivedValues& d = program.derived;
-  TaskPricer pricer(system, program.options().datatype, d.tensor_network,
+  const ExecutionOptions& options = program.options();
+  TaskPricer pricer(system, options.datatype,
+                    options.gemm_datatype.value_or(options.datatype),
+                    d.tensor_network,
                     d.expert_network, d.context_network);
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     pricer.Price(tasks.tasks[i], plan.tasks[i]);

@@ -413,19 +413,33 @@ void CheckSystem(const System& system, Collector* out) {
 // Calculon's System.set_datatype: both engines must support the datatype.
 void CheckDatatype(const SpecView& view, Collector* out) {
   const DataType datatype = view.options->datatype;
-  for (const auto& [engine, path] : {std::pair<const Processor*, const char*>{
-                                         &view.system->matrix, "system.matrix"},
-                                     {&view.system->vector, "system.vector"}}) {
-    if (engine->rates.count(datatype) > 0) continue;
+  const struct {
+    const Processor* engine;
+    const char* path;
+    const char* field;
+    DataType datatype;
+  } uses[] = {
+      {&view.system->matrix, "system.matrix", "options.datatype", datatype},
+      {&view.system->vector, "system.vector", "options.datatype", datatype},
+      // The GEMMs run on the matrix engine in their own datatype.
+      {&view.system->matrix, "system.matrix", "options.gemm_datatype",
+       view.options->gemm_datatype.value_or(datatype)},
+  };
+  for (const auto& use : uses) {
+    if (use.engine->rates.count(use.datatype) > 0) continue;
+    if (use.field != std::string("options.datatype") &&
+        use.datatype == datatype) {
+      continue;  // reported as options.datatype
+    }
     std::vector<std::string> supported;
-    for (const auto& [name, rate] : engine->rates) {
+    for (const auto& [name, rate] : use.engine->rates) {
       supported.push_back(DataTypeName(name));
     }
     out->Add(
-        "options.datatype", ErrorCode::kInconsistent,
+        use.field, ErrorCode::kInconsistent,
         absl::StrCat(
-            "options.datatype (", DataTypeName(datatype),
-            ") is not supported by ", path, " (it has: ",
+            use.field, " (", DataTypeName(use.datatype),
+            ") is not supported by ", use.path, " (it has: ",
             supported.empty() ? "none" : absl::StrJoin(supported, ", "), ")"));
   }
 }

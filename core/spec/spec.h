@@ -290,6 +290,11 @@ enum class PrecisionAccounting {
 // Execution knobs that are neither a degree nor a schedule.
 struct ExecutionOptions {
   DataType datatype = DataType::kFloat16;
+  // The matrix engine's GEMM datatype (Transformer Engine's FP8 GEMMs on
+  // 16-bit activations) and the model weights' storage datatype (FP8
+  // parameters, Megatron-LM's --fp8-param-gather); none: `datatype`.
+  std::optional<DataType> gemm_datatype;
+  std::optional<DataType> weight_datatype;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;

@@ -168,6 +168,12 @@ Json BatchToJson(const Batch& batch) {
 Json OptionsToJson(const ExecutionOptions& options) {
   Json out = Json::object();
   out["datatype"] = DataTypeName(options.datatype);
+  out["gemm_datatype"] = options.gemm_datatype.has_value()
+                             ? Json(DataTypeName(*options.gemm_datatype))
+                             : Json(nullptr);
+  out["weight_datatype"] = options.weight_datatype.has_value()
+                               ? Json(DataTypeName(*options.weight_datatype))
+                               : Json(nullptr);
   out["precision"] = PrecisionName(options.precision);
   out["fused_activation"] = options.fused_activation;
   out["attention"] = AttentionName(options.attention);
@@ -460,6 +466,21 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
   JsonObjectReader reader(value, path, errors);
   reader.ReadEnum("datatype", &ParseDataType, EnumChoices<DataType>(),
                   &out->datatype);
+  if (keys == ModelKeys::kSpecV3) {
+    for (const auto& [key, target] :
+         {std::pair<const char*, std::optional<DataType>*>{
+              "gemm_datatype", &out->gemm_datatype},
+          {"weight_datatype", &out->weight_datatype}}) {
+      // null: the same as datatype.
+      const Json* value = reader.Member(key);
+      if (value == nullptr || value->is_null()) continue;
+      DataType datatype = DataType::kFloat16;
+      if (JsonToEnum(*value, reader.PathOf(key), errors, &ParseDataType,
+                     EnumChoices<DataType>(), &datatype)) {
+        *target = datatype;
+      }
+    }
+  }
   if (keys == ModelKeys::kSpecV2 || keys == ModelKeys::kSpecV3) {
     reader.ReadEnum("precision", &ParsePrecision,
                     EnumChoices<PrecisionAccounting>(), &out->precision);

@@ -30,6 +30,7 @@ struct RawLayer {
 struct BlockContext {
   int64_t t, b, s, h, ff, a, dh;
   double bpe;
+  double weight_bpe;          // the weights' storage datatype's
   double shard;
   bool training;
   bool sequence_parallel;     // rs_ag
@@ -187,7 +188,7 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
   // ZeRO-3 keeps 1/shard of the weights between uses.
   const double weight_shard =
       ctx_.sharding == ShardingStage::kParameters ? ctx_.shard : 1.0;
-  fp.weight = raw.weight_space * bpe / weight_shard;
+  fp.weight = raw.weight_space * ctx_.weight_bpe / weight_shard;
   fp.activation = raw.activation_space * bpe;
   fp.output = raw.outputs * bpe;
   fp.activation_grad = raw.activation_grads * bpe;
@@ -213,10 +214,19 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   StageWork& wg = task.work[static_cast<int>(Stage::kWeightGrad)];
   StageWork& op = task.work[static_cast<int>(Stage::kOptimizer)];
   fw.flops = raw.fw_flops;
-  fw.bytes = (raw.inputs + raw.outputs + raw.weight_space) * bpe;
+  // Bytes of `elements` activations plus the weights (read in their own
+  // datatype; Calculon's sum when it is the activations').
+  const auto with_weights = [&](double elements) {
+    return ctx_.weight_bpe == bpe
+               ? (elements + raw.weight_space) * bpe
+               : elements * bpe + raw.weight_space * ctx_.weight_bpe;
+  };
+  fw.bytes = with_weights(raw.inputs + raw.outputs);
   ag.flops = raw.agrad_flops;
-  ag.bytes = (raw.weight_space + raw.activation_space + raw.activation_grads) *
-             bpe;
+  ag.bytes = ctx_.weight_bpe == bpe
+                 ? (raw.weight_space + raw.activation_space +
+                    raw.activation_grads) * bpe
+                 : with_weights(raw.activation_space + raw.activation_grads);
   wg.flops = raw.wgrad_flops;
   wg.bytes = raw.weight_space == 0
                  ? 0
@@ -1251,6 +1261,8 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
   ctx.a = model.attn_heads;
   ctx.dh = model.attn_size;
   ctx.bpe = d.bytes_per_element;
+  ctx.weight_bpe = BytesPerElement(
+      program.options().weight_datatype.value_or(program.options().datatype));
   // The ranks that share one copy of the sharded state (d, or a hybrid
   // sharding group).
   ctx.shard =
