@@ -87,8 +87,15 @@ absl::StatusOr<MappingSpec> FromMegatronArgs(
 
 enum class MegatronFlagKind {
   kPositiveInteger,  // "--flag N", N as ParsePositiveInteger accepts it
+  kNumber,           // "--flag X", X a finite decimal number (Python float)
   kChoice,           // "--flag WORD", WORD one of MegatronFlag::choices
-  kSwitch,           // "--flag" alone (argparse store_true)
+  // "--flag WORD...": one or more of MegatronFlag::choices (argparse's
+  // nargs='+', one per layer), all the same word.
+  kChoicePerLayer,
+  // "--flag k" (k a positive integer: block i matches iff i % k == 0) or
+  // "--flag EXPR", a Python list of 0s and 1s (layer_pattern.h).
+  kLayerPattern,
+  kSwitch,  // "--flag" alone (argparse store_true)
 };
 
 // The `absent` of a flag that must be given.
@@ -97,8 +104,12 @@ inline constexpr char kMegatronRequired[] = "required";
 // The value one flag has on a command line, or without it.
 struct MegatronFlagValue {
   bool given = false;   // on the command line (a switch: on)
-  int64_t integer = 0;  // kPositiveInteger: the number (or the default)
-  std::string choice;   // kChoice: one of the choices ("" when absent)
+  int64_t integer = 0;  // kPositiveInteger: the number (or the default);
+                        // kLayerPattern: k, or 0 for a list
+  double number = 0;    // kNumber
+  std::string choice;   // kChoice, kChoicePerLayer: one of the choices ("" when
+                        // absent)
+  std::string pattern;  // kLayerPattern: the list, one '0' or '1' per block
 };
 
 // One accepted flag.

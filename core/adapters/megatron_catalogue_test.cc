@@ -49,6 +49,8 @@ TEST(MegatronCatalogue, IsSortedCompleteAndClassified) {
   EXPECT_EQ(FindMegatronCatalogueEntry("--lr")->flag_class,
             MegatronFlagClass::kIgnored);
   EXPECT_EQ(FindMegatronCatalogueEntry("--num-experts")->flag_class,
+            MegatronFlagClass::kModelled);
+  EXPECT_EQ(FindMegatronCatalogueEntry("--moe-latent-size")->flag_class,
             MegatronFlagClass::kUnmodelled);
   EXPECT_EQ(FindMegatronCatalogueEntry("--rampup-batch-size")->arity.min, 3);
 }
@@ -80,6 +82,23 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
         EXPECT_EQ(entry->arity.min, 1);
         EXPECT_EQ(entry->arity.max, 1);
         EXPECT_EQ(absl::string_view(entry->value_type), "int");
+        break;
+      case MegatronFlagKind::kNumber:
+        EXPECT_EQ(entry->arity.min, 1);
+        EXPECT_EQ(entry->arity.max, 1);
+        EXPECT_EQ(absl::string_view(entry->value_type), "float");
+        break;
+      case MegatronFlagKind::kLayerPattern:
+        EXPECT_EQ(entry->arity.min, 1);
+        EXPECT_EQ(entry->arity.max, 1);
+        EXPECT_EQ(absl::string_view(entry->value_type), "moe_freq_type");
+        break;
+      case MegatronFlagKind::kChoicePerLayer:
+        // argparse's nargs='+' of any str: Megatron-LM checks the words later.
+        EXPECT_EQ(entry->arity.min, 1);
+        EXPECT_EQ(entry->arity.max, kMegatronUnbounded);
+        EXPECT_EQ(absl::string_view(entry->value_type), "str");
+        EXPECT_EQ(absl::string_view(entry->choices), "");
         break;
       case MegatronFlagKind::kChoice: {
         EXPECT_EQ(entry->arity.min, 1);

@@ -393,7 +393,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 35u);
+  EXPECT_EQ(MegatronFlagNames().size(), 54u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -595,7 +595,7 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
   const std::string line =
       std::string(kModel) +
       "--lr 1e-4 --data-path x --min-lr 1e-5 --log-interval 10 "
-      "--context-parallel-size 1 --lr 2e-4";
+      "--wgrad-deferral-limit 0 --lr 2e-4";
   EXPECT_EQ(Errors(line), std::vector<std::string>{});
   EXPECT_EQ(Notes(line),
             std::vector<std::string>{
@@ -603,7 +603,7 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
                 "modelled: --lr --min-lr (learning rate and optimizer "
                 "hyperparameters); --data-path (data, tokenizer and "
                 "dataloader); --log-interval (logging, profiling and "
-                "debugging); --context-parallel-size (given at Megatron-LM's "
+                "debugging); --wgrad-deferral-limit (given at Megatron-LM's "
                 "default value)"});
   EXPECT_EQ(Notes(std::string(kModel) + "--lr 1"),
             std::vector<std::string>{
@@ -616,41 +616,40 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
 TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   EXPECT_EQ(
       Errors(std::string(kModel) +
-             "--num-experts 8 --context-parallel-size 2 --fp8-param-gather "
+             "--moe-latent-size 8 --wgrad-deferral-limit 2 --fp8-param-gather "
              "--moe-router-topk 2 --expert-model-parallel-size 1 "
              "--recompute-modules core_attn --cp-comm-type p2p "
              "--optimizer adam --init-method-std 0.02 --distributed-backend "
-             "gloo --num-experts 4"),
+             "gloo --moe-latent-size 4"),
       (std::vector<std::string>{
-          "unsupported Megatron-LM flag --num-experts \"4\": "
-          "mixture-of-experts "
-          "layers are not modelled",
-          "unsupported Megatron-LM flag --context-parallel-size \"2\": context "
-          "parallelism is not modelled; only Megatron-LM's default, 1, is "
-          "accepted",
+          "unsupported Megatron-LM flag --moe-latent-size \"4\": MoE latent "
+          "projections (routed experts on a smaller latent) are not modelled",
+          "unsupported Megatron-LM flag --wgrad-deferral-limit \"2\": "
+          "deferring weight-gradient GEMMs into the pipeline flush is not "
+          "modelled; only Megatron-LM's default, 0, is accepted",
           "unsupported Megatron-LM flag --fp8-param-gather: FP8/FP4 training "
           "is not modelled (the datatype comes from --fp16 or --bf16)",
           "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
           "network rates are NCCL's; only Megatron-LM's default, nccl, is "
           "accepted",
       }));
-  EXPECT_EQ(Fields(std::string(kModel) + "--num-experts 8 --fp8-format e4m3"),
-            (std::vector<std::string>{"--num-experts", "--fp8-format"}));
+  EXPECT_EQ(
+      Fields(std::string(kModel) + "--moe-latent-size 8 --fp8-format e4m3"),
+      (std::vector<std::string>{"--moe-latent-size", "--fp8-format"}));
   // At their defaults they change nothing.
   const std::string defaults =
       std::string(kModel) +
-      "--moe-router-topk 2 --expert-model-parallel-size 1 "
-      "--recompute-modules core_attn --cp-comm-type p2p --optimizer adam "
+      "--moe-paged-stash-page-size 64 --wgrad-deferral-limit 0 "
+      "--recompute-modules core_attn --optimizer adam "
       "--distributed-backend nccl --attention-backend auto";
   EXPECT_EQ(Errors(defaults), std::vector<std::string>{});
   EXPECT_EQ(Notes(defaults),
             std::vector<std::string>{
-                "ignored 7 Megatron-LM flags that do not change what is "
-                "modelled: --moe-router-topk --expert-model-parallel-size "
-                "--recompute-modules --cp-comm-type --optimizer "
-                "--distributed-backend (given at Megatron-LM's default "
-                "value); --attention-backend (kernel backends, fusions and "
-                "CUDA graphs)"});
+                "ignored 6 Megatron-LM flags that do not change what is "
+                "modelled: --moe-paged-stash-page-size --wgrad-deferral-limit "
+                "--recompute-modules --optimizer --distributed-backend (given "
+                "at Megatron-LM's default value); --attention-backend (kernel "
+                "backends, fusions and CUDA graphs)"});
 }
 
 TEST(MegatronClasses, UnknownFlagsAreOneLineEachAndSkipTheirValues) {
@@ -902,8 +901,8 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
             (std::vector<std::string>{
                 "--overlap-param-gather needs --overlap-grad-reduce, as "
                 "Megatron-LM asserts",
-                "--overlap-param-gather needs --use-distributed-optimizer, as "
-                "Megatron-LM asserts"}));
+                "--overlap-param-gather needs --use-distributed-optimizer or "
+                "--use-megatron-fsdp, as Megatron-LM asserts"}));
   EXPECT_EQ(Notes(std::string(kModel) + "--sequence-parallel"),
             std::vector<std::string>{
                 "--sequence-parallel has no effect with one tensor-parallel "
@@ -1002,7 +1001,8 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
   ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
-  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 48 Megatron-LM flags"))
+  // --context-parallel-size 1 is modelled, not ignored.
+  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 47 Megatron-LM flags"))
       << notes[0];
   EXPECT_EQ(notes[1],
             "--sequence-parallel has no effect with one tensor-parallel rank, "
@@ -1040,9 +1040,11 @@ const nlohmann::json* AtPath(const nlohmann::json& json,
 }
 
 TEST(Megatron, TableRowsAreWellFormed) {
+  // With experts and latent attention, so that their fields are printed.
   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
       Args("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
-           "--seq-length 1024 --micro-batch-size 2"),
+           "--seq-length 1024 --micro-batch-size 2 --num-experts 4 "
+           "--multi-latent-attention"),
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const nlohmann::json canonical = nlohmann::json::parse(SpecToJson(*spec));
@@ -1058,7 +1060,9 @@ TEST(Megatron, TableRowsAreWellFormed) {
     EXPECT_TRUE(section == "model" || section == "parallelism" ||
                 section == "batch" || section == "options")
         << flag.field;
-    EXPECT_EQ(flag.choices.empty(), flag.kind != MegatronFlagKind::kChoice);
+    EXPECT_EQ(flag.choices.empty(),
+              flag.kind != MegatronFlagKind::kChoice &&
+                  flag.kind != MegatronFlagKind::kChoicePerLayer);
     EXPECT_FALSE(flag.absent.empty());
     EXPECT_FALSE(flag.doc.empty());
     for (const std::string& text : {flag.absent, flag.doc}) {
