@@ -16,6 +16,9 @@ namespace {
 
 constexpr absl::string_view kAllowed = ",0123456789[]()+*";
 
+// The most elements all the repetitions of one expression may copy.
+constexpr int64_t kMaxBuilt = 16 * kMaxLayerPattern;
+
 // A value of the expression: an integer or a list of 0s and 1s (as '0'/'1').
 struct Value {
   bool is_list = false;
@@ -127,9 +130,18 @@ class Parser {
           times > kMaxLayerPattern / static_cast<int64_t>(list.list.size())) {
         return TooLong(at);
       }
+      // Every repetition copies; bound what they copy in all, so that a
+      // long chain of them ("[0]*1048576*1*1*...") stays cheap.
+      built_ += static_cast<int64_t>(list.list.size()) * times;
+      if (built_ > kMaxBuilt) {
+        return Fail(at, absl::StrCat("the expression builds more than ",
+                                     kMaxBuilt, " elements in all"));
+      }
       std::string repeated;
       repeated.reserve(list.list.size() * static_cast<size_t>(times));
-      for (int64_t i = 0; i < times; ++i) repeated += list.list;
+      for (int64_t i = 0; i < times && !list.list.empty(); ++i) {
+        repeated += list.list;
+      }
       Value result;
       result.is_list = true;
       result.list = std::move(repeated);
@@ -217,6 +229,7 @@ class Parser {
   absl::string_view text_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int64_t built_ = 0;  // elements the repetitions have copied so far
 };
 
 // The runs of `pattern`: "[0]*3+[1]*58", "[0]+[1]".

@@ -1250,9 +1250,15 @@ void ContextRules(const System& system, Conversion* c) {
                           ": all-to-all (Ulysses) context parallelism is not "
                           "modelled (parallelism.context.exchange is ring, "
                           "p2p, or all_gather, allgather)"));
-  } else if (context.degree == 1 && c->flags.Given("--cp-comm-type")) {
-    c->notes.push_back(
-        "--cp-comm-type has no effect with one context-parallel rank");
+  }
+  if (context.degree == 1) {
+    // Nothing to exchange: the spec keeps its defaults.
+    if (c->flags.Given("--cp-comm-type")) {
+      c->notes.push_back(
+          "--cp-comm-type has no effect with one context-parallel rank");
+    }
+    context = ContextParallel{};
+    return;
   }
   context.network_tier = TierOfNeighbours(
       system, CheckedMul(c->spec.parallelism.tensor.degree, context.degree));
@@ -1277,9 +1283,13 @@ void ExpertRules(const System& system, Conversion* c) {
     expert.tensor_degree =
         flags.Integer("--expert-tensor-parallel-size").value_or(0);
   }
+  // One expert-parallel rank has no all-to-all: tier 0, the default.
   const int64_t t = c->spec.parallelism.tensor.degree;
-  expert.network_tier = TierOfNeighbours(
-      system, CheckedMul(expert.degree, ExpertTensorDegree(expert, t)));
+  expert.network_tier =
+      expert.degree == 1
+          ? 0
+          : TierOfNeighbours(system, CheckedMul(expert.degree,
+                                                ExpertTensorDegree(expert, t)));
 }
 
 // The data degree, the schedule, recompute, TP communication and the knobs
