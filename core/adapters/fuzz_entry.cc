@@ -112,23 +112,22 @@ void CheckCalculonRoundTrip(const TypedProgram& program) {
 // dropped on both sides, AsCalculonSeesIt.)
 bool CalculonExpresses(const MappingSpec& spec) {
   return std::visit(
-      Overloaded{
-          [](const TransformerTrainingMappingSpec& s) {
-            const TransformerTrainingParallelism& p = s.parallelism;
-            const ContextParallel context;
-            const ExpertParallel expert;
-            const DataSharding& sharding = p.data.sharding;
-            return p.context.degree == context.degree &&
-                   p.context.exchange == context.exchange &&
-                   p.context.network_tier == context.network_tier &&
-                   p.expert.degree == expert.degree &&
-                   p.expert.tensor_degree == expert.tensor_degree &&
-                   p.expert.network_tier == expert.network_tier &&
-                   (std::holds_alternative<NoSharding>(sharding) ||
-                    (std::holds_alternative<ShardOptimizer>(sharding) &&
-                     std::get<ShardOptimizer>(sharding).group == 0));
-          },
-          [](const TransformerInferenceMappingSpec&) { return true; }},
+      Overloaded{[](const TransformerTrainingMappingSpec& s) {
+                   const TransformerTrainingParallelism& p = s.parallelism;
+                   const ContextParallel context;
+                   const ExpertParallel expert;
+                   const DataSharding& sharding = p.data.sharding;
+                   return p.context.degree == context.degree &&
+                          p.context.exchange == context.exchange &&
+                          p.context.network_tier == context.network_tier &&
+                          p.expert.degree == expert.degree &&
+                          p.expert.tensor_degree == expert.tensor_degree &&
+                          p.expert.network_tier == expert.network_tier &&
+                          (std::holds_alternative<NoSharding>(sharding) ||
+                           (std::holds_alternative<ShardOptimizer>(sharding) &&
+                            std::get<ShardOptimizer>(sharding).group == 0));
+                 },
+                 [](const TransformerInferenceMappingSpec&) { return true; }},
       spec);
 }
 

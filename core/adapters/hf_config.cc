@@ -134,11 +134,12 @@ class ConfigReader {
     const Json* value = Find(key, /*required=*/false);
     if (value == nullptr) return std::vector<int64_t>{};
     if (!value->is_array()) {
-      errors_->push_back(
-          {PathOf(key),
-           absl::StrCat(PathOf(key), ": expected an array of block indices, "
-                        "got ", JsonSnippet(*value)),
-           ErrorCode::kWrongType});
+      errors_->push_back({PathOf(key),
+                          absl::StrCat(PathOf(key),
+                                       ": expected an array of block indices, "
+                                       "got ",
+                                       JsonSnippet(*value)),
+                          ErrorCode::kWrongType});
       return std::nullopt;
     }
     std::vector<int64_t> indices;
@@ -222,9 +223,8 @@ struct Values {
 // of every family).
 bool HasKey(const HfConfigKey& key, const Family* family) {
   const auto listed = [&](const std::vector<std::string>& families) {
-    return family != nullptr &&
-           std::find(families.begin(), families.end(), family->model_type) !=
-               families.end();
+    return family != nullptr && std::find(families.begin(), families.end(),
+                                          family->model_type) != families.end();
   };
   if (!key.families.empty()) return listed(key.families);
   return family == nullptr || !listed(key.excluded);
@@ -288,7 +288,8 @@ std::optional<std::string> ExpertBlocks(const Values& values, int64_t layers,
            ErrorCode::kOutOfRange});
       return;
     }
-    for (int64_t i = 0; i < layers; ++i) pattern.push_back(is_moe(i) ? '1' : '0');
+    for (int64_t i = 0; i < layers; ++i)
+      pattern.push_back(is_moe(i) ? '1' : '0');
   };
   switch (values.family->architecture) {
     case Architecture::kDense:
@@ -404,14 +405,15 @@ std::vector<std::string> FlagsOf(const Json& config,
   }
   if (pattern) {
     // Experts: their number, the top-k, their size and the shared ones.
-    for (const char* key : {"num_local_experts", "num_experts",
-                            "n_routed_experts"}) {
+    for (const char* key :
+         {"num_local_experts", "num_experts", "n_routed_experts"}) {
       if (const std::optional<int64_t> n = values.Number(key)) {
         add("--num-experts", *n);
       }
     }
     add("--moe-router-topk", *values.Number("num_experts_per_tok"));
-    const std::optional<int64_t> expert = values.Number("moe_intermediate_size");
+    const std::optional<int64_t> expert =
+        values.Number("moe_intermediate_size");
     if (expert) add("--moe-ffn-hidden-size", *expert);
     if (const std::optional<int64_t> shared =
             values.Number("shared_expert_intermediate_size")) {

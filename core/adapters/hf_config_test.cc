@@ -179,58 +179,55 @@ std::string Testdata(const std::string& name) {
   return ReadFile("core/adapters/testdata/hf/" + name + ".json");
 }
 
+// The flags between the vocabulary's and the experts' (every MoE config
+// has an untied vocabulary and no MLP biases), and the last ones.
+constexpr char kUntied[] =
+    "--make-vocab-size-divisible-by 128 --untie-embeddings-and-output-weights "
+    "--disable-bias-linear ";
 constexpr char kMoeTail[] =
     "--swiglu --normalization RMSNorm --position-embedding-type rope";
 
 // Mixtral: every block's MLP is 8 experts of intermediate_size, Megatron-LM's
 // default expert size.
 TEST(HfConfigMoe, Mixtral) {
-  EXPECT_EQ(Flags(Preset("mixtral-8x7b-v0.1")),
-            absl::StrCat("--num-layers 32 --hidden-size 4096 "
-                         "--ffn-hidden-size 14336 --num-attention-heads 32 "
-                         "--group-query-attention --num-query-groups 8 "
-                         "--seq-length 32768 --max-position-embeddings 32768 "
-                         "--vocab-size 32000 --make-vocab-size-divisible-by "
-                         "128 --untie-embeddings-and-output-weights "
-                         "--disable-bias-linear --num-experts 8 "
-                         "--moe-router-topk 2 ",
-                         kMoeTail));
-  EXPECT_EQ(Flags(Preset("mixtral-8x22b-v0.1")),
-            absl::StrCat("--num-layers 56 --hidden-size 6144 "
-                         "--ffn-hidden-size 16384 --num-attention-heads 48 "
-                         "--group-query-attention --num-query-groups 8 "
-                         "--seq-length 65536 --max-position-embeddings 65536 "
-                         "--vocab-size 32768 --make-vocab-size-divisible-by "
-                         "128 --untie-embeddings-and-output-weights "
-                         "--disable-bias-linear --num-experts 8 "
-                         "--moe-router-topk 2 ",
-                         kMoeTail));
+  EXPECT_EQ(
+      Flags(Preset("mixtral-8x7b-v0.1")),
+      absl::StrCat("--num-layers 32 --hidden-size 4096 "
+                   "--ffn-hidden-size 14336 --num-attention-heads 32 "
+                   "--group-query-attention --num-query-groups 8 "
+                   "--seq-length 32768 --max-position-embeddings 32768 "
+                   "--vocab-size 32000 ",
+                   kUntied, "--num-experts 8 --moe-router-topk 2 ", kMoeTail));
+  EXPECT_EQ(
+      Flags(Preset("mixtral-8x22b-v0.1")),
+      absl::StrCat("--num-layers 56 --hidden-size 6144 "
+                   "--ffn-hidden-size 16384 --num-attention-heads 48 "
+                   "--group-query-attention --num-query-groups 8 "
+                   "--seq-length 65536 --max-position-embeddings 65536 "
+                   "--vocab-size 32768 ",
+                   kUntied, "--num-experts 8 --moe-router-topk 2 ", kMoeTail));
 }
 
 // Qwen3-MoE: 128 experts of moe_intermediate_size in every block (step 1,
 // no mlp_only_layers), heads of head_dim 128.
 TEST(HfConfigMoe, Qwen3Moe) {
+  constexpr char kQwen3Head[] =
+      "--group-query-attention --num-query-groups 4 --kv-channels 128 "
+      "--seq-length 40960 --max-position-embeddings 40960 --vocab-size "
+      "151936 ";
   EXPECT_EQ(Flags(Preset("qwen3-30b-a3b")),
             absl::StrCat("--num-layers 48 --hidden-size 2048 "
-                         "--ffn-hidden-size 6144 --num-attention-heads 32 "
-                         "--group-query-attention --num-query-groups 4 "
-                         "--kv-channels 128 --seq-length 40960 "
-                         "--max-position-embeddings 40960 --vocab-size 151936 "
-                         "--make-vocab-size-divisible-by 128 "
-                         "--untie-embeddings-and-output-weights "
-                         "--disable-bias-linear --num-experts 128 "
-                         "--moe-router-topk 8 --moe-ffn-hidden-size 768 ",
+                         "--ffn-hidden-size 6144 --num-attention-heads 32 ",
+                         kQwen3Head, kUntied,
+                         "--num-experts 128 --moe-router-topk 8 "
+                         "--moe-ffn-hidden-size 768 ",
                          kMoeTail));
   EXPECT_EQ(Flags(Preset("qwen3-235b-a22b")),
             absl::StrCat("--num-layers 94 --hidden-size 4096 "
-                         "--ffn-hidden-size 12288 --num-attention-heads 64 "
-                         "--group-query-attention --num-query-groups 4 "
-                         "--kv-channels 128 --seq-length 40960 "
-                         "--max-position-embeddings 40960 --vocab-size 151936 "
-                         "--make-vocab-size-divisible-by 128 "
-                         "--untie-embeddings-and-output-weights "
-                         "--disable-bias-linear --num-experts 128 "
-                         "--moe-router-topk 8 --moe-ffn-hidden-size 1536 ",
+                         "--ffn-hidden-size 12288 --num-attention-heads 64 ",
+                         kQwen3Head, kUntied,
+                         "--num-experts 128 --moe-router-topk 8 "
+                         "--moe-ffn-hidden-size 1536 ",
                          kMoeTail));
 }
 
@@ -240,10 +237,10 @@ TEST(HfConfigMoe, Qwen2Moe) {
             absl::StrCat("--num-layers 24 --hidden-size 2048 "
                          "--ffn-hidden-size 5632 --num-attention-heads 16 "
                          "--seq-length 8192 --max-position-embeddings 8192 "
-                         "--vocab-size 151936 --make-vocab-size-divisible-by "
-                         "128 --untie-embeddings-and-output-weights "
-                         "--disable-bias-linear --num-experts 60 "
-                         "--moe-router-topk 4 --moe-ffn-hidden-size 1408 "
+                         "--vocab-size 151936 ",
+                         kUntied,
+                         "--num-experts 60 --moe-router-topk 4 "
+                         "--moe-ffn-hidden-size 1408 "
                          "--moe-shared-expert-intermediate-size 5632 ",
                          kMoeTail));
 }
@@ -252,29 +249,28 @@ TEST(HfConfigMoe, Qwen2Moe) {
 // dense first blocks, shared experts of n_shared_experts *
 // moe_intermediate_size, and V3's multi-token prediction.
 TEST(HfConfigMoe, DeepSeek) {
-  EXPECT_EQ(Flags(Preset("deepseek-v3")),
-            absl::StrCat(
-                "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 "
-                "--num-attention-heads 128 --seq-length 163840 "
-                "--max-position-embeddings 163840 --vocab-size 129280 "
-                "--make-vocab-size-divisible-by 128 "
-                "--untie-embeddings-and-output-weights --disable-bias-linear "
-                "--multi-latent-attention --kv-lora-rank 512 --qk-head-dim 128 "
-                "--qk-pos-emb-head-dim 64 --v-head-dim 128 --q-lora-rank 1536 "
-                "--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size "
-                "2048 --moe-shared-expert-intermediate-size 2048 "
-                "--moe-layer-freq ([0]*3+[1]*58) --mtp-num-layers 1 ",
-                kMoeTail));
+  constexpr char kLatent[] =
+      "--multi-latent-attention --kv-lora-rank 512 --qk-head-dim 128 "
+      "--qk-pos-emb-head-dim 64 --v-head-dim 128 ";
+  EXPECT_EQ(
+      Flags(Preset("deepseek-v3")),
+      absl::StrCat("--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 "
+                   "--num-attention-heads 128 --seq-length 163840 "
+                   "--max-position-embeddings 163840 --vocab-size 129280 ",
+                   kUntied, kLatent,
+                   "--q-lora-rank 1536 --num-experts 256 --moe-router-topk 8 "
+                   "--moe-ffn-hidden-size 2048 "
+                   "--moe-shared-expert-intermediate-size 2048 "
+                   "--moe-layer-freq ([0]*3+[1]*58) --mtp-num-layers 1 ",
+                   kMoeTail));
   EXPECT_EQ(Flags(Testdata("deepseek-v2-lite")),
             absl::StrCat(
                 "--num-layers 27 --hidden-size 2048 --ffn-hidden-size 10944 "
                 "--num-attention-heads 16 --seq-length 163840 "
-                "--max-position-embeddings 163840 --vocab-size 102400 "
-                "--make-vocab-size-divisible-by 128 "
-                "--untie-embeddings-and-output-weights --disable-bias-linear "
-                "--multi-latent-attention --kv-lora-rank 512 --qk-head-dim 128 "
-                "--qk-pos-emb-head-dim 64 --v-head-dim 128 --num-experts 64 "
-                "--moe-router-topk 6 --moe-ffn-hidden-size 1408 "
+                "--max-position-embeddings 163840 --vocab-size 102400 ",
+                kUntied, kLatent,
+                "--num-experts 64 --moe-router-topk 6 "
+                "--moe-ffn-hidden-size 1408 "
                 "--moe-shared-expert-intermediate-size 2816 --moe-layer-freq "
                 "([0]+[1]*26) ",
                 kMoeTail));
@@ -304,8 +300,9 @@ TEST(HfConfigMoe, WhichBlocksHaveExpertsIsTheFamilysRule) {
   // qwen*_moe: block i iff i is not in mlp_only_layers and (i + 1) %
   // decoder_sparse_step == 0.
   EXPECT_EQ(LayerFreq(Config("qwen3_moe", kQwenMoe)), "");
-  EXPECT_EQ(LayerFreq(Config("qwen3_moe", qwen + R"("decoder_sparse_step": 2)")),
-            "([0]+[1])*2");
+  EXPECT_EQ(
+      LayerFreq(Config("qwen3_moe", qwen + R"("decoder_sparse_step": 2)")),
+      "([0]+[1])*2");
   EXPECT_EQ(LayerFreq(Config("qwen2_moe",
                              qwen + R"("shared_expert_intermediate_size": 64,
                                        "mlp_only_layers": [0])")),
@@ -316,25 +313,24 @@ TEST(HfConfigMoe, WhichBlocksHaveExpertsIsTheFamilysRule) {
   EXPECT_EQ(LayerFreq(Config("qwen3_moe",
                              qwen + R"("mlp_only_layers": [0, 1, 2, 3])")),
             "dense");
-  EXPECT_EQ(LayerFreq(Config("qwen3_moe",
-                             qwen + R"("mlp_only_layers": null,
+  EXPECT_EQ(LayerFreq(Config("qwen3_moe", qwen + R"("mlp_only_layers": null,
                                        "decoder_sparse_step": null)")),
             "");
   // deepseek: block i iff i >= first_k_dense_replace and i % moe_layer_freq
   // == 0.
   const std::string deepseek = std::string(kDeepSeek) + ", ";
   EXPECT_EQ(LayerFreq(Config("deepseek_v2", kDeepSeek)), "");
-  EXPECT_EQ(LayerFreq(Config("deepseek_v2",
-                             deepseek + R"("first_k_dense_replace": 1,
+  EXPECT_EQ(
+      LayerFreq(Config("deepseek_v2", deepseek + R"("first_k_dense_replace": 1,
                                            "moe_layer_freq": 2)")),
-            "([0]*2+[1]+[0])");
+      "([0]*2+[1]+[0])");
   EXPECT_EQ(LayerFreq(Config("deepseek_v3",
                              deepseek + R"("first_k_dense_replace": 4)")),
             "dense");
   // A dense DeepSeek keeps its latent attention; no shared experts, no MTP
   // blocks (0).
-  const std::string flags = Flags(Config(
-      "deepseek_v3", deepseek + R"("num_nextn_predict_layers": 0)"));
+  const std::string flags = Flags(
+      Config("deepseek_v3", deepseek + R"("num_nextn_predict_layers": 0)"));
   EXPECT_NE(flags.find("--multi-latent-attention --kv-lora-rank 64 "
                        "--qk-head-dim 32 --qk-pos-emb-head-dim 16 "
                        "--v-head-dim 32 --num-experts 8"),

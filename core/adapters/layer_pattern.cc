@@ -26,7 +26,9 @@ struct Value {
   std::string list;
 };
 
-const char* KindOf(const Value& v) { return v.is_list ? "a list" : "an integer"; }
+const char* KindOf(const Value& v) {
+  return v.is_list ? "a list" : "an integer";
+}
 
 class Parser {
  public:
@@ -118,7 +120,8 @@ class Parser {
         return Fail(at, "cannot multiply a list by a list");
       }
       if (!left->is_list && !right->is_list) {
-        if (left->integer != 0 && right->integer > kMaxLayerPattern / left->integer) {
+        if (left->integer != 0 &&
+            right->integer > kMaxLayerPattern / left->integer) {
           return TooBig(at);
         }
         left->integer *= right->integer;
@@ -222,8 +225,8 @@ class Parser {
                                   " is not a pattern's"));
   }
   static absl::Status TooDeep(size_t pos) {
-    return Fail(pos, absl::StrCat("nested deeper than ",
-                                  kMaxLayerPatternDepth, " levels"));
+    return Fail(pos, absl::StrCat("nested deeper than ", kMaxLayerPatternDepth,
+                                  " levels"));
   }
 
   absl::string_view text_;

@@ -37,8 +37,7 @@ TEST(LayerPattern, EvaluatesMegatronsExpressions) {
 TEST(LayerPattern, RejectsWhatIsNotAListOfZerosAndOnes) {
   EXPECT_EQ(Eval(""), "error: the expression is empty");
   EXPECT_EQ(Eval("3"), "error: the expression is an integer, not a list");
-  EXPECT_EQ(Eval("(2+1)*2"),
-            "error: the expression is an integer, not a list");
+  EXPECT_EQ(Eval("(2+1)*2"), "error: the expression is an integer, not a list");
   EXPECT_EQ(Eval("[1, 0]"),
             "error: at character 4: \" \" is not allowed: Megatron-LM's "
             "patterns hold only digits and , [ ] ( ) + *");
@@ -102,8 +101,7 @@ TEST(LayerPatternBounds, SizeAndDepthAreBounded) {
   EXPECT_EQ(Eval(chain),
             "error: at character 42: the expression builds more than "
             "16777216 elements in all");
-  const std::string deep =
-      std::string(64, '(') + "[1]" + std::string(64, ')');
+  const std::string deep = std::string(64, '(') + "[1]" + std::string(64, ')');
   EXPECT_EQ(Eval(deep), "1");
   EXPECT_EQ(Eval("(" + deep + ")"),
             "error: at character 65: nested deeper than 64 levels");
@@ -115,8 +113,7 @@ TEST(LayerPatternBounds, SizeAndDepthAreBounded) {
 TEST(LayerPatternExpression, WritesRunsAndRepetitions) {
   EXPECT_EQ(LayerPatternExpression("000" + std::string(58, '1')),
             "([0]*3+[1]*58)");
-  EXPECT_EQ(LayerPatternExpression("0" + std::string(26, '1')),
-            "([0]+[1]*26)");
+  EXPECT_EQ(LayerPatternExpression("0" + std::string(26, '1')), "([0]+[1]*26)");
   EXPECT_EQ(LayerPatternExpression("1111"), "([1]*4)");
   EXPECT_EQ(LayerPatternExpression("0"), "([0])");
   EXPECT_EQ(LayerPatternExpression("010101"), "([0]+[1])*3");

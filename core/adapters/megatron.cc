@@ -708,12 +708,11 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       // Megatron-LM evaluates a value holding '[' as a list expression.
       absl::StatusOr<std::string> pattern = ParseLayerPattern(value);
       if (!pattern.ok()) {
-        errors->push_back(
-            {flag,
-             absl::StrCat(flag, " ", Quoted(value),
-                          " is not a list of 0s and 1s: ",
-                          pattern.status().message()),
-             ErrorCode::kInvalidValue});
+        errors->push_back({flag,
+                           absl::StrCat(flag, " ", Quoted(value),
+                                        " is not a list of 0s and 1s: ",
+                                        pattern.status().message()),
+                           ErrorCode::kInvalidValue});
         continue;
       }
       Value list;
@@ -756,12 +755,13 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     if (!number) {
       errors->push_back(
           {flag,
-           absl::StrCat(flag,
-                        info->kind == Kind::kLayerPattern
-                            ? " needs a positive integer that fits in 64 bits "
-                              "or a Python list expression holding '[' ("
-                            : " needs a positive integer that fits in 64 bits (",
-                        kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
+           absl::StrCat(
+               flag,
+               info->kind == Kind::kLayerPattern
+                   ? " needs a positive integer that fits in 64 bits "
+                     "or a Python list expression holding '[' ("
+                   : " needs a positive integer that fits in 64 bits (",
+               kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
            PositiveIntegerErrorCode(value)});
       continue;
     }
@@ -976,10 +976,9 @@ void NoteIdle(const ParsedFlags& flags, std::vector<const char*> names,
     if (flags.Given(name)) idle.push_back(name);
   }
   if (idle.empty()) return;
-  notes->push_back(absl::StrCat(absl::StrJoin(idle, " and "),
-                                idle.size() == 1 ? " has" : " have",
-                                " no effect without ", without,
-                                ", as in Megatron-LM"));
+  notes->push_back(absl::StrCat(
+      absl::StrJoin(idle, " and "), idle.size() == 1 ? " has" : " have",
+      " no effect without ", without, ", as in Megatron-LM"));
 }
 
 // Multi-latent attention: its sizes, and the head size and key/value heads
@@ -1003,12 +1002,12 @@ void LatentAttentionRules(Conversion* c) {
   const std::optional<int64_t> head =
       CheckedAdd(latent.qk_head_dim, latent.qk_rope_head_dim);
   if (!head) {
-    c->Error("model.attn_size", ErrorCode::kOutOfRange,
-             absl::StrCat("--qk-head-dim (", latent.qk_head_dim,
-                          ") + --qk-pos-emb-head-dim (",
-                          latent.qk_rope_head_dim,
-                          "), the size of a query/key head, overflows 64 "
-                          "bits"));
+    c->Error(
+        "model.attn_size", ErrorCode::kOutOfRange,
+        absl::StrCat("--qk-head-dim (", latent.qk_head_dim,
+                     ") + --qk-pos-emb-head-dim (", latent.qk_rope_head_dim,
+                     "), the size of a query/key head, overflows 64 "
+                     "bits"));
   }
   model.attn_size = head.value_or(0);
   model.latent_attention = latent;
@@ -1099,12 +1098,12 @@ void MixtureRules(Conversion* c) {
           " is below 0, which Megatron-LM reads as no capacity (dropless "
           "routing): model.moe.capacity_factor 1"));
     } else if (factor < 1) {
-      c->Error("--moe-expert-capacity-factor", ErrorCode::kUnsupported,
-               absl::StrCat("--moe-expert-capacity-factor ",
-                            FormatDouble(factor),
-                            " drops tokens even when the routing is even, "
-                            "which the model cannot represent "
-                            "(model.moe.capacity_factor is at least 1)"));
+      c->Error(
+          "--moe-expert-capacity-factor", ErrorCode::kUnsupported,
+          absl::StrCat("--moe-expert-capacity-factor ", FormatDouble(factor),
+                       " drops tokens even when the routing is even, "
+                       "which the model cannot represent "
+                       "(model.moe.capacity_factor is at least 1)"));
     } else if (factor > most) {
       c->notes.push_back(absl::StrCat(
           "--moe-expert-capacity-factor ", FormatDouble(factor),
@@ -1244,12 +1243,12 @@ void ContextRules(const System& system, Conversion* c) {
   context.exchange = exchange == "allgather" ? ContextExchange::kAllGather
                                              : ContextExchange::kRing;
   if (exchange == "a2a" || exchange == "a2a+p2p") {
-    c->Error("--cp-comm-type", ErrorCode::kUnsupported,
-             absl::StrCat("unsupported Megatron-LM flag --cp-comm-type ",
-                          exchange,
-                          ": all-to-all (Ulysses) context parallelism is not "
-                          "modelled (parallelism.context.exchange is ring, "
-                          "p2p, or all_gather, allgather)"));
+    c->Error(
+        "--cp-comm-type", ErrorCode::kUnsupported,
+        absl::StrCat("unsupported Megatron-LM flag --cp-comm-type ", exchange,
+                     ": all-to-all (Ulysses) context parallelism is not "
+                     "modelled (parallelism.context.exchange is ring, "
+                     "p2p, or all_gather, allgather)"));
   }
   if (context.degree == 1) {
     // Nothing to exchange: the spec keeps its defaults.
@@ -1307,15 +1306,15 @@ void ParallelismRules(const System& system, Conversion* c) {
     const std::optional<int64_t> model_parallel = CheckedProduct({t, cp, p});
     if (!model_parallel || *world % *model_parallel != 0) {
       c->Error("--world-size", ErrorCode::kNotDivisible,
-               absl::StrCat("--world-size (", *world,
-                            ") must be divisible by "
-                            "--tensor-model-parallel-size (",
-                            t, ") * ",
-                            flags.Given("--context-parallel-size")
-                                ? absl::StrCat("--context-parallel-size (",
-                                               cp, ") * ")
-                                : "",
-                            "--pipeline-model-parallel-size (", p, ")"));
+               absl::StrCat(
+                   "--world-size (", *world,
+                   ") must be divisible by "
+                   "--tensor-model-parallel-size (",
+                   t, ") * ",
+                   flags.Given("--context-parallel-size")
+                       ? absl::StrCat("--context-parallel-size (", cp, ") * ")
+                       : "",
+                   "--pipeline-model-parallel-size (", p, ")"));
     } else {
       d = *world / *model_parallel;
     }
@@ -1453,9 +1452,9 @@ void ParallelismRules(const System& system, Conversion* c) {
   parallelism.data.network_tier = OutermostTier(system);
   parallelism.data.sharding = NoSharding{};
   if (fsdp) {
-    parallelism.data.sharding = ShardingOfStrategy(
-        flags.Choice("--data-parallel-sharding-strategy")
-            .value_or("optim_grads_params"));
+    parallelism.data.sharding =
+        ShardingOfStrategy(flags.Choice("--data-parallel-sharding-strategy")
+                               .value_or("optim_grads_params"));
   } else if (flags.Switch("--use-distributed-optimizer")) {
     parallelism.data.sharding = ShardOptimizer{};
   }

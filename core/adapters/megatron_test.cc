@@ -229,7 +229,8 @@ TEST(Megatron, DataParallelKnobs) {
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(s.parallelism.data.degree, 8);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
@@ -347,14 +348,14 @@ TEST(Megatron, IntegersAreStrict) {
   const std::string model =
       "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
       "--micro-batch-size 1 ";
-  for (const std::string value :
-       {"+2048", "02048", "2048.0", "2e3", "-2048", "0", "0x800",
-        "9223372036854775808"}) {
+  for (const std::string value : {"+2048", "02048", "2048.0", "2e3", "-2048",
+                                  "0", "0x800", "9223372036854775808"}) {
     EXPECT_EQ(Errors(model + "--seq-length=" + value),
               std::vector<std::string>{
                   "--seq-length needs a positive integer that fits in 64 "
                   "bits (digits only, no sign, spaces or leading zeros; got "
-                  "\"" + value + "\")"})
+                  "\"" +
+                  value + "\")"})
         << value;
   }
   // A space inside the value (one argv word, e.g. from a quoted shell word).
@@ -444,10 +445,9 @@ TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
             (std::vector<std::string>{"model.feedforward",
                                       "batch.global_batch_size"}));
   EXPECT_EQ(Fields("--hidden-size 1 --" + std::string(60, 'x')),
-            (std::vector<std::string>{
-                "\"--" + std::string(30, 'x') + "\"...", "--num-layers",
-                "--num-attention-heads", "--seq-length",
-                "--micro-batch-size"}));
+            (std::vector<std::string>{"\"--" + std::string(30, 'x') + "\"...",
+                                      "--num-layers", "--num-attention-heads",
+                                      "--seq-length", "--micro-batch-size"}));
 }
 
 TEST(Megatron, ErrorsCarryTheirCode) {
@@ -886,10 +886,12 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
                             "--overlap-param-gather";
   const TransformerTrainingMappingSpec sharded =
       Import(knobs + " --world-size 8");
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(sharded.parallelism.data.sharding));
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(
+      sharded.parallelism.data.sharding));
   EXPECT_TRUE(sharded.parallelism.data.overlap);
   const TransformerTrainingMappingSpec one = Import(knobs);
-  EXPECT_TRUE(std::holds_alternative<NoSharding>(one.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<NoSharding>(one.parallelism.data.sharding));
   EXPECT_FALSE(one.parallelism.data.overlap);
   EXPECT_EQ(Notes(knobs),
             std::vector<std::string>{
@@ -1118,10 +1120,10 @@ TEST(MegatronParallelism, ContextParallelism) {
   EXPECT_EQ(s.parallelism.context.network_tier, 0);
   EXPECT_EQ(s.parallelism.data.degree, 4);
   EXPECT_EQ(s.batch.global_batch_size, 8);
-  EXPECT_EQ(Import(std::string(kModel) +
-                   "--context-parallel-size 16 --world-size 16")
-                .parallelism.context.network_tier,
-            1);
+  EXPECT_EQ(
+      Import(std::string(kModel) + "--context-parallel-size 16 --world-size 16")
+          .parallelism.context.network_tier,
+      1);
   EXPECT_EQ(Import(std::string(kModel) +
                    "--context-parallel-size 2 --cp-comm-type allgather")
                 .parallelism.context.exchange,
@@ -1324,7 +1326,8 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
   EXPECT_EQ(s.model.vocabulary.position, PositionEmbedding::kRope);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
   EXPECT_EQ(s.parallelism.data.degree, 8);
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
   ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");

@@ -39,8 +39,8 @@ Json Import(const char* model, const std::string& flags) {
 
 // The number of experts of a config (0: dense), under its family's key.
 int64_t ExpertsOf(const Json& config) {
-  for (const char* key : {"num_local_experts", "num_experts",
-                          "n_routed_experts"}) {
+  for (const char* key :
+       {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (config.contains(key)) return config[key];
   }
   return 0;
@@ -64,13 +64,15 @@ TEST(HfImport, EveryPresetGivesItsModel) {
     if (config.contains("kv_lora_rank")) {
       // Latent attention: a query/key head is its unrotated and rotary parts.
       const Json& latent = model["latent_attention"];
-      EXPECT_EQ(model["attn_size"], config["qk_nope_head_dim"].get<int64_t>() +
-                                        config["qk_rope_head_dim"].get<int64_t>())
+      EXPECT_EQ(model["attn_size"],
+                config["qk_nope_head_dim"].get<int64_t>() +
+                    config["qk_rope_head_dim"].get<int64_t>())
           << name;
       EXPECT_EQ(latent["kv_lora_rank"], config["kv_lora_rank"]) << name;
       EXPECT_EQ(latent["q_lora_rank"], config.value("q_lora_rank", 0)) << name;
       EXPECT_EQ(latent["v_head_dim"], config["v_head_dim"]) << name;
-      EXPECT_EQ(model["mtp_layers"], config.value("num_nextn_predict_layers", 0))
+      EXPECT_EQ(model["mtp_layers"],
+                config.value("num_nextn_predict_layers", 0))
           << name;
     } else {
       const Json head_dim = config.value("head_dim", Json());
