@@ -1026,9 +1026,6 @@ void LatentAttentionRules(Conversion* c) {
   }
 }
 
-// The most blocks a --moe-layer-freq pattern is built for.
-constexpr int64_t kMaxPatternBlocks = kMaxLayerPattern;
-
 // Mixture of experts: the experts, their routing and which blocks have them.
 void MixtureRules(Conversion* c) {
   const ParsedFlags& flags = c->flags;
@@ -1056,11 +1053,11 @@ void MixtureRules(Conversion* c) {
   if (const MegatronFlagValue* freq = flags.Find("--moe-layer-freq")) {
     std::string pattern = freq->pattern;
     if (freq->integer > 1 && layers) {
-      if (*layers > kMaxPatternBlocks) {
+      if (*layers > kMaxLayerPattern) {
         c->Error("--moe-layer-freq", ErrorCode::kOutOfRange,
                  absl::StrCat("--moe-layer-freq ", freq->integer,
                               " with --num-layers ", *layers,
-                              ": a pattern of more than ", kMaxPatternBlocks,
+                              ": a pattern of more than ", kMaxLayerPattern,
                               " blocks is not modelled"));
       } else {
         for (int64_t i = 0; i < *layers; ++i) {
@@ -1088,10 +1085,11 @@ void MixtureRules(Conversion* c) {
   if (const MegatronFlagValue* capacity =
           flags.Find("--moe-expert-capacity-factor")) {
     const double factor = capacity->number;
+    // All tokens at one expert: experts / topk times its share (a topk
+    // above the experts is the checker's to report).
+    const bool routable = moe.topk <= moe.experts;
     const double most =
-        moe.topk > 0 && moe.topk <= moe.experts
-            ? static_cast<double>(moe.experts) / static_cast<double>(moe.topk)
-            : 1;
+        static_cast<double>(moe.experts) / static_cast<double>(moe.topk);
     if (factor < 0) {
       c->notes.push_back(absl::StrCat(
           "--moe-expert-capacity-factor ", FormatDouble(factor),
@@ -1104,7 +1102,7 @@ void MixtureRules(Conversion* c) {
                        " drops tokens even when the routing is even, "
                        "which the model cannot represent "
                        "(model.moe.capacity_factor is at least 1)"));
-    } else if (factor > most) {
+    } else if (routable && factor > most) {
       c->notes.push_back(absl::StrCat(
           "--moe-expert-capacity-factor ", FormatDouble(factor),
           " exceeds --num-experts / --moe-router-topk (", FormatDouble(most),
