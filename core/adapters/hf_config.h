@@ -7,18 +7,26 @@
 //
 // The families are those Megatron-LM's and Megatron-Bridge's converters map
 // to a GPT model with a gated MLP, RMSNorm and RoPE: model_type "llama",
-// "mistral", "qwen2", "qwen3", "gemma". The keys read, the flags each becomes
-// and what holds without it are one table, HfConfigKeys() (shown in
-// core/adapters/README.md with the approximations of each family); every
-// other key is ignored. The choices:
+// "mistral", "qwen2", "qwen3", "gemma", and their mixtures of experts
+// "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3" (the
+// DeepSeek ones with multi-latent attention and, V3, multi-token
+// prediction). The keys read, the flags each becomes and what holds without
+// it are one table, HfConfigKeys() (shown in core/adapters/README.md with
+// the approximations of each family); every other key is ignored. The
+// choices:
 //   * --seq-length is max_position_embeddings (the longest sequence the
 //     checkpoint supports); give --seq-length to train shorter sequences.
 //   * --make-vocab-size-divisible-by 128, Megatron-LM's default: the padded
 //     vocabulary is Megatron-LM's (vocab_size rounded up to 128 * t).
 //   * Every family's MLP is gated (--swiglu): the spec models a gated MLP,
 //     not its activation (SiLU, or GELU for gemma).
-//   * Attention-only biases (qwen2's QKV biases, attention_bias) and qwen3's
-//     QK norms are not modelled; see the README for their size.
+//   * Attention-only biases (qwen2's QKV biases, attention_bias), qwen3's
+//     QK norms and qwen2_moe's shared-expert gate are not modelled; see the
+//     README for their size.
+//   * Which blocks have experts is transformers' rule of each family
+//     (qwen*_moe: decoder_sparse_step and mlp_only_layers; deepseek:
+//     first_k_dense_replace and moe_layer_freq), written as a
+//     --moe-layer-freq list expression when some block is dense.
 //
 // Errors are FieldErrors (core/base/field_errors.h) whose field is the
 // config's key as a path, "hf_config.hidden_size" ("hf_config" for the
@@ -60,9 +68,13 @@ const std::vector<std::string>& HfModelTypes();
 inline constexpr char kHfRequired[] = "required";
 
 enum class HfValue {
-  kPositiveInteger,  // a JSON integer >= 1
-  kBoolean,          // true or false
-  kModelType,        // a string, one of HfModelTypes()
+  kPositiveInteger,        // a JSON integer >= 1
+  kNonNegativeInteger,     // a JSON integer >= 0
+  kPositiveIntegerOrNull,  // a JSON integer >= 1, or null (which the key's
+                           // `flags` give a meaning; not its default)
+  kLayerIndices,           // an array of block indices, 0 to layers - 1
+  kBoolean,                // true or false
+  kModelType,              // a string, one of HfModelTypes()
 };
 
 // One key of config.json that MegatronFlagsFromHfConfig reads.
@@ -72,7 +84,9 @@ struct HfConfigKey {
   HfValue value;
   std::string flags;   // Markdown: the Megatron-LM flags it becomes
   std::string absent;  // kHfRequired, or (Markdown) what holds without it;
-                       // null is absent, as transformers reads it
+                       // null is absent, as transformers reads it (but for
+                       // kPositiveIntegerOrNull)
+  std::vector<std::string> excluded = {};  // with families {}: all but these
 };
 
 // HfConfigKeys: the keys read (model_type first, then the others in this

@@ -1,5 +1,6 @@
 #include "core/adapters/hf_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -170,6 +171,268 @@ TEST(HfConfig, Gemma) {
             std::string::npos);
 }
 
+//----- Mixtures of experts and latent attention
+//--------------------------------
+
+// A published config of testdata/hf/ (the MoE models that are no preset).
+std::string Testdata(const std::string& name) {
+  return ReadFile("core/adapters/testdata/hf/" + name + ".json");
+}
+
+// The flags between the vocabulary's and the experts' (every MoE config
+// has an untied vocabulary and no MLP biases), and the last ones.
+constexpr char kUntied[] =
+    "--make-vocab-size-divisible-by 128 --untie-embeddings-and-output-weights "
+    "--disable-bias-linear ";
+constexpr char kMoeTail[] =
+    "--swiglu --normalization RMSNorm --position-embedding-type rope";
+
+// Mixtral: every block's MLP is 8 experts of intermediate_size, Megatron-LM's
+// default expert size.
+TEST(HfConfigMoe, Mixtral) {
+  EXPECT_EQ(
+      Flags(Preset("mixtral-8x7b-v0.1")),
+      absl::StrCat("--num-layers 32 --hidden-size 4096 "
+                   "--ffn-hidden-size 14336 --num-attention-heads 32 "
+                   "--group-query-attention --num-query-groups 8 "
+                   "--seq-length 32768 --max-position-embeddings 32768 "
+                   "--vocab-size 32000 ",
+                   kUntied, "--num-experts 8 --moe-router-topk 2 ", kMoeTail));
+  EXPECT_EQ(
+      Flags(Preset("mixtral-8x22b-v0.1")),
+      absl::StrCat("--num-layers 56 --hidden-size 6144 "
+                   "--ffn-hidden-size 16384 --num-attention-heads 48 "
+                   "--group-query-attention --num-query-groups 8 "
+                   "--seq-length 65536 --max-position-embeddings 65536 "
+                   "--vocab-size 32768 ",
+                   kUntied, "--num-experts 8 --moe-router-topk 2 ", kMoeTail));
+}
+
+// Qwen3-MoE: 128 experts of moe_intermediate_size in every block (step 1,
+// no mlp_only_layers), heads of head_dim 128.
+TEST(HfConfigMoe, Qwen3Moe) {
+  constexpr char kQwen3Head[] =
+      "--group-query-attention --num-query-groups 4 --kv-channels 128 "
+      "--seq-length 40960 --max-position-embeddings 40960 --vocab-size "
+      "151936 ";
+  EXPECT_EQ(Flags(Preset("qwen3-30b-a3b")),
+            absl::StrCat("--num-layers 48 --hidden-size 2048 "
+                         "--ffn-hidden-size 6144 --num-attention-heads 32 ",
+                         kQwen3Head, kUntied,
+                         "--num-experts 128 --moe-router-topk 8 "
+                         "--moe-ffn-hidden-size 768 ",
+                         kMoeTail));
+  EXPECT_EQ(Flags(Preset("qwen3-235b-a22b")),
+            absl::StrCat("--num-layers 94 --hidden-size 4096 "
+                         "--ffn-hidden-size 12288 --num-attention-heads 64 ",
+                         kQwen3Head, kUntied,
+                         "--num-experts 128 --moe-router-topk 8 "
+                         "--moe-ffn-hidden-size 1536 ",
+                         kMoeTail));
+}
+
+// Qwen1.5-MoE-A2.7B: 60 experts and a shared expert of 5632.
+TEST(HfConfigMoe, Qwen2Moe) {
+  EXPECT_EQ(Flags(Testdata("qwen1.5-moe-a2.7b")),
+            absl::StrCat("--num-layers 24 --hidden-size 2048 "
+                         "--ffn-hidden-size 5632 --num-attention-heads 16 "
+                         "--seq-length 8192 --max-position-embeddings 8192 "
+                         "--vocab-size 151936 ",
+                         kUntied,
+                         "--num-experts 60 --moe-router-topk 4 "
+                         "--moe-ffn-hidden-size 1408 "
+                         "--moe-shared-expert-intermediate-size 5632 ",
+                         kMoeTail));
+}
+
+// DeepSeek: latent attention (V2-Lite's q_lora_rank null: no query latent),
+// dense first blocks, shared experts of n_shared_experts *
+// moe_intermediate_size, and V3's multi-token prediction.
+TEST(HfConfigMoe, DeepSeek) {
+  constexpr char kLatent[] =
+      "--multi-latent-attention --kv-lora-rank 512 --qk-head-dim 128 "
+      "--qk-pos-emb-head-dim 64 --v-head-dim 128 ";
+  EXPECT_EQ(
+      Flags(Preset("deepseek-v3")),
+      absl::StrCat("--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 "
+                   "--num-attention-heads 128 --seq-length 163840 "
+                   "--max-position-embeddings 163840 --vocab-size 129280 ",
+                   kUntied, kLatent,
+                   "--q-lora-rank 1536 --num-experts 256 --moe-router-topk 8 "
+                   "--moe-ffn-hidden-size 2048 "
+                   "--moe-shared-expert-intermediate-size 2048 "
+                   "--moe-layer-freq ([0]*3+[1]*58) --mtp-num-layers 1 ",
+                   kMoeTail));
+  EXPECT_EQ(Flags(Testdata("deepseek-v2-lite")),
+            absl::StrCat(
+                "--num-layers 27 --hidden-size 2048 --ffn-hidden-size 10944 "
+                "--num-attention-heads 16 --seq-length 163840 "
+                "--max-position-embeddings 163840 --vocab-size 102400 ",
+                kUntied, kLatent,
+                "--num-experts 64 --moe-router-topk 6 "
+                "--moe-ffn-hidden-size 1408 "
+                "--moe-shared-expert-intermediate-size 2816 --moe-layer-freq "
+                "([0]+[1]*26) ",
+                kMoeTail));
+}
+
+// The MoE keys of a small config of each family (4 blocks).
+constexpr char kQwenMoe[] =
+    R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512)";
+constexpr char kDeepSeek[] =
+    R"("kv_lora_rank": 64, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16,
+       "v_head_dim": 32, "q_lora_rank": null, "n_routed_experts": 8,
+       "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+       "n_shared_experts": 0)";
+
+// The --moe-layer-freq value of a config ("" without the flag; "dense"
+// without --num-experts).
+std::string LayerFreq(const std::string& config) {
+  const std::vector<std::string> words = Words(Flags(config));
+  const auto experts = std::find(words.begin(), words.end(), "--num-experts");
+  if (experts == words.end()) return "dense";
+  const auto freq = std::find(words.begin(), words.end(), "--moe-layer-freq");
+  return freq == words.end() || freq + 1 == words.end() ? "" : *(freq + 1);
+}
+
+TEST(HfConfigMoe, WhichBlocksHaveExpertsIsTheFamilysRule) {
+  const std::string qwen = std::string(kQwenMoe) + ", ";
+  // qwen*_moe: block i iff i is not in mlp_only_layers and (i + 1) %
+  // decoder_sparse_step == 0.
+  EXPECT_EQ(LayerFreq(Config("qwen3_moe", kQwenMoe)), "");
+  EXPECT_EQ(
+      LayerFreq(Config("qwen3_moe", qwen + R"("decoder_sparse_step": 2)")),
+      "([0]+[1])*2");
+  EXPECT_EQ(LayerFreq(Config("qwen2_moe",
+                             qwen + R"("shared_expert_intermediate_size": 64,
+                                       "mlp_only_layers": [0])")),
+            "([0]+[1]*3)");
+  EXPECT_EQ(LayerFreq(Config("qwen3_moe", qwen + R"("mlp_only_layers": [3],
+                                                   "decoder_sparse_step": 3)")),
+            "([0]*2+[1]+[0])");
+  EXPECT_EQ(LayerFreq(Config("qwen3_moe",
+                             qwen + R"("mlp_only_layers": [0, 1, 2, 3])")),
+            "dense");
+  EXPECT_EQ(LayerFreq(Config("qwen3_moe", qwen + R"("mlp_only_layers": null,
+                                       "decoder_sparse_step": null)")),
+            "");
+  // deepseek: block i iff i >= first_k_dense_replace and i % moe_layer_freq
+  // == 0.
+  const std::string deepseek = std::string(kDeepSeek) + ", ";
+  EXPECT_EQ(LayerFreq(Config("deepseek_v2", kDeepSeek)), "");
+  EXPECT_EQ(
+      LayerFreq(Config("deepseek_v2", deepseek + R"("first_k_dense_replace": 1,
+                                           "moe_layer_freq": 2)")),
+      "([0]*2+[1]+[0])");
+  EXPECT_EQ(LayerFreq(Config("deepseek_v3",
+                             deepseek + R"("first_k_dense_replace": 4)")),
+            "dense");
+  // A dense DeepSeek keeps its latent attention; no shared experts, no MTP
+  // blocks (0).
+  const std::string flags = Flags(
+      Config("deepseek_v3", deepseek + R"("num_nextn_predict_layers": 0)"));
+  EXPECT_NE(flags.find("--multi-latent-attention --kv-lora-rank 64 "
+                       "--qk-head-dim 32 --qk-pos-emb-head-dim 16 "
+                       "--v-head-dim 32 --num-experts 8"),
+            std::string::npos)
+      << flags;
+  EXPECT_EQ(flags.find("--moe-shared-expert-intermediate-size"),
+            std::string::npos);
+  EXPECT_EQ(flags.find("--mtp-num-layers"), std::string::npos);
+}
+
+// DeepSeek's attention is latent: its num_key_value_heads and head_dim are
+// not read; nor are the routing details of any family.
+TEST(HfConfigMoe, OtherKeysAreIgnored) {
+  EXPECT_EQ(Flags(Config("deepseek_v3", std::string(kDeepSeek) + R"(,
+      "num_key_value_heads": 3, "head_dim": 7, "topk_method": "noaux_tc",
+      "n_group": 8, "topk_group": 4, "scoring_func": "sigmoid",
+      "routed_scaling_factor": 2.5, "ep_size": 1, "norm_topk_prob": true,
+      "quantization_config": {"quant_method": "fp8"},
+      "rope_scaling": {"type": "yarn", "factor": 40})")),
+            Flags(Config("deepseek_v3", kDeepSeek)));
+  EXPECT_EQ(Flags(Config("qwen3_moe", std::string(kQwenMoe) + R"(,
+      "norm_topk_prob": true, "output_router_logits": false,
+      "router_aux_loss_coef": 0.001, "max_window_layers": 4)")),
+            Flags(Config("qwen3_moe", kQwenMoe)));
+  EXPECT_EQ(Flags(Config("mixtral", R"("num_local_experts": 8,
+      "num_experts_per_tok": 2, "router_jitter_noise": 0.1,
+      "sliding_window": 4096)")),
+            Flags(Config("mixtral", R"("num_local_experts": 8,
+      "num_experts_per_tok": 2)")));
+}
+
+TEST(HfConfigMoe, ErrorsNameTheKey) {
+  EXPECT_EQ(
+      Errors(Config("deepseek_v3", "")),
+      (std::vector<std::string>{
+          "hf_config.kv_lora_rank | hf_config.kv_lora_rank: required key is "
+          "missing",
+          "hf_config.qk_nope_head_dim | hf_config.qk_nope_head_dim: "
+          "required key is missing",
+          "hf_config.qk_rope_head_dim | hf_config.qk_rope_head_dim: "
+          "required key is missing",
+          "hf_config.v_head_dim | hf_config.v_head_dim: required key is "
+          "missing",
+          "hf_config.q_lora_rank | hf_config.q_lora_rank: required key is "
+          "missing",
+          "hf_config.n_routed_experts | hf_config.n_routed_experts: "
+          "required key is missing",
+          "hf_config.num_experts_per_tok | hf_config.num_experts_per_tok: "
+          "required key is missing",
+          "hf_config.moe_intermediate_size | "
+          "hf_config.moe_intermediate_size: required key is missing",
+          "hf_config.n_shared_experts | hf_config.n_shared_experts: "
+          "required key is missing"}));
+  EXPECT_EQ(Errors(Config("mixtral", "")),
+            (std::vector<std::string>{
+                "hf_config.num_local_experts | hf_config.num_local_experts: "
+                "required key is missing",
+                "hf_config.num_experts_per_tok | "
+                "hf_config.num_experts_per_tok: required key is missing"}));
+  std::string deepseek = kDeepSeek;
+  deepseek.replace(deepseek.find(R"("q_lora_rank": null)"), 19,
+                   R"("q_lora_rank": 0)");
+  deepseek.replace(deepseek.find(R"("n_shared_experts": 0)"), 21,
+                   R"("n_shared_experts": -1)");
+  EXPECT_EQ(Errors(Config("deepseek_v2",
+                          deepseek + R"(, "first_k_dense_replace": "3")")),
+            (std::vector<std::string>{
+                "hf_config.q_lora_rank | hf_config.q_lora_rank: expected a "
+                "positive integer, got 0",
+                "hf_config.n_shared_experts | hf_config.n_shared_experts: "
+                "expected a non-negative integer, got -1",
+                "hf_config.first_k_dense_replace | "
+                "hf_config.first_k_dense_replace: expected an integer, got "
+                "string \"3\""}));
+  const std::string qwen = std::string(kQwenMoe) + ", ";
+  EXPECT_EQ(Errors(Config("qwen3_moe", qwen + R"("mlp_only_layers": "0")")),
+            std::vector<std::string>{
+                "hf_config.mlp_only_layers | hf_config.mlp_only_layers: "
+                "expected an array of block indices, got string \"0\""});
+  EXPECT_EQ(
+      Errors(Config("qwen3_moe", qwen + R"("mlp_only_layers": [1, -1, 2.5])")),
+      (std::vector<std::string>{
+          "hf_config.mlp_only_layers[1] | hf_config.mlp_only_layers[1]: "
+          "expected a block index (0 or more), got -1",
+          "hf_config.mlp_only_layers[2] | hf_config.mlp_only_layers[2]: "
+          "expected an integer, got 2.5"}));
+  EXPECT_EQ(Errors(Config("qwen3_moe", qwen + R"("mlp_only_layers": [2, 4])")),
+            std::vector<std::string>{
+                "hf_config.mlp_only_layers[1] | hf_config.mlp_only_layers[1]: "
+                "block 4 is beyond the last block (num_hidden_layers 4)"});
+  // A pattern is built for at most 2^20 blocks.
+  std::string many = Config("qwen3_moe", qwen + R"("decoder_sparse_step": 2)");
+  many.replace(many.find(R"("num_hidden_layers": 4)"), 22,
+               R"("num_hidden_layers": 2000000)");
+  EXPECT_EQ(Errors(many),
+            std::vector<std::string>{
+                "hf_config.decoder_sparse_step | "
+                "hf_config.decoder_sparse_step: dense blocks among 2000000 "
+                "blocks (num_hidden_layers) are not modelled beyond 1048576 "
+                "blocks"});
+}
+
 //----- Single keys
 //--------------------------------------------------------------
 
@@ -223,35 +486,41 @@ TEST(HfConfig, OtherKeysAreIgnored) {
 
 TEST(HfConfig, ModelTypesAreTheFamilies) {
   EXPECT_EQ(HfModelTypes(),
-            (std::vector<std::string>{"gemma", "llama", "mistral", "qwen2",
-                                      "qwen3"}));
+            (std::vector<std::string>{"deepseek_v2", "deepseek_v3", "gemma",
+                                      "llama", "mistral", "mixtral", "qwen2",
+                                      "qwen2_moe", "qwen3", "qwen3_moe"}));
 }
 
 //----- Errors
 //-------------------------------------------------------------------
 
+// Every model_type, as the errors list them.
+constexpr char kFamilies[] =
+    "\"deepseek_v2\", \"deepseek_v3\", \"gemma\", \"llama\", \"mistral\", "
+    "\"mixtral\", \"qwen2\", \"qwen2_moe\", \"qwen3\", \"qwen3_moe\"";
+
 TEST(HfConfig, UnknownModelTypeListsTheFamilies) {
   EXPECT_EQ(Errors(Config("gpt2", "")),
             std::vector<std::string>{
-                "hf_config.model_type | hf_config.model_type: expected one of "
-                "\"gemma\", \"llama\", \"mistral\", \"qwen2\", \"qwen3\", got "
-                "string \"gpt2\""});
+                absl::StrCat("hf_config.model_type | hf_config.model_type: "
+                             "expected one of ",
+                             kFamilies, ", got string \"gpt2\"")});
   EXPECT_EQ(Errors(R"({"model_type": 7, "num_hidden_layers": 1,
       "hidden_size": 1, "intermediate_size": 1, "num_attention_heads": 1,
       "max_position_embeddings": 1, "vocab_size": 1})"),
             std::vector<std::string>{
-                "hf_config.model_type | hf_config.model_type: expected one of "
-                "\"gemma\", \"llama\", \"mistral\", \"qwen2\", \"qwen3\", got "
-                "7"});
+                absl::StrCat("hf_config.model_type | hf_config.model_type: "
+                             "expected one of ",
+                             kFamilies, ", got 7")});
 }
 
 TEST(HfConfig, EveryMissingKeyIsReported) {
   EXPECT_EQ(
       Errors("{}"),
       (std::vector<std::string>{
-          "hf_config.model_type | hf_config.model_type: required key is "
-          "missing (one of \"gemma\", \"llama\", \"mistral\", \"qwen2\", "
-          "\"qwen3\")",
+          absl::StrCat("hf_config.model_type | hf_config.model_type: required "
+                       "key is missing (one of ",
+                       kFamilies, ")"),
           "hf_config.num_hidden_layers | hf_config.num_hidden_layers: "
           "required key is missing",
           "hf_config.hidden_size | hf_config.hidden_size: required key is "

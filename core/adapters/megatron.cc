@@ -1,6 +1,7 @@
 #include "core/adapters/megatron.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,11 +19,14 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "core/adapters/layer_pattern.h"
 #include "core/adapters/megatron_catalogue.h"
 #include "core/base/checked_math.h"
 #include "core/base/field_errors.h"
+#include "core/base/format.h"
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
+#include "core/spec/derive.h"
 #include "re2/re2.h"
 
 namespace blueprint {
@@ -122,6 +127,68 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "required for a learned position embedding; else 0",
        "rows of the learned position table (0 with `rope`, `none` or no "
        "vocabulary)"},
+      {"--multi-latent-attention", Kind::kSwitch, {}, "model.latent_attention",
+       "off: `null` (query, key and value heads)",
+       "multi-latent attention (DeepSeek-V2/V3), sized by the next five "
+       "flags; `model.attn_size` is `--qk-head-dim` + "
+       "`--qk-pos-emb-head-dim` and `model.kv_heads` `--num-attention-heads` "
+       "(`--kv-channels` has no effect); not with `--group-query-attention`, "
+       "as Megatron-LM asserts"},
+      {"--q-lora-rank", Kind::kPositiveInteger, {},
+       "model.latent_attention.q_lora_rank",
+       "0: queries projected directly (Megatron-LM's `None`)",
+       "rank of the queries' low-rank latent; only with "
+       "`--multi-latent-attention` (without it, a note)"},
+      {"--kv-lora-rank", Kind::kPositiveInteger, {},
+       "model.latent_attention.kv_lora_rank", "32 (Megatron-LM's default)",
+       "rank of the keys' and values' shared latent; only with "
+       "`--multi-latent-attention`"},
+      {"--qk-head-dim", Kind::kPositiveInteger, {},
+       "model.latent_attention.qk_head_dim", "128 (Megatron-LM's default)",
+       "size of a query/key head without position; only with "
+       "`--multi-latent-attention`"},
+      {"--qk-pos-emb-head-dim", Kind::kPositiveInteger, {},
+       "model.latent_attention.qk_rope_head_dim",
+       "64 (Megatron-LM's default)",
+       "size of a query/key head's rotary part; only with "
+       "`--multi-latent-attention`"},
+      {"--v-head-dim", Kind::kPositiveInteger, {},
+       "model.latent_attention.v_head_dim", "128 (Megatron-LM's default)",
+       "size of a value head; only with `--multi-latent-attention`"},
+      {"--num-experts", Kind::kPositiveInteger, {}, "model.moe.experts",
+       "`model.moe` `null`: every MLP dense",
+       "routed experts of each mixture-of-experts (MoE) block"},
+      {"--moe-router-topk", Kind::kPositiveInteger, {}, "model.moe.topk",
+       "2 (Megatron-LM's default)",
+       "experts each token is routed to; only with `--num-experts` (without "
+       "it, a note), as are the next four flags and "
+       "`--expert-tensor-parallel-size`"},
+      {"--moe-ffn-hidden-size", Kind::kPositiveInteger, {}, "model.moe.ffn",
+       "`--ffn-hidden-size` (Megatron-LM's default)",
+       "intermediate size of one expert (an MLP like the dense one: gated "
+       "with `--swiglu`)"},
+      {"--moe-shared-expert-intermediate-size", Kind::kPositiveInteger, {},
+       "model.moe.shared_ffn", "0: no shared experts",
+       "intermediate size of the shared experts, which every token runs"},
+      {"--moe-layer-freq", Kind::kLayerPattern, {},
+       "model.moe.layer_pattern", "1: every block is MoE (`\"\"`)",
+       "an integer k: block i (from 0) is MoE iff i % k == 0; or a Python "
+       "list expression of one 0 (dense) or 1 (MoE) per block, as "
+       "Megatron-LM evaluates it: `[1,0,1,0]`, `[x]*n`, `+` and parentheses, "
+       "e.g. `([0]*3+[1]*58)`; it must have `--num-layers` elements; a "
+       "pattern of all 1s is `\"\"`"},
+      {"--moe-expert-capacity-factor", Kind::kNumber, {},
+       "model.moe.capacity_factor",
+       "1: tokens spread evenly (Megatron-LM's dropless routing)",
+       "tokens an expert takes over its even share, beyond which Megatron-LM "
+       "drops them: the busiest expert's load; below 0 dropless (1), from 0 "
+       "to 1 an error (tokens dropped even when routing is even), above "
+       "`--num-experts` / `--moe-router-topk` that ratio (a note)"},
+      {"--mtp-num-layers", Kind::kPositiveInteger, {}, "model.mtp_layers",
+       "0",
+       "multi-token prediction blocks (DeepSeek-V3) on the last stage, each "
+       "one more output-layer GEMM",
+       [](const Value& v, Spec* s) { s->model.mtp_layers = v.integer; }},
       {"--tensor-model-parallel-size", Kind::kPositiveInteger, {},
        "parallelism.tensor.degree", "1", "tensor-parallel degree t",
        [](const Value& v, Spec* s) {
@@ -147,10 +214,37 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "`1f1b` (`single_stage` when p = 1)",
        "layers per model chunk L: interleaved with v = `--num-layers` / p / L, "
        "which must divide evenly"},
+      {"--context-parallel-size", Kind::kPositiveInteger, {},
+       "parallelism.context.degree", "1",
+       "context-parallel degree cp: each sequence split over cp ranks (on "
+       "network tier 0 when t * cp ranks fit in it, otherwise on the last "
+       "tier)",
+       [](const Value& v, Spec* s) {
+         s->parallelism.context.degree = v.integer;
+       }},
+      {"--cp-comm-type", Kind::kChoicePerLayer,
+       {"p2p", "allgather", "a2a", "a2a+p2p"}, "parallelism.context.exchange",
+       "`p2p`: `ring`",
+       "`p2p`: `ring`, `allgather`: `all_gather`; `a2a` and `a2a+p2p` "
+       "(Ulysses all-to-all) are not modelled (an error); one type per layer "
+       "is accepted when all are the same; no effect with cp = 1 (a note)"},
+      {"--expert-model-parallel-size", Kind::kPositiveInteger, {},
+       "parallelism.expert.degree", "1",
+       "expert-parallel degree ep: each MoE block's experts split over ep "
+       "ranks, whose all-to-all runs on network tier 0 when ep * etp ranks "
+       "fit in it, otherwise on the last tier; needs `--num-experts`, as "
+       "Megatron-LM asserts",
+       [](const Value& v, Spec* s) {
+         s->parallelism.expert.degree = v.integer;
+       }},
+      {"--expert-tensor-parallel-size", Kind::kPositiveInteger, {},
+       "parallelism.expert.tensor_degree",
+       "0: t (Megatron-LM's default)",
+       "tensor-parallel degree etp of each expert's matrices"},
       {"--world-size", Kind::kPositiveInteger, {}, "parallelism.data.degree",
-       "t * p (data degree 1)",
-       "all ranks N (torchrun's `WORLD_SIZE`): data degree N / (t * p), which "
-       "must divide evenly"},
+       "t * cp * p (data degree 1)",
+       "all ranks N (torchrun's `WORLD_SIZE`): data degree N / (t * cp * p), "
+       "which must divide evenly"},
       {"--micro-batch-size", Kind::kPositiveInteger, {},
        "batch.microbatch_size", kMegatronRequired, "microbatch size",
        [](const Value& v, Spec* s) { s->batch.microbatch_size = v.integer; }},
@@ -186,12 +280,24 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "blocks per recomputed unit with `uniform`: only 1 (each block's input "
        "kept) is modelled; only with granularity `full`"},
       {"--use-distributed-optimizer", Kind::kSwitch, {},
-       "parallelism.data.sharding", "none",
-       "shards the optimizer state across the data-parallel ranks (no effect, "
-       "and a note, with one data-parallel rank)",
-       [](const Value& v, Spec* s) {
-         if (v.given) s->parallelism.data.sharding = ShardOptimizer{};
-       }},
+       "parallelism.data.sharding", "off: `none`",
+       "`optimizer` over all data-parallel ranks (ZeRO-1, group 0): shards "
+       "the optimizer state (no effect, and a note, with one data-parallel "
+       "rank)"},
+      {"--use-megatron-fsdp", Kind::kSwitch, {}, "parallelism.data.sharding",
+       "off",
+       "Megatron-FSDP: the sharding `--data-parallel-sharding-strategy` "
+       "says, over all data-parallel ranks (group 0), whether or not "
+       "`--use-distributed-optimizer` is given (no effect, and a note, with "
+       "one data-parallel rank)"},
+      {"--data-parallel-sharding-strategy", Kind::kChoice,
+       {"no_shard", "optim", "optim_grads", "optim_grads_params"},
+       "parallelism.data.sharding",
+       "`optim_grads_params` (Megatron-LM's default)",
+       "with `--use-megatron-fsdp`: `no_shard`: `none`, `optim`: `optimizer` "
+       "(ZeRO-1), `optim_grads`: `gradients` (ZeRO-2), `optim_grads_params`: "
+       "`parameters` (ZeRO-3); without it Megatron-LM ignores it (a note "
+       "says so)"},
       {"--overlap-grad-reduce", Kind::kSwitch, {}, "parallelism.data.overlap",
        "off",
        "overlaps the gradient reduction with the backward pass (no effect, "
@@ -201,7 +307,7 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "off",
        "overlaps the sharded optimizer's parameter all-gather too, as the "
        "model's data overlap does already; needs `--overlap-grad-reduce` and "
-       "`--use-distributed-optimizer`"},
+       "`--use-distributed-optimizer` or `--use-megatron-fsdp`"},
       {"--fp16", Kind::kSwitch, {}, "options.datatype",
        "off: `float32` unless `--bf16`", "`float16`; not with `--bf16`"},
       {"--bf16", Kind::kSwitch, {}, "options.datatype",
@@ -233,11 +339,21 @@ std::string MegatronFlagsMarkdown() {
       case Kind::kPositiveInteger:
         value = "positive integer";
         break;
+      case Kind::kNumber:
+        value = "number";
+        break;
       case Kind::kSwitch:
         value = "none (switch)";
         break;
       case Kind::kChoice:
         value = absl::StrCat("`", absl::StrJoin(flag.choices, "`, `"), "`");
+        break;
+      case Kind::kChoicePerLayer:
+        value = absl::StrCat("one or more of `",
+                             absl::StrJoin(flag.choices, "`, `"), "`");
+        break;
+      case Kind::kLayerPattern:
+        value = "positive integer or list expression";
         break;
     }
     absl::StrAppend(&out, "| `", flag.name, "` | ", cell(value), " | `",
@@ -433,6 +549,39 @@ void ParseOther(const MegatronCatalogueEntry& entry,
   parsed->SetOther(&entry, std::move(values));
 }
 
+// Reads the values of a kChoicePerLayer flag: each one of its choices, all
+// the same (the model has one value for every layer).
+void ParseChoicePerLayer(const MegatronFlag& info,
+                         const std::vector<std::string>& values,
+                         ParsedFlags* parsed, std::vector<FieldError>* errors) {
+  for (const std::string& v : values) {
+    if (std::find(info.choices.begin(), info.choices.end(), v) ==
+        info.choices.end()) {
+      errors->push_back({info.name,
+                         absl::StrCat(info.name, " must be one of ",
+                                      absl::StrJoin(info.choices, ", "),
+                                      " (got ", Quoted(v), ")"),
+                         ErrorCode::kUnknownChoice});
+      return;
+    }
+  }
+  for (const std::string& v : values) {
+    if (v != values[0]) {
+      errors->push_back(
+          {info.name,
+           absl::StrCat("unsupported Megatron-LM flag ", info.name, " ",
+                        Quoted(values[0]), " ... ", Quoted(v),
+                        ": one value per layer is modelled only when every "
+                        "layer has the same"),
+           ErrorCode::kUnsupported});
+      return;
+    }
+  }
+  Value choice;
+  choice.choice = values[0];
+  parsed->Set(info.name, std::move(choice));
+}
+
 // Splits `args` into flags and values, appending one error per problem.
 ParsedFlags ParseArgs(const std::vector<std::string>& args,
                       std::vector<FieldError>* errors) {
@@ -521,10 +670,55 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     if (!has_value) {
       if (i + 1 >= args.size() || !IsValueWord(args[i + 1])) {
         errors->push_back(
-            {flag, absl::StrCat(flag, " needs a value"), ErrorCode::kSyntax});
+            {flag,
+             absl::StrCat(flag, info->kind == Kind::kChoicePerLayer
+                                    ? " needs at least one value"
+                                    : " needs a value"),
+             ErrorCode::kSyntax});
         continue;
       }
       value = args[++i];
+    }
+    if (info->kind == Kind::kChoicePerLayer) {
+      // argparse's nargs='+': every value word up to the next flag.
+      std::vector<std::string> values = {value};
+      while (!has_value && i + 1 < args.size() && IsValueWord(args[i + 1])) {
+        values.push_back(args[++i]);
+      }
+      ParseChoicePerLayer(*info, values, &parsed, errors);
+      continue;
+    }
+    if (info->kind == Kind::kNumber) {
+      double number = 0;
+      if (!absl::SimpleAtod(value, &number) || !std::isfinite(number)) {
+        errors->push_back(
+            {flag,
+             absl::StrCat(flag, " needs a finite decimal number (got ",
+                          Quoted(value), ")"),
+             ErrorCode::kWrongType});
+        continue;
+      }
+      Value parsed_number;
+      parsed_number.number = number;
+      parsed.Set(flag, std::move(parsed_number));
+      continue;
+    }
+    if (info->kind == Kind::kLayerPattern &&
+        value.find('[') != std::string::npos) {
+      // Megatron-LM evaluates a value holding '[' as a list expression.
+      absl::StatusOr<std::string> pattern = ParseLayerPattern(value);
+      if (!pattern.ok()) {
+        errors->push_back({flag,
+                           absl::StrCat(flag, " ", Quoted(value),
+                                        " is not a list of 0s and 1s: ",
+                                        pattern.status().message()),
+                           ErrorCode::kInvalidValue});
+        continue;
+      }
+      Value list;
+      list.pattern = *std::move(pattern);
+      parsed.Set(flag, std::move(list));
+      continue;
     }
     if (info->kind == Kind::kChoice) {
       if (std::find(info->choices.begin(), info->choices.end(), value) !=
@@ -561,9 +755,13 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
     if (!number) {
       errors->push_back(
           {flag,
-           absl::StrCat(flag,
-                        " needs a positive integer that fits in 64 bits (",
-                        kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
+           absl::StrCat(
+               flag,
+               info->kind == Kind::kLayerPattern
+                   ? " needs a positive integer that fits in 64 bits "
+                     "or a Python list expression holding '[' ("
+                   : " needs a positive integer that fits in 64 bits (",
+               kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
            PositiveIntegerErrorCode(value)});
       continue;
     }
@@ -634,7 +832,11 @@ std::optional<Value> AbsentValue(const MegatronFlag& flag) {
   switch (flag.kind) {
     case Kind::kSwitch:
     case Kind::kChoice:
+    case Kind::kChoicePerLayer:
       return Value{};
+    case Kind::kNumber:
+    case Kind::kLayerPattern:
+      return std::nullopt;  // their rules say what holds without them
     case Kind::kPositiveInteger:
       if (const std::optional<int64_t> number =
               ParsePositiveInteger(flag.absent)) {
@@ -765,6 +967,156 @@ int64_t OutermostTier(const System& system) {
              : static_cast<int64_t>(system.networks.size()) - 1;
 }
 
+// A note that the given ones of `names` have no effect without `without`,
+// as in Megatron-LM.
+void NoteIdle(const ParsedFlags& flags, std::vector<const char*> names,
+              const std::string& without, std::vector<std::string>* notes) {
+  std::vector<std::string> idle;
+  for (const char* name : names) {
+    if (flags.Given(name)) idle.push_back(name);
+  }
+  if (idle.empty()) return;
+  notes->push_back(absl::StrCat(
+      absl::StrJoin(idle, " and "), idle.size() == 1 ? " has" : " have",
+      " no effect without ", without, ", as in Megatron-LM"));
+}
+
+// Multi-latent attention: its sizes, and the head size and key/value heads
+// it implies.
+void LatentAttentionRules(Conversion* c) {
+  const ParsedFlags& flags = c->flags;
+  TransformerModel& model = c->spec.model;
+  if (!flags.Switch("--multi-latent-attention")) {
+    NoteIdle(flags,
+             {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+              "--qk-pos-emb-head-dim", "--v-head-dim"},
+             "--multi-latent-attention", &c->notes);
+    return;
+  }
+  LatentAttention latent;
+  latent.q_lora_rank = flags.Integer("--q-lora-rank").value_or(0);
+  latent.kv_lora_rank = flags.Integer("--kv-lora-rank").value_or(32);
+  latent.qk_head_dim = flags.Integer("--qk-head-dim").value_or(128);
+  latent.qk_rope_head_dim = flags.Integer("--qk-pos-emb-head-dim").value_or(64);
+  latent.v_head_dim = flags.Integer("--v-head-dim").value_or(128);
+  const std::optional<int64_t> head =
+      CheckedAdd(latent.qk_head_dim, latent.qk_rope_head_dim);
+  if (!head) {
+    c->Error(
+        "model.attn_size", ErrorCode::kOutOfRange,
+        absl::StrCat("--qk-head-dim (", latent.qk_head_dim,
+                     ") + --qk-pos-emb-head-dim (", latent.qk_rope_head_dim,
+                     "), the size of a query/key head, overflows 64 "
+                     "bits"));
+  }
+  model.attn_size = head.value_or(0);
+  model.latent_attention = latent;
+  if (flags.Switch("--group-query-attention")) {
+    c->Error("model.kv_heads", ErrorCode::kInconsistent,
+             "--multi-latent-attention and --group-query-attention cannot both "
+             "be given: Megatron-LM asserts that grouped-query attention is "
+             "mutually exclusive with multi-latent attention");
+  }
+  model.kv_heads = model.attn_heads;
+  if (flags.Given("--kv-channels")) {
+    c->notes.push_back(
+        "--kv-channels has no effect with --multi-latent-attention, as in "
+        "Megatron-LM: a query/key head is --qk-head-dim + "
+        "--qk-pos-emb-head-dim (model.attn_size)");
+  }
+}
+
+// Mixture of experts: the experts, their routing and which blocks have them.
+void MixtureRules(Conversion* c) {
+  const ParsedFlags& flags = c->flags;
+  TransformerModel& model = c->spec.model;
+  const std::optional<int64_t> experts = flags.Integer("--num-experts");
+  if (!experts) {
+    if (!flags.Given("--num-experts")) {
+      NoteIdle(flags,
+               {"--moe-router-topk", "--moe-ffn-hidden-size",
+                "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
+                "--moe-expert-capacity-factor"},
+               "--num-experts", &c->notes);
+    }
+    return;
+  }
+  MixtureOfExperts moe;
+  moe.experts = *experts;
+  moe.topk = flags.Integer("--moe-router-topk").value_or(2);
+  moe.ffn = flags.Integer("--moe-ffn-hidden-size").value_or(model.feedforward);
+  moe.shared_ffn =
+      flags.Integer("--moe-shared-expert-intermediate-size").value_or(0);
+
+  // The blocks: every one, every k-th from the first, or a list.
+  const std::optional<int64_t> layers = flags.Integer("--num-layers");
+  if (const MegatronFlagValue* freq = flags.Find("--moe-layer-freq")) {
+    std::string pattern = freq->pattern;
+    if (freq->integer > 1 && layers) {
+      if (*layers > kMaxLayerPattern) {
+        c->Error("--moe-layer-freq", ErrorCode::kOutOfRange,
+                 absl::StrCat("--moe-layer-freq ", freq->integer,
+                              " with --num-layers ", *layers,
+                              ": a pattern of more than ", kMaxLayerPattern,
+                              " blocks is not modelled"));
+      } else {
+        for (int64_t i = 0; i < *layers; ++i) {
+          pattern.push_back(i % freq->integer == 0 ? '1' : '0');
+        }
+      }
+    } else if (freq->integer == 0 && layers &&
+               static_cast<int64_t>(pattern.size()) != *layers) {
+      c->Error("--moe-layer-freq", ErrorCode::kInconsistent,
+               absl::StrCat("--moe-layer-freq has ", pattern.size(),
+                            " elements but --num-layers is ", *layers,
+                            ": one 0 (dense) or 1 (MoE) per block"));
+      pattern.clear();
+    }
+    if (!pattern.empty() && pattern.find('1') == std::string::npos) {
+      c->Error("--moe-layer-freq", ErrorCode::kInconsistent,
+               "--moe-layer-freq has no MoE block (1): a dense model has no "
+               "--num-experts");
+    }
+    if (pattern.find('0') == std::string::npos) pattern.clear();
+    moe.layer_pattern = std::move(pattern);
+  }
+
+  // The busiest expert's load: Megatron-LM drops what is over capacity.
+  if (const MegatronFlagValue* capacity =
+          flags.Find("--moe-expert-capacity-factor")) {
+    const double factor = capacity->number;
+    // All tokens at one expert: experts / topk times its share (a topk
+    // above the experts is the checker's to report).
+    const bool routable = moe.topk <= moe.experts;
+    const double most =
+        static_cast<double>(moe.experts) / static_cast<double>(moe.topk);
+    if (factor < 0) {
+      c->notes.push_back(absl::StrCat(
+          "--moe-expert-capacity-factor ", FormatDouble(factor),
+          " is below 0, which Megatron-LM reads as no capacity (dropless "
+          "routing): model.moe.capacity_factor 1"));
+    } else if (factor < 1) {
+      c->Error(
+          "--moe-expert-capacity-factor", ErrorCode::kUnsupported,
+          absl::StrCat("--moe-expert-capacity-factor ", FormatDouble(factor),
+                       " drops tokens even when the routing is even, "
+                       "which the model cannot represent "
+                       "(model.moe.capacity_factor is at least 1)"));
+    } else if (routable && factor > most) {
+      c->notes.push_back(absl::StrCat(
+          "--moe-expert-capacity-factor ", FormatDouble(factor),
+          " exceeds --num-experts / --moe-router-topk (", FormatDouble(most),
+          "): no expert receives more than every token, so "
+          "model.moe.capacity_factor is ",
+          FormatDouble(most)));
+      moe.capacity_factor = most;
+    } else {
+      moe.capacity_factor = factor;
+    }
+  }
+  model.moe = std::move(moe);
+}
+
 // The model's derived defaults, its attention, biases and vocabulary.
 void ModelRules(Conversion* c) {
   const ParsedFlags& flags = c->flags;
@@ -794,7 +1146,9 @@ void ModelRules(Conversion* c) {
       model.feedforward = four_h.value_or(0);
     }
   }
-  if (!flags.Integer("--kv-channels") && hidden && heads) {
+  // Latent attention sizes its heads itself (LatentAttentionRules).
+  const bool latent = flags.Switch("--multi-latent-attention");
+  if (!flags.Integer("--kv-channels") && hidden && heads && !latent) {
     if (*hidden % *heads != 0) {
       c->Error(
           "model.attn_size", ErrorCode::kNotDivisible,
@@ -817,6 +1171,9 @@ void ModelRules(Conversion* c) {
         "as in Megatron-LM: multi-head attention (model.kv_heads = "
         "--num-attention-heads)");
   }
+
+  LatentAttentionRules(c);
+  MixtureRules(c);
 
   if (flags.Switch("--add-qkv-bias") && flags.Switch("--disable-bias-linear")) {
     c->Error("--add-qkv-bias", ErrorCode::kUnsupported,
@@ -855,6 +1212,83 @@ void ModelRules(Conversion* c) {
   }
 }
 
+// The tier of a group of `ranks` neighbouring ranks (Megatron-LM's rank
+// order puts tensor, context and expert ranks next to each other): tier 0
+// when they fit in it (and fill it evenly if it must be filled), otherwise
+// the last tier.
+int64_t TierOfNeighbours(const System& system, std::optional<int64_t> ranks) {
+  if (system.networks.empty()) return 0;
+  const NetworkTier& first = system.networks.front();
+  const bool fits = ranks && *ranks <= first.size &&
+                    (!first.must_be_filled || first.size % *ranks == 0);
+  return fits ? 0 : OutermostTier(system);
+}
+
+// Megatron-FSDP's --data-parallel-sharding-strategy as a sharding over all
+// data-parallel ranks.
+DataSharding ShardingOfStrategy(const std::string& strategy) {
+  if (strategy == "optim") return ShardOptimizer{};
+  if (strategy == "optim_grads") return ShardGradients{};
+  if (strategy == "optim_grads_params") return ShardParameters{};
+  return NoSharding{};
+}
+
+// Context parallelism: how the ranks exchange keys and values, and where.
+void ContextRules(const System& system, Conversion* c) {
+  ContextParallel& context = c->spec.parallelism.context;
+  const std::string exchange =
+      c->flags.Choice("--cp-comm-type").value_or("p2p");
+  context.exchange = exchange == "allgather" ? ContextExchange::kAllGather
+                                             : ContextExchange::kRing;
+  if (exchange == "a2a" || exchange == "a2a+p2p") {
+    c->Error(
+        "--cp-comm-type", ErrorCode::kUnsupported,
+        absl::StrCat("unsupported Megatron-LM flag --cp-comm-type ", exchange,
+                     ": all-to-all (Ulysses) context parallelism is not "
+                     "modelled (parallelism.context.exchange is ring, "
+                     "p2p, or all_gather, allgather)"));
+  }
+  if (context.degree == 1) {
+    // Nothing to exchange: the spec keeps its defaults.
+    if (c->flags.Given("--cp-comm-type")) {
+      c->notes.push_back(
+          "--cp-comm-type has no effect with one context-parallel rank");
+    }
+    context = ContextParallel{};
+    return;
+  }
+  context.network_tier = TierOfNeighbours(
+      system, CheckedMul(c->spec.parallelism.tensor.degree, context.degree));
+}
+
+// Expert parallelism: needs experts; its tensor degree and its tier.
+void ExpertRules(const System& system, Conversion* c) {
+  ExpertParallel& expert = c->spec.parallelism.expert;
+  const ParsedFlags& flags = c->flags;
+  expert.tensor_degree = 0;
+  if (!c->spec.model.moe.has_value()) {
+    if (expert.degree > 1 && !flags.Given("--num-experts")) {
+      c->Error("--expert-model-parallel-size", ErrorCode::kInconsistent,
+               absl::StrCat("--expert-model-parallel-size (", expert.degree,
+                            ") needs --num-experts, as Megatron-LM asserts"));
+    }
+    if (!flags.Given("--num-experts")) {
+      NoteIdle(flags, {"--expert-tensor-parallel-size"}, "--num-experts",
+               &c->notes);
+    }
+  } else {
+    expert.tensor_degree =
+        flags.Integer("--expert-tensor-parallel-size").value_or(0);
+  }
+  // One expert-parallel rank has no all-to-all: tier 0, the default.
+  const int64_t t = c->spec.parallelism.tensor.degree;
+  expert.network_tier =
+      expert.degree == 1
+          ? 0
+          : TierOfNeighbours(system, CheckedMul(expert.degree,
+                                                ExpertTensorDegree(expert, t)));
+}
+
 // The data degree, the schedule, recompute, TP communication and the knobs
 // Megatron-LM has no flag for.
 void ParallelismRules(const System& system, Conversion* c) {
@@ -863,15 +1297,22 @@ void ParallelismRules(const System& system, Conversion* c) {
   const int64_t t = parallelism.tensor.degree;
   const int64_t p = parallelism.pipeline.degree;
 
+  const int64_t cp = parallelism.context.degree;
+
   int64_t d = 1;
   if (std::optional<int64_t> world = flags.Integer("--world-size")) {
-    const std::optional<int64_t> model_parallel = CheckedMul(t, p);
+    const std::optional<int64_t> model_parallel = CheckedProduct({t, cp, p});
     if (!model_parallel || *world % *model_parallel != 0) {
       c->Error("--world-size", ErrorCode::kNotDivisible,
-               absl::StrCat("--world-size (", *world,
-                            ") must be divisible by "
-                            "--tensor-model-parallel-size (",
-                            t, ") * --pipeline-model-parallel-size (", p, ")"));
+               absl::StrCat(
+                   "--world-size (", *world,
+                   ") must be divisible by "
+                   "--tensor-model-parallel-size (",
+                   t, ") * ",
+                   flags.Given("--context-parallel-size")
+                       ? absl::StrCat("--context-parallel-size (", cp, ") * ")
+                       : "",
+                   "--pipeline-model-parallel-size (", p, ")"));
     } else {
       d = *world / *model_parallel;
     }
@@ -988,33 +1429,51 @@ void ParallelismRules(const System& system, Conversion* c) {
     }
   }
 
+  ContextRules(system, c);
+  ExpertRules(system, c);
+
   // Data parallelism: with one rank there is nothing to shard or overlap.
+  const bool fsdp = flags.Switch("--use-megatron-fsdp");
   if (flags.Switch("--overlap-param-gather")) {
     if (!flags.Switch("--overlap-grad-reduce")) {
       c->Error("--overlap-param-gather", ErrorCode::kInconsistent,
                "--overlap-param-gather needs --overlap-grad-reduce, as "
                "Megatron-LM asserts");
     }
-    if (!flags.Switch("--use-distributed-optimizer")) {
+    if (!flags.Switch("--use-distributed-optimizer") && !fsdp) {
       c->Error("--overlap-param-gather", ErrorCode::kInconsistent,
-               "--overlap-param-gather needs --use-distributed-optimizer, as "
-               "Megatron-LM asserts");
+               "--overlap-param-gather needs --use-distributed-optimizer or "
+               "--use-megatron-fsdp, as Megatron-LM asserts");
     }
   }
   parallelism.data.degree = d;
   parallelism.data.network_tier = OutermostTier(system);
+  parallelism.data.sharding = NoSharding{};
+  if (fsdp) {
+    parallelism.data.sharding =
+        ShardingOfStrategy(flags.Choice("--data-parallel-sharding-strategy")
+                               .value_or("optim_grads_params"));
+  } else if (flags.Switch("--use-distributed-optimizer")) {
+    parallelism.data.sharding = ShardOptimizer{};
+  }
+  if (!fsdp) {
+    NoteIdle(flags, {"--data-parallel-sharding-strategy"},
+             "--use-megatron-fsdp", &c->notes);
+  }
   if (d == 1) {
     std::vector<std::string> idle;
     for (const char* name :
-         {"--use-distributed-optimizer", "--overlap-grad-reduce",
-          "--overlap-param-gather"}) {
+         {"--use-distributed-optimizer", "--use-megatron-fsdp",
+          "--overlap-grad-reduce", "--overlap-param-gather"}) {
       if (flags.Switch(name)) idle.push_back(name);
     }
     if (!idle.empty()) {
       c->notes.push_back(absl::StrCat(
           absl::StrJoin(idle, " and "), idle.size() == 1 ? " has" : " have",
           " no effect with one data-parallel rank (--world-size = "
-          "--tensor-model-parallel-size * --pipeline-model-parallel-size)"));
+          "--tensor-model-parallel-size * ",
+          cp > 1 ? "--context-parallel-size * " : "",
+          "--pipeline-model-parallel-size)"));
     }
     parallelism.data.sharding = NoSharding{};
     parallelism.data.overlap = false;

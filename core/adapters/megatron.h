@@ -13,12 +13,13 @@
 //     missing flag, the conversion to the spec and the adapter's
 //     documentation (MegatronFlagsMarkdown(), the table in
 //     core/adapters/README.md) all come from it;
-//   * ignored (the learning rate, data files, logging, checkpointing, ...):
-//     accepted, and listed once in a note, by category;
-//   * unmodelled (mixture of experts, context parallelism, FP8, ...): an
-//     error naming the flag and why, unless its value is Megatron-LM's
-//     default (e.g. --context-parallel-size 1), which changes nothing and is
-//     listed with the ignored ones.
+//   * ignored (the learning rate, data files, logging, checkpointing, MoE
+//     routing and dispatch details, ...): accepted, and listed once in a
+//     note, by category;
+//   * unmodelled (FP8, MoE latent projections, custom pipeline layouts,
+//     ...): an error naming the flag and why, unless its value is
+//     Megatron-LM's default (e.g. --wgrad-deferral-limit 0), which changes
+//     nothing and is listed with the ignored ones.
 // A flag Megatron-LM does not have, or a positional argument, is an error
 // (suggesting the closest flag when one is close).
 //
@@ -33,7 +34,12 @@
 //     query attention is model.kv_heads); options.fused_activation false; no
 //     offload.
 //   * network tiers: tensor on tier 0 (the fastest, e.g. NVLink); pipeline and
-//     data on the system's last tier (e.g. InfiniBand).
+//     data on the system's last tier (e.g. InfiniBand); context on tier 0
+//     when its t * cp ranks fit in it (and divide it if it must be filled),
+//     as Megatron-LM's rank order puts them next to the tensor ranks,
+//     otherwise on the last tier; the expert all-to-all likewise for its
+//     ep * etp ranks. With one context- or expert-parallel rank their fields
+//     keep the spec's defaults (ring exchange, tier 0).
 //   * parallelism.pipeline.stage_layout even: Megatron-LM requires
 //     num_layers % pipeline size == 0; the checker reports a remainder.
 //   * model.name is empty.
@@ -44,7 +50,10 @@
 // Notes: one line each, things the user should know that are not errors: the
 // ignored flags, the missing vocabulary, a flag that has no effect on this
 // mapping (--sequence-parallel with t = 1, --use-distributed-optimizer with
-// one data-parallel rank, ...).
+// one data-parallel rank, MoE flags without --num-experts, latent-attention
+// sizes without --multi-latent-attention, --data-parallel-sharding-strategy
+// without --use-megatron-fsdp, ...), a capacity factor read as Megatron-LM
+// reads it (below 0: dropless; above experts / topk: that ratio).
 //
 // Errors are FieldErrors (core/base/field_errors.h), one line each: the field
 // is the flag a problem concerns ("--tensor-model-parallel-size", also for an
@@ -87,8 +96,15 @@ absl::StatusOr<MappingSpec> FromMegatronArgs(
 
 enum class MegatronFlagKind {
   kPositiveInteger,  // "--flag N", N as ParsePositiveInteger accepts it
+  kNumber,           // "--flag X", X a finite decimal number (Python float)
   kChoice,           // "--flag WORD", WORD one of MegatronFlag::choices
-  kSwitch,           // "--flag" alone (argparse store_true)
+  // "--flag WORD...": one or more of MegatronFlag::choices (argparse's
+  // nargs='+', one per layer), all the same word.
+  kChoicePerLayer,
+  // "--flag k" (k a positive integer: block i matches iff i % k == 0) or
+  // "--flag EXPR", a Python list of 0s and 1s (layer_pattern.h).
+  kLayerPattern,
+  kSwitch,  // "--flag" alone (argparse store_true)
 };
 
 // The `absent` of a flag that must be given.
@@ -97,8 +113,12 @@ inline constexpr char kMegatronRequired[] = "required";
 // The value one flag has on a command line, or without it.
 struct MegatronFlagValue {
   bool given = false;   // on the command line (a switch: on)
-  int64_t integer = 0;  // kPositiveInteger: the number (or the default)
-  std::string choice;   // kChoice: one of the choices ("" when absent)
+  int64_t integer = 0;  // kPositiveInteger: the number (or the default);
+                        // kLayerPattern: k, or 0 for a list
+  double number = 0;    // kNumber
+  std::string choice;   // kChoice, kChoicePerLayer: one of the choices ("" when
+                        // absent)
+  std::string pattern;  // kLayerPattern: the list, one '0' or '1' per block
 };
 
 // One accepted flag.

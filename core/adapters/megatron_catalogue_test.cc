@@ -49,6 +49,8 @@ TEST(MegatronCatalogue, IsSortedCompleteAndClassified) {
   EXPECT_EQ(FindMegatronCatalogueEntry("--lr")->flag_class,
             MegatronFlagClass::kIgnored);
   EXPECT_EQ(FindMegatronCatalogueEntry("--num-experts")->flag_class,
+            MegatronFlagClass::kModelled);
+  EXPECT_EQ(FindMegatronCatalogueEntry("--moe-latent-size")->flag_class,
             MegatronFlagClass::kUnmodelled);
   EXPECT_EQ(FindMegatronCatalogueEntry("--rampup-batch-size")->arity.min, 3);
 }
@@ -77,9 +79,23 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
         EXPECT_EQ(entry->arity.max, 0);
         break;
       case MegatronFlagKind::kPositiveInteger:
+      case MegatronFlagKind::kNumber:
+      case MegatronFlagKind::kLayerPattern:
+        // One value, of argparse's type int, float or Megatron-LM's
+        // moe_freq_type.
         EXPECT_EQ(entry->arity.min, 1);
         EXPECT_EQ(entry->arity.max, 1);
-        EXPECT_EQ(absl::string_view(entry->value_type), "int");
+        EXPECT_EQ(absl::string_view(entry->value_type),
+                  flag.kind == MegatronFlagKind::kPositiveInteger ? "int"
+                  : flag.kind == MegatronFlagKind::kNumber        ? "float"
+                                                           : "moe_freq_type");
+        break;
+      case MegatronFlagKind::kChoicePerLayer:
+        // argparse's nargs='+' of any str: Megatron-LM checks the words later.
+        EXPECT_EQ(entry->arity.min, 1);
+        EXPECT_EQ(entry->arity.max, kMegatronUnbounded);
+        EXPECT_EQ(absl::string_view(entry->value_type), "str");
+        EXPECT_EQ(absl::string_view(entry->choices), "");
         break;
       case MegatronFlagKind::kChoice: {
         EXPECT_EQ(entry->arity.min, 1);

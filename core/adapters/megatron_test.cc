@@ -229,7 +229,8 @@ TEST(Megatron, DataParallelKnobs) {
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(s.parallelism.data.degree, 8);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
@@ -347,14 +348,14 @@ TEST(Megatron, IntegersAreStrict) {
   const std::string model =
       "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
       "--micro-batch-size 1 ";
-  for (const std::string value :
-       {"+2048", "02048", "2048.0", "2e3", "-2048", "0", "0x800",
-        "9223372036854775808"}) {
+  for (const std::string value : {"+2048", "02048", "2048.0", "2e3", "-2048",
+                                  "0", "0x800", "9223372036854775808"}) {
     EXPECT_EQ(Errors(model + "--seq-length=" + value),
               std::vector<std::string>{
                   "--seq-length needs a positive integer that fits in 64 "
                   "bits (digits only, no sign, spaces or leading zeros; got "
-                  "\"" + value + "\")"})
+                  "\"" +
+                  value + "\")"})
         << value;
   }
   // A space inside the value (one argv word, e.g. from a quoted shell word).
@@ -393,7 +394,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 35u);
+  EXPECT_EQ(MegatronFlagNames().size(), 54u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -444,10 +445,9 @@ TEST(Megatron, ErrorsNameTheirFlagOrSpecField) {
             (std::vector<std::string>{"model.feedforward",
                                       "batch.global_batch_size"}));
   EXPECT_EQ(Fields("--hidden-size 1 --" + std::string(60, 'x')),
-            (std::vector<std::string>{
-                "\"--" + std::string(30, 'x') + "\"...", "--num-layers",
-                "--num-attention-heads", "--seq-length",
-                "--micro-batch-size"}));
+            (std::vector<std::string>{"\"--" + std::string(30, 'x') + "\"...",
+                                      "--num-layers", "--num-attention-heads",
+                                      "--seq-length", "--micro-batch-size"}));
 }
 
 TEST(Megatron, ErrorsCarryTheirCode) {
@@ -595,7 +595,7 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
   const std::string line =
       std::string(kModel) +
       "--lr 1e-4 --data-path x --min-lr 1e-5 --log-interval 10 "
-      "--context-parallel-size 1 --lr 2e-4";
+      "--wgrad-deferral-limit 0 --lr 2e-4";
   EXPECT_EQ(Errors(line), std::vector<std::string>{});
   EXPECT_EQ(Notes(line),
             std::vector<std::string>{
@@ -603,7 +603,7 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
                 "modelled: --lr --min-lr (learning rate and optimizer "
                 "hyperparameters); --data-path (data, tokenizer and "
                 "dataloader); --log-interval (logging, profiling and "
-                "debugging); --context-parallel-size (given at Megatron-LM's "
+                "debugging); --wgrad-deferral-limit (given at Megatron-LM's "
                 "default value)"});
   EXPECT_EQ(Notes(std::string(kModel) + "--lr 1"),
             std::vector<std::string>{
@@ -616,41 +616,40 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
 TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   EXPECT_EQ(
       Errors(std::string(kModel) +
-             "--num-experts 8 --context-parallel-size 2 --fp8-param-gather "
+             "--moe-latent-size 8 --wgrad-deferral-limit 2 --fp8-param-gather "
              "--moe-router-topk 2 --expert-model-parallel-size 1 "
              "--recompute-modules core_attn --cp-comm-type p2p "
              "--optimizer adam --init-method-std 0.02 --distributed-backend "
-             "gloo --num-experts 4"),
+             "gloo --moe-latent-size 4"),
       (std::vector<std::string>{
-          "unsupported Megatron-LM flag --num-experts \"4\": "
-          "mixture-of-experts "
-          "layers are not modelled",
-          "unsupported Megatron-LM flag --context-parallel-size \"2\": context "
-          "parallelism is not modelled; only Megatron-LM's default, 1, is "
-          "accepted",
+          "unsupported Megatron-LM flag --moe-latent-size \"4\": MoE latent "
+          "projections (routed experts on a smaller latent) are not modelled",
+          "unsupported Megatron-LM flag --wgrad-deferral-limit \"2\": "
+          "deferring weight-gradient GEMMs into the pipeline flush is not "
+          "modelled; only Megatron-LM's default, 0, is accepted",
           "unsupported Megatron-LM flag --fp8-param-gather: FP8/FP4 training "
           "is not modelled (the datatype comes from --fp16 or --bf16)",
           "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
           "network rates are NCCL's; only Megatron-LM's default, nccl, is "
           "accepted",
       }));
-  EXPECT_EQ(Fields(std::string(kModel) + "--num-experts 8 --fp8-format e4m3"),
-            (std::vector<std::string>{"--num-experts", "--fp8-format"}));
+  EXPECT_EQ(
+      Fields(std::string(kModel) + "--moe-latent-size 8 --fp8-format e4m3"),
+      (std::vector<std::string>{"--moe-latent-size", "--fp8-format"}));
   // At their defaults they change nothing.
   const std::string defaults =
       std::string(kModel) +
-      "--moe-router-topk 2 --expert-model-parallel-size 1 "
-      "--recompute-modules core_attn --cp-comm-type p2p --optimizer adam "
+      "--moe-paged-stash-page-size 64 --wgrad-deferral-limit 0 "
+      "--recompute-modules core_attn --optimizer adam "
       "--distributed-backend nccl --attention-backend auto";
   EXPECT_EQ(Errors(defaults), std::vector<std::string>{});
   EXPECT_EQ(Notes(defaults),
             std::vector<std::string>{
-                "ignored 7 Megatron-LM flags that do not change what is "
-                "modelled: --moe-router-topk --expert-model-parallel-size "
-                "--recompute-modules --cp-comm-type --optimizer "
-                "--distributed-backend (given at Megatron-LM's default "
-                "value); --attention-backend (kernel backends, fusions and "
-                "CUDA graphs)"});
+                "ignored 6 Megatron-LM flags that do not change what is "
+                "modelled: --moe-paged-stash-page-size --wgrad-deferral-limit "
+                "--recompute-modules --optimizer --distributed-backend (given "
+                "at Megatron-LM's default value); --attention-backend (kernel "
+                "backends, fusions and CUDA graphs)"});
 }
 
 TEST(MegatronClasses, UnknownFlagsAreOneLineEachAndSkipTheirValues) {
@@ -887,10 +886,12 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
                             "--overlap-param-gather";
   const TransformerTrainingMappingSpec sharded =
       Import(knobs + " --world-size 8");
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(sharded.parallelism.data.sharding));
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(
+      sharded.parallelism.data.sharding));
   EXPECT_TRUE(sharded.parallelism.data.overlap);
   const TransformerTrainingMappingSpec one = Import(knobs);
-  EXPECT_TRUE(std::holds_alternative<NoSharding>(one.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<NoSharding>(one.parallelism.data.sharding));
   EXPECT_FALSE(one.parallelism.data.overlap);
   EXPECT_EQ(Notes(knobs),
             std::vector<std::string>{
@@ -902,12 +903,339 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
             (std::vector<std::string>{
                 "--overlap-param-gather needs --overlap-grad-reduce, as "
                 "Megatron-LM asserts",
-                "--overlap-param-gather needs --use-distributed-optimizer, as "
-                "Megatron-LM asserts"}));
+                "--overlap-param-gather needs --use-distributed-optimizer or "
+                "--use-megatron-fsdp, as Megatron-LM asserts"}));
   EXPECT_EQ(Notes(std::string(kModel) + "--sequence-parallel"),
             std::vector<std::string>{
                 "--sequence-parallel has no effect with one tensor-parallel "
                 "rank, as in Megatron-LM"});
+}
+
+//----- Mixtures of experts, latent attention, multi-token prediction
+//------------
+
+TEST(MegatronMixture, ExpertsAndTheirDefaults) {
+  const TransformerTrainingMappingSpec dense = Import(kModel);
+  EXPECT_FALSE(dense.model.moe.has_value());
+  // Megatron-LM's defaults: top-2, experts of --ffn-hidden-size (4h here),
+  // no shared experts, every block MoE, dropless routing.
+  const TransformerTrainingMappingSpec s =
+      Import(std::string(kModel) + "--num-experts 8");
+  ASSERT_TRUE(s.model.moe.has_value());
+  EXPECT_EQ(s.model.moe->experts, 8);
+  EXPECT_EQ(s.model.moe->topk, 2);
+  EXPECT_EQ(s.model.moe->ffn, 4096);
+  EXPECT_EQ(s.model.moe->shared_ffn, 0);
+  EXPECT_EQ(s.model.moe->layer_pattern, "");
+  EXPECT_EQ(s.model.moe->capacity_factor, 1);
+  EXPECT_EQ(s.model.feedforward, 4096);
+  const TransformerTrainingMappingSpec given = Import(
+      std::string(kModel) +
+      "--num-experts 64 --moe-router-topk 6 --moe-ffn-hidden-size 1408 "
+      "--moe-shared-expert-intermediate-size 2816 --ffn-hidden-size 10944");
+  ASSERT_TRUE(given.model.moe.has_value());
+  EXPECT_EQ(given.model.moe->experts, 64);
+  EXPECT_EQ(given.model.moe->topk, 6);
+  EXPECT_EQ(given.model.moe->ffn, 1408);
+  EXPECT_EQ(given.model.moe->shared_ffn, 2816);
+  EXPECT_EQ(given.model.feedforward, 10944);
+  // Without --num-experts Megatron-LM ignores the other MoE flags.
+  const std::string idle = std::string(kModel) +
+                           "--moe-router-topk 4 --moe-layer-freq 2 "
+                           "--expert-tensor-parallel-size 2";
+  EXPECT_FALSE(Import(idle).model.moe.has_value());
+  EXPECT_EQ(Notes(idle),
+            (std::vector<std::string>{
+                "--moe-router-topk and --moe-layer-freq have no effect "
+                "without --num-experts, as in Megatron-LM",
+                "--expert-tensor-parallel-size has no effect without "
+                "--num-experts, as in Megatron-LM"}));
+}
+
+TEST(MegatronMixture, LayerFrequencyIsAnIntegerOrAList) {
+  const auto pattern = [](const std::string& freq) {
+    const TransformerTrainingMappingSpec s = Import(
+        std::string(kModel) + "--num-experts 8 --moe-layer-freq " + freq);
+    return s.model.moe.has_value() ? s.model.moe->layer_pattern : "(dense)";
+  };
+  // An integer k: block i is MoE iff i % k == 0; 1 is every block.
+  EXPECT_EQ(pattern("1"), "");
+  EXPECT_EQ(pattern("2"), "101010101010101010101010");
+  EXPECT_EQ(pattern("5"), "100001000010000100001000");
+  EXPECT_EQ(pattern("100"), "1" + std::string(23, '0'));
+  // A list expression, as Megatron-LM evaluates it; all 1s is every block.
+  EXPECT_EQ(pattern("([0]*3+[1]*21)"), "000" + std::string(21, '1'));
+  EXPECT_EQ(pattern("[1]*24"), "");
+  EXPECT_EQ(pattern("([1]*3+[0])*6"), "111011101110111011101110");
+  const std::string moe = std::string(kModel) + "--num-experts 8 ";
+  EXPECT_EQ(Errors(moe + "--moe-layer-freq ([0]*3+[1]*20)"),
+            std::vector<std::string>{
+                "--moe-layer-freq has 23 elements but --num-layers is 24: "
+                "one 0 (dense) or 1 (MoE) per block"});
+  EXPECT_EQ(Errors(moe + "--moe-layer-freq [0]*24"),
+            std::vector<std::string>{
+                "--moe-layer-freq has no MoE block (1): a dense model has no "
+                "--num-experts"});
+  EXPECT_EQ(Errors(moe + "--moe-layer-freq ([0]*3+[2]*21)"),
+            std::vector<std::string>{
+                "--moe-layer-freq \"([0]*3+[2]*21)\" is not a list of 0s and "
+                "1s: at character 9: a pattern holds 0 (dense) or 1 (MoE), "
+                "not 2"});
+  EXPECT_EQ(Errors(moe + "--moe-layer-freq=[__import__('os')]"),
+            std::vector<std::string>{
+                "--moe-layer-freq \"[__import__('os')]\" is not a list of 0s "
+                "and 1s: at character 2: \"_\" is not allowed: Megatron-LM's "
+                "patterns hold only digits and , [ ] ( ) + *"});
+  EXPECT_EQ(Errors(moe + "--moe-layer-freq 0"),
+            std::vector<std::string>{
+                "--moe-layer-freq needs a positive integer that fits in 64 "
+                "bits or a Python list expression holding '[' (digits only, "
+                "no sign, spaces or leading zeros; got \"0\")"});
+  EXPECT_EQ(Fields(moe + "--moe-layer-freq x"),
+            std::vector<std::string>{"--moe-layer-freq"});
+  EXPECT_EQ(Codes(moe + "--moe-layer-freq [2]"),
+            std::vector<ErrorCode>{ErrorCode::kInvalidValue});
+  // A pattern of an integer is built for at most 2^20 blocks.
+  EXPECT_EQ(Errors("--num-layers 2000000 --hidden-size 1024 "
+                   "--num-attention-heads 16 --seq-length 1024 "
+                   "--micro-batch-size 2 --num-experts 8 --moe-layer-freq 2"),
+            std::vector<std::string>{
+                "--moe-layer-freq 2 with --num-layers 2000000: a pattern of "
+                "more than 1048576 blocks is not modelled"});
+}
+
+TEST(MegatronMixture, CapacityFactorIsTheBusiestExpertsLoad) {
+  const std::string moe =
+      std::string(kModel) + "--num-experts 8 --moe-router-topk 2 ";
+  const auto factor = [&](const std::string& value) {
+    const TransformerTrainingMappingSpec s =
+        Import(moe + "--moe-expert-capacity-factor " + value);
+    return s.model.moe.has_value() ? s.model.moe->capacity_factor : -1;
+  };
+  EXPECT_EQ(factor("1.25"), 1.25);
+  EXPECT_EQ(factor("1"), 1);
+  EXPECT_EQ(factor("4"), 4);
+  // Megatron-LM reads a negative factor as none (dropless); above experts /
+  // topk no expert can take more than every token.
+  EXPECT_EQ(factor("-1"), 1);
+  EXPECT_EQ(factor("6.5"), 4);
+  EXPECT_EQ(Notes(moe + "--moe-expert-capacity-factor -1"),
+            std::vector<std::string>{
+                "--moe-expert-capacity-factor -1 is below 0, which "
+                "Megatron-LM reads as no capacity (dropless routing): "
+                "model.moe.capacity_factor 1"});
+  EXPECT_EQ(Notes(moe + "--moe-expert-capacity-factor 6.5"),
+            std::vector<std::string>{
+                "--moe-expert-capacity-factor 6.5 exceeds --num-experts / "
+                "--moe-router-topk (4): no expert receives more than every "
+                "token, so model.moe.capacity_factor is 4"});
+  EXPECT_EQ(Errors(moe + "--moe-expert-capacity-factor 0.5"),
+            std::vector<std::string>{
+                "--moe-expert-capacity-factor 0.5 drops tokens even when the "
+                "routing is even, which the model cannot represent "
+                "(model.moe.capacity_factor is at least 1)"});
+  EXPECT_EQ(Errors(moe + "--moe-expert-capacity-factor nan"),
+            std::vector<std::string>{
+                "--moe-expert-capacity-factor needs a finite decimal number "
+                "(got \"nan\")"});
+  EXPECT_EQ(Codes(moe + "--moe-expert-capacity-factor x1"),
+            std::vector<ErrorCode>{ErrorCode::kWrongType});
+}
+
+TEST(MegatronLatentAttention, SizesHeadsAndDefaults) {
+  // Megatron-LM's defaults: no query latent, kv 32, heads of 128 + 64 for
+  // queries and keys and 128 for values.
+  const TransformerTrainingMappingSpec s =
+      Import(std::string(kModel) + "--multi-latent-attention");
+  ASSERT_TRUE(s.model.latent_attention.has_value());
+  EXPECT_EQ(s.model.latent_attention->q_lora_rank, 0);
+  EXPECT_EQ(s.model.latent_attention->kv_lora_rank, 32);
+  EXPECT_EQ(s.model.latent_attention->qk_head_dim, 128);
+  EXPECT_EQ(s.model.latent_attention->qk_rope_head_dim, 64);
+  EXPECT_EQ(s.model.latent_attention->v_head_dim, 128);
+  EXPECT_EQ(s.model.attn_size, 192);
+  EXPECT_EQ(s.model.kv_heads, 16);
+  // DeepSeek-V3's attention: hidden / heads (56) is not the head size.
+  const TransformerTrainingMappingSpec v3 = Import(
+      "--num-layers 4 --hidden-size 7168 --num-attention-heads 128 "
+      "--seq-length 4096 --micro-batch-size 1 --multi-latent-attention "
+      "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 "
+      "--qk-pos-emb-head-dim 64 --v-head-dim 128 --kv-channels 56");
+  ASSERT_TRUE(v3.model.latent_attention.has_value());
+  EXPECT_EQ(v3.model.latent_attention->q_lora_rank, 1536);
+  EXPECT_EQ(v3.model.latent_attention->kv_lora_rank, 512);
+  EXPECT_EQ(v3.model.attn_size, 192);
+  EXPECT_EQ(v3.model.kv_heads, 128);
+  EXPECT_EQ(Notes("--num-layers 4 --hidden-size 7168 --num-attention-heads "
+                  "128 --seq-length 4096 --micro-batch-size 1 "
+                  "--multi-latent-attention --kv-channels 56")
+                .front(),
+            "--kv-channels has no effect with --multi-latent-attention, as in "
+            "Megatron-LM: a query/key head is --qk-head-dim + "
+            "--qk-pos-emb-head-dim (model.attn_size)");
+  // The head size needs no hidden / heads with latent attention.
+  EXPECT_EQ(Errors("--num-layers 4 --hidden-size 100 --num-attention-heads 3 "
+                   "--seq-length 64 --micro-batch-size 1 "
+                   "--multi-latent-attention"),
+            std::vector<std::string>{});
+  // Megatron-LM asserts that latent attention has no query groups.
+  EXPECT_EQ(Errors(std::string(kModel) + "--multi-latent-attention "
+                                         "--group-query-attention "
+                                         "--num-query-groups 4"),
+            std::vector<std::string>{
+                "--multi-latent-attention and --group-query-attention cannot "
+                "both be given: Megatron-LM asserts that grouped-query "
+                "attention is mutually exclusive with multi-latent "
+                "attention"});
+  EXPECT_EQ(Fields(std::string(kModel) +
+                   "--multi-latent-attention --group-query-attention"),
+            std::vector<std::string>{"model.kv_heads"});
+  // Without --multi-latent-attention its sizes change nothing.
+  const std::string idle =
+      std::string(kModel) + "--q-lora-rank 64 --v-head-dim 64";
+  EXPECT_FALSE(Import(idle).model.latent_attention.has_value());
+  EXPECT_EQ(Notes(idle), std::vector<std::string>{
+                             "--q-lora-rank and --v-head-dim have no effect "
+                             "without --multi-latent-attention, as in "
+                             "Megatron-LM"});
+}
+
+TEST(MegatronMultiTokenPrediction, Layers) {
+  EXPECT_EQ(Import(kModel).model.mtp_layers, 0);
+  EXPECT_EQ(Import(std::string(kModel) + "--mtp-num-layers 2").model.mtp_layers,
+            2);
+}
+
+//----- Context and expert parallelism, data-parallel sharding
+//-------------------
+
+TEST(MegatronParallelism, ContextParallelism) {
+  const TransformerTrainingMappingSpec s =
+      Import(std::string(kModel) +
+             "--context-parallel-size 2 --tensor-model-parallel-size 2 "
+             "--world-size 16");
+  EXPECT_EQ(s.parallelism.context.degree, 2);
+  EXPECT_EQ(s.parallelism.context.exchange, ContextExchange::kRing);
+  // t * cp = 4 ranks fit in (and divide) the NVLink tier of 8.
+  EXPECT_EQ(s.parallelism.context.network_tier, 0);
+  EXPECT_EQ(s.parallelism.data.degree, 4);
+  EXPECT_EQ(s.batch.global_batch_size, 8);
+  EXPECT_EQ(
+      Import(std::string(kModel) + "--context-parallel-size 16 --world-size 16")
+          .parallelism.context.network_tier,
+      1);
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--context-parallel-size 2 --cp-comm-type allgather")
+                .parallelism.context.exchange,
+            ContextExchange::kAllGather);
+  // One type per layer, all the same, is one type.
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--context-parallel-size 2 --cp-comm-type allgather "
+                   "allgather allgather")
+                .parallelism.context.exchange,
+            ContextExchange::kAllGather);
+  EXPECT_EQ(
+      Errors(std::string(kModel) +
+             "--context-parallel-size 2 --cp-comm-type p2p a2a --world-size 3"),
+      (std::vector<std::string>{
+          "unsupported Megatron-LM flag --cp-comm-type \"p2p\" ... \"a2a\": "
+          "one value per layer is modelled only when every layer has the "
+          "same",
+          "--world-size (3) must be divisible by --tensor-model-parallel-size "
+          "(1) * --context-parallel-size (2) * --pipeline-model-parallel-size "
+          "(1)"}));
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--context-parallel-size 2 --cp-comm-type a2a+p2p"),
+            std::vector<std::string>{
+                "unsupported Megatron-LM flag --cp-comm-type a2a+p2p: "
+                "all-to-all (Ulysses) context parallelism is not modelled "
+                "(parallelism.context.exchange is ring, p2p, or all_gather, "
+                "allgather)"});
+  EXPECT_EQ(Errors(std::string(kModel) + "--cp-comm-type ring"),
+            std::vector<std::string>{
+                "--cp-comm-type must be one of p2p, allgather, a2a, a2a+p2p "
+                "(got \"ring\")"});
+  EXPECT_EQ(Notes(std::string(kModel) + "--cp-comm-type allgather"),
+            std::vector<std::string>{
+                "--cp-comm-type has no effect with one context-parallel "
+                "rank"});
+}
+
+TEST(MegatronParallelism, ExpertParallelism) {
+  const std::string moe = std::string(kModel) + "--num-experts 8 --fp16 ";
+  const TransformerTrainingMappingSpec s =
+      Import(moe + "--expert-model-parallel-size 4 --world-size 8");
+  EXPECT_EQ(s.parallelism.expert.degree, 4);
+  EXPECT_EQ(s.parallelism.expert.tensor_degree, 0);
+  EXPECT_EQ(s.parallelism.expert.network_tier, 0);
+  // ep * etp = 16 ranks do not fit in the NVLink tier of 8.
+  const TransformerTrainingMappingSpec wide =
+      Import(moe +
+             "--expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
+             "--world-size 16");
+  EXPECT_EQ(wide.parallelism.expert.network_tier, 1);
+  const TransformerTrainingMappingSpec etp =
+      Import(moe +
+             "--expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
+             "--expert-tensor-parallel-size 1 --world-size 16");
+  EXPECT_EQ(etp.parallelism.expert.tensor_degree, 1);
+  EXPECT_EQ(etp.parallelism.expert.network_tier, 0);
+  EXPECT_TRUE(CheckSpec(MappingSpec(etp)).ok());
+  // Megatron-LM asserts that expert parallelism has experts to split.
+  EXPECT_EQ(Errors(std::string(kModel) + "--expert-model-parallel-size 2 "
+                                         "--world-size 2"),
+            std::vector<std::string>{
+                "--expert-model-parallel-size (2) needs --num-experts, as "
+                "Megatron-LM asserts"});
+  // The checker says what else Megatron-LM would refuse.
+  absl::StatusOr<MappingSpec> split = FromMegatronArgs(
+      Args(moe + "--expert-model-parallel-size 3 --world-size 3"), A100());
+  ASSERT_TRUE(split.ok()) << split.status();
+  const std::vector<Violation> violations = FindViolations(*split);
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations[0].field, "parallelism.expert.degree");
+}
+
+TEST(MegatronParallelism, DataParallelSharding) {
+  const std::string base = std::string(kModel) + "--world-size 8 ";
+  const auto sharding = [&](const std::string& flags) {
+    return Import(base + flags).parallelism.data.sharding;
+  };
+  EXPECT_TRUE(std::holds_alternative<NoSharding>(sharding("")));
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(
+      sharding("--use-distributed-optimizer")));
+  // Megatron-FSDP: optim_grads_params (ZeRO-3) unless the strategy says
+  // otherwise, over every data-parallel rank.
+  const DataSharding fsdp = sharding("--use-megatron-fsdp");
+  ASSERT_TRUE(std::holds_alternative<ShardParameters>(fsdp));
+  EXPECT_EQ(std::get<ShardParameters>(fsdp).group, 0);
+  EXPECT_TRUE(std::holds_alternative<ShardGradients>(sharding(
+      "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads")));
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(
+      sharding("--use-megatron-fsdp --data-parallel-sharding-strategy optim "
+               "--use-distributed-optimizer")));
+  EXPECT_TRUE(std::holds_alternative<NoSharding>(sharding(
+      "--use-megatron-fsdp --data-parallel-sharding-strategy no_shard")));
+  // The strategy is Megatron-FSDP's only.
+  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(
+      sharding("--use-distributed-optimizer --data-parallel-sharding-strategy "
+               "optim_grads_params")));
+  EXPECT_EQ(Notes(base + "--data-parallel-sharding-strategy optim"),
+            std::vector<std::string>{
+                "--data-parallel-sharding-strategy has no effect without "
+                "--use-megatron-fsdp, as in Megatron-LM"});
+  // Megatron-FSDP gathers parameters as the distributed optimizer does.
+  EXPECT_EQ(Errors(base + "--use-megatron-fsdp --overlap-grad-reduce "
+                          "--overlap-param-gather"),
+            std::vector<std::string>{});
+  EXPECT_EQ(Notes(std::string(kModel) + "--use-megatron-fsdp"),
+            std::vector<std::string>{
+                "--use-megatron-fsdp has no effect with one data-parallel rank "
+                "(--world-size = --tensor-model-parallel-size * "
+                "--pipeline-model-parallel-size)"});
+  EXPECT_TRUE(std::holds_alternative<NoSharding>(
+      Import(std::string(kModel) + "--use-megatron-fsdp")
+          .parallelism.data.sharding));
 }
 
 TEST(MegatronPrecision, MixedPrecisionAccounting) {
@@ -998,11 +1326,13 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
   EXPECT_EQ(s.model.vocabulary.position, PositionEmbedding::kRope);
   EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
   EXPECT_EQ(s.parallelism.data.degree, 8);
-  EXPECT_TRUE(std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
+  EXPECT_TRUE(
+      std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
   ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
-  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 48 Megatron-LM flags"))
+  // --context-parallel-size 1 is modelled, not ignored.
+  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 47 Megatron-LM flags"))
       << notes[0];
   EXPECT_EQ(notes[1],
             "--sequence-parallel has no effect with one tensor-parallel rank, "
@@ -1040,9 +1370,11 @@ const nlohmann::json* AtPath(const nlohmann::json& json,
 }
 
 TEST(Megatron, TableRowsAreWellFormed) {
+  // With experts and latent attention, so that their fields are printed.
   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
       Args("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
-           "--seq-length 1024 --micro-batch-size 2"),
+           "--seq-length 1024 --micro-batch-size 2 --num-experts 4 "
+           "--multi-latent-attention"),
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const nlohmann::json canonical = nlohmann::json::parse(SpecToJson(*spec));
@@ -1058,7 +1390,9 @@ TEST(Megatron, TableRowsAreWellFormed) {
     EXPECT_TRUE(section == "model" || section == "parallelism" ||
                 section == "batch" || section == "options")
         << flag.field;
-    EXPECT_EQ(flag.choices.empty(), flag.kind != MegatronFlagKind::kChoice);
+    EXPECT_EQ(flag.choices.empty(),
+              flag.kind != MegatronFlagKind::kChoice &&
+                  flag.kind != MegatronFlagKind::kChoicePerLayer);
     EXPECT_FALSE(flag.absent.empty());
     EXPECT_FALSE(flag.doc.empty());
     for (const std::string& text : {flag.absent, flag.doc}) {

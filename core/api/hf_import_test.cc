@@ -37,6 +37,15 @@ Json Import(const char* model, const std::string& flags) {
   return Json::parse(imported.output);
 }
 
+// The number of experts of a config (0: dense), under its family's key.
+int64_t ExpertsOf(const Json& config) {
+  for (const char* key :
+       {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (config.contains(key)) return config[key];
+  }
+  return 0;
+}
+
 // Every preset's spec has the config's model, as transformers builds it.
 TEST(HfImport, EveryPresetGivesItsModel) {
   for (const std::string& name : PresetNames(PresetKind::kModel)) {
@@ -52,10 +61,37 @@ TEST(HfImport, EveryPresetGivesItsModel) {
     EXPECT_EQ(model["attn_heads"], heads) << name;
     EXPECT_EQ(model["kv_heads"], config.value("num_key_value_heads", heads))
         << name;
-    const Json head_dim = config.value("head_dim", Json());
-    EXPECT_EQ(model["attn_size"],
-              head_dim.is_null() ? Json(hidden / heads) : head_dim)
-        << name;
+    if (config.contains("kv_lora_rank")) {
+      // Latent attention: a query/key head is its unrotated and rotary parts.
+      const Json& latent = model["latent_attention"];
+      EXPECT_EQ(model["attn_size"],
+                config["qk_nope_head_dim"].get<int64_t>() +
+                    config["qk_rope_head_dim"].get<int64_t>())
+          << name;
+      EXPECT_EQ(latent["kv_lora_rank"], config["kv_lora_rank"]) << name;
+      EXPECT_EQ(latent["q_lora_rank"], config.value("q_lora_rank", 0)) << name;
+      EXPECT_EQ(latent["v_head_dim"], config["v_head_dim"]) << name;
+      EXPECT_EQ(model["mtp_layers"],
+                config.value("num_nextn_predict_layers", 0))
+          << name;
+    } else {
+      const Json head_dim = config.value("head_dim", Json());
+      EXPECT_EQ(model["attn_size"],
+                head_dim.is_null() ? Json(hidden / heads) : head_dim)
+          << name;
+      EXPECT_TRUE(model["latent_attention"].is_null()) << name;
+    }
+    if (const int64_t experts = ExpertsOf(config); experts > 0) {
+      const Json& moe = model["moe"];
+      EXPECT_EQ(moe["experts"], experts) << name;
+      EXPECT_EQ(moe["topk"], config["num_experts_per_tok"]) << name;
+      EXPECT_EQ(moe["ffn"], config.value("moe_intermediate_size",
+                                         config["intermediate_size"]))
+          << name;
+      EXPECT_EQ(moe["capacity_factor"], 1) << name;
+    } else {
+      EXPECT_TRUE(model["moe"].is_null()) << name;
+    }
     EXPECT_EQ(model["seq_size"], config["max_position_embeddings"]) << name;
     EXPECT_EQ(model["mlp"], "gated") << name;
     EXPECT_EQ(model["norm"], "rmsnorm") << name;
@@ -70,11 +106,16 @@ TEST(HfImport, EveryPresetGivesItsModel) {
 }
 
 // A config plus flags is the import of the equivalent flags, spec for spec,
-// one model per family; a model flag overrides the config's.
+// one model per family; a model flag overrides the config's. The mixtures
+// of experts run on t = 4 (their 4 query groups) with expert parallelism.
 TEST(HfImport, ConfigIsTheEquivalentFlags) {
-  const std::string run =
+  const std::string dense_run =
       " --micro-batch-size 1 --bf16 --tensor-model-parallel-size 8"
       " --sequence-parallel --seq-length 4096";
+  const std::string moe_run =
+      " --micro-batch-size 1 --bf16 --tensor-model-parallel-size 4"
+      " --sequence-parallel --seq-length 4096 --world-size 32"
+      " --expert-model-parallel-size 8 --use-distributed-optimizer";
   const std::string tail =
       " --make-vocab-size-divisible-by 128"
       " --untie-embeddings-and-output-weights --disable-bias-linear --swiglu"
@@ -82,6 +123,7 @@ TEST(HfImport, ConfigIsTheEquivalentFlags) {
   struct Case {
     const char* model;
     std::string flags;
+    bool moe = false;
   };
   const std::vector<Case> cases = {
       {"llama2-70b",
@@ -108,8 +150,45 @@ TEST(HfImport, ConfigIsTheEquivalentFlags) {
        " --num-query-groups 8 --kv-channels 128"
        " --max-position-embeddings 40960 --vocab-size 151936" +
            tail},
+      // The mixtures of experts: the model flags of Megatron-LM's oracle
+      // command lines for them (tests/megatron/moe.csv), with the configs'
+      // position tables.
+      {"mixtral-8x22b-v0.1",
+       "--num-layers 56 --hidden-size 6144 --ffn-hidden-size 16384"
+       " --num-attention-heads 48 --max-position-embeddings 65536"
+       " --vocab-size 32768 --make-vocab-size-divisible-by 128"
+       " --normalization RMSNorm --disable-bias-linear"
+       " --position-embedding-type rope --group-query-attention"
+       " --num-query-groups 8 --swiglu --untie-embeddings-and-output-weights"
+       " --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 16384"
+       " --moe-layer-freq 1",
+       true},
+      {"qwen3-235b-a22b",
+       "--num-layers 94 --hidden-size 4096 --ffn-hidden-size 12288"
+       " --num-attention-heads 64 --max-position-embeddings 40960"
+       " --vocab-size 151936 --make-vocab-size-divisible-by 128"
+       " --normalization RMSNorm --disable-bias-linear"
+       " --position-embedding-type rope --kv-channels 128"
+       " --group-query-attention --num-query-groups 4 --swiglu"
+       " --untie-embeddings-and-output-weights --num-experts 128"
+       " --moe-router-topk 8 --moe-ffn-hidden-size 1536 --moe-layer-freq 1",
+       true},
+      {"deepseek-v3",
+       "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432"
+       " --num-attention-heads 128 --max-position-embeddings 163840"
+       " --vocab-size 129280 --make-vocab-size-divisible-by 128"
+       " --normalization RMSNorm --disable-bias-linear"
+       " --position-embedding-type rope --multi-latent-attention"
+       " --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64"
+       " --v-head-dim 128 --q-lora-rank 1536 --swiglu"
+       " --untie-embeddings-and-output-weights --num-experts 256"
+       " --moe-router-topk 8 --moe-ffn-hidden-size 2048"
+       " --moe-layer-freq ([0]*3+[1]*58)"
+       " --moe-shared-expert-intermediate-size 2048 --mtp-num-layers 1",
+       true},
   };
   for (const Case& c : cases) {
+    const std::string& run = c.moe ? moe_run : dense_run;
     const Json from_config = Import(c.model, run);
     EXPECT_EQ(from_config["model"]["seq_size"], 4096) << c.model;
     EXPECT_EQ(from_config, Import(nullptr, c.flags + run)) << c.model;

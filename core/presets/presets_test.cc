@@ -38,7 +38,8 @@ TEST(Presets, NamesTheShippedOnes) {
        {"llama2-7b", "llama2-13b", "llama2-70b", "llama3.1-8b", "llama3.1-70b",
         "llama3.1-405b", "mistral-7b-v0.1", "mistral-7b-v0.3", "qwen2.5-7b",
         "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b", "qwen3-8b", "qwen3-14b",
-        "qwen3-32b"}) {
+        "qwen3-32b", "mixtral-8x7b-v0.1", "mixtral-8x22b-v0.1", "qwen3-30b-a3b",
+        "qwen3-235b-a22b", "deepseek-v3"}) {
     EXPECT_NE(FindPreset(PresetKind::kModel, name), nullptr) << name;
   }
   EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));

@@ -373,8 +373,9 @@ try {
   await page.getByLabel('config.json', {exact: true}).fill('{"model_type": "gpt2"}');
   await page.getByRole('button', {name: 'Import config', exact: true}).click();
   const badItems = await page.$$eval('#import-status li', (items) => items.map((i) => i.textContent));
-  assert.equal(badItems[0], 'hf_config.model_type: expected one of "gemma", "llama", ' +
-                            '"mistral", "qwen2", "qwen3", got string "gpt2"');
+  assert.equal(badItems[0], 'hf_config.model_type: expected one of "deepseek_v2", ' +
+                            '"deepseek_v3", "gemma", "llama", "mistral", "mixtral", ' +
+                            '"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", got string "gpt2"');
   assert.ok(badItems.includes('hf_config.hidden_size: required key is missing'), badItems.join('\n'));
   console.log('ok: presets and the Hugging Face import');
 

@@ -43,7 +43,8 @@ systems=(h100_sxm_80g h200_sxm_141g)
 models=(llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b
         llama3.2-1b llama3.2-3b llama3.3-70b mistral-7b-v0.1 mistral-7b-v0.3
         qwen2.5-7b qwen2.5-14b qwen2.5-32b qwen2.5-72b qwen3-8b qwen3-14b
-        qwen3-32b)
+        qwen3-32b mixtral-8x7b-v0.1 mixtral-8x22b-v0.1 qwen3-30b-a3b
+        qwen3-235b-a22b deepseek-v3)
 for name in "${systems[@]}" "${models[@]}"; do
   grep -q "^    \"$name\": {$" "$work/presets.json" || fail "presets: no $name"
 done
@@ -74,7 +75,7 @@ printf '{"hidden": 4096, "feedforward": 16384, "seq_size": 2048, "attn_heads": 3
 # 3. Names that are neither a file nor a preset; bad command lines.
 expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems h100_sxm_80g, h200_sxm_141g)$" \
   "$blueprint" import megatron --system nosuch -- "${gpt3[@]}"
-expect_exit 2 "^error: cannot read llama9: .*(nor a preset: models llama2-13b, " \
+expect_exit 2 "^error: cannot read llama9: .*(nor a preset: models deepseek-v3, llama2-13b, " \
   "$blueprint" import megatron --system h100_sxm_80g --hf-config llama9 -- --micro-batch-size 1
 expect_exit 2 "^error: cannot read ./h100_sxm_80g: No such file or directory$" \
   "$blueprint" import megatron --system ./h100_sxm_80g -- "${gpt3[@]}"
@@ -86,9 +87,9 @@ expect_exit 1 "usage:" "$blueprint" import megatron --hf-config qwen3-8b -- --bf
 expect_exit 1 "usage:" "$blueprint" import megatron --system h100_sxm_80g --hf-config= -- --bf16
 
 # 4. A bad config: every problem, each naming its key.
-printf '{"model_type": "mixtral", "hidden_size": "4096", "vocab_size": -1}' \
+printf '{"model_type": "gemma2", "hidden_size": "4096", "vocab_size": -1}' \
   > "$work/bad_config.json"
-expect_exit 2 '^error: hf_config.model_type: expected one of "gemma", "llama", "mistral", "qwen2", "qwen3", got string "mixtral"$' \
+expect_exit 2 '^error: hf_config.model_type: expected one of "deepseek_v2", "deepseek_v3", "gemma", "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", got string "gemma2"$' \
   "$blueprint" import megatron --system h100_sxm_80g --hf-config "$work/bad_config.json" -- --micro-batch-size 1
 for line in 'hf_config.num_hidden_layers: required key is missing' \
             'hf_config.hidden_size: expected an integer, got string "4096"' \

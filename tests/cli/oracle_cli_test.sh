@@ -110,8 +110,8 @@ grep -q '^note: without --vocab-size there is no vocabulary' \
   "$work/megatron.err" || fail "import megatron: no vocabulary note: $(cat "$work/megatron.err")"
 expect_exit 2 "^error: unknown Megatron-LM flag --learning-rate: " \
   "$blueprint" import megatron --system "$v09/sys.json" -- --learning-rate 1
-expect_exit 2 "^error: unsupported Megatron-LM flag --num-experts \"8\": mixture-of-experts" \
-  "$blueprint" import megatron --system "$v09/sys.json" -- --num-experts 8
+expect_exit 2 "^error: unsupported Megatron-LM flag --moe-latent-size \"8\": MoE latent projections" \
+  "$blueprint" import megatron --system "$v09/sys.json" -- --moe-latent-size 8
 
 # Megatron-LM's own GPT-3 175B launch line (with --world-size) imports as it
 # is: exit 0, the flags it ignores in one note, and the spec checks.

@@ -1,22 +1,19 @@
-// Every row of tests/megatron/dense.csv imports, checks and pads its
-// vocabulary as Megatron-LM does; every row of moe.csv fails with errors
-// naming the mixture-of-experts flags it cannot model (README.md).
+// Every row of tests/megatron/dense.csv and moe.csv imports, checks, pads its
+// vocabulary as Megatron-LM does and gives Megatron-LM's parameters and model
+// FLOPs through the whole analysis (README.md).
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <set>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/adapters/calculon.h"
 #include "core/adapters/megatron.h"
-#include "core/adapters/megatron_catalogue.h"
 #include "core/pipeline/pipeline.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
@@ -85,6 +82,48 @@ double Number(const std::map<std::string, std::string>& row,
   return value;
 }
 
+double Relative(double got, double want) {
+  return std::fabs(got - want) / std::fabs(want);
+}
+
+// The checked program of a row's command line, whose columns that restate
+// it (tp, pp, ep, world, gbs, mbs, seq) and padded vocabulary agree with it;
+// nullopt (and a failure) when it does not import or check.
+std::optional<TypedProgram> ImportRow(
+    const std::map<std::string, std::string>& row, const System& system) {
+  absl::StatusOr<MappingSpec> spec =
+      FromMegatronArgs(Words(Cell(row, "flags")), system);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  if (!spec.ok()) return std::nullopt;
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return std::nullopt;
+  int64_t padded = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(Cell(row, "padded_vocab"), &padded));
+  EXPECT_EQ(program->derived.padded_vocabulary, padded);
+  const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
+  EXPECT_EQ(std::to_string(s.parallelism.tensor.degree), Cell(row, "tp"));
+  EXPECT_EQ(std::to_string(s.parallelism.pipeline.degree), Cell(row, "pp"));
+  EXPECT_EQ(std::to_string(s.batch.global_batch_size), Cell(row, "gbs"));
+  EXPECT_EQ(std::to_string(s.batch.microbatch_size), Cell(row, "mbs"));
+  EXPECT_EQ(std::to_string(s.model.seq_size), Cell(row, "seq"));
+  EXPECT_EQ(std::to_string(program->derived.world_size), Cell(row, "world"));
+  if (row.count("ep") > 0) {
+    EXPECT_EQ(std::to_string(program->derived.expert), Cell(row, "ep"));
+  }
+  return *std::move(program);
+}
+
+// Megatron-LM's parameters (total and active) and model FLOPs, within 1e-12.
+void ExpectMegatronsCounts(const std::map<std::string, std::string>& row,
+                           double total, double active, double flops) {
+  EXPECT_LE(Relative(total, Number(row, "parameters_total")), 1e-12) << total;
+  EXPECT_LE(Relative(active, Number(row, "parameters_active")), 1e-12)
+      << active;
+  EXPECT_LE(Relative(flops, Number(row, "model_flops_per_iteration")), 1e-12)
+      << flops;
+}
+
 // Every dense row imports, checks, pads its vocabulary as Megatron-LM does,
 // and (the issue's oracle) through the whole analysis (what `blueprint
 // analyze` runs; a row over memory capacity still has its figures) gives
@@ -97,78 +136,60 @@ TEST(MegatronCsv, DenseRowsImportCheckAndMatchMegatronsAccounting) {
   EXPECT_EQ(rows.size(), 30u);
   for (const auto& row : rows) {
     SCOPED_TRACE(Cell(row, "id"));
-    absl::StatusOr<MappingSpec> spec =
-        FromMegatronArgs(Words(Cell(row, "flags")), system);
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
-    ASSERT_TRUE(program.ok()) << program.status();
-    int64_t padded = 0;
-    ASSERT_TRUE(absl::SimpleAtoi(Cell(row, "padded_vocab"), &padded));
-    EXPECT_EQ(program->derived.padded_vocabulary, padded);
-    // The columns that restate the command line agree with the spec.
-    const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
-    EXPECT_EQ(std::to_string(s.parallelism.tensor.degree), Cell(row, "tp"));
-    EXPECT_EQ(std::to_string(s.parallelism.pipeline.degree), Cell(row, "pp"));
-    EXPECT_EQ(std::to_string(s.batch.global_batch_size), Cell(row, "gbs"));
-    EXPECT_EQ(std::to_string(s.batch.microbatch_size), Cell(row, "mbs"));
-    EXPECT_EQ(std::to_string(s.model.seq_size), Cell(row, "seq"));
-    EXPECT_EQ(std::to_string(program->derived.world_size), Cell(row, "world"));
+    const std::optional<TypedProgram> program = ImportRow(row, system);
+    ASSERT_TRUE(program.has_value());
     absl::StatusOr<PipelineResult> result = RunPipeline(*program);
     ASSERT_TRUE(result.ok()) << result.status();
     const IterationFigures& it = result->iteration.figures;
-    const auto relative = [](double got, double want) {
-      return std::fabs(got - want) / std::fabs(want);
-    };
-    EXPECT_LE(relative(it.parameters_total, Number(row, "parameters_total")),
-              1e-12)
-        << it.parameters_total;
-    EXPECT_LE(
-        relative(it.parameters_active, Number(row, "parameters_active")),
-        1e-12)
-        << it.parameters_active;
-    EXPECT_LE(relative(it.model_flops_per_iteration,
-                       Number(row, "model_flops_per_iteration")),
-              1e-12)
-        << it.model_flops_per_iteration;
-    EXPECT_LE(relative(result->memory.figures.weight_and_optimizer_bytes,
+    ExpectMegatronsCounts(row, it.parameters_total, it.parameters_active,
+                          it.model_flops_per_iteration);
+    EXPECT_LE(Relative(result->memory.figures.weight_and_optimizer_bytes,
                        Number(row, "weight_optimizer_bytes_most_loaded")),
               1e-3)
         << result->memory.figures.weight_and_optimizer_bytes;
   }
 }
 
-
-TEST(MegatronCsv, MoeRowsFailNamingTheirUnmodelledFlags) {
+// Every MoE row (Mixtral, Qwen3-MoE, DeepSeek-V2-Lite and V3: routed and
+// shared experts, top-k routing, dense-then-MoE layer patterns, latent
+// attention, multi-token prediction, expert parallelism) imports, checks and
+// runs through the whole analysis, with Megatron-LM's parameters and model
+// FLOPs within 1e-12.
+TEST(MegatronCsv, MoeRowsImportCheckAndMatchMegatronsAccounting) {
   const System system = H100();
   const auto rows = ReadCsv("tests/megatron/moe.csv");
   EXPECT_EQ(rows.size(), 30u);
   for (const auto& row : rows) {
     SCOPED_TRACE(Cell(row, "id"));
-    absl::StatusOr<MappingSpec> spec =
-        FromMegatronArgs(Words(Cell(row, "flags")), system);
-    ASSERT_FALSE(spec.ok());
-    std::set<std::string> fields;
-    constexpr char kPrefix[] = "unsupported Megatron-LM flag ";
-    for (absl::string_view line :
-         absl::StrSplit(spec.status().message(), '\n')) {
-      // Every error is an unmodelled flag's: one line naming it and why.
-      ASSERT_TRUE(absl::ConsumePrefix(&line, kPrefix)) << line;
-      const std::string flag(line.substr(0, line.find_first_of(" :")));
-      const MegatronCatalogueEntry* entry = FindMegatronCatalogueEntry(flag);
-      ASSERT_NE(entry, nullptr) << line;
-      EXPECT_EQ(entry->flag_class, MegatronFlagClass::kUnmodelled) << line;
-      EXPECT_TRUE(absl::StrContains(line, entry->reason)) << line;
-      fields.insert(flag);
-    }
-    EXPECT_EQ(fields.count("--num-experts"), 1u) << absl::StrJoin(fields, " ");
-    EXPECT_EQ(fields.count("--moe-ffn-hidden-size"), 1u)
-        << absl::StrJoin(fields, " ");
-    EXPECT_TRUE(absl::StrContains(spec.status().message(),
-                                  "--num-experts: mixture-of-experts layers "
-                                  "are not modelled") ||
-                absl::StrContains(spec.status().message(),
-                                  "\": mixture-of-experts layers are not "
-                                  "modelled"));
+    const std::optional<TypedProgram> program = ImportRow(row, system);
+    ASSERT_TRUE(program.has_value());
+    ASSERT_TRUE(program->model().moe.has_value());
+    absl::StatusOr<PipelineResult> result = RunPipeline(*program);
+    ASSERT_TRUE(result.ok()) << result.status();
+    const IterationFigures& it = result->iteration.figures;
+    ExpectMegatronsCounts(row, it.parameters_total, it.parameters_active,
+                          it.model_flops_per_iteration);
+  }
+}
+
+// Megatron-LM's weight + optimizer bytes of the most loaded rank, whose
+// expert parameters are sharded over the expert-parallel ranks and their
+// optimizer state over the expert data-parallel ranks. Disabled until the
+// lowering places expert weights on their ranks (the other half of spec/3:
+// core/taskir, core/analysis): the memory analysis does not count them yet.
+// Enable it then, with the dense rows' tolerance.
+TEST(MegatronCsv, DISABLED_MoeRowsMatchMegatronsWeightAndOptimizerBytes) {
+  const System system = H100();
+  for (const auto& row : ReadCsv("tests/megatron/moe.csv")) {
+    SCOPED_TRACE(Cell(row, "id"));
+    const std::optional<TypedProgram> program = ImportRow(row, system);
+    ASSERT_TRUE(program.has_value());
+    absl::StatusOr<PipelineResult> result = RunPipeline(*program);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_LE(Relative(result->memory.figures.weight_and_optimizer_bytes,
+                       Number(row, "weight_optimizer_bytes_most_loaded")),
+              1e-3)
+        << result->memory.figures.weight_and_optimizer_bytes;
   }
 }
 
