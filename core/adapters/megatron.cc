@@ -312,6 +312,15 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "off: `float32` unless `--bf16`", "`float16`; not with `--bf16`"},
       {"--bf16", Kind::kSwitch, {}, "options.datatype",
        "off: `float32` unless `--fp16`", "`bfloat16`; not with `--fp16`"},
+      {"--fp8-format", Kind::kChoice, {"e4m3", "hybrid"},
+       "options.gemm_datatype", "off: `null` (GEMMs in the datatype)",
+       "`float8`: Transformer Engine's FP8 GEMMs on 16-bit activations "
+       "(`hybrid`: e4m3 forward, e5m2 backward, the same 1-byte rate); the "
+       "system's matrix engine needs a `float8` rate"},
+      {"--fp8-param-gather", Kind::kSwitch, {}, "options.weight_datatype",
+       "off: `null` (weights in the datatype)",
+       "`float8`: the model's weights kept, and all-gathered, in FP8; needs "
+       "`--fp8-format`"},
   };
   // clang-format on
   return *flags;
@@ -1506,6 +1515,17 @@ void OptionsRules(Conversion* c) {
   c->spec.options.datatype = fp16   ? DataType::kFloat16
                              : bf16 ? DataType::kBFloat16
                                     : DataType::kFloat32;
+  const bool fp8 = c->flags.Choice("--fp8-format").has_value();
+  if (fp8) c->spec.options.gemm_datatype = DataType::kFloat8;
+  if (c->flags.Switch("--fp8-param-gather")) {
+    if (!fp8) {
+      c->Error("options.weight_datatype", ErrorCode::kInconsistent,
+               "--fp8-param-gather needs --fp8-format: FP8 weights are "
+               "Transformer Engine's FP8 training");
+    } else {
+      c->spec.options.weight_datatype = DataType::kFloat8;
+    }
+  }
   c->spec.options.precision = PrecisionAccounting::kMegatronMixed;
   c->spec.options.fused_activation = false;
   c->spec.options.attention = AttentionType::kMultiHead;

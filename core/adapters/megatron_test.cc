@@ -394,7 +394,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 54u);
+  EXPECT_EQ(MegatronFlagNames().size(), 56u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -616,7 +616,7 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
 TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   EXPECT_EQ(
       Errors(std::string(kModel) +
-             "--moe-latent-size 8 --wgrad-deferral-limit 2 --fp8-param-gather "
+             "--moe-latent-size 8 --wgrad-deferral-limit 2 --fp8-recipe mxfp8 "
              "--moe-router-topk 2 --expert-model-parallel-size 1 "
              "--recompute-modules core_attn --cp-comm-type p2p "
              "--optimizer adam --init-method-std 0.02 --distributed-backend "
@@ -627,15 +627,17 @@ TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
           "unsupported Megatron-LM flag --wgrad-deferral-limit \"2\": "
           "deferring weight-gradient GEMMs into the pipeline flush is not "
           "modelled; only Megatron-LM's default, 0, is accepted",
-          "unsupported Megatron-LM flag --fp8-param-gather: FP8/FP4 training "
-          "is not modelled (the datatype comes from --fp16 or --bf16)",
+          "unsupported Megatron-LM flag --fp8-recipe \"mxfp8\": FP8/FP4 "
+          "training is not modelled (the datatype comes from --fp16 or "
+          "--bf16); only Megatron-LM's default, delayed, is accepted",
           "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
           "network rates are NCCL's; only Megatron-LM's default, nccl, is "
           "accepted",
       }));
   EXPECT_EQ(
-      Fields(std::string(kModel) + "--moe-latent-size 8 --fp8-format e4m3"),
-      (std::vector<std::string>{"--moe-latent-size", "--fp8-format"}));
+      Fields(std::string(kModel) + "--moe-latent-size 8 --fp8-margin 1 "
+                                   "--fp8-output-proj"),
+      (std::vector<std::string>{"--moe-latent-size", "--fp8-output-proj"}));
   // At their defaults they change nothing.
   const std::string defaults =
       std::string(kModel) +
@@ -1339,22 +1341,31 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
             "as in Megatron-LM");
 }
 
-// The script as it is sets DTYPE=fp8: FP8 training is not modelled, and the
-// errors say so, one per FP8 flag, and nothing else.
-TEST(MegatronExamples, Llama3InFp8NamesItsFp8Flags) {
+// The script as it is sets DTYPE=fp8: Transformer Engine's FP8 GEMMs
+// (--fp8-format hybrid) on bfloat16 activations, FP8 weights
+// (--fp8-param-gather); the scaling recipe's flags change nothing modelled.
+TEST(MegatronExamples, Llama3InFp8ImportsAndChecks) {
+  std::vector<std::string> notes;
   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
-      FlagsFile("train_llama3_8b_h100_fp8"), H100WithBfloat16());
-  ASSERT_FALSE(spec.ok());
-  std::vector<std::string> fields;
-  for (const FieldError& error : FieldErrorsOf(spec.status())) {
-    fields.push_back(error.field);
-    EXPECT_NE(error.message.find("FP8/FP4 training is not modelled"),
-              std::string::npos)
-        << error.message;
-  }
-  EXPECT_EQ(fields, (std::vector<std::string>{
-                        "--fp8-format", "--fp8-amax-history-len",
-                        "--fp8-amax-compute-algo", "--fp8-param-gather"}));
+      FlagsFile("train_llama3_8b_h100_fp8"), H100WithBfloat16(), &notes);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(CheckSpec(*spec).ok()) << CheckSpec(*spec).status();
+  const auto& s = std::get<TransformerTrainingMappingSpec>(*spec);
+  EXPECT_EQ(s.options.datatype, DataType::kBFloat16);
+  EXPECT_EQ(s.options.gemm_datatype, DataType::kFloat8);
+  EXPECT_EQ(s.options.weight_datatype, DataType::kFloat8);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("--fp8-amax-history-len --fp8-amax-compute-algo"),
+            std::string::npos)
+      << notes[0];
+  // FP8 weights are Transformer Engine's FP8 training: not without it.
+  const absl::StatusOr<MappingSpec> alone = FromMegatronArgs(
+      Args(std::string(kModel) + "--bf16 --fp8-param-gather"),
+      H100WithBfloat16());
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(FieldErrorsOf(alone.status()).at(0).message,
+            "--fp8-param-gather needs --fp8-format: FP8 weights are "
+            "Transformer Engine's FP8 training");
 }
 
 // The path `path` ("a.b.c") in `json`, or nullptr.

@@ -161,5 +161,39 @@ TEST(Dimensions, ExpertParallelismShardsExpertsAndExchangesTokens) {
   EXPECT_EQ(RankFigure(local, "ep_all_to_all_bytes"), 0);
 }
 
+// FP8 training: GEMMs at the matrix engine's float8 rate (here twice the
+// float16 one), everything else at the datatype's; FP8 weights take half
+// the bytes of float16 ones.
+TEST(Dimensions, GemmAndWeightDatatypesPriceGemmsAndWeights) {
+  TransformerTrainingMappingSpec spec = DenseSpec();
+  for (Processor* engine : {&spec.system.matrix, &spec.system.vector}) {
+    ProcessorRate fp8 = engine->rates.at(DataType::kFloat16);
+    fp8.tflops *= 2;
+    engine->rates[DataType::kFloat8] = fp8;
+  }
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult half, Analyse(spec));
+  spec.options.gemm_datatype = DataType::kFloat8;
+  spec.options.weight_datatype = DataType::kFloat8;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult fp8, Analyse(spec));
+  ASSERT_EQ(half.tasks.tasks.size(), fp8.tasks.tasks.size());
+  int gemms = 0;
+  for (size_t i = 0; i < half.tasks.tasks.size(); ++i) {
+    const Task& task = half.tasks.tasks[i];
+    const double before = half.plan.tasks[i].flop_time[0];
+    const double after = fp8.plan.tasks[i].flop_time[0];
+    if (task.work[0].matrix_engine && task.work[0].flops > 0) {
+      EXPECT_EQ(after, before / 2) << task.name;
+      ++gemms;
+    } else {
+      EXPECT_EQ(after, before) << task.name;
+    }
+  }
+  EXPECT_GT(gemms, 0);
+  EXPECT_EQ(fp8.plan.block.block_weight_space,
+            half.plan.block.block_weight_space / 2);
+  EXPECT_LT(fp8.iteration.figures.total_time,
+            half.iteration.figures.total_time);
+}
+
 }  // namespace
 }  // namespace blueprint
