@@ -22,7 +22,7 @@ function readControl(field, control) {
     case 'text':
       return {value: control.value};
     case 'select':
-      return {value: control.value};
+      return {value: field.nullable && control.value === '' ? null : control.value};
     case 'tier':
       return {value: Number(control.value)};
     case 'int': {

@@ -73,6 +73,8 @@ const FORM = [
 
   ['exec', 'parallelism.recompute', 'Recompute'],
   ['exec', 'options.datatype', 'Datatype'],
+  ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8 training)'],
+  ['exec', 'options.weight_datatype', 'Weight datatype'],
   ['exec', 'options.attention', 'Attention'],
   ['exec', 'options.fused_activation', 'Fused activation'],
   ['exec', 'options.offload.weights', 'Offload weights'],
@@ -102,6 +104,11 @@ export function formFields(meta) {
     else throw new Error(`the form cannot show ${path} (${info.type})`);
     if (field.type === 'select') {
       field.options = meta.fieldChoices(path).map((c) => [c.name, c.name, c.meaning]);
+      // A nullable choice: '' stands for null (the same as options.datatype).
+      if (info.nullable) {
+        field.nullable = true;
+        field.options.unshift(['', 'same as the datatype', 'null: options.datatype']);
+      }
       if (meta.isVariant(info.choices) && path.endsWith('.type')) {
         field.errorPath = path.slice(0, -'.type'.length);
       }
@@ -147,6 +154,7 @@ function valueProblem(meta, info, value) {
     case 'object':  // an optional part, here null
       return value === null ? null : 'expected null or an object';
     case 'string': {
+      if (value === null && info.nullable) return null;
       if (info.choices) {
         const names = meta.choices(info.choices).map((c) => c.name);
         return names.includes(value) ? null : `expected one of ${names.join(', ')}`;

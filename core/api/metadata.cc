@@ -124,6 +124,8 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"parallelism.context.exchange", EnumTable<ContextExchange>::kId},
       {"parallelism.recompute", EnumTable<RecomputePolicy>::kId},
       {"options.datatype", EnumTable<DataType>::kId},
+      {"options.gemm_datatype", EnumTable<DataType>::kId},
+      {"options.weight_datatype", EnumTable<DataType>::kId},
       {"options.attention", EnumTable<AttentionType>::kId},
       {"options.precision", EnumTable<PrecisionAccounting>::kId},
       {"model.mlp", EnumTable<MlpType>::kId},
@@ -163,6 +165,8 @@ std::vector<Sample> Samples() {
             s.system = SampleSystem();
             s.model.moe = MixtureOfExperts{};
             s.model.latent_attention = LatentAttention{};
+            s.options.gemm_datatype = DataType::kFloat8;
+            s.options.weight_datatype = DataType::kFloat8;
             s.parallelism.pipeline.schedule =
                 *VariantOfType<PipelineSchedule>(schedule);
             s.parallelism.tensor.communication =
@@ -256,6 +260,10 @@ Json SpecFieldsJson() {
       field["when"] = Json::object(
           {{"field", "parallelism.data.sharding.type"},
            {"in", in_order(VariantChoices<DataSharding>(), seen.shardings)}});
+    }
+    // Optional datatypes: null means options.datatype.
+    if (path == "options.gemm_datatype" || path == "options.weight_datatype") {
+      field["nullable"] = true;
     }
     for (const std::string& optional : OptionalObjects()) {
       if (path == optional) field["nullable"] = true;

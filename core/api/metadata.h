@@ -24,7 +24,9 @@
 //   for a datatype key; type is integer, number, boolean, string or null;
 //   kinds lists the spec kinds that have the field; choices names the enum
 //   of a string field; when = {"field", "in"} for a field only some
-//   alternatives of a sum type have; an optional part of the model
+//   alternatives of a sum type have; a string field with "nullable": true
+//   may also be null (options.gemm_datatype, options.weight_datatype: the
+//   same as options.datatype); an optional part of the model
 //   (model.moe, model.latent_attention) is type "object" with "nullable":
 //   true (the spec holds null or the object), and each of its keys has
 //   "within": its path (the key exists only when the part is an object);
