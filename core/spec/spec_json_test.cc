@@ -65,6 +65,8 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
     v1["model"].erase(key);
   }
   v1["options"].erase("precision");
+  v1["options"].erase("gemm_datatype");
+  v1["options"].erase("weight_datatype");
   v1["parallelism"].erase("context");
   v1["parallelism"].erase("expert");
   v1["parallelism"]["data"].erase("sharding");

@@ -161,7 +161,10 @@ try {
     const selector = `[id="f-${path.replaceAll('.', '-')}"]`;
     if (await page.locator(selector).count() === 0) continue;
     if (field.choices) {
-      assert.deepEqual(await optionsOf(selector), choicesOf(path), `the choices of ${path}`);
+      // A nullable choice offers '' (null) first.
+      assert.deepEqual(await optionsOf(selector),
+                       [...(field.nullable ? [''] : []), ...choicesOf(path)],
+                       `the choices of ${path}`);
       selects++;
     }
     // Integers typed in (network tiers are chosen from the system's list).
