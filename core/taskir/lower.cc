@@ -122,6 +122,10 @@ class BlockBuilder {
   Task& AddGatedActivation(std::string name, int64_t elements,
                            TaskFlags flags);
   Task& AddEmbedding(std::string name);
+  // The activation after an MLP's first linear: `prefix`_GatedActivation
+  // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
+  int32_t AddMlpActivation(const std::string& prefix, int64_t elements,
+                           bool full);
   // A routed expert's linear: `tokens` rows (the rank's share of the
   // routed tokens, capacity included) through n x k on each of the rank's
   // `local_experts` experts, whose weights and optimizer state shard over
@@ -986,14 +990,7 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
               .id;
     Reads(fc1, {norm});
   }
-  const int32_t activation =
-      c.gated ? AddGatedActivation("MlpBlock_GatedActivation",
-                                   c.ff * bs / c.t,
-                                   TaskFlags().WithRecompute(full))
-                    .id
-              : AddGeLU("MlpBlock_GeLU", c.ff * bs / c.t,
-                        TaskFlags().WithRecompute(full))
-                    .id;
+  const int32_t activation = AddMlpActivation("MlpBlock", c.ff * bs / c.t, full);
   Reads(activation, {fc1});
   int32_t output = -1;
   if (c.overlap == TensorOverlap::kNone) {
@@ -1016,6 +1013,15 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
     Reads(output, {activation});
   }
   return AddBranchEnd("MlpBlock", full, output, fork);
+}
+
+int32_t BlockBuilder::AddMlpActivation(const std::string& prefix,
+                                       int64_t elements, bool full) {
+  const TaskFlags flags = TaskFlags().WithRecompute(full);
+  return ctx_.gated
+             ? AddGatedActivation(prefix + "_GatedActivation", elements, flags)
+                   .id
+             : AddGeLU(prefix + "_GeLU", elements, flags).id;
 }
 
 int32_t BlockBuilder::BuildMoe(int32_t input) {
@@ -1064,14 +1070,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   Reads(up, {dispatch, norm});
   const int64_t act_elements =
       static_cast<int64_t>(tokens * static_cast<double>(c.expert_ff / c.etp));
-  const int32_t act =
-      c.gated ? AddGatedActivation("MoeBlock_Experts_GatedActivation",
-                                   act_elements,
-                                   TaskFlags().WithRecompute(full))
-                    .id
-              : AddGeLU("MoeBlock_Experts_GeLU", act_elements,
-                        TaskFlags().WithRecompute(full))
-                    .id;
+  const int32_t act = AddMlpActivation("MoeBlock_Experts", act_elements, full);
   Reads(act, {up});
   const int32_t down =
       AddExpertLinear("MoeBlock_Experts_Down", tokens, c.expert_ff / c.etp,
@@ -1105,13 +1104,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
             .id;
     Reads(fc1, {f});
     const int32_t shared_act =
-        c.gated ? AddGatedActivation("MoeBlock_Shared_GatedActivation",
-                                     c.shared_ff * bs / c.t,
-                                     TaskFlags().WithRecompute(full))
-                      .id
-                : AddGeLU("MoeBlock_Shared_GeLU", c.shared_ff * bs / c.t,
-                          TaskFlags().WithRecompute(full))
-                      .id;
+        AddMlpActivation("MoeBlock_Shared", c.shared_ff * bs / c.t, full);
     Reads(shared_act, {fc1});
     const int32_t fc2 =
         AddLinear("MoeBlock_Shared_Mlp2", bs, c.shared_ff / c.t, c.h,
