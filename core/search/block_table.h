@@ -1,12 +1,15 @@
 // BlockTable: the strategy search's memo of block figures. A block's figures
-// (plan_ir.h BlockFigures) depend only on its BlockConfig, the TP network
-// tier and the optimizer shard, not on p, v, d, the batch, the PP/DP tiers,
-// offload or DP overlap; the search asks for them once per mapping and this
-// table computes each distinct one once.
+// (plan_ir.h BlockFigures) depend only on its BlockConfig, the network tiers
+// of its own collectives (TP, the context K/V exchange, the expert
+// all-to-all) and how the data-parallel ranks shard its state, not on d, v,
+// the batch, the PP/DP tiers, offload or DP overlap; the search asks for
+// them once per mapping and this table computes each distinct one once.
 //
-// Cost model: Lower + Plan (the full passes) run once per BlockConfig and TP
-// tier. The optimizer-sharded variant of a block differs only in its
-// optimizer terms, which are re-derived from the unsharded task IR exactly as
+// Cost model: Lower + Plan (the full passes) run once per BlockConfig and
+// tier triple. The sharded variants of a block (every ZeRO stage, the
+// experts' state sharded over the expert data-parallel ranks) differ only in
+// their optimizer step, gradients, optimizer state and (ZeRO-3) weights,
+// which are re-derived from the unsharded task IR exactly as
 // LowerTensorParallelBlock and PlanPortable compute them (about 1/30 of the
 // passes' cost); block_table_test checks every field bit for bit against the
 // full passes on the sharded program.
@@ -37,7 +40,8 @@ struct StagedBlock {
 };
 
 // Everything one block's lowering depends on besides the model, the
-// datatype and the optimizer shard.
+// datatype, the precision and the shard. The fields after fused_activation
+// default to Calculon's block (no context or expert parallelism).
 struct BlockConfig {
   int64_t tensor = 1;
   int64_t microbatch_size = 1;
@@ -45,21 +49,60 @@ struct BlockConfig {
   TensorCommunication comm = AllReduce{};  // with all_gather_redo
   TensorOverlap tp_overlap = TensorOverlap::kNone;
   bool fused_activation = true;
+  int64_t context = 1;  // cp
+  ContextExchange context_exchange = ContextExchange::kRing;  // with cp > 1
+  int64_t expert = 1;         // ep
+  int64_t expert_tensor = 0;  // etp; 0: the tensor degree
+  // The pipeline degree, which sets the dense and MoE shares of the priced
+  // stage's blocks (derive.h StageMoeBlocks); only read for a model whose
+  // MoE blocks follow a layer pattern.
+  int64_t pipeline = 1;
 
   friend bool operator==(const BlockConfig& a, const BlockConfig& b) {
     return a.tensor == b.tensor && a.microbatch_size == b.microbatch_size &&
            a.recompute == b.recompute && a.comm.index() == b.comm.index() &&
            AllGatherRedo(a.comm) == AllGatherRedo(b.comm) &&
            a.tp_overlap == b.tp_overlap &&
-           a.fused_activation == b.fused_activation;
+           a.fused_activation == b.fused_activation &&
+           a.context == b.context &&
+           a.context_exchange == b.context_exchange &&
+           a.expert == b.expert && a.expert_tensor == b.expert_tensor &&
+           a.pipeline == b.pipeline;
   }
   template <typename H>
   friend H AbslHashValue(H h, const BlockConfig& c) {
     return H::combine(std::move(h), c.tensor, c.microbatch_size, c.recompute,
                       c.comm.index(), AllGatherRedo(c.comm), c.tp_overlap,
-                      c.fused_activation);
+                      c.fused_activation, c.context, c.context_exchange,
+                      c.expert, c.expert_tensor, c.pipeline);
   }
 };
+
+// The network tiers of a block's own collectives: TP, the context K/V
+// exchange (read with cp > 1) and the expert all-to-all (with ep > 1).
+struct BlockNets {
+  int64_t tensor = 0;
+  int64_t context = 0;
+  int64_t expert = 0;
+};
+
+// How the data-parallel ranks shard a block's state: the ZeRO stage, the
+// ranks that share one copy of the dense state (the sharding group) and
+// those of the routed experts' state (ExpertShard).
+struct BlockShard {
+  ShardingStage stage = ShardingStage::kNone;
+  int64_t group = 1;
+  double expert = 1;
+};
+
+// ExpertShard: the ranks the routed experts' state is sharded over, as
+// LowerTensorParallelBlock computes it from the derived values: the expert
+// data-parallel ranks, in the proportion the sharding group has to d (1
+// without sharding).
+double ExpertShard(const DerivedValues& derived);
+
+// BlockShardOf: the shard of a mapping with these derived values.
+BlockShard BlockShardOf(const DerivedValues& derived);
 
 class BlockTable {
  public:
@@ -68,58 +111,91 @@ class BlockTable {
              DataType datatype,
              PrecisionAccounting precision = PrecisionAccounting::kCalculon);
 
-  // The figures of the block `config` with its TP collectives on network
-  // tier `tensor_net` and the optimizer sharded `shard` ways (1: unsharded).
-  // The pointer stays valid until Clear() or a Get() with another shard.
+  // The figures of the block `config` with its collectives on `nets` and
+  // its state sharded as `shard` says. The pointer stays valid until
+  // Clear() or a Get() with another shard group or expert shard.
+  absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
+                                         const BlockNets& nets,
+                                         const BlockShard& shard);
+  // Calculon's block: TP collectives on `tensor_net`, the optimizer sharded
+  // `shard` ways (1: unsharded).
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          int64_t tensor_net, int64_t shard);
 
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
-  // Sharded variants are kept for one shard at a time: asking for another
-  // shard forgets them (the search asks for one d after another).
+  // Sharded variants are kept for one (group, expert shard) at a time:
+  // asking for another forgets them (the search asks for one d after
+  // another).
   void Clear();
 
   int64_t blocks_planned() const { return blocks_planned_; }
   int64_t blocks_resharded() const { return blocks_resharded_; }
 
  private:
-  // What the optimizer terms of one task are made of, unsharded.
-  struct TaskOptimizerInputs {
+  // What the shard-dependent terms of one task are made of, unsharded.
+  struct TaskShardInputs {
     double weight_grad_elements = 0;
     double optimizer_bytes = 0;    // master copy + Adam state
+    double weight_bytes = 0;
     double forward_flops = 0;
     double activation_grad_flops = 0;
     double weight_grad_flops = 0;
+    double share = 1;          // Task::share
     bool tensor_comm = false;  // TPComm: never charged as compute
+    bool expert_state = false;  // a routed expert's: the expert shard
     Placement placement = Placement::kEveryBlock;
+  };
+  // The figures of one block for one tier triple.
+  struct Planned {
+    BlockNets nets;
+    StagedBlock staged;
   };
   struct Lowered {
     TypedProgram program;     // the unsharded block's program
     DistributedTaskIR tasks;  // its lowering, planned per tier on demand
-    std::vector<TaskOptimizerInputs> optimizer_inputs;
-    std::vector<std::optional<StagedBlock>> by_tensor_net;
+    std::vector<TaskShardInputs> shard_inputs;
+    std::deque<Planned> planned;  // few: looked up linearly
   };
   struct Sharded {
-    std::vector<std::optional<StagedBlock>> by_tensor_net;
+    std::deque<Planned> planned;
+  };
+  // A sharded variant's key: the block and its ZeRO stage.
+  struct ShardedKey {
+    BlockConfig config;
+    ShardingStage stage;
+    friend bool operator==(const ShardedKey& a, const ShardedKey& b) {
+      return a.config == b.config && a.stage == b.stage;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const ShardedKey& k) {
+      return H::combine(std::move(h), k.config, k.stage);
+    }
   };
 
+  // The config as a key: the fields its lowering does not read at their
+  // defaults.
+  BlockConfig Canonical(const BlockConfig& config) const;
   absl::StatusOr<Lowered*> FindOrLower(const BlockConfig& config);
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
-                                               int64_t tensor_net);
+                                               const BlockNets& nets);
   // Overwrites the shard-dependent figures of `block` (optimizer step,
-  // sharded gradients and optimizer state, useful FLOPs).
-  void Reshard(const Lowered& lowered, int64_t shard,
+  // sharded gradients, optimizer state and weights, useful FLOPs).
+  void Reshard(const Lowered& lowered, const BlockShard& shard,
                StagedBlock& staged) const;
 
   const TransformerModel& model_;
   const System& system_;
   DataType datatype_;
   PrecisionAccounting precision_;
+  // Whether the dense and MoE shares of a block depend on p.
+  bool shares_vary_by_stage_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   std::deque<Lowered> lowered_;
-  int64_t sharded_for_ = 0;  // the shard of the entries in sharded_
-  absl::flat_hash_map<BlockConfig, Sharded*> sharded_index_;
+  // The group and expert shard of the entries in sharded_ (group 0: none).
+  int64_t sharded_group_ = 0;
+  double sharded_expert_ = 0;
+  absl::flat_hash_map<ShardedKey, Sharded*> sharded_index_;
   std::deque<Sharded> sharded_;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;
