@@ -8,6 +8,7 @@
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
+#include "core/search/block_pricing.h"
 #include "core/search/search.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
@@ -52,6 +53,27 @@ bool HoldsExpertState(const Task& task) {
   return task.name.find("_Experts_") != std::string::npos;
 }
 
+// The figures a task of `placement` adds to (PlanPortable's FiguresOf).
+BlockFigures& FiguresOf(Placement placement, StagedBlock& staged) {
+  switch (placement) {
+    case Placement::kEveryBlock:
+      return staged.block;
+    case Placement::kFirstStage:
+      return staged.extras.first;
+    case Placement::kLastStage:
+      return staged.extras.last;
+  }
+  return staged.block;
+}
+
+bool SameNets(const BlockNets& a, const BlockNets& b) {
+  return a.tensor == b.tensor && a.context == b.context &&
+         a.expert == b.expert;
+}
+
+// The stage's slot in Lowered::sharded.
+int StageSlot(ShardingStage stage) { return static_cast<int>(stage) - 1; }
+
 }  // namespace
 
 double ExpertShard(const DerivedValues& d) {
@@ -81,10 +103,6 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
 void BlockTable::Clear() {
   lowered_index_.clear();
   lowered_.clear();
-  sharded_index_.clear();
-  sharded_.clear();
-  sharded_group_ = 0;
-  sharded_expert_ = 0;
 }
 
 BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
@@ -99,16 +117,18 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
   return out;
 }
 
-absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
-    const BlockConfig& config) {
-  auto it = lowered_index_.find(config);
+absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
+  const BlockConfig key = Canonical(config);
+  auto it = lowered_index_.find(key);
   if (it != lowered_index_.end()) return it->second;
   Lowered& lowered = lowered_.emplace_back();
+  lowered.key = key;
   lowered.program =
-      ExecutionProgram(model_, system_, BlockExecution(config, datatype_),
-                       BlockExtras(config, precision_));
+      ExecutionProgram(model_, system_, BlockExecution(key, datatype_),
+                       BlockExtras(key, precision_));
   BP_ASSIGN_OR_RETURN(lowered.tasks,
                       LowerTensorParallelBlock().Run(lowered.program));
+  ++blocks_lowered_;
   lowered.shard_inputs.reserve(lowered.tasks.tasks.size());
   for (const Task& task : lowered.tasks.tasks) {
     TaskShardInputs in;
@@ -124,138 +144,170 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
     in.forward_flops = task.work[kForward].flops;
     in.activation_grad_flops = task.work[kActivationGrad].flops;
     in.weight_grad_flops = task.work[kWeightGrad].flops;
-    in.tensor_comm = std::holds_alternative<TensorCommTask>(task.kind);
+    in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
+                       std::holds_alternative<ExchangeTask>(task.kind);
     in.expert_state = HoldsExpertState(task);
     lowered.shard_inputs.push_back(in);
   }
-  lowered_index_.emplace(config, &lowered);
+  lowered.footprint = FootprintFigures(lowered.tasks, lowered.program);
+  if (BlockPrices::Supports(lowered.tasks)) {
+    lowered.prices.emplace(lowered.tasks, system_, datatype_);
+  }
+  lowered_index_.emplace(key, &lowered);
   return &lowered;
 }
-
-namespace {
-
-bool SameNets(const BlockNets& a, const BlockNets& b) {
-  return a.tensor == b.tensor && a.context == b.context &&
-         a.expert == b.expert;
-}
-
-}  // namespace
 
 absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     Lowered& lowered, const BlockNets& nets) {
   for (const Planned& p : lowered.planned) {
     if (SameNets(p.nets, nets)) return &p.staged;
   }
-  TypedProgram& program = lowered.program;
-  TransformerTrainingParallelism& parallelism =
-      std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
-  parallelism.tensor.network_tier = nets.tensor;
-  parallelism.context.network_tier = nets.context;
-  parallelism.expert.network_tier = nets.expert;
-  program.derived.tensor_network = nets.tensor;
-  program.derived.context_network = nets.context;
-  program.derived.expert_network = nets.expert;
-  BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
-                      PlanPortable().Run(lowered.tasks, program));
+  StagedBlock staged;
+  if (lowered.prices.has_value()) {
+    const auto tier = [&](int64_t index) -> const NetworkTier& {
+      return system_.networks[static_cast<size_t>(index)];
+    };
+    staged = lowered.prices->Plan(lowered.tasks, lowered.program,
+                                  tier(nets.tensor), tier(nets.expert),
+                                  tier(nets.context));
+  } else {
+    TypedProgram& program = lowered.program;
+    TransformerTrainingParallelism& parallelism =
+        std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
+    parallelism.tensor.network_tier = nets.tensor;
+    parallelism.context.network_tier = nets.context;
+    parallelism.expert.network_tier = nets.expert;
+    program.derived.tensor_network = nets.tensor;
+    program.derived.context_network = nets.context;
+    program.derived.expert_network = nets.expert;
+    BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
+                        PlanPortable().Run(lowered.tasks, program));
+    staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
+  }
   ++blocks_planned_;
   Planned& planned = lowered.planned.emplace_back();
   planned.nets = nets;
-  planned.staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
+  planned.staged = staged;
   return &planned.staged;
 }
 
 // Mirrors LowerTensorParallelBlock (the optimizer.h terms and
 // FillDefaultFootprint, sharded; a routed expert's state by the expert
 // shard) and PlanPortable's Aggregate (sums in task order, each task
-// weighed by its share, the optimizer on the vector engine, TPComm never
-// charged as compute) for the figures the shard changes; block_table_test
-// pins the equality.
+// weighed by its share, the optimizer on the vector engine, TPComm and
+// exchanges never charged as compute) for the figures the shard changes;
+// block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
-                         StagedBlock& staged) const {
+                         std::array<ShardTerms, kNumPlacements>& terms) const {
   const double group = static_cast<double>(shard.group);
   const bool shard_weights = shard.stage == ShardingStage::kParameters;
   const bool shard_gradients = shard.stage >= ShardingStage::kGradients;
-  for (BlockFigures* b :
-       {&staged.block, &staged.extras.first, &staged.extras.last}) {
-    b->block_optim_flops = 0;
-    b->block_optim_flops_time = 0;
-    b->block_optim_mem_accessed = 0;
-    b->block_optim_mem_time = 0;
-    b->block_optim_time = 0;
-    b->block_weight_grad_space = 0;
-    b->block_optimizer_space = 0;
-    b->useful_flops = 0;
-    if (shard_weights) b->block_weight_space = 0;
-  }
+  terms = {};
   for (const TaskShardInputs& in : lowered.shard_inputs) {
-    BlockFigures& b = in.placement == Placement::kFirstStage
-                          ? staged.extras.first
-                      : in.placement == Placement::kLastStage
-                          ? staged.extras.last
-                          : staged.block;
+    ShardTerms& b = terms[static_cast<size_t>(in.placement)];
     const double s = in.expert_state ? shard.expert : group;
     const double w = in.share;
     const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
     const double flop_time = FlopTime(system_.vector, datatype_, flops);
     const double mem_time = MemoryTime(system_.mem1, bytes);
-    b.block_optim_flops += w * flops;
-    b.block_optim_flops_time += w * flop_time;
-    b.block_optim_mem_accessed += w * bytes;
-    b.block_optim_mem_time += w * mem_time;
-    b.block_optim_time +=
-        w * (in.tensor_comm ? 0
-                            : ProcessingTime(system_.processing_mode,
-                                             flop_time, mem_time));
-    if (shard_weights) b.block_weight_space += w * (in.weight_bytes / s);
-    b.block_weight_grad_space +=
+    b.optim_flops += w * flops;
+    b.optim_flops_time += w * flop_time;
+    b.optim_mem_accessed += w * bytes;
+    b.optim_mem_time += w * mem_time;
+    b.optim_time +=
+        w * (in.no_processing ? 0
+                              : ProcessingTime(system_.processing_mode,
+                                               flop_time, mem_time));
+    if (shard_weights) b.weight_space += w * (in.weight_bytes / s);
+    b.weight_grad_space +=
         w * WeightGradBytesFor(precision_, in.weight_grad_elements,
                                BytesPerElement(datatype_), s,
                                shard_gradients);
-    b.block_optimizer_space += w * bytes;
+    b.optimizer_space += w * bytes;
     b.useful_flops += w * in.forward_flops;
     b.useful_flops +=
         w * (in.activation_grad_flops + in.weight_grad_flops + flops);
   }
 }
 
-absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,
+void BlockTable::ApplyShardTerms(
+    const std::array<ShardTerms, kNumPlacements>& terms, ShardingStage stage,
+    StagedBlock& staged) {
+  for (int placement = 0; placement < kNumPlacements; ++placement) {
+    const ShardTerms& t = terms[static_cast<size_t>(placement)];
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), staged);
+    b.block_optim_flops = t.optim_flops;
+    b.block_optim_flops_time = t.optim_flops_time;
+    b.block_optim_mem_accessed = t.optim_mem_accessed;
+    b.block_optim_mem_time = t.optim_mem_time;
+    b.block_optim_time = t.optim_time;
+    if (stage == ShardingStage::kParameters) {
+      b.block_weight_space = t.weight_space;
+    }
+    b.block_weight_grad_space = t.weight_grad_space;
+    b.block_optimizer_space = t.optimizer_space;
+    b.useful_flops = t.useful_flops;
+  }
+}
+
+BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
+                                           const BlockShard& shard) {
+  if (shard.group != shard_group_ || shard.expert != shard_expert_) {
+    shard_group_ = shard.group;
+    shard_expert_ = shard.expert;
+    ++shard_epoch_;
+  }
+  Sharded& sharded = lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
+  if (sharded.epoch != shard_epoch_) {
+    sharded.epoch = shard_epoch_;
+    sharded.footprint_made = false;
+    sharded.planned.clear();
+    Reshard(lowered, shard, sharded.terms);
+    ++blocks_resharded_;
+  }
+  return sharded;
+}
+
+const StagedBlock* BlockTable::Footprint(Entry* entry,
+                                         const BlockShard& shard) {
+  if (shard.stage == ShardingStage::kNone) return &entry->footprint;
+  Sharded& sharded = ShardedOf(*entry, shard);
+  if (!sharded.footprint_made) {
+    sharded.footprint = entry->footprint;
+    ApplyShardTerms(sharded.terms, shard.stage, sharded.footprint);
+    sharded.footprint_made = true;
+  }
+  return &sharded.footprint;
+}
+
+absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
                                                    const BlockNets& nets,
                                                    const BlockShard& shard) {
-  const BlockConfig key = Canonical(config);
-  BP_ASSIGN_OR_RETURN(Lowered * lowered, FindOrLower(key));
   // Only the tiers the block's collectives use.
+  const BlockConfig& key = entry->key;
   BlockNets used = nets;
   if (key.tensor <= 1) used.tensor = 0;
   if (key.context <= 1) used.context = 0;
   if (key.expert <= 1) used.expert = 0;
-  if (shard.stage == ShardingStage::kNone) return Unsharded(*lowered, used);
-  if (shard.group != sharded_group_ || shard.expert != sharded_expert_) {
-    sharded_index_.clear();
-    sharded_.clear();
-    sharded_group_ = shard.group;
-    sharded_expert_ = shard.expert;
-  }
-  Sharded* sharded;
-  const ShardedKey sharded_key{key, shard.stage};
-  auto it = sharded_index_.find(sharded_key);
-  if (it != sharded_index_.end()) {
-    sharded = it->second;
-  } else {
-    sharded = &sharded_.emplace_back();
-    sharded_index_.emplace(sharded_key, sharded);
-  }
-  for (const Planned& p : sharded->planned) {
+  if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
+  Sharded& sharded = ShardedOf(*entry, shard);
+  for (const Planned& p : sharded.planned) {
     if (SameNets(p.nets, used)) return &p.staged;
   }
-  BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded,
-                      Unsharded(*lowered, used));
-  Planned& planned = sharded->planned.emplace_back();
+  BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
+  Planned& planned = sharded.planned.emplace_back();
   planned.nets = used;
   planned.staged = *unsharded;
-  Reshard(*lowered, shard, planned.staged);
-  ++blocks_resharded_;
+  ApplyShardTerms(sharded.terms, shard.stage, planned.staged);
   return &planned.staged;
+}
+
+absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,
+                                                   const BlockNets& nets,
+                                                   const BlockShard& shard) {
+  BP_ASSIGN_OR_RETURN(Entry * entry, Find(config));
+  return Get(entry, nets, shard);
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,

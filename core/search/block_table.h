@@ -16,6 +16,7 @@
 #ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_TABLE_H_
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -26,18 +27,13 @@
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
 #include "core/plan/plan_ir.h"
+#include "core/search/block_pricing.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
+#include "core/taskir/task_ir.h"
 
 namespace blueprint {
-
-// One block's figures and the first and last stage's extra work (plan IR
-// first_stage / last_stage; 0 without a vocabulary), planned together.
-struct StagedBlock {
-  BlockFigures block;
-  StageExtras extras;
-};
 
 // Everything one block's lowering depends on besides the model, the
 // datatype, the precision and the shard. The fields after fused_activation
@@ -105,15 +101,27 @@ double ExpertShard(const DerivedValues& derived);
 BlockShard BlockShardOf(const DerivedValues& derived);
 
 class BlockTable {
+  struct Lowered;
+
  public:
+  // One block configuration of the table (lowered on first use); stable
+  // until Clear().
+  using Entry = Lowered;
+
   // `model` and `system` must outlive the table.
   BlockTable(const TransformerModel& model, const System& system,
              DataType datatype,
              PrecisionAccounting precision = PrecisionAccounting::kCalculon);
 
-  // The figures of the block `config` with its collectives on `nets` and
-  // its state sharded as `shard` says. The pointer stays valid until
-  // Clear() or a Get() with another shard group or expert shard.
+  // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
+  // first use.
+  absl::StatusOr<Entry*> Find(const BlockConfig& config);
+
+  // The figures of the block with its collectives on `nets` and its state
+  // sharded as `shard` says. The pointer stays valid until Clear() or a
+  // call with another shard group or expert shard.
+  absl::StatusOr<const StagedBlock*> Get(Entry* entry, const BlockNets& nets,
+                                         const BlockShard& shard);
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          const BlockNets& nets,
                                          const BlockShard& shard);
@@ -122,6 +130,13 @@ class BlockTable {
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          int64_t tensor_net, int64_t shard);
 
+  // Figures of the block whose footprints are exact and whatever the tiers:
+  // those ComputeMemory reads (weights, activations, checkpoint, weight
+  // gradients, optimizer state); every other figure is 0. The block is not
+  // planned, only lowered: the search checks memory with it first. Valid
+  // as Get's pointer.
+  const StagedBlock* Footprint(Entry* entry, const BlockShard& shard);
+
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
   // Sharded variants are kept for one (group, expert shard) at a time:
@@ -129,6 +144,7 @@ class BlockTable {
   // another).
   void Clear();
 
+  int64_t blocks_lowered() const { return blocks_lowered_; }
   int64_t blocks_planned() const { return blocks_planned_; }
   int64_t blocks_resharded() const { return blocks_resharded_; }
 
@@ -142,47 +158,60 @@ class BlockTable {
     double activation_grad_flops = 0;
     double weight_grad_flops = 0;
     double share = 1;          // Task::share
-    bool tensor_comm = false;  // TPComm: never charged as compute
-    bool expert_state = false;  // a routed expert's: the expert shard
+    bool no_processing = false;  // TPComm and exchanges: never compute
+    bool expert_state = false;   // a routed expert's: the expert shard
     Placement placement = Placement::kEveryBlock;
   };
-  // The figures of one block for one tier triple.
+  // The figures the shard changes, of the block, the first and the last
+  // stage (Reshard), whatever the tiers.
+  struct ShardTerms {
+    double optim_flops = 0, optim_flops_time = 0, optim_mem_accessed = 0,
+           optim_mem_time = 0, optim_time = 0;
+    double weight_space = 0;  // ZeRO-3 only
+    double weight_grad_space = 0, optimizer_space = 0, useful_flops = 0;
+  };
+  // Figures with their tiers.
   struct Planned {
     BlockNets nets;
     StagedBlock staged;
   };
+  // A ZeRO stage's variant of a block for the current shard (epoch).
+  struct Sharded {
+    int64_t epoch = -1;  // of the shard these were made for
+    std::array<ShardTerms, kNumPlacements> terms{};
+    bool footprint_made = false;
+    StagedBlock footprint;
+    std::deque<Planned> planned;  // few: looked up linearly
+  };
   struct Lowered {
+    BlockConfig key;          // canonical
     TypedProgram program;     // the unsharded block's program
     DistributedTaskIR tasks;  // its lowering, planned per tier on demand
     std::vector<TaskShardInputs> shard_inputs;
-    std::deque<Planned> planned;  // few: looked up linearly
-  };
-  struct Sharded {
-    std::deque<Planned> planned;
-  };
-  // A sharded variant's key: the block and its ZeRO stage.
-  struct ShardedKey {
-    BlockConfig config;
-    ShardingStage stage;
-    friend bool operator==(const ShardedKey& a, const ShardedKey& b) {
-      return a.config == b.config && a.stage == b.stage;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const ShardedKey& k) {
-      return H::combine(std::move(h), k.config, k.stage);
-    }
+    StagedBlock footprint;        // unsharded, Footprint's
+    // The tier-independent prices (BlockPrices::Supports), else planned
+    // by PlanPortable.
+    std::optional<BlockPrices> prices;
+    std::deque<Planned> planned;  // unsharded, per tiers
+    // Per ZeRO stage but kNone, the variants of the current shard.
+    std::array<Sharded, 3> sharded;
   };
 
   // The config as a key: the fields its lowering does not read at their
   // defaults.
   BlockConfig Canonical(const BlockConfig& config) const;
-  absl::StatusOr<Lowered*> FindOrLower(const BlockConfig& config);
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
                                                const BlockNets& nets);
-  // Overwrites the shard-dependent figures of `block` (optimizer step,
-  // sharded gradients, optimizer state and weights, useful FLOPs).
+  // The stage's variant, made for the current shard when stale.
+  Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
+  // The shard-dependent terms (optimizer step, sharded gradients, optimizer
+  // state and weights, useful FLOPs) per placement.
   void Reshard(const Lowered& lowered, const BlockShard& shard,
-               StagedBlock& staged) const;
+               std::array<ShardTerms, kNumPlacements>& terms) const;
+  // Puts the terms into the figures of each placement.
+  static void ApplyShardTerms(
+      const std::array<ShardTerms, kNumPlacements>& terms,
+      ShardingStage stage, StagedBlock& staged);
 
   const TransformerModel& model_;
   const System& system_;
@@ -192,11 +221,11 @@ class BlockTable {
   bool shares_vary_by_stage_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   std::deque<Lowered> lowered_;
-  // The group and expert shard of the entries in sharded_ (group 0: none).
-  int64_t sharded_group_ = 0;
-  double sharded_expert_ = 0;
-  absl::flat_hash_map<ShardedKey, Sharded*> sharded_index_;
-  std::deque<Sharded> sharded_;
+  // The group and expert shard of the current epoch (group 0: none yet).
+  int64_t shard_group_ = 0;
+  double shard_expert_ = 0;
+  int64_t shard_epoch_ = 0;
+  int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;
 };

@@ -334,8 +334,17 @@ class Searcher {
   // `parts` are the choice's spec parts (PartsOf), whose microbatch size
   // they set to b; `shard` is the choice's block shard.
   absl::Status EvaluatePruned(const GroupState& gs, const Choice& c, int64_t b,
-                              const BlockShard& shard,
+                              const BlockShard& shard, bool over_memory,
                               CalculonTrainingParts& parts);
+  // Whether the weights, gradients and optimizer state of the choice alone
+  // exceed a memory tier, whatever the microbatch size (its mappings are
+  // then bad; see the definition). `weights` is the group's block that has
+  // them, found on first use.
+  absl::StatusOr<bool> StateExceedsMemory(const GroupState& gs,
+                                          const Choice& c,
+                                          const BlockShard& shard,
+                                          CalculonTrainingParts& parts,
+                                          BlockTable::Entry*& weights);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   int64_t b, const BlockShard& shard,
                                   CalculonTrainingParts& parts);
@@ -364,6 +373,8 @@ class Searcher {
   // current (tensor_net, context_net) (NaN: unknown), the data tiers in
   // increasing order of it, and the data_net values to evaluate for one
   // tier prefix.
+  // StateExceedsMemory's block (reused: no allocation per choice).
+  BlockFigures state_block_;
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
@@ -643,11 +654,12 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
 // enumeration order, so ties rank as in Calculon.
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
                                       int64_t b, const BlockShard& shard,
+                                      bool over_memory,
                                       CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
-      gs.valid_assignments == 0) {
+      gs.valid_assignments == 0 || over_memory) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
@@ -657,13 +669,12 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
   e.tensor_net = gs.first_valid.tn;
   e.pipeline_net = gs.first_valid.pn;
   e.data_net = gs.first_valid.dn;
-  BP_ASSIGN_OR_RETURN(
-      const StagedBlock* block,
-      blocks_.Get(config, NetsOf(g, gs.first_valid.tn, gs.first_valid.cn),
-                  shard));
+  BP_ASSIGN_OR_RETURN(BlockTable::Entry * entry, blocks_.Find(config));
   parts.batch.microbatch_size = b;
   StepShape step = StepShapeOf(model_, system_, parts);
   MemoryFigures memory;
+  // The memory figures read footprints only: the block need not be planned.
+  const StagedBlock* block = blocks_.Footprint(entry, shard);
   ComputeMemory(block->block, block->extras, step, memory);
   ++result_.work.memory_evaluations;
   if (!MemoryFits(memory)) {
@@ -683,7 +694,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
       planned_tn = prefix.tn;
       planned_cn = prefix.cn;
       BP_ASSIGN_OR_RETURN(
-          block, blocks_.Get(config, NetsOf(g, prefix.tn, prefix.cn), shard));
+          block, blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), shard));
       ruled_out = false;
       dp_bounds_ready = false;
       if (top_.full()) {
@@ -849,9 +860,50 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
   return absl::OkStatus();
 }
 
+// Lower bounds on the memory requirements of every microbatch size of a
+// choice: ComputeMemory with the block's activation figures at 0. The
+// requirements add the activation terms, each >= 0 for a valid mapping
+// (the memory analysis verifies every figure is), to the weight, gradient
+// and optimizer terms, in an order where rounding is monotone; those
+// terms depend on t, cp, ep, etp, p, d, the shard, the offload and the
+// recompute policy only (not on the microbatch size, the TP communication
+// or the tiers), so any block of the group has them: up to the rounding of
+// the sums, which the slack covers. The stage extras are left out (the
+// bound is on proc_mem_tier1_cap_req and proc_mem_tier2_cap_req alone).
+absl::StatusOr<bool> Searcher::StateExceedsMemory(
+    const GroupState& gs, const Choice& c, const BlockShard& shard,
+    CalculonTrainingParts& parts, BlockTable::Entry*& weights) {
+  const Group& g = *gs.group;
+  if (!gs.structure_ok || gs.valid_assignments == 0 ||
+      g.microbatch_sizes.empty() ||
+      !OffloadFits(c.offload, gs.blocks_per_stage)) {
+    return false;
+  }
+  const int64_t b = g.microbatch_sizes.front();
+  if (weights == nullptr) {
+    BP_ASSIGN_OR_RETURN(weights, blocks_.Find(ConfigOf(g, c, b)));
+  }
+  state_block_ = blocks_.Footprint(weights, shard)->block;
+  state_block_.block_act_working_space = 0;
+  state_block_.block_act_storage_space = 0;
+  state_block_.block_act_checkpoint_size = 0;
+  state_block_.block_act_grad_space = 0;
+  parts.batch.microbatch_size = b;
+  const StepShape step = StepShapeOf(model_, system_, parts);
+  MemoryFigures memory;
+  ComputeMemory(state_block_, StageExtras(), step, memory);
+  return memory.proc_mem_tier1_cap_req * (1 - kBoundSlack) >
+             memory.tier1_capacity ||
+         memory.proc_mem_tier2_cap_req * (1 - kBoundSlack) >
+             memory.tier2_capacity;
+}
+
 absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   const GroupState gs = StartGroup(g);
   const std::vector<Choice>& choices = *g.choices;
+  // The block whose weights, gradients and optimizer state every block of
+  // the group shares (StateExceedsMemory), lowered on first use.
+  BlockTable::Entry* weights = nullptr;
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -869,11 +921,17 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
     // The shard does not depend on the microbatch size.
     const BlockShard shard = BlockShardOf(DeriveTrainingValues(
         model_, parts.parallelism, parts.batch, parts.options));
+    bool over_memory = false;
+    if (!options_.exhaustive) {
+      BP_ASSIGN_OR_RETURN(over_memory,
+                          StateExceedsMemory(gs, c, shard, parts, weights));
+    }
     for (int64_t b : g.microbatch_sizes) {
       const int64_t good_before = result_.good_executions;
-      BP_RETURN_IF_ERROR(options_.exhaustive
-                             ? EvaluateExhaustive(gs, c, b, shard, parts)
-                             : EvaluatePruned(gs, c, b, shard, parts));
+      BP_RETURN_IF_ERROR(
+          options_.exhaustive
+              ? EvaluateExhaustive(gs, c, b, shard, parts)
+              : EvaluatePruned(gs, c, b, shard, over_memory, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     if (progress_ && total > 0) {
@@ -918,6 +976,7 @@ absl::StatusOr<SearchResult> Searcher::Run() {
     ComputeMemory(out.block, out.extras, step, out.memory);
     result_.top.push_back(out);
   }
+  result_.work.blocks_lowered = blocks_.blocks_lowered();
   result_.work.blocks_planned = blocks_.blocks_planned();
   result_.work.blocks_resharded = blocks_.blocks_resharded();
   result_.dimensions.context = options_.max_context > 1;

@@ -118,8 +118,9 @@ struct RankedExecution {
 
 // How much work the search did (for the benchmark; not part of the output).
 struct SearchWork {
-  int64_t blocks_planned = 0;     // Lower + Plan runs (per block and TP tier)
-  int64_t blocks_resharded = 0;   // optimizer-sharded variants derived
+  int64_t blocks_lowered = 0;     // Lower runs (per block)
+  int64_t blocks_planned = 0;     // Plan runs (per block and its tiers)
+  int64_t blocks_resharded = 0;   // sharded variants derived
   int64_t memory_evaluations = 0;
   int64_t iteration_evaluations = 0;
   // The network-tier work of the default mode, independent of time, for
