@@ -9,8 +9,9 @@
 //
 // Example:
 //   if (BlockPrices::Supports(tasks)) {
+//     const StagedBlock footprint = FootprintFigures(tasks, program);
 //     const BlockPrices prices(tasks, system, datatype);
-//     StagedBlock b = prices.Plan(tasks, program, tp_net, ep_net, cp_net);
+//     StagedBlock b = prices.Plan(footprint, tp_net, ep_net, cp_net);
 //   }
 #ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
@@ -39,7 +40,8 @@ struct StagedBlock {
 StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
                              const TypedProgram& program);
 
-// The per-task prices that do not depend on the network tiers.
+// A lowered block, kept for pricing: per task what PlanPortable reads of it
+// and its tier-independent prices (no names, lineage or dependencies).
 class BlockPrices {
  public:
   // Whether Plan prices every task of `tasks`: not a TP-overlapped linear,
@@ -51,25 +53,33 @@ class BlockPrices {
 
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
   // the expert all-to-all on `expert_net` and the context exchange on
-  // `context_net`: its block, first_stage and last_stage figures.
-  StagedBlock Plan(const DistributedTaskIR& tasks, const TypedProgram& program,
-                   const NetworkTier& tensor_net, const NetworkTier& expert_net,
+  // `context_net`: its block, first_stage and last_stage figures, the
+  // footprint figures taken from `footprint` (FootprintFigures).
+  StagedBlock Plan(const StagedBlock& footprint, const NetworkTier& tensor_net,
+                   const NetworkTier& expert_net,
                    const NetworkTier& context_net) const;
 
  private:
-  struct TaskPrice {
+  enum class Kind : int8_t { kCompute, kTensorComm, kExchange };
+  struct PricedTask {
+    Kind kind = Kind::kCompute;
+    Placement placement = Placement::kEveryBlock;
+    bool recompute = false;
+    bool recommunicate = false;
+    int32_t overlapped_by = -1;  // an exchange's covering task
+    int32_t first_collective = -1;  // into collectives_, kNumCommPhases *
+                                    // kNumVariants of them; -1: none
+    double share = 1;
+    std::array<double, kNumStages> flops{};
+    std::array<double, kNumStages> bytes{};
     std::array<double, kNumStages> flop_time{};
     std::array<double, kNumStages> mem_time{};
-    // ProcessingTime of the two, which a TPComm task charges to its
-    // collectives, and the processing time it is charged as compute (0 for
-    // TPComm and exchanges).
-    std::array<double, kNumStages> compute{};
-    std::array<double, kNumStages> processing{};
   };
 
-  const System& system_;
-  DataType datatype_;
-  std::vector<TaskPrice> prices_;
+  ProcessingMode mode_;
+  bool training_;
+  std::vector<PricedTask> tasks_;
+  std::vector<Collective> collectives_;
 };
 
 }  // namespace blueprint

@@ -121,16 +121,26 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   const BlockConfig key = Canonical(config);
   auto it = lowered_index_.find(key);
   if (it != lowered_index_.end()) return it->second;
+  // The block's program: the model and the system are copied once.
+  const CalculonExecution e = BlockExecution(key, datatype_);
+  const ExecutionExtras x = BlockExtras(key, precision_);
+  if (!program_.has_value()) {
+    program_ = ExecutionProgram(model_, system_, e, x);
+  } else {
+    auto& spec = std::get<TransformerTrainingMappingSpec>(program_->spec);
+    const CalculonTrainingParts parts = ExecutionParts(e, x, model_);
+    spec.parallelism = parts.parallelism;
+    spec.batch = parts.batch;
+    spec.options = parts.options;
+    program_->derived = DeriveValues(program_->spec);
+  }
+  BP_ASSIGN_OR_RETURN(DistributedTaskIR tasks,
+                      LowerTensorParallelBlock().Run(*program_));
+  ++blocks_lowered_;
   Lowered& lowered = lowered_.emplace_back();
   lowered.key = key;
-  lowered.program =
-      ExecutionProgram(model_, system_, BlockExecution(key, datatype_),
-                       BlockExtras(key, precision_));
-  BP_ASSIGN_OR_RETURN(lowered.tasks,
-                      LowerTensorParallelBlock().Run(lowered.program));
-  ++blocks_lowered_;
-  lowered.shard_inputs.reserve(lowered.tasks.tasks.size());
-  for (const Task& task : lowered.tasks.tasks) {
+  lowered.shard_inputs.reserve(tasks.tasks.size());
+  for (const Task& task : tasks.tasks) {
     TaskShardInputs in;
     in.placement = task.placement;
     in.share = task.share;
@@ -149,9 +159,12 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     in.expert_state = HoldsExpertState(task);
     lowered.shard_inputs.push_back(in);
   }
-  lowered.footprint = FootprintFigures(lowered.tasks, lowered.program);
-  if (BlockPrices::Supports(lowered.tasks)) {
-    lowered.prices.emplace(lowered.tasks, system_, datatype_);
+  lowered.footprint = FootprintFigures(tasks, *program_);
+  if (BlockPrices::Supports(tasks)) {
+    lowered.prices.emplace(tasks, system_, datatype_);
+  } else {
+    lowered.unpriced = std::make_unique<Unpriced>(
+        Unpriced{*program_, std::move(tasks)});
   }
   lowered_index_.emplace(key, &lowered);
   return &lowered;
@@ -167,11 +180,10 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     const auto tier = [&](int64_t index) -> const NetworkTier& {
       return system_.networks[static_cast<size_t>(index)];
     };
-    staged = lowered.prices->Plan(lowered.tasks, lowered.program,
-                                  tier(nets.tensor), tier(nets.expert),
-                                  tier(nets.context));
+    staged = lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
+                                  tier(nets.expert), tier(nets.context));
   } else {
-    TypedProgram& program = lowered.program;
+    TypedProgram& program = lowered.unpriced->program;
     TransformerTrainingParallelism& parallelism =
         std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
     parallelism.tensor.network_tier = nets.tensor;
@@ -181,7 +193,7 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     program.derived.context_network = nets.context;
     program.derived.expert_network = nets.expert;
     BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
-                        PlanPortable().Run(lowered.tasks, program));
+                        PlanPortable().Run(lowered.unpriced->tasks, program));
     staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
   }
   ++blocks_planned_;
@@ -253,16 +265,15 @@ void BlockTable::ApplyShardTerms(
 
 BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
                                            const BlockShard& shard) {
-  if (shard.group != shard_group_ || shard.expert != shard_expert_) {
-    shard_group_ = shard.group;
-    shard_expert_ = shard.expert;
-    ++shard_epoch_;
-  }
-  Sharded& sharded = lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
-  if (sharded.epoch != shard_epoch_) {
-    sharded.epoch = shard_epoch_;
+  std::unique_ptr<Sharded>& slot =
+      lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
+  if (slot == nullptr) slot = std::make_unique<Sharded>();
+  Sharded& sharded = *slot;
+  if (sharded.group != shard.group || sharded.expert != shard.expert) {
+    sharded.group = shard.group;
+    sharded.expert = shard.expert;
     sharded.footprint_made = false;
-    sharded.planned.clear();
+    sharded.composed_made = false;
     Reshard(lowered, shard, sharded.terms);
     ++blocks_resharded_;
   }
@@ -292,15 +303,15 @@ absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
   if (key.expert <= 1) used.expert = 0;
   if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
   Sharded& sharded = ShardedOf(*entry, shard);
-  for (const Planned& p : sharded.planned) {
-    if (SameNets(p.nets, used)) return &p.staged;
+  if (sharded.composed_made && SameNets(sharded.composed.nets, used)) {
+    return &sharded.composed.staged;
   }
   BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
-  Planned& planned = sharded.planned.emplace_back();
-  planned.nets = used;
-  planned.staged = *unsharded;
-  ApplyShardTerms(sharded.terms, shard.stage, planned.staged);
-  return &planned.staged;
+  sharded.composed.nets = used;
+  sharded.composed.staged = *unsharded;
+  ApplyShardTerms(sharded.terms, shard.stage, sharded.composed.staged);
+  sharded.composed_made = true;
+  return &sharded.composed.staged;
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,

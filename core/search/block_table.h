@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -118,8 +119,8 @@ class BlockTable {
   absl::StatusOr<Entry*> Find(const BlockConfig& config);
 
   // The figures of the block with its collectives on `nets` and its state
-  // sharded as `shard` says. The pointer stays valid until Clear() or a
-  // call with another shard group or expert shard.
+  // sharded as `shard` says. The pointer stays valid until Clear() or the
+  // next call for the same entry and ZeRO stage.
   absl::StatusOr<const StagedBlock*> Get(Entry* entry, const BlockNets& nets,
                                          const BlockShard& shard);
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
@@ -139,9 +140,9 @@ class BlockTable {
 
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
-  // Sharded variants are kept for one (group, expert shard) at a time:
-  // asking for another forgets them (the search asks for one d after
-  // another).
+  // Sharded variants are kept for one (group, expert shard) per entry and
+  // ZeRO stage: asking for another replaces them (the search asks for one
+  // d after another).
   void Clear();
 
   int64_t blocks_lowered() const { return blocks_lowered_; }
@@ -175,26 +176,35 @@ class BlockTable {
     BlockNets nets;
     StagedBlock staged;
   };
-  // A ZeRO stage's variant of a block for the current shard (epoch).
+  // A ZeRO stage's variant of a block, for one shard group and expert
+  // shard at a time.
   struct Sharded {
-    int64_t epoch = -1;  // of the shard these were made for
+    int64_t group = 0;  // 0: none made yet
+    double expert = 0;
     std::array<ShardTerms, kNumPlacements> terms{};
     bool footprint_made = false;
     StagedBlock footprint;
-    std::deque<Planned> planned;  // few: looked up linearly
+    // The planned figures last asked for, with the terms applied.
+    bool composed_made = false;
+    Planned composed;
+  };
+  // A block PlanPortable plans (BlockPrices::Supports is false): its
+  // program and lowering.
+  struct Unpriced {
+    TypedProgram program;
+    DistributedTaskIR tasks;
   };
   struct Lowered {
-    BlockConfig key;          // canonical
-    TypedProgram program;     // the unsharded block's program
-    DistributedTaskIR tasks;  // its lowering, planned per tier on demand
+    BlockConfig key;  // canonical
     std::vector<TaskShardInputs> shard_inputs;
-    StagedBlock footprint;        // unsharded, Footprint's
-    // The tier-independent prices (BlockPrices::Supports), else planned
-    // by PlanPortable.
+    StagedBlock footprint;  // unsharded, Footprint's
+    // How its figures are planned per tiers: BlockPrices, or (a block with
+    // a TP-overlapped linear) PlanPortable.
     std::optional<BlockPrices> prices;
+    std::unique_ptr<Unpriced> unpriced;
     std::deque<Planned> planned;  // unsharded, per tiers
-    // Per ZeRO stage but kNone, the variants of the current shard.
-    std::array<Sharded, 3> sharded;
+    // Per ZeRO stage but kNone, its variant, made on first use.
+    std::array<std::unique_ptr<Sharded>, 3> sharded;
   };
 
   // The config as a key: the fields its lowering does not read at their
@@ -202,7 +212,7 @@ class BlockTable {
   BlockConfig Canonical(const BlockConfig& config) const;
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
                                                const BlockNets& nets);
-  // The stage's variant, made for the current shard when stale.
+  // The stage's variant, made for `shard` when it was for another.
   Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
   // The shard-dependent terms (optimizer step, sharded gradients, optimizer
   // state and weights, useful FLOPs) per placement.
@@ -217,14 +227,13 @@ class BlockTable {
   const System& system_;
   DataType datatype_;
   PrecisionAccounting precision_;
+  // The program lowered next (Find): made once, with the model and the
+  // system, and given each block's parallelism, batch and options.
+  std::optional<TypedProgram> program_;
   // Whether the dense and MoE shares of a block depend on p.
   bool shares_vary_by_stage_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   std::deque<Lowered> lowered_;
-  // The group and expert shard of the current epoch (group 0: none yet).
-  int64_t shard_group_ = 0;
-  double shard_expert_ = 0;
-  int64_t shard_epoch_ = 0;
   int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;

@@ -1,7 +1,9 @@
 #include "core/search/search.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -147,6 +149,43 @@ std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
   return out;
 }
 
+// A group's choices and what they share: the choices that differ only in
+// DP overlap, offload or the ZeRO stage share a block configuration
+// (block_part), and those that differ only in DP overlap, which no memory
+// figure reads, share their memory check (memory_twin); both are dense
+// numberings in order of first appearance.
+struct ChoiceList {
+  std::vector<Choice> choices;
+  std::vector<int> block_part;
+  std::vector<int> memory_twin;
+  int block_parts = 0;
+  int memory_twins = 0;
+};
+
+ChoiceList MakeChoiceList(std::vector<Choice> choices) {
+  ChoiceList list;
+  using BlockKey = std::tuple<RecomputePolicy, size_t, bool, ContextExchange,
+                              TensorOverlap, bool>;
+  using MemoryKey = std::tuple<BlockKey, ShardingStage, bool, bool, bool>;
+  std::map<BlockKey, int> parts;
+  std::map<MemoryKey, int> twins;
+  for (const Choice& c : choices) {
+    const BlockKey block{c.recompute,        c.comm.index(),
+                         AllGatherRedo(c.comm), c.context_exchange,
+                         c.tp_overlap,       c.fused_activation};
+    const MemoryKey memory{block, c.sharding, c.offload.weights,
+                           c.offload.activations, c.offload.optimizer};
+    list.block_part.push_back(
+        parts.emplace(block, static_cast<int>(parts.size())).first->second);
+    list.memory_twin.push_back(
+        twins.emplace(memory, static_cast<int>(twins.size())).first->second);
+  }
+  list.block_parts = static_cast<int>(parts.size());
+  list.memory_twins = static_cast<int>(twins.size());
+  list.choices = std::move(choices);
+  return list;
+}
+
 // Steps 1-5 of SEARCH.md: one (t, cp, p, v, ep, etp) and what follows from
 // it.
 struct Group {
@@ -157,7 +196,7 @@ struct Group {
   // ep * etp: every mapping is then bad.
   int64_t en = 0;
   std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
-  const std::vector<Choice>* choices = nullptr;
+  const ChoiceList* choices = nullptr;
   double weight = 0;  // the most executions it can have, for progress
 };
 
@@ -196,15 +235,6 @@ void ApplyExtras(const ExecutionExtras& x,
     parallelism.data.sharding = ShardingOf(x.sharding);
   }
   options.precision = x.precision;
-}
-
-// TrainingPartsOf with the extras applied.
-CalculonTrainingParts PartsOf(const CalculonExecution& e,
-                              const ExecutionExtras& x,
-                              const TransformerModel& model) {
-  CalculonTrainingParts parts = TrainingPartsOf(e, model);
-  ApplyExtras(x, parts.parallelism, parts.options);
-  return parts;
 }
 
 // The smallest network tier (fewest processors; the first of equal ones)
@@ -306,7 +336,7 @@ class Searcher {
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
   std::vector<std::pair<int64_t, int64_t>> ExpertDegrees(int64_t t,
                                                          int64_t ranks) const;
-  const std::vector<Choice>* ChoicesFor(const ChoiceShape& shape);
+  const ChoiceList* ChoicesFor(const ChoiceShape& shape);
   GroupState StartGroup(const Group& group) const;
   // The tier check of SEARCH.md's step 17 for one assignment, looking only
   // at the tiers it uses (dn < 0: none).
@@ -331,20 +361,14 @@ class Searcher {
   }
   // Both count the executions of one (choice, microbatch size) and offer the
   // valid ones to the ranking.
-  // `parts` are the choice's spec parts (PartsOf), whose microbatch size
+  // `parts` are the choice's spec parts (ExecutionParts), whose microbatch size
   // they set to b; `shard` is the choice's block shard.
-  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c, int64_t b,
-                              const BlockShard& shard, bool over_memory,
+  // EvaluatePruned takes the choice's index in the group's list and the
+  // microbatch size's in microbatch_sizes.
+  absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
+                              size_t microbatch, const BlockShard& shard,
                               CalculonTrainingParts& parts);
-  // Whether the weights, gradients and optimizer state of the choice alone
-  // exceed a memory tier, whatever the microbatch size (its mappings are
-  // then bad; see the definition). `weights` is the group's block that has
-  // them, found on first use.
-  absl::StatusOr<bool> StateExceedsMemory(const GroupState& gs,
-                                          const Choice& c,
-                                          const BlockShard& shard,
-                                          CalculonTrainingParts& parts,
-                                          BlockTable::Entry*& weights);
+
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   int64_t b, const BlockShard& shard,
                                   CalculonTrainingParts& parts);
@@ -366,15 +390,20 @@ class Searcher {
   // A tier no dimension uses must still hold 1 (Calculon checks every tier).
   bool every_tier_holds_one_ = true;
   // The choice lists, one per ChoiceShape (ChoicesFor), made on demand.
-  std::vector<Choice> choice_lists_[8];
+  ChoiceList choice_lists_[8];
   bool choice_lists_made_[8] = {};
   // Scratch of EvaluatePruned, sized once to the tier count (no allocation
   // per mapping): a lower bound on the DP exposed time per data_net for the
   // current (tensor_net, context_net) (NaN: unknown), the data tiers in
   // increasing order of it, and the data_net values to evaluate for one
   // tier prefix.
-  // StateExceedsMemory's block (reused: no allocation per choice).
-  BlockFigures state_block_;
+  // Per group, by (block part, microbatch index): its block, found on first
+  // use; and by (memory twin, microbatch index): whether its memory fits
+  // (kUnknown until checked). Sized per group, reused (no allocation per
+  // mapping).
+  enum class Verdict : int8_t { kUnknown, kFits, kOver };
+  std::vector<BlockTable::Entry*> entries_;
+  std::vector<Verdict> verdicts_;
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
@@ -405,12 +434,12 @@ std::vector<std::pair<int64_t, int64_t>> Searcher::ExpertDegrees(
   return out;
 }
 
-const std::vector<Choice>* Searcher::ChoicesFor(const ChoiceShape& shape) {
+const ChoiceList* Searcher::ChoicesFor(const ChoiceShape& shape) {
   const int index = (shape.tensor ? 1 : 0) + (shape.context ? 2 : 0) +
                     (shape.data ? 4 : 0);
   if (!choice_lists_made_[index]) {
-    choice_lists_[index] = EnumerateChoices(shape, system_.mem2.gib > 0,
-                                            tp_overlap_modelled_, options_);
+    choice_lists_[index] = MakeChoiceList(EnumerateChoices(
+        shape, system_.mem2.gib > 0, tp_overlap_modelled_, options_));
     choice_lists_made_[index] = true;
   }
   return &choice_lists_[index];
@@ -452,7 +481,7 @@ std::vector<Group> Searcher::EnumerateGroups() {
           const double assignments = static_cast<double>(
               (t > 1 ? nets : 1) * (cp > 1 ? nets : 1) * (p > 1 ? nets : 1) *
               (d > 1 ? nets : 1));
-          base.weight = static_cast<double>(base.choices->size()) *
+          base.weight = static_cast<double>(base.choices->choices.size()) *
                         static_cast<double>(base.microbatch_sizes.size()) *
                         assignments;
           for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {
@@ -652,35 +681,55 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
 // rate is at most the bound's, which is at most the N-th best rate when it
 // was computed, and that only grows; the assignments evaluated are offered in
 // enumeration order, so ties rank as in Calculon.
-absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
-                                      int64_t b, const BlockShard& shard,
-                                      bool over_memory,
+absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
+                                      size_t microbatch,
+                                      const BlockShard& shard,
                                       CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
+  const ChoiceList& list = *g.choices;
+  const Choice& c = list.choices[choice];
+  const int64_t b = g.microbatch_sizes[microbatch];
+  const size_t sizes = g.microbatch_sizes.size();
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
-      gs.valid_assignments == 0 || over_memory) {
+      gs.valid_assignments == 0) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
+  }
+  Verdict& verdict =
+      verdicts_[static_cast<size_t>(list.memory_twin[choice]) * sizes +
+                microbatch];
+  if (verdict == Verdict::kOver) {
+    result_.bad_executions += gs.assignments;
+    return absl::OkStatus();
+  }
+  BlockTable::Entry*& entry =
+      entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
+               microbatch];
+  if (entry == nullptr) {
+    BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
+  }
+  parts.batch.microbatch_size = b;
+  StepShape step = StepShapeOf(model_, system_, parts);
+  if (verdict == Verdict::kUnknown) {
+    // The memory figures read footprints only: the block need not be
+    // planned.
+    MemoryFigures memory;
+    const StagedBlock* footprint = blocks_.Footprint(entry, shard);
+    ComputeMemory(footprint->block, footprint->extras, step, memory);
+    ++result_.work.memory_evaluations;
+    verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
+    if (verdict == Verdict::kOver) {
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
   }
   CalculonExecution e = Execution(g, c, b);
   const ExecutionExtras x = Extras(g, c);
-  const BlockConfig config = ConfigOf(g, c, b);
   e.tensor_net = gs.first_valid.tn;
   e.pipeline_net = gs.first_valid.pn;
   e.data_net = gs.first_valid.dn;
-  BP_ASSIGN_OR_RETURN(BlockTable::Entry * entry, blocks_.Find(config));
-  parts.batch.microbatch_size = b;
-  StepShape step = StepShapeOf(model_, system_, parts);
-  MemoryFigures memory;
-  // The memory figures read footprints only: the block need not be planned.
-  const StagedBlock* block = blocks_.Footprint(entry, shard);
-  ComputeMemory(block->block, block->extras, step, memory);
-  ++result_.work.memory_evaluations;
-  if (!MemoryFits(memory)) {
-    result_.bad_executions += gs.assignments;
-    return absl::OkStatus();
-  }
+  const StagedBlock* block = nullptr;
   result_.good_executions += gs.valid_assignments;
   result_.bad_executions += gs.assignments - gs.valid_assignments;
 
@@ -860,50 +909,14 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
   return absl::OkStatus();
 }
 
-// Lower bounds on the memory requirements of every microbatch size of a
-// choice: ComputeMemory with the block's activation figures at 0. The
-// requirements add the activation terms, each >= 0 for a valid mapping
-// (the memory analysis verifies every figure is), to the weight, gradient
-// and optimizer terms, in an order where rounding is monotone; those
-// terms depend on t, cp, ep, etp, p, d, the shard, the offload and the
-// recompute policy only (not on the microbatch size, the TP communication
-// or the tiers), so any block of the group has them: up to the rounding of
-// the sums, which the slack covers. The stage extras are left out (the
-// bound is on proc_mem_tier1_cap_req and proc_mem_tier2_cap_req alone).
-absl::StatusOr<bool> Searcher::StateExceedsMemory(
-    const GroupState& gs, const Choice& c, const BlockShard& shard,
-    CalculonTrainingParts& parts, BlockTable::Entry*& weights) {
-  const Group& g = *gs.group;
-  if (!gs.structure_ok || gs.valid_assignments == 0 ||
-      g.microbatch_sizes.empty() ||
-      !OffloadFits(c.offload, gs.blocks_per_stage)) {
-    return false;
-  }
-  const int64_t b = g.microbatch_sizes.front();
-  if (weights == nullptr) {
-    BP_ASSIGN_OR_RETURN(weights, blocks_.Find(ConfigOf(g, c, b)));
-  }
-  state_block_ = blocks_.Footprint(weights, shard)->block;
-  state_block_.block_act_working_space = 0;
-  state_block_.block_act_storage_space = 0;
-  state_block_.block_act_checkpoint_size = 0;
-  state_block_.block_act_grad_space = 0;
-  parts.batch.microbatch_size = b;
-  const StepShape step = StepShapeOf(model_, system_, parts);
-  MemoryFigures memory;
-  ComputeMemory(state_block_, StageExtras(), step, memory);
-  return memory.proc_mem_tier1_cap_req * (1 - kBoundSlack) >
-             memory.tier1_capacity ||
-         memory.proc_mem_tier2_cap_req * (1 - kBoundSlack) >
-             memory.tier2_capacity;
-}
-
 absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   const GroupState gs = StartGroup(g);
-  const std::vector<Choice>& choices = *g.choices;
-  // The block whose weights, gradients and optimizer state every block of
-  // the group shares (StateExceedsMemory), lowered on first use.
-  BlockTable::Entry* weights = nullptr;
+  const std::vector<Choice>& choices = g.choices->choices;
+  const size_t sizes = g.microbatch_sizes.size();
+  entries_.assign(static_cast<size_t>(g.choices->block_parts) * sizes,
+                  nullptr);
+  verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
+                   Verdict::kUnknown);
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -917,21 +930,16 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
     e.data_net = gs.first_valid.dn;
     ExecutionExtras x = Extras(g, c);
     x.context_net = gs.first_valid.cn;
-    CalculonTrainingParts parts = PartsOf(e, x, model_);
+    CalculonTrainingParts parts = ExecutionParts(e, x, model_);
     // The shard does not depend on the microbatch size.
     const BlockShard shard = BlockShardOf(DeriveTrainingValues(
         model_, parts.parallelism, parts.batch, parts.options));
-    bool over_memory = false;
-    if (!options_.exhaustive) {
-      BP_ASSIGN_OR_RETURN(over_memory,
-                          StateExceedsMemory(gs, c, shard, parts, weights));
-    }
-    for (int64_t b : g.microbatch_sizes) {
+    for (size_t j = 0; j < sizes; ++j) {
       const int64_t good_before = result_.good_executions;
       BP_RETURN_IF_ERROR(
           options_.exhaustive
-              ? EvaluateExhaustive(gs, c, b, shard, parts)
-              : EvaluatePruned(gs, c, b, shard, over_memory, parts));
+              ? EvaluateExhaustive(gs, c, g.microbatch_sizes[j], shard, parts)
+              : EvaluatePruned(gs, i, j, shard, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     if (progress_ && total > 0) {
@@ -951,12 +959,14 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   double total = 0;
   for (const Group& g : groups) total += g.weight;
   double done = 0;
-  int64_t current_t = 0;
+  int64_t current_t = 0, current_cp = 0;
   for (const Group& g : groups) {
-    // No block is shared across t: keep the table to one t at a time.
-    if (g.t != current_t) {
+    // No block is shared across t or cp: keep the table to one (t, cp) at
+    // a time.
+    if (g.t != current_t || g.cp != current_cp) {
       blocks_.Clear();
       current_t = g.t;
+      current_cp = g.cp;
     }
     BP_RETURN_IF_ERROR(RunGroup(g, done, total));
     done += g.weight;
@@ -1042,6 +1052,14 @@ absl::Status ValidateInputs(const TransformerModel& model,
 
 }  // namespace
 
+CalculonTrainingParts ExecutionParts(const CalculonExecution& e,
+                                     const ExecutionExtras& x,
+                                     const TransformerModel& model) {
+  CalculonTrainingParts parts = TrainingPartsOf(e, model);
+  ApplyExtras(x, parts.parallelism, parts.options);
+  return parts;
+}
+
 MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
                           const CalculonExecution& e,
                           const ExecutionExtras& extras) {
@@ -1064,7 +1082,7 @@ TypedProgram ExecutionProgram(const TransformerModel& model,
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system, const CalculonExecution& e,
                              const ExecutionExtras& extras) {
-  return StepShapeOf(model, system, PartsOf(e, extras, model));
+  return StepShapeOf(model, system, ExecutionParts(e, extras, model));
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,

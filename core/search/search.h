@@ -166,6 +166,13 @@ MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
                           const CalculonExecution& execution,
                           const ExecutionExtras& extras = {});
 
+// ExecutionParts: the parts of a training mapping's spec besides the model
+// and the system (calculon.h TrainingPartsOf with the extras applied).
+// Allocation-free.
+CalculonTrainingParts ExecutionParts(const CalculonExecution& execution,
+                                     const ExecutionExtras& extras,
+                                     const TransformerModel& model);
+
 // ExecutionProgram: the mapping as the checked program the checker derives
 // from its spec (ExecutionSpec), for loading it into the calculator or
 // running the full passes on it.
