@@ -77,5 +77,84 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   EXPECT_GT(checksum, 0);
 }
 
+// The same with a MoE model on context and expert parallelism, ZeRO-3:
+// the footprint, the planned block with the shard's terms, the step shape
+// with the extras.
+TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
+  TransformerModel model =
+      CalculonModel("moe", 4096, 12288, 64, 128, 8, 4096);
+  model.kv_heads = 4;
+  model.mlp = MlpType::kGated;
+  model.vocabulary.size = 32000;
+  MixtureOfExperts moe;
+  moe.experts = 64;
+  moe.topk = 8;
+  moe.ffn = 1536;
+  moe.layer_pattern = "01111111";
+  model.moe = moe;
+  const System system = test_programs::A100System();
+  BlockTable table(model, system, DataType::kFloat16);
+  BlockConfig config;
+  config.tensor = 2;
+  config.microbatch_size = 1;
+  config.recompute = RecomputePolicy::kFull;
+  config.comm = ReduceScatterAllGather{false};
+  config.context = 2;
+  config.expert = 8;
+  config.expert_tensor = 1;
+  config.pipeline = 2;
+  CalculonExecution e;
+  e.num_procs = 64;
+  e.tensor = 2;
+  e.pipeline = 2;
+  e.data = 8;
+  e.batch_size = 64;
+  e.microbatch_size = 1;
+  e.recompute = config.recompute;
+  e.comm = config.comm;
+  e.optimizer_sharding = true;
+  e.data_net = 1;
+  ExecutionExtras x;
+  x.context = 2;
+  x.expert = 8;
+  x.expert_tensor = 1;
+  x.expert_net = 1;
+  x.sharding = ShardingStage::kParameters;
+  const BlockShard shard = BlockShardOf(
+      ExecutionProgram(model, system, e, x).derived);
+  absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  const BlockNets nets[2] = {{0, 0, 1}, {0, 1, 1}};
+  for (const BlockNets& n : nets) {
+    ASSERT_TRUE(table.Get(*entry, n, shard).ok());  // computed: allocates
+  }
+  TopN<CalculonExecution> top(4);
+  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
+
+  double checksum = 0;
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<BlockTable::Entry*> found = table.Find(config);
+    if (!found.ok()) break;
+    const StagedBlock* footprint = table.Footprint(*found, shard);
+    absl::StatusOr<const StagedBlock*> block =
+        table.Get(*found, nets[i % 2], shard);
+    if (!block.ok()) break;
+    e.pipeline_net = i % 2;
+    x.context_net = nets[i % 2].context;
+    e.dp_overlap = i % 3 != 0;
+    const StepShape step = ExecutionStepShape(model, system, e, x);
+    MemoryFigures memory;
+    ComputeMemory(footprint->block, footprint->extras, step, memory);
+    IterationFigures iteration;
+    ComputeIteration((*block)->block, (*block)->extras, step, iteration);
+    const double score = 1.0 + (i % 7);
+    if (top.Admits(score)) top.Insert(score) = e;
+    checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_GT(checksum, 0);
+}
+
 }  // namespace
 }  // namespace blueprint
