@@ -302,8 +302,9 @@ std::string SearchResultText(const SearchResult& result) {
                           r.iteration.sample_rate, r.iteration.total_time,
                           e.tensor, e.pipeline, e.data, e.interleaving);
     if (extra.context) {
-      absl::StrAppendFormat(&out, " %5d %-10s", x.context,
-                            ContextExchangeName(x.context_exchange));
+      absl::StrAppendFormat(
+          &out, " %5d %-10s", x.context,
+          x.context > 1 ? ContextExchangeName(x.context_exchange) : "-");
     }
     if (extra.expert) {
       absl::StrAppendFormat(&out, " %4d %4d", x.expert,
