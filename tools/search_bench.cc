@@ -1,14 +1,23 @@
-// search_bench: times the strategy search on the two reference searches and
-// prints executions evaluated per second and the wall time of each (the
-// first run, and the best of the following ones), in the default (pruned)
-// and the exhaustive mode.
+// search_bench: times the strategy search on reference searches and prints
+// executions evaluated per second, the wall time of each (the first run,
+// and the best of the following ones) and the best processor time (on a
+// shared machine wall time also counts the other processes' turns), in the
+// default (pruned) and the exhaustive mode.
 //   1. turing-530B, 5128 GPUs, max batch 2520, a100_80g, float16, top 5,
 //      --mbs-break: Calculon's recorded search (8112 executions, 66.57/s).
 //   2. gpt3-175B, 512 GPUs, max batch 512, a100_80g, float16, top 10
 //      (6,582,816 executions).
+//   3. Beyond Calculon's space (tests/search/testdata/README.md's models,
+//      h100_80g_nvl8, 2048 GPUs, max batch 2048, float16, top 10, every
+//      ZeRO stage; pruned mode only): qwen3-235B-A22B with cp up to 8
+//      (54,389,248 executions); the same with every cp and both K/V
+//      exchanges (235,240,064); deepseek-v3 with cp up to 8 (13,126,720).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
+//            [--only NAME] [--pruned]
 // (DIR defaults to tests/search/testdata, which `bazel run` provides).
+// --only NAME times the cases whose name contains NAME; --pruned skips the
+// exhaustive mode.
 // --tiers K (2..8) replaces a100_80g's two network tiers by K tiers derived
 // from them (even tiers NVLink-like of size 8, 16, 32, ... and decreasing
 // bandwidth; odd tiers InfiniBand-like, each a little faster) and times the
@@ -51,6 +60,7 @@ struct Case {
   int64_t max_context = 1;
   bool every_sharding = false;
   bool every_exchange = false;
+  bool pruned_only = false;  // the exhaustive mode would take minutes
 };
 
 
@@ -72,13 +82,13 @@ int Run(const std::string& data, int runs_override, int tiers,
        512, 512, 10, false, 5},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 3, 8, true, false},
+       false, 3, 8, true, false, true},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, zero",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 1, 2048, true, true},
+       false, 1, 2048, true, true, true},
       {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero",
        "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 3, 8, true, false},
+       false, 1, 8, true, false, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -103,7 +113,7 @@ int Run(const std::string& data, int runs_override, int tiers,
       return 2;
     }
     for (bool exhaustive : {false, true}) {
-      if (exhaustive && (tiers > 0 || pruned_only)) continue;
+      if (exhaustive && (tiers > 0 || pruned_only || c.pruned_only)) continue;
       SearchOptions options;
       options.procs = c.procs;
       options.max_batch = c.max_batch;
