@@ -21,20 +21,6 @@ constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
 // Per phase and variant, as TaskPlan's net_time and exposed_time.
 using PhaseTimes = std::array<std::array<double, kNumVariants>, kNumCommPhases>;
 
-// The figures a task of `placement` adds to (StagedBlock, const or not).
-template <typename Staged>
-auto& FiguresOf(Placement placement, Staged& staged) {
-  switch (placement) {
-    case Placement::kEveryBlock:
-      return staged.block;
-    case Placement::kFirstStage:
-      return staged.extras.first;
-    case Placement::kLastStage:
-      return staged.extras.last;
-  }
-  return staged.block;
-}
-
 // Aggregate's footprint sums for one task.
 void AddFootprint(const Task& task, bool training, BlockFigures& b) {
   const Footprint& f = task.footprint;

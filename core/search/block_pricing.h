@@ -34,6 +34,21 @@ struct StagedBlock {
   StageExtras extras;
 };
 
+// The figures a task of `placement` adds to (of a StagedBlock, const or
+// not), as PlanPortable's Aggregate places them.
+template <typename Staged>
+auto& FiguresOf(Placement placement, Staged& staged) {
+  switch (placement) {
+    case Placement::kEveryBlock:
+      return staged.block;
+    case Placement::kFirstStage:
+      return staged.extras.first;
+    case Placement::kLastStage:
+      return staged.extras.last;
+  }
+  return staged.block;
+}
+
 // The figures of PlanPortable's Aggregate that depend on the tasks'
 // footprints alone (weights, activations, checkpoint, weight gradients,
 // optimizer state: all ComputeMemory reads); every other figure is 0.

@@ -53,19 +53,6 @@ bool HoldsExpertState(const Task& task) {
   return task.name.find("_Experts_") != std::string::npos;
 }
 
-// The figures a task of `placement` adds to (PlanPortable's FiguresOf).
-BlockFigures& FiguresOf(Placement placement, StagedBlock& staged) {
-  switch (placement) {
-    case Placement::kEveryBlock:
-      return staged.block;
-    case Placement::kFirstStage:
-      return staged.extras.first;
-    case Placement::kLastStage:
-      return staged.extras.last;
-  }
-  return staged.block;
-}
-
 bool SameNets(const BlockNets& a, const BlockNets& b) {
   return a.tensor == b.tensor && a.context == b.context &&
          a.expert == b.expert;
@@ -75,6 +62,23 @@ bool SameNets(const BlockNets& a, const BlockNets& b) {
 int StageSlot(ShardingStage stage) { return static_cast<int>(stage) - 1; }
 
 }  // namespace
+
+BlockConfig BlockConfigOf(const CalculonExecution& e,
+                          const ExecutionExtras& x) {
+  BlockConfig config;
+  config.tensor = e.tensor;
+  config.microbatch_size = e.microbatch_size;
+  config.recompute = e.recompute;
+  config.comm = e.comm;
+  config.tp_overlap = e.tp_overlap;
+  config.fused_activation = e.fused_activation;
+  config.context = x.context;
+  config.context_exchange = x.context_exchange;
+  config.expert = x.expert;
+  config.expert_tensor = x.expert_tensor;
+  config.pipeline = e.pipeline;
+  return config;
+}
 
 double ExpertShard(const DerivedValues& d) {
   if (d.sharding == ShardingStage::kNone) return 1;

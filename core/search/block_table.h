@@ -27,8 +27,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
+#include "core/adapters/calculon.h"
 #include "core/plan/plan_ir.h"
 #include "core/search/block_pricing.h"
+#include "core/search/search.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -74,6 +76,10 @@ struct BlockConfig {
                       c.expert, c.expert_tensor, c.pipeline);
   }
 };
+
+// BlockConfigOf: the block of a mapping.
+BlockConfig BlockConfigOf(const CalculonExecution& execution,
+                          const ExecutionExtras& extras);
 
 // The network tiers of a block's own collectives: TP, the context K/V
 // exchange (read with cp > 1) and the expert all-to-all (with ep > 1).

@@ -1,6 +1,7 @@
 #include "core/search/block_table.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -8,6 +9,7 @@
 
 #include "core/plan/plan.h"
 #include "core/search/search.h"
+#include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "core/taskir/lower.h"
 #include "core/testing/programs.h"
@@ -114,6 +116,33 @@ std::vector<std::string> FootprintDifferences(const StagedBlock& got,
   return out;
 }
 
+// How the table's figures for `config` (`got`, and its Footprint) differ
+// from the full passes' (`want`).
+std::vector<std::string> TableDifferences(BlockTable& table,
+                                          const BlockConfig& config,
+                                          const BlockShard& shard,
+                                          const StagedBlock& got,
+                                          const StagedBlock& want) {
+  std::vector<std::string> diff = Differences(got.block, want.block);
+  for (const std::string& d :
+       Differences(got.extras.first, want.extras.first)) {
+    diff.push_back("first_stage." + d);
+  }
+  for (const std::string& d : Differences(got.extras.last, want.extras.last)) {
+    diff.push_back("last_stage." + d);
+  }
+  absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
+  if (!entry.ok()) {
+    diff.push_back(std::string(entry.status().message()));
+    return diff;
+  }
+  for (const std::string& d :
+       FootprintDifferences(*table.Footprint(*entry, shard), want)) {
+    diff.push_back("footprint " + d);
+  }
+  return diff;
+}
+
 std::vector<BlockConfig> AllConfigs(const std::vector<int64_t>& tensors,
                                     const std::vector<int64_t>& microbatches) {
   std::vector<BlockConfig> out;
@@ -164,26 +193,13 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
         ASSERT_TRUE(got.ok()) << got.status();
         const StagedBlock want =
             FullPassFigures(model, system, config, tn, shard, precision);
-        std::vector<std::string> diff = Differences((*got)->block, want.block);
-        absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
-        ASSERT_TRUE(entry.ok()) << entry.status();
         BlockShard sharding;
         if (shard > 1) {
           sharding = {ShardingStage::kOptimizer, shard,
                       static_cast<double>(shard)};
         }
-        for (const std::string& d :
-             FootprintDifferences(*table.Footprint(*entry, sharding), want)) {
-          diff.push_back("footprint " + d);
-        }
-        for (const std::string& d :
-             Differences((*got)->extras.first, want.extras.first)) {
-          diff.push_back("first_stage." + d);
-        }
-        for (const std::string& d :
-             Differences((*got)->extras.last, want.extras.last)) {
-          diff.push_back("last_stage." + d);
-        }
+        const std::vector<std::string> diff =
+            TableDifferences(table, config, sharding, **got, want);
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " b=" << config.microbatch_size
             << " recompute=" << RecomputeName(config.recompute)
@@ -240,33 +256,12 @@ TEST(BlockTableTest, VocabularyStagesMatchFullPassesBitForBit) {
 // `pattern`), latent attention (when `latent`), an untied vocabulary and a
 // multi-token-prediction block.
 TransformerModel MoeModel(bool pattern, bool latent) {
-  TransformerModel model = TinyModel();
-  model.name = "tiny-moe";
-  model.kv_heads = latent ? 8 : 4;
-  model.mlp = MlpType::kGated;
-  model.norm = NormType::kRmsNorm;
-  model.vocabulary.size = 1000;
-  model.vocabulary.tied = false;
-  MixtureOfExperts moe;
-  moe.experts = 8;
-  moe.topk = 2;
-  moe.ffn = 32;
-  moe.shared_ffn = 64;
-  moe.capacity_factor = 1.25;
-  if (pattern) moe.layer_pattern = "00111101";
-  model.moe = moe;
-  if (latent) {
-    LatentAttention l;
-    l.q_lora_rank = 16;
-    l.kv_lora_rank = 16;
-    l.qk_head_dim = 6;
-    l.qk_rope_head_dim = 2;
-    l.v_head_dim = 8;
-    model.latent_attention = l;
-    model.attn_size = 8;  // qk_head_dim + qk_rope_head_dim
-  }
-  model.mtp_layers = 1;
-  return model;
+  return test_models::WithExperts(
+      TinyModel(), 1000,
+      test_models::Experts(8, 2, 32, 64, pattern ? "00111101" : "", 1.25),
+      latent ? std::optional(test_models::Latent(16, 16, 6, 2, 8))
+             : std::nullopt,
+      1);
 }
 
 // The figures of the full passes on the checked program of a mapping whose
@@ -370,22 +365,8 @@ void ExpectMoeTableMatchesFullPasses(const TransformerModel& model,
         absl::StatusOr<const StagedBlock*> got =
             table.Get(config, nets, shard);
         ASSERT_TRUE(got.ok()) << got.status();
-        std::vector<std::string> diff =
-            Differences((*got)->block, want.block);
-        absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
-        ASSERT_TRUE(entry.ok()) << entry.status();
-        for (const std::string& d :
-             FootprintDifferences(*table.Footprint(*entry, shard), want)) {
-          diff.push_back("footprint " + d);
-        }
-        for (const std::string& d :
-             Differences((*got)->extras.first, want.extras.first)) {
-          diff.push_back("first_stage." + d);
-        }
-        for (const std::string& d :
-             Differences((*got)->extras.last, want.extras.last)) {
-          diff.push_back("last_stage." + d);
-        }
+        const std::vector<std::string> diff =
+            TableDifferences(table, config, shard, **got, want);
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " cp=" << config.context
             << " exchange=" << ContextExchangeName(config.context_exchange)

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <optional>
 
 #include "core/analysis/figures.h"
 #include "core/search/block_table.h"
 #include "core/search/search.h"
+#include "core/search/test_models.h"
 #include "core/search/top_n.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
@@ -26,6 +28,21 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace blueprint {
 namespace {
+
+// A mapping's memory (from `footprint`) and iteration (from `block`), and
+// its offer to `top` (the i-th mapping scores 1 + i % 7); returns a
+// checksum.
+double Evaluate(const StagedBlock& footprint, const StagedBlock& block,
+                const StepShape& step, const CalculonExecution& e, int i,
+                TopN<CalculonExecution>& top) {
+  MemoryFigures memory;
+  ComputeMemory(footprint.block, footprint.extras, step, memory);
+  IterationFigures iteration;
+  ComputeIteration(block.block, block.extras, step, iteration);
+  const double score = 1.0 + (i % 7);
+  if (top.Admits(score)) top.Insert(score) = e;
+  return memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+}
 
 TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   const TransformerModel model = CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
@@ -64,14 +81,8 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
     e.pipeline_net = i % 2;
     e.data_net = (i / 2) % 2;
     e.dp_overlap = i % 3 != 0;
-    const StepShape step = ExecutionStepShape(model, system, e);
-    MemoryFigures memory;
-    ComputeMemory((*block)->block, (*block)->extras, step, memory);
-    IterationFigures iteration;
-    ComputeIteration((*block)->block, (*block)->extras, step, iteration);
-    const double score = 1.0 + (i % 7);
-    if (top.Admits(score)) top.Insert(score) = e;
-    checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+    checksum += Evaluate(**block, **block,
+                         ExecutionStepShape(model, system, e), e, i, top);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_GT(checksum, 0);
@@ -81,17 +92,9 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
 // the footprint, the planned block with the shard's terms, the step shape
 // with the extras.
 TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
-  TransformerModel model =
-      CalculonModel("moe", 4096, 12288, 64, 128, 8, 4096);
-  model.kv_heads = 4;
-  model.mlp = MlpType::kGated;
-  model.vocabulary.size = 32000;
-  MixtureOfExperts moe;
-  moe.experts = 64;
-  moe.topk = 8;
-  moe.ffn = 1536;
-  moe.layer_pattern = "01111111";
-  model.moe = moe;
+  const TransformerModel model = test_models::WithExperts(
+      CalculonModel("moe", 4096, 12288, 64, 128, 8, 4096), 32000,
+      test_models::Experts(64, 8, 1536, 0, "01111111"), std::nullopt);
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16);
   BlockConfig config;
@@ -143,14 +146,8 @@ TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
     e.pipeline_net = i % 2;
     x.context_net = nets[i % 2].context;
     e.dp_overlap = i % 3 != 0;
-    const StepShape step = ExecutionStepShape(model, system, e, x);
-    MemoryFigures memory;
-    ComputeMemory(footprint->block, footprint->extras, step, memory);
-    IterationFigures iteration;
-    ComputeIteration((*block)->block, (*block)->extras, step, iteration);
-    const double score = 1.0 + (i % 7);
-    if (top.Admits(score)) top.Insert(score) = e;
-    checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+    checksum += Evaluate(*footprint, **block,
+                         ExecutionStepShape(model, system, e, x), e, i, top);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_GT(checksum, 0);

@@ -635,19 +635,7 @@ ExecutionExtras Searcher::Extras(const Group& g, const Choice& c) const {
 
 BlockConfig Searcher::ConfigOf(const Group& g, const Choice& c,
                                int64_t b) const {
-  BlockConfig config;
-  config.tensor = g.t;
-  config.microbatch_size = b;
-  config.recompute = c.recompute;
-  config.comm = c.comm;
-  config.tp_overlap = c.tp_overlap;
-  config.fused_activation = c.fused_activation;
-  config.context = g.cp;
-  config.context_exchange = c.context_exchange;
-  config.expert = g.ep;
-  config.expert_tensor = g.etp;
-  config.pipeline = g.p;
-  return config;
+  return BlockConfigOf(Execution(g, c, b), Extras(g, c));
 }
 
 void Searcher::Offer(double rate, const CalculonExecution& e,

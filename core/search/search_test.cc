@@ -1,6 +1,7 @@
 #include "core/search/search.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -11,6 +12,7 @@
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
 #include "core/search/search_json.h"
+#include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
@@ -53,27 +55,32 @@ void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
             exhaustive->work.iteration_evaluations);
 }
 
-TEST(SearchTest, ExhaustiveEqualsPrunedOnSmallSearches) {
-  const TransformerModel model = SmallModel();
+// The A100 system, the same with `small` GiB of HBM (many mappings do not
+// fit) and 0.2 GiB of offload memory, and the same in roofline mode.
+std::vector<System> TestSystems(double small) {
   const System a100 = test_programs::A100System();
-  System small_memory = a100;  // a few GiB: many mappings do not fit
-  small_memory.mem1.gib = 0.05;
+  System small_memory = a100;
+  small_memory.mem1.gib = small;
   small_memory.mem2.gib = 0.2;
   System roofline = a100;
   roofline.processing_mode = ProcessingMode::kRoofline;
-  for (const System* system :
-       std::vector<const System*>{&a100, &small_memory, &roofline}) {
+  return {a100, small_memory, roofline};
+}
+
+TEST(SearchTest, ExhaustiveEqualsPrunedOnSmallSearches) {
+  const TransformerModel model = SmallModel();
+  for (const System& system : TestSystems(0.05)) {
     for (int top : {1, 40}) {
       SearchOptions o = Options(8, 4, top);
-      ExpectExhaustiveEqualsPruned(model, *system, o);
+      ExpectExhaustiveEqualsPruned(model, system, o);
       o = Options(4, 8, top);
       o.mbs_break = true;
       o.fused_activation = {true, false};
-      ExpectExhaustiveEqualsPruned(model, *system, o);
+      ExpectExhaustiveEqualsPruned(model, system, o);
       o = Options(8, 6, top);
       o.tp_overlap = false;
       o.dp_overlap = false;
-      ExpectExhaustiveEqualsPruned(model, *system, o);
+      ExpectExhaustiveEqualsPruned(model, system, o);
     }
   }
 }
@@ -313,31 +320,13 @@ TEST(SearchTest, VocabularyModelsRankWithTheirStagesWork) {
 // when `pattern`), latent attention when `latent`, GQA, an untied
 // vocabulary and (with latent attention) a multi-token-prediction block.
 TransformerModel MoeModel(bool pattern, bool latent) {
-  TransformerModel model = SmallModel();
-  model.name = latent ? "small-mla-moe" : "small-moe";
-  model.kv_heads = latent ? 16 : 4;
-  model.mlp = MlpType::kGated;
-  model.norm = NormType::kRmsNorm;
-  model.vocabulary.size = 5000;
-  model.vocabulary.tied = false;
-  MixtureOfExperts moe;
-  moe.experts = 8;
-  moe.topk = 2;
-  moe.ffn = 128;
-  moe.shared_ffn = latent ? 256 : 0;
-  if (pattern) moe.layer_pattern = "01111111";
-  model.moe = moe;
-  if (latent) {
-    LatentAttention l;
-    l.q_lora_rank = 64;
-    l.kv_lora_rank = 32;
-    l.qk_head_dim = 12;
-    l.qk_rope_head_dim = 4;
-    l.v_head_dim = 16;
-    model.latent_attention = l;
-    model.mtp_layers = 1;
-  }
-  return model;
+  return test_models::WithExperts(
+      SmallModel(), 5000,
+      test_models::Experts(8, 2, 128, latent ? 256 : 0,
+                           pattern ? "01111111" : ""),
+      latent ? std::optional(test_models::Latent(64, 32, 12, 4, 16))
+             : std::nullopt,
+      latent ? 1 : 0);
 }
 
 // Every option beyond Calculon's space.
@@ -350,22 +339,15 @@ SearchOptions EveryDimension(int64_t procs, int64_t max_batch, int top) {
 }
 
 TEST(SearchTest, MoeExhaustiveEqualsPruned) {
-  const System a100 = test_programs::A100System();
-  System small_memory = a100;  // a few GiB: many mappings do not fit
-  small_memory.mem1.gib = 0.08;
-  small_memory.mem2.gib = 0.2;
-  System roofline = a100;
-  roofline.processing_mode = ProcessingMode::kRoofline;
-  for (const System* system :
-       std::vector<const System*>{&a100, &small_memory, &roofline}) {
+  for (const System& system : TestSystems(0.08)) {
     for (int top : {1, 40}) {
       SearchOptions o = EveryDimension(8, 8, top);
       o.dp_overlap = false;
-      ExpectExhaustiveEqualsPruned(MoeModel(false, false), *system, o);
+      ExpectExhaustiveEqualsPruned(MoeModel(false, false), system, o);
       o = EveryDimension(4, 8, top);
       o.mbs_break = true;
       o.precision = PrecisionAccounting::kMegatronMixed;
-      ExpectExhaustiveEqualsPruned(MoeModel(true, true), *system, o);
+      ExpectExhaustiveEqualsPruned(MoeModel(true, true), system, o);
     }
   }
 }
@@ -474,26 +456,23 @@ TEST(SearchTest, NewDimensionsRankAndMatchTheFullPipeline) {
 // rejects it): never tried for those models, so allowing it changes
 // nothing.
 TEST(SearchTest, NoTensorOverlapWithMoeOrLatentAttention) {
-  for (bool latent : {false, true}) {
-    const TransformerModel model = MoeModel(!latent, latent);
+  const auto with_and_without = [](const TransformerModel& model) {
     SearchOptions o = Options(8, 8, 5);
     absl::StatusOr<SearchResult> with =
         RunSearch(model, test_programs::A100System(), o);
     o.tp_overlap = false;
     absl::StatusOr<SearchResult> without =
         RunSearch(model, test_programs::A100System(), o);
-    ASSERT_TRUE(with.ok() && without.ok());
-    EXPECT_EQ(SearchResultJson(*with), SearchResultJson(*without));
+    EXPECT_TRUE(with.ok() && without.ok());
+    return std::make_pair(*with, *without);
+  };
+  for (bool latent : {false, true}) {
+    const auto [with, without] = with_and_without(MoeModel(!latent, latent));
+    EXPECT_EQ(SearchResultJson(with), SearchResultJson(without));
   }
   // A dense model tries it (Calculon's space).
-  SearchOptions o = Options(8, 8, 5);
-  absl::StatusOr<SearchResult> with =
-      RunSearch(SmallModel(), test_programs::A100System(), o);
-  o.tp_overlap = false;
-  absl::StatusOr<SearchResult> without =
-      RunSearch(SmallModel(), test_programs::A100System(), o);
-  ASSERT_TRUE(with.ok() && without.ok());
-  EXPECT_GT(with->total_executions, without->total_executions);
+  const auto [with, without] = with_and_without(SmallModel());
+  EXPECT_GT(with.total_executions, without.total_executions);
 }
 
 TEST(SearchTest, RejectsUnusableNewOptions) {

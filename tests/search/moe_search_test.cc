@@ -7,15 +7,14 @@
 // same figures, bit for bit.
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/adapters/calculon.h"
 #include "core/pipeline/pipeline.h"
 #include "core/search/search.h"
+#include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "absl/strings/str_cat.h"
 #include "core/testing/programs.h"
@@ -26,15 +25,6 @@
 namespace blueprint {
 namespace {
 
-std::string g_testdata = "tests/search/testdata";
-
-std::string ReadFile(const std::string& name) {
-  std::ifstream in(g_testdata + "/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << g_testdata << "/" << name;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<int64_t> Factors(int64_t x) {
   std::vector<int64_t> out;
@@ -47,30 +37,12 @@ std::vector<int64_t> Factors(int64_t x) {
 // A small model with routed and shared experts and, when `latent`, latent
 // attention and a multi-token-prediction block.
 TransformerModel TinyMoe(bool latent) {
-  TransformerModel m = CalculonModel("tiny-moe", 64, 256, 8, 8, 4, 32);
-  m.kv_heads = latent ? 8 : 4;
-  m.mlp = MlpType::kGated;
-  m.norm = NormType::kRmsNorm;
-  m.vocabulary.size = 500;
-  m.vocabulary.tied = false;
-  MixtureOfExperts moe;
-  moe.experts = 4;
-  moe.topk = 2;
-  moe.ffn = 32;
-  moe.shared_ffn = latent ? 64 : 0;
-  moe.layer_pattern = latent ? "0111" : "";
-  m.moe = moe;
-  if (latent) {
-    LatentAttention l;
-    l.q_lora_rank = 16;
-    l.kv_lora_rank = 16;
-    l.qk_head_dim = 6;
-    l.qk_rope_head_dim = 2;
-    l.v_head_dim = 8;
-    m.latent_attention = l;
-    m.mtp_layers = 1;
-  }
-  return m;
+  return test_models::WithExperts(
+      CalculonModel("tiny-moe", 64, 256, 8, 8, 4, 32), 500,
+      test_models::Experts(4, 2, 32, latent ? 64 : 0, latent ? "0111" : ""),
+      latent ? std::optional(test_models::Latent(16, 16, 6, 2, 8))
+             : std::nullopt,
+      latent ? 1 : 0);
 }
 
 // Every choice of a training mapping, as text.
@@ -323,61 +295,5 @@ TEST(MoeSearchTest, LatentMoeSearchEqualsBruteForceThroughTheFullPipeline) {
                                PrecisionAccounting::kMegatronMixed);
 }
 
-// `--app` takes a spec/3 model object (moe, latent_attention, mtp_layers)
-// as well as a spec/2 one and Calculon's application.
-TEST(MoeSearchTest, AppTakesSpecV3ModelObjects) {
-  absl::StatusOr<TransformerModel> qwen =
-      FromCalculonApplication(ReadFile("qwen3-235B-A22B.model.json"));
-  ASSERT_THAT(qwen, IsOk());
-  ASSERT_TRUE(qwen->moe.has_value());
-  EXPECT_EQ(qwen->moe->experts, 128);
-  EXPECT_EQ(qwen->moe->topk, 8);
-  EXPECT_EQ(qwen->moe->ffn, 1536);
-  EXPECT_FALSE(qwen->latent_attention.has_value());
-  absl::StatusOr<TransformerModel> deepseek =
-      FromCalculonApplication(ReadFile("deepseek-v3.model.json"));
-  ASSERT_THAT(deepseek, IsOk());
-  ASSERT_TRUE(deepseek->latent_attention.has_value());
-  EXPECT_EQ(deepseek->latent_attention->kv_lora_rank, 512);
-  EXPECT_EQ(deepseek->mtp_layers, 1);
-  EXPECT_EQ(deepseek->moe->shared_ffn, 2048);
-  absl::StatusOr<TransformerModel> llama =
-      FromCalculonApplication(ReadFile("llama3-70B.model.json"));
-  ASSERT_THAT(llama, IsOk());
-  EXPECT_FALSE(llama->moe.has_value());
-  EXPECT_EQ(llama->kv_heads, 8);
-  // A spec/3 key in a model without a name is Calculon's application: an
-  // unknown key there.
-  EXPECT_FALSE(FromCalculonApplication(
-                   R"({"hidden": 64, "feedforward": 256, "seq_size": 32,
-                       "attn_heads": 8, "attn_size": 8, "num_blocks": 2,
-                       "mtp_layers": 0})")
-                   .ok());
-
-  // Both search, with their experts split.
-  absl::StatusOr<System> system =
-      FromCalculonSystem(ReadFile("h100_80g_nvl8.json"));
-  ASSERT_THAT(system, IsOk());
-  SearchOptions o;
-  o.procs = 64;
-  o.max_batch = 64;
-  o.datatype = DataType::kFloat16;
-  o.top = 3;
-  o.max_context = 2;
-  o.every_sharding = true;
-  for (const TransformerModel* model : {&*qwen, &*deepseek}) {
-    absl::StatusOr<SearchResult> result = RunSearch(*model, *system, o);
-    ASSERT_THAT(result, IsOk());
-    ASSERT_FALSE(result->top.empty()) << model->name;
-    EXPECT_GT(result->top[0].execution_extras.expert, 1) << model->name;
-  }
-}
-
 }  // namespace
 }  // namespace blueprint
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (argc > 1) blueprint::g_testdata = argv[1];
-  return RUN_ALL_TESTS();
-}
