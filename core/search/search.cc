@@ -28,8 +28,9 @@ constexpr int64_t kMaxBatch = int64_t{1} << 31;
 // of the few dozen operations on either side, far below any real difference.
 constexpr double kBoundSlack = 1e-9;
 
-// A (tensor_net, pipeline_net) with at most this many valid data tiers has
-// them all evaluated, without the per-pair bound (see EvaluatePruned).
+// A tier prefix (tensor_net, context_net, pipeline_net) with at most this
+// many valid data tiers has them all evaluated, without the per-prefix
+// bound (see EvaluatePruned).
 constexpr int64_t kDirectDataTiers = 3;
 
 // Calculon's _factors: every divisor of x (x >= 1), increasing.
@@ -360,15 +361,13 @@ class Searcher {
     return nets;
   }
   // Both count the executions of one (choice, microbatch size) and offer the
-  // valid ones to the ranking.
-  // `parts` are the choice's spec parts (ExecutionParts), whose microbatch size
-  // they set to b; `shard` is the choice's block shard.
-  // EvaluatePruned takes the choice's index in the group's list and the
-  // microbatch size's in microbatch_sizes.
+  // valid ones to the ranking. `parts` are the choice's spec parts
+  // (ExecutionParts), whose microbatch size they set; `shard` is the
+  // choice's block shard. EvaluatePruned takes the choice's index in the
+  // group's list and the microbatch size's in microbatch_sizes.
   absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
                               size_t microbatch, const BlockShard& shard,
                               CalculonTrainingParts& parts);
-
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   int64_t b, const BlockShard& shard,
                                   CalculonTrainingParts& parts);
@@ -392,11 +391,6 @@ class Searcher {
   // The choice lists, one per ChoiceShape (ChoicesFor), made on demand.
   ChoiceList choice_lists_[8];
   bool choice_lists_made_[8] = {};
-  // Scratch of EvaluatePruned, sized once to the tier count (no allocation
-  // per mapping): a lower bound on the DP exposed time per data_net for the
-  // current (tensor_net, context_net) (NaN: unknown), the data tiers in
-  // increasing order of it, and the data_net values to evaluate for one
-  // tier prefix.
   // Per group, by (block part, microbatch index): its block, found on first
   // use; and by (memory twin, microbatch index): whether its memory fits
   // (kUnknown until checked). Sized per group, reused (no allocation per
@@ -404,6 +398,11 @@ class Searcher {
   enum class Verdict : int8_t { kUnknown, kFits, kOver };
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
+  // Scratch of EvaluatePruned, sized once to the tier count (no allocation
+  // per mapping): a lower bound on the DP exposed time per data_net for the
+  // current (tensor_net, context_net) (NaN: unknown), the data tiers in
+  // increasing order of it, and the data_net values to evaluate for one
+  // tier prefix.
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
