@@ -1,14 +1,23 @@
-// search_bench: times the strategy search on the two reference searches and
-// prints executions evaluated per second and the wall time of each (the
-// first run, and the best of the following ones), in the default (pruned)
-// and the exhaustive mode.
+// search_bench: times the strategy search on reference searches and prints
+// executions evaluated per second, the wall time of each (the first run,
+// and the best of the following ones) and the best processor time (on a
+// shared machine wall time also counts the other processes' turns), in the
+// default (pruned) and the exhaustive mode.
 //   1. turing-530B, 5128 GPUs, max batch 2520, a100_80g, float16, top 5,
 //      --mbs-break: Calculon's recorded search (8112 executions, 66.57/s).
 //   2. gpt3-175B, 512 GPUs, max batch 512, a100_80g, float16, top 10
 //      (6,582,816 executions).
+//   3. Beyond Calculon's space (tests/search/testdata/README.md's models,
+//      h100_80g_nvl8, 2048 GPUs, max batch 2048, float16, top 10, every
+//      ZeRO stage; pruned mode only): qwen3-235B-A22B with cp up to 8
+//      (54,389,248 executions); the same with every cp and both K/V
+//      exchanges (235,240,064); deepseek-v3 with cp up to 8 (13,126,720).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
+//            [--only NAME] [--pruned]
 // (DIR defaults to tests/search/testdata, which `bazel run` provides).
+// --only NAME times the cases whose name contains NAME; --pruned skips the
+// exhaustive mode.
 // --tiers K (2..8) replaces a100_80g's two network tiers by K tiers derived
 // from them (even tiers NVLink-like of size 8, 16, 32, ... and decreasing
 // bandwidth; odd tiers InfiniBand-like, each a little faster) and times the
@@ -19,6 +28,7 @@
 // tools/search_bench.mjs times the wasm package's search() method instead.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -45,6 +55,12 @@ struct Case {
   int top;
   bool mbs_break;
   int runs;  // timed runs after the first (cold) one
+  // Beyond Calculon's space: --max-context, --sharding all,
+  // --context-exchange all.
+  int64_t max_context = 1;
+  bool every_sharding = false;
+  bool every_exchange = false;
+  bool pruned_only = false;  // the exhaustive mode would take minutes
 };
 
 
@@ -57,17 +73,28 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-int Run(const std::string& data, int runs_override, int tiers) {
+int Run(const std::string& data, int runs_override, int tiers,
+        const std::string& only, bool pruned_only) {
   const Case cases[] = {
       {"turing-530B 5128 GPUs b2520 top5 mbs-break", "turing-530B.json",
        "a100_80g.json", 5128, 2520, 5, true, 50},
       {"gpt3-175B 512 GPUs b512 top10", "gpt3-175B.json", "a100_80g.json",
        512, 512, 10, false, 5},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 3, 8, true, false, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, zero",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 2048, true, true, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero",
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true},
   };
-  std::printf("%-44s %-10s %10s %10s %10s %14s %11s\n", "search", "mode",
-              "executions", "first_ms", "best_ms", "executions/s",
-              "vs_calculon");
+  std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
+              "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
+              "executions/s", "vs_calculon");
   for (const Case& c : cases) {
+    if (std::string(c.name).find(only) == std::string::npos) continue;
     std::string model_text, system_text;
     if (!ReadFile(data + "/" + c.model_file, &model_text) ||
         !ReadFile(data + "/" + c.system_file, &system_text)) {
@@ -86,21 +113,29 @@ int Run(const std::string& data, int runs_override, int tiers) {
       return 2;
     }
     for (bool exhaustive : {false, true}) {
-      if (exhaustive && tiers > 0) continue;
+      if (exhaustive && (tiers > 0 || pruned_only || c.pruned_only)) continue;
       SearchOptions options;
       options.procs = c.procs;
       options.max_batch = c.max_batch;
       options.datatype = DataType::kFloat16;
       options.top = c.top;
       options.mbs_break = c.mbs_break;
+      options.max_context = c.max_context;
+      options.every_sharding = c.every_sharding;
+      if (c.every_exchange) {
+        options.context_exchange = {ContextExchange::kRing,
+                                    ContextExchange::kAllGather};
+      }
       options.exhaustive = exhaustive;
       const int runs = runs_override > 0 ? runs_override : c.runs;
-      double first_ms = 0, best_ms = 1e300;
+      double first_ms = 0, best_ms = 1e300, best_cpu_ms = 1e300;
       SearchResult last;
       for (int i = 0; i <= runs; ++i) {
         const auto start = std::chrono::steady_clock::now();
+        const std::clock_t cpu_start = std::clock();
         absl::StatusOr<SearchResult> result =
             RunSearch(*model, *system, options);
+        const std::clock_t cpu_end = std::clock();
         const auto end = std::chrono::steady_clock::now();
         if (!result.ok()) {
           std::fprintf(stderr, "error: %s\n",
@@ -111,22 +146,31 @@ int Run(const std::string& data, int runs_override, int tiers) {
             std::chrono::duration<double, std::milli>(end - start).count();
         // Run 0 is the cold one (under wasm, before the engine optimizes).
         if (i == 0) first_ms = ms;
-        if (i > 0) best_ms = std::min(best_ms, ms);
+        if (i > 0) {
+          best_ms = std::min(best_ms, ms);
+          // Processor time: on a shared machine, what the search itself
+          // used (wall time also counts the other processes' turns).
+          best_cpu_ms = std::min(
+              best_cpu_ms, 1000.0 * static_cast<double>(cpu_end - cpu_start) /
+                               CLOCKS_PER_SEC);
+        }
         last = *std::move(result);
       }
       const double rate =
           static_cast<double>(last.total_executions) / (best_ms / 1000);
-      std::printf("%-44s %-10s %10lld %10.3f %10.3f %14.4g %10.0fx\n",
+      std::printf("%-44s %-10s %10lld %10.3f %10.3f %11.3f %14.4g %10.0fx\n",
                   c.name, exhaustive ? "exhaustive" : "pruned",
                   static_cast<long long>(last.total_executions), first_ms,
-                  best_ms, rate, rate / kCalculonExecutionsPerSecond);
+                  best_ms, best_cpu_ms, rate,
+                  rate / kCalculonExecutionsPerSecond);
       std::printf(
           "    good %lld, bad %lld; best %.10g samples/s; %lld blocks "
-          "planned, %lld resharded, %lld memory and %lld iteration "
-          "evaluations\n",
+          "lowered, %lld planned, %lld resharded, %lld memory and %lld "
+          "iteration evaluations\n",
           static_cast<long long>(last.good_executions),
           static_cast<long long>(last.bad_executions),
           last.top.empty() ? 0.0 : last.top[0].iteration.sample_rate,
+          static_cast<long long>(last.work.blocks_lowered),
           static_cast<long long>(last.work.blocks_planned),
           static_cast<long long>(last.work.blocks_resharded),
           static_cast<long long>(last.work.memory_evaluations),
@@ -143,6 +187,8 @@ int main(int argc, char** argv) {
   std::string data = "tests/search/testdata";
   int runs = 0;
   int tiers = 0;
+  std::string only;
+  bool pruned_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--data" && i + 1 < argc) {
@@ -154,11 +200,16 @@ int main(int argc, char** argv) {
                absl::SimpleAtoi(argv[i + 1], &tiers) && tiers >= 2 &&
                tiers <= 8) {
       ++i;
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (arg == "--pruned") {
+      pruned_only = true;
     } else {
       std::fprintf(stderr,
-                   "usage: search_bench [--data DIR] [--runs N] [--tiers K]\n");
+                   "usage: search_bench [--data DIR] [--runs N] [--tiers K] "
+                   "[--only NAME] [--pruned]\n");
       return 1;
     }
   }
-  return blueprint::Run(data, runs, tiers);
+  return blueprint::Run(data, runs, tiers, only, pruned_only);
 }

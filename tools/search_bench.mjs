@@ -1,6 +1,6 @@
 // usage: node tools/search_bench.mjs [PACKAGE_DIR] [TESTDATA_DIR] [RUNS]
 //   PACKAGE_DIR   the wasm npm package (default bazel-bin/wasm/package)
-//   TESTDATA_DIR  Calculon's model and system files (default tests/search/testdata)
+//   TESTDATA_DIR  the model and system files (default tests/search/testdata)
 //   RUNS          timed runs after the first, cold one (default 20 and 3)
 // Times the package's search(appJson, sysJson, args) method on the reference
 // searches of tools/search_bench.cc and prints executions per second and wall
@@ -32,6 +32,15 @@ const cases = [
     args: ['--procs', '512', '--max-batch', '512', '--datatype', 'float16', '--top', '10'],
     runs: 3,
   },
+  {
+    name: 'qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero',
+    model: 'qwen3-235B-A22B.model.json',
+    system: 'h100_80g_nvl8.json',
+    args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
+           '--max-context', '8', '--sharding', 'all'],
+    runs: 3,
+    prunedOnly: true,
+  },
 ];
 
 const entry = path.resolve(packageDir, 'blueprinting.mjs');
@@ -53,6 +62,7 @@ for (const c of cases) {
   const app = readFileSync(path.join(dataDir, c.model), 'utf8');
   const sys = readFileSync(path.join(dataDir, c.system), 'utf8');
   for (const exhaustive of [false, true]) {
+    if (exhaustive && c.prunedOnly) continue;
     const args = [...c.args, '--json', ...(exhaustive ? ['--exhaustive'] : [])];
     const runs = runsArg ? Number(runsArg) : c.runs;
     let first = 0;

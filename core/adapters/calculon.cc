@@ -273,10 +273,17 @@ absl::StatusOr<TransformerModel> FromCalculonApplication(
   std::vector<FieldError> errors;
   TransformerModel model;
   if (std::optional<Json> app = ParseDocument(app_json, "app", &errors)) {
-    // Calculon's application has no name; a spec's model object has one.
+    // Calculon's application has no name; a spec's model object has one,
+    // and a spec/3 one also moe, latent_attention and mtp_layers.
     const bool spec_model = app->is_object() && app->contains("name");
+    const bool spec_v3 =
+        spec_model && (app->contains("moe") ||
+                       app->contains("latent_attention") ||
+                       app->contains("mtp_layers"));
     ReadModelJson(*app, "app",
-                  spec_model ? ModelKeys::kSpecV2 : ModelKeys::kCalculon,
+                  spec_v3      ? ModelKeys::kSpecV3
+                  : spec_model ? ModelKeys::kSpecV2
+                               : ModelKeys::kCalculon,
                   &errors, &model);
   }
   if (!errors.empty()) return InvalidInputError(errors);

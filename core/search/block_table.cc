@@ -1,11 +1,14 @@
 #include "core/search/block_table.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 #include <variant>
 
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
+#include "core/search/block_pricing.h"
 #include "core/search/search.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
@@ -17,13 +20,12 @@ constexpr int kForward = static_cast<int>(Stage::kForward);
 constexpr int kActivationGrad = static_cast<int>(Stage::kActivationGrad);
 constexpr int kWeightGrad = static_cast<int>(Stage::kWeightGrad);
 
-// A mapping whose block is `config` (p = d = 1, unsharded optimizer).
-CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype,
-                                 int64_t tensor_net) {
+// A mapping whose block is `config` (d = 1, unsharded).
+CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype) {
   CalculonExecution e;
-  e.num_procs = config.tensor;
+  e.num_procs = config.tensor * config.context * config.pipeline;
   e.tensor = config.tensor;
-  e.tensor_net = tensor_net;
+  e.pipeline = config.pipeline;
   e.batch_size = config.microbatch_size;
   e.microbatch_size = config.microbatch_size;
   e.datatype = datatype;
@@ -34,147 +36,307 @@ CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype,
   return e;
 }
 
+ExecutionExtras BlockExtras(const BlockConfig& config,
+                            PrecisionAccounting precision) {
+  ExecutionExtras x;
+  x.context = config.context;
+  x.context_exchange = config.context_exchange;
+  x.expert = config.expert;
+  x.expert_tensor = config.expert_tensor;
+  x.precision = precision;
+  return x;
+}
+
+// The tasks LowerTensorParallelBlock gives the routed experts' state, which
+// shards over the expert data-parallel ranks (its AddExpertLinear).
+bool HoldsExpertState(const Task& task) {
+  return task.name.find("_Experts_") != std::string::npos;
+}
+
+bool SameNets(const BlockNets& a, const BlockNets& b) {
+  return a.tensor == b.tensor && a.context == b.context &&
+         a.expert == b.expert;
+}
+
+// The stage's slot in Lowered::sharded.
+int StageSlot(ShardingStage stage) { return static_cast<int>(stage) - 1; }
+
 }  // namespace
+
+BlockConfig BlockConfigOf(const CalculonExecution& e,
+                          const ExecutionExtras& x) {
+  BlockConfig config;
+  config.tensor = e.tensor;
+  config.microbatch_size = e.microbatch_size;
+  config.recompute = e.recompute;
+  config.comm = e.comm;
+  config.tp_overlap = e.tp_overlap;
+  config.fused_activation = e.fused_activation;
+  config.context = x.context;
+  config.context_exchange = x.context_exchange;
+  config.expert = x.expert;
+  config.expert_tensor = x.expert_tensor;
+  config.pipeline = e.pipeline;
+  return config;
+}
+
+double ExpertShard(const DerivedValues& d) {
+  if (d.sharding == ShardingStage::kNone) return 1;
+  const double group_fraction =
+      static_cast<double>(d.sharding_group) / static_cast<double>(d.data);
+  return std::max(1.0, static_cast<double>(d.expert_data) * group_fraction);
+}
+
+BlockShard BlockShardOf(const DerivedValues& d) {
+  BlockShard shard;
+  shard.stage = d.sharding;
+  shard.group = d.sharding != ShardingStage::kNone ? d.sharding_group : 1;
+  shard.expert = ExpertShard(d);
+  return shard;
+}
 
 BlockTable::BlockTable(const TransformerModel& model, const System& system,
                        DataType datatype, PrecisionAccounting precision)
     : model_(model),
       system_(system),
       datatype_(datatype),
-      precision_(precision) {}
+      precision_(precision),
+      shares_vary_by_stage_(model.moe.has_value() &&
+                            !model.moe->layer_pattern.empty()) {}
 
 void BlockTable::Clear() {
   lowered_index_.clear();
   lowered_.clear();
-  sharded_index_.clear();
-  sharded_.clear();
-  sharded_for_ = 0;
 }
 
-absl::StatusOr<BlockTable::Lowered*> BlockTable::FindOrLower(
-    const BlockConfig& config) {
-  auto it = lowered_index_.find(config);
+BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
+  BlockConfig out = config;
+  if (config.context <= 1) out.context_exchange = ContextExchange::kRing;
+  if (!model_.moe.has_value()) {
+    out.expert_tensor = 0;
+  } else if (out.expert_tensor == 0) {
+    out.expert_tensor = config.tensor;
+  }
+  if (!shares_vary_by_stage_) out.pipeline = 1;
+  return out;
+}
+
+absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
+  const BlockConfig key = Canonical(config);
+  auto it = lowered_index_.find(key);
   if (it != lowered_index_.end()) return it->second;
+  // The block's program: the model and the system are copied once.
+  const CalculonExecution e = BlockExecution(key, datatype_);
+  const ExecutionExtras x = BlockExtras(key, precision_);
+  if (!program_.has_value()) {
+    program_ = ExecutionProgram(model_, system_, e, x);
+  } else {
+    auto& spec = std::get<TransformerTrainingMappingSpec>(program_->spec);
+    const CalculonTrainingParts parts = ExecutionParts(e, x, model_);
+    spec.parallelism = parts.parallelism;
+    spec.batch = parts.batch;
+    spec.options = parts.options;
+    program_->derived = DeriveValues(program_->spec);
+  }
+  BP_ASSIGN_OR_RETURN(DistributedTaskIR tasks,
+                      LowerTensorParallelBlock().Run(*program_));
+  ++blocks_lowered_;
   Lowered& lowered = lowered_.emplace_back();
-  lowered.program = ExecutionProgram(model_, system_,
-                                     BlockExecution(config, datatype_, 0));
-  std::get<TransformerTrainingMappingSpec>(lowered.program.spec)
-      .options.precision = precision_;
-  BP_ASSIGN_OR_RETURN(lowered.tasks,
-                      LowerTensorParallelBlock().Run(lowered.program));
-  lowered.optimizer_inputs.reserve(lowered.tasks.tasks.size());
-  for (const Task& task : lowered.tasks.tasks) {
-    TaskOptimizerInputs in;
+  lowered.key = key;
+  lowered.shard_inputs.reserve(tasks.tasks.size());
+  for (const Task& task : tasks.tasks) {
+    TaskShardInputs in;
     in.placement = task.placement;
+    in.share = task.share;
     // Unsharded, the lowering stores UnshardedWeightGradBytes (elements *
-    // 4), WeightGradBytes and OptimizerStateBytes with shard 1: all exact.
+    // 4), WeightGradBytes, OptimizerStateBytes and the weights with shard
+    // 1: all exact.
     in.weight_grad_elements =
         task.footprint.weight_grad_unsharded / kFloat32Bytes;
     in.optimizer_bytes = task.footprint.optimizer;
+    in.weight_bytes = task.footprint.weight;
     in.forward_flops = task.work[kForward].flops;
     in.activation_grad_flops = task.work[kActivationGrad].flops;
     in.weight_grad_flops = task.work[kWeightGrad].flops;
-    in.tensor_comm = std::holds_alternative<TensorCommTask>(task.kind);
-    lowered.optimizer_inputs.push_back(in);
+    in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
+                       std::holds_alternative<ExchangeTask>(task.kind);
+    in.expert_state = HoldsExpertState(task);
+    lowered.shard_inputs.push_back(in);
   }
-  lowered.by_tensor_net.resize(system_.networks.size());
-  lowered_index_.emplace(config, &lowered);
+  lowered.footprint = FootprintFigures(tasks, *program_);
+  if (BlockPrices::Supports(tasks)) {
+    lowered.prices.emplace(tasks, system_, datatype_);
+  } else {
+    lowered.unpriced = std::make_unique<Unpriced>(
+        Unpriced{*program_, std::move(tasks)});
+  }
+  lowered_index_.emplace(key, &lowered);
   return &lowered;
 }
 
-absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(Lowered& lowered,
-                                                         int64_t tensor_net) {
-  std::optional<StagedBlock>& slot =
-      lowered.by_tensor_net[static_cast<size_t>(tensor_net)];
-  if (!slot.has_value()) {
-    TypedProgram& program = lowered.program;
-    std::get<TransformerTrainingMappingSpec>(program.spec)
-        .parallelism.tensor.network_tier = tensor_net;
-    program.derived.tensor_network = tensor_net;
-    BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
-                        PlanPortable().Run(lowered.tasks, program));
-    slot = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
-    ++blocks_planned_;
+absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
+    Lowered& lowered, const BlockNets& nets) {
+  for (const Planned& p : lowered.planned) {
+    if (SameNets(p.nets, nets)) return &p.staged;
   }
-  return &*slot;
+  StagedBlock staged;
+  if (lowered.prices.has_value()) {
+    const auto tier = [&](int64_t index) -> const NetworkTier& {
+      return system_.networks[static_cast<size_t>(index)];
+    };
+    staged = lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
+                                  tier(nets.expert), tier(nets.context));
+  } else {
+    TypedProgram& program = lowered.unpriced->program;
+    TransformerTrainingParallelism& parallelism =
+        std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
+    parallelism.tensor.network_tier = nets.tensor;
+    parallelism.context.network_tier = nets.context;
+    parallelism.expert.network_tier = nets.expert;
+    program.derived.tensor_network = nets.tensor;
+    program.derived.context_network = nets.context;
+    program.derived.expert_network = nets.expert;
+    BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
+                        PlanPortable().Run(lowered.unpriced->tasks, program));
+    staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
+  }
+  ++blocks_planned_;
+  Planned& planned = lowered.planned.emplace_back();
+  planned.nets = nets;
+  planned.staged = staged;
+  return &planned.staged;
 }
 
-// Mirrors LowerTensorParallelBlock (the optimizer.h terms, sharded) and
-// PlanPortable's Aggregate (sums in task order, the
-// optimizer on the vector engine, TPComm never charged as compute) for the
-// figures the shard changes; block_table_test pins the equality.
-void BlockTable::Reshard(const Lowered& lowered, int64_t shard,
-                         StagedBlock& staged) const {
-  const double s = static_cast<double>(shard);
-  for (BlockFigures* b :
-       {&staged.block, &staged.extras.first, &staged.extras.last}) {
-    b->block_optim_flops = 0;
-    b->block_optim_flops_time = 0;
-    b->block_optim_mem_accessed = 0;
-    b->block_optim_mem_time = 0;
-    b->block_optim_time = 0;
-    b->block_weight_grad_space = 0;
-    b->block_optimizer_space = 0;
-    b->useful_flops = 0;
-  }
-  for (const TaskOptimizerInputs& in : lowered.optimizer_inputs) {
-    BlockFigures& b = in.placement == Placement::kFirstStage
-                          ? staged.extras.first
-                      : in.placement == Placement::kLastStage
-                          ? staged.extras.last
-                          : staged.block;
+// Mirrors LowerTensorParallelBlock (the optimizer.h terms and
+// FillDefaultFootprint, sharded; a routed expert's state by the expert
+// shard) and PlanPortable's Aggregate (sums in task order, each task
+// weighed by its share, the optimizer on the vector engine, TPComm and
+// exchanges never charged as compute) for the figures the shard changes;
+// block_table_test pins the equality.
+void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
+                         std::array<ShardTerms, kNumPlacements>& terms) const {
+  const double group = static_cast<double>(shard.group);
+  const bool shard_weights = shard.stage == ShardingStage::kParameters;
+  const bool shard_gradients = shard.stage >= ShardingStage::kGradients;
+  terms = {};
+  for (const TaskShardInputs& in : lowered.shard_inputs) {
+    ShardTerms& b = terms[static_cast<size_t>(in.placement)];
+    const double s = in.expert_state ? shard.expert : group;
+    const double w = in.share;
     const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
     const double flop_time = FlopTime(system_.vector, datatype_, flops);
     const double mem_time = MemoryTime(system_.mem1, bytes);
-    b.block_optim_flops += flops;
-    b.block_optim_flops_time += flop_time;
-    b.block_optim_mem_accessed += bytes;
-    b.block_optim_mem_time += mem_time;
-    b.block_optim_time +=
-        in.tensor_comm
-            ? 0
-            : ProcessingTime(system_.processing_mode, flop_time, mem_time);
-    // The search shards the optimizer state only (ZeRO-1).
-    b.block_weight_grad_space +=
-        WeightGradBytesFor(precision_, in.weight_grad_elements,
-                           BytesPerElement(datatype_), s, false);
-    b.block_optimizer_space += bytes;
-    b.useful_flops += in.forward_flops;
+    b.optim_flops += w * flops;
+    b.optim_flops_time += w * flop_time;
+    b.optim_mem_accessed += w * bytes;
+    b.optim_mem_time += w * mem_time;
+    b.optim_time +=
+        w * (in.no_processing ? 0
+                              : ProcessingTime(system_.processing_mode,
+                                               flop_time, mem_time));
+    if (shard_weights) b.weight_space += w * (in.weight_bytes / s);
+    b.weight_grad_space +=
+        w * WeightGradBytesFor(precision_, in.weight_grad_elements,
+                               BytesPerElement(datatype_), s,
+                               shard_gradients);
+    b.optimizer_space += w * bytes;
+    b.useful_flops += w * in.forward_flops;
     b.useful_flops +=
-        in.activation_grad_flops + in.weight_grad_flops + flops;
+        w * (in.activation_grad_flops + in.weight_grad_flops + flops);
   }
+}
+
+void BlockTable::ApplyShardTerms(
+    const std::array<ShardTerms, kNumPlacements>& terms, ShardingStage stage,
+    StagedBlock& staged) {
+  for (int placement = 0; placement < kNumPlacements; ++placement) {
+    const ShardTerms& t = terms[static_cast<size_t>(placement)];
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), staged);
+    b.block_optim_flops = t.optim_flops;
+    b.block_optim_flops_time = t.optim_flops_time;
+    b.block_optim_mem_accessed = t.optim_mem_accessed;
+    b.block_optim_mem_time = t.optim_mem_time;
+    b.block_optim_time = t.optim_time;
+    if (stage == ShardingStage::kParameters) {
+      b.block_weight_space = t.weight_space;
+    }
+    b.block_weight_grad_space = t.weight_grad_space;
+    b.block_optimizer_space = t.optimizer_space;
+    b.useful_flops = t.useful_flops;
+  }
+}
+
+BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
+                                           const BlockShard& shard) {
+  std::unique_ptr<Sharded>& slot =
+      lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
+  if (slot == nullptr) slot = std::make_unique<Sharded>();
+  Sharded& sharded = *slot;
+  if (sharded.group != shard.group || sharded.expert != shard.expert) {
+    sharded.group = shard.group;
+    sharded.expert = shard.expert;
+    sharded.footprint_made = false;
+    sharded.composed_made = false;
+    Reshard(lowered, shard, sharded.terms);
+    ++blocks_resharded_;
+  }
+  return sharded;
+}
+
+const StagedBlock* BlockTable::Footprint(Entry* entry,
+                                         const BlockShard& shard) {
+  if (shard.stage == ShardingStage::kNone) return &entry->footprint;
+  Sharded& sharded = ShardedOf(*entry, shard);
+  if (!sharded.footprint_made) {
+    sharded.footprint = entry->footprint;
+    ApplyShardTerms(sharded.terms, shard.stage, sharded.footprint);
+    sharded.footprint_made = true;
+  }
+  return &sharded.footprint;
+}
+
+absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
+                                                   const BlockNets& nets,
+                                                   const BlockShard& shard) {
+  // Only the tiers the block's collectives use.
+  const BlockConfig& key = entry->key;
+  BlockNets used = nets;
+  if (key.tensor <= 1) used.tensor = 0;
+  if (key.context <= 1) used.context = 0;
+  if (key.expert <= 1) used.expert = 0;
+  if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
+  Sharded& sharded = ShardedOf(*entry, shard);
+  if (sharded.composed_made && SameNets(sharded.composed.nets, used)) {
+    return &sharded.composed.staged;
+  }
+  BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
+  sharded.composed.nets = used;
+  sharded.composed.staged = *unsharded;
+  ApplyShardTerms(sharded.terms, shard.stage, sharded.composed.staged);
+  sharded.composed_made = true;
+  return &sharded.composed.staged;
+}
+
+absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,
+                                                   const BlockNets& nets,
+                                                   const BlockShard& shard) {
+  BP_ASSIGN_OR_RETURN(Entry * entry, Find(config));
+  return Get(entry, nets, shard);
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,
                                                    int64_t tensor_net,
                                                    int64_t shard) {
-  BP_ASSIGN_OR_RETURN(Lowered * lowered, FindOrLower(config));
-  if (shard == 1) return Unsharded(*lowered, tensor_net);
-  if (shard != sharded_for_) {
-    sharded_index_.clear();
-    sharded_.clear();
-    sharded_for_ = shard;
+  BlockNets nets;
+  nets.tensor = tensor_net;
+  BlockShard sharding;
+  if (shard > 1) {
+    sharding.stage = ShardingStage::kOptimizer;
+    sharding.group = shard;
+    sharding.expert = static_cast<double>(shard);
   }
-  Sharded* sharded;
-  auto it = sharded_index_.find(config);
-  if (it != sharded_index_.end()) {
-    sharded = it->second;
-  } else {
-    sharded = &sharded_.emplace_back();
-    sharded->by_tensor_net.resize(system_.networks.size());
-    sharded_index_.emplace(config, sharded);
-  }
-  std::optional<StagedBlock>& slot =
-      sharded->by_tensor_net[static_cast<size_t>(tensor_net)];
-  if (!slot.has_value()) {
-    BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded,
-                        Unsharded(*lowered, tensor_net));
-    slot = *unsharded;
-    Reshard(*lowered, shard, *slot);
-    ++blocks_resharded_;
-  }
-  return &*slot;
+  return Get(config, nets, sharding);
 }
 
 }  // namespace blueprint

@@ -1,20 +1,25 @@
 // BlockTable: the strategy search's memo of block figures. A block's figures
-// (plan_ir.h BlockFigures) depend only on its BlockConfig, the TP network
-// tier and the optimizer shard, not on p, v, d, the batch, the PP/DP tiers,
-// offload or DP overlap; the search asks for them once per mapping and this
-// table computes each distinct one once.
+// (plan_ir.h BlockFigures) depend only on its BlockConfig, the network tiers
+// of its own collectives (TP, the context K/V exchange, the expert
+// all-to-all) and how the data-parallel ranks shard its state, not on d, v,
+// the batch, the PP/DP tiers, offload or DP overlap; the search asks for
+// them once per mapping and this table computes each distinct one once.
 //
-// Cost model: Lower + Plan (the full passes) run once per BlockConfig and TP
-// tier. The optimizer-sharded variant of a block differs only in its
-// optimizer terms, which are re-derived from the unsharded task IR exactly as
+// Cost model: Lower + Plan (the full passes) run once per BlockConfig and
+// tier triple. The sharded variants of a block (every ZeRO stage, the
+// experts' state sharded over the expert data-parallel ranks) differ only in
+// their optimizer step, gradients, optimizer state and (ZeRO-3) weights,
+// which are re-derived from the unsharded task IR exactly as
 // LowerTensorParallelBlock and PlanPortable compute them (about 1/30 of the
 // passes' cost); block_table_test checks every field bit for bit against the
 // full passes on the sharded program.
 #ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_TABLE_H_
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -22,22 +27,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
+#include "core/adapters/calculon.h"
 #include "core/plan/plan_ir.h"
+#include "core/search/block_pricing.h"
+#include "core/search/search.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
+#include "core/taskir/task_ir.h"
 
 namespace blueprint {
 
-// One block's figures and the first and last stage's extra work (plan IR
-// first_stage / last_stage; 0 without a vocabulary), planned together.
-struct StagedBlock {
-  BlockFigures block;
-  StageExtras extras;
-};
-
 // Everything one block's lowering depends on besides the model, the
-// datatype and the optimizer shard.
+// datatype, the precision and the shard. The fields after fused_activation
+// default to Calculon's block (no context or expert parallelism).
 struct BlockConfig {
   int64_t tensor = 1;
   int64_t microbatch_size = 1;
@@ -45,82 +48,199 @@ struct BlockConfig {
   TensorCommunication comm = AllReduce{};  // with all_gather_redo
   TensorOverlap tp_overlap = TensorOverlap::kNone;
   bool fused_activation = true;
+  int64_t context = 1;  // cp
+  ContextExchange context_exchange = ContextExchange::kRing;  // with cp > 1
+  int64_t expert = 1;         // ep
+  int64_t expert_tensor = 0;  // etp; 0: the tensor degree
+  // The pipeline degree, which sets the dense and MoE shares of the priced
+  // stage's blocks (derive.h StageMoeBlocks); only read for a model whose
+  // MoE blocks follow a layer pattern.
+  int64_t pipeline = 1;
 
   friend bool operator==(const BlockConfig& a, const BlockConfig& b) {
     return a.tensor == b.tensor && a.microbatch_size == b.microbatch_size &&
            a.recompute == b.recompute && a.comm.index() == b.comm.index() &&
            AllGatherRedo(a.comm) == AllGatherRedo(b.comm) &&
            a.tp_overlap == b.tp_overlap &&
-           a.fused_activation == b.fused_activation;
+           a.fused_activation == b.fused_activation &&
+           a.context == b.context &&
+           a.context_exchange == b.context_exchange &&
+           a.expert == b.expert && a.expert_tensor == b.expert_tensor &&
+           a.pipeline == b.pipeline;
   }
   template <typename H>
   friend H AbslHashValue(H h, const BlockConfig& c) {
     return H::combine(std::move(h), c.tensor, c.microbatch_size, c.recompute,
                       c.comm.index(), AllGatherRedo(c.comm), c.tp_overlap,
-                      c.fused_activation);
+                      c.fused_activation, c.context, c.context_exchange,
+                      c.expert, c.expert_tensor, c.pipeline);
   }
 };
 
+// BlockConfigOf: the block of a mapping.
+BlockConfig BlockConfigOf(const CalculonExecution& execution,
+                          const ExecutionExtras& extras);
+
+// The network tiers of a block's own collectives: TP, the context K/V
+// exchange (read with cp > 1) and the expert all-to-all (with ep > 1).
+struct BlockNets {
+  int64_t tensor = 0;
+  int64_t context = 0;
+  int64_t expert = 0;
+};
+
+// How the data-parallel ranks shard a block's state: the ZeRO stage, the
+// ranks that share one copy of the dense state (the sharding group) and
+// those of the routed experts' state (ExpertShard).
+struct BlockShard {
+  ShardingStage stage = ShardingStage::kNone;
+  int64_t group = 1;
+  double expert = 1;
+};
+
+// ExpertShard: the ranks the routed experts' state is sharded over, as
+// LowerTensorParallelBlock computes it from the derived values: the expert
+// data-parallel ranks, in the proportion the sharding group has to d (1
+// without sharding).
+double ExpertShard(const DerivedValues& derived);
+
+// BlockShardOf: the shard of a mapping with these derived values.
+BlockShard BlockShardOf(const DerivedValues& derived);
+
 class BlockTable {
+  struct Lowered;
+
  public:
+  // One block configuration of the table (lowered on first use); stable
+  // until Clear().
+  using Entry = Lowered;
+
   // `model` and `system` must outlive the table.
   BlockTable(const TransformerModel& model, const System& system,
              DataType datatype,
              PrecisionAccounting precision = PrecisionAccounting::kCalculon);
 
-  // The figures of the block `config` with its TP collectives on network
-  // tier `tensor_net` and the optimizer sharded `shard` ways (1: unsharded).
-  // The pointer stays valid until Clear() or a Get() with another shard.
+  // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
+  // first use.
+  absl::StatusOr<Entry*> Find(const BlockConfig& config);
+
+  // The figures of the block with its collectives on `nets` and its state
+  // sharded as `shard` says. The pointer stays valid until Clear() or the
+  // next call for the same entry and ZeRO stage.
+  absl::StatusOr<const StagedBlock*> Get(Entry* entry, const BlockNets& nets,
+                                         const BlockShard& shard);
+  absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
+                                         const BlockNets& nets,
+                                         const BlockShard& shard);
+  // Calculon's block: TP collectives on `tensor_net`, the optimizer sharded
+  // `shard` ways (1: unsharded).
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          int64_t tensor_net, int64_t shard);
 
+  // Figures of the block whose footprints are exact and whatever the tiers:
+  // those ComputeMemory reads (weights, activations, checkpoint, weight
+  // gradients, optimizer state); every other figure is 0. The block is not
+  // planned, only lowered: the search checks memory with it first. Valid
+  // as Get's pointer.
+  const StagedBlock* Footprint(Entry* entry, const BlockShard& shard);
+
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
-  // Sharded variants are kept for one shard at a time: asking for another
-  // shard forgets them (the search asks for one d after another).
+  // Sharded variants are kept for one (group, expert shard) per entry and
+  // ZeRO stage: asking for another replaces them (the search asks for one
+  // d after another).
   void Clear();
 
+  int64_t blocks_lowered() const { return blocks_lowered_; }
   int64_t blocks_planned() const { return blocks_planned_; }
   int64_t blocks_resharded() const { return blocks_resharded_; }
 
  private:
-  // What the optimizer terms of one task are made of, unsharded.
-  struct TaskOptimizerInputs {
+  // What the shard-dependent terms of one task are made of, unsharded.
+  struct TaskShardInputs {
     double weight_grad_elements = 0;
     double optimizer_bytes = 0;    // master copy + Adam state
+    double weight_bytes = 0;
     double forward_flops = 0;
     double activation_grad_flops = 0;
     double weight_grad_flops = 0;
-    bool tensor_comm = false;  // TPComm: never charged as compute
+    double share = 1;          // Task::share
+    bool no_processing = false;  // TPComm and exchanges: never compute
+    bool expert_state = false;   // a routed expert's: the expert shard
     Placement placement = Placement::kEveryBlock;
   };
-  struct Lowered {
-    TypedProgram program;     // the unsharded block's program
-    DistributedTaskIR tasks;  // its lowering, planned per tier on demand
-    std::vector<TaskOptimizerInputs> optimizer_inputs;
-    std::vector<std::optional<StagedBlock>> by_tensor_net;
+  // The figures the shard changes, of the block, the first and the last
+  // stage (Reshard), whatever the tiers.
+  struct ShardTerms {
+    double optim_flops = 0, optim_flops_time = 0, optim_mem_accessed = 0,
+           optim_mem_time = 0, optim_time = 0;
+    double weight_space = 0;  // ZeRO-3 only
+    double weight_grad_space = 0, optimizer_space = 0, useful_flops = 0;
   };
+  // Figures with their tiers.
+  struct Planned {
+    BlockNets nets;
+    StagedBlock staged;
+  };
+  // A ZeRO stage's variant of a block, for one shard group and expert
+  // shard at a time.
   struct Sharded {
-    std::vector<std::optional<StagedBlock>> by_tensor_net;
+    int64_t group = 0;  // 0: none made yet
+    double expert = 0;
+    std::array<ShardTerms, kNumPlacements> terms{};
+    bool footprint_made = false;
+    StagedBlock footprint;
+    // The planned figures last asked for, with the terms applied.
+    bool composed_made = false;
+    Planned composed;
+  };
+  // A block PlanPortable plans (BlockPrices::Supports is false): its
+  // program and lowering.
+  struct Unpriced {
+    TypedProgram program;
+    DistributedTaskIR tasks;
+  };
+  struct Lowered {
+    BlockConfig key;  // canonical
+    std::vector<TaskShardInputs> shard_inputs;
+    StagedBlock footprint;  // unsharded, Footprint's
+    // How its figures are planned per tiers: BlockPrices, or (a block with
+    // a TP-overlapped linear) PlanPortable.
+    std::optional<BlockPrices> prices;
+    std::unique_ptr<Unpriced> unpriced;
+    std::deque<Planned> planned;  // unsharded, per tiers
+    // Per ZeRO stage but kNone, its variant, made on first use.
+    std::array<std::unique_ptr<Sharded>, 3> sharded;
   };
 
-  absl::StatusOr<Lowered*> FindOrLower(const BlockConfig& config);
+  // The config as a key: the fields its lowering does not read at their
+  // defaults.
+  BlockConfig Canonical(const BlockConfig& config) const;
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
-                                               int64_t tensor_net);
-  // Overwrites the shard-dependent figures of `block` (optimizer step,
-  // sharded gradients and optimizer state, useful FLOPs).
-  void Reshard(const Lowered& lowered, int64_t shard,
-               StagedBlock& staged) const;
+                                               const BlockNets& nets);
+  // The stage's variant, made for `shard` when it was for another.
+  Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
+  // The shard-dependent terms (optimizer step, sharded gradients, optimizer
+  // state and weights, useful FLOPs) per placement.
+  void Reshard(const Lowered& lowered, const BlockShard& shard,
+               std::array<ShardTerms, kNumPlacements>& terms) const;
+  // Puts the terms into the figures of each placement.
+  static void ApplyShardTerms(
+      const std::array<ShardTerms, kNumPlacements>& terms,
+      ShardingStage stage, StagedBlock& staged);
 
   const TransformerModel& model_;
   const System& system_;
   DataType datatype_;
   PrecisionAccounting precision_;
+  // The program lowered next (Find): made once, with the model and the
+  // system, and given each block's parallelism, batch and options.
+  std::optional<TypedProgram> program_;
+  // Whether the dense and MoE shares of a block depend on p.
+  bool shares_vary_by_stage_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   std::deque<Lowered> lowered_;
-  int64_t sharded_for_ = 0;  // the shard of the entries in sharded_
-  absl::flat_hash_map<BlockConfig, Sharded*> sharded_index_;
-  std::deque<Sharded> sharded_;
+  int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;
 };

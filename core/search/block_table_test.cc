@@ -1,12 +1,15 @@
 #include "core/search/block_table.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "core/plan/plan.h"
 #include "core/search/search.h"
+#include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "core/taskir/lower.h"
 #include "core/testing/programs.h"
@@ -72,6 +75,74 @@ std::vector<std::string> Differences(const BlockFigures& got,
   return out;
 }
 
+// The footprint figures (those ComputeMemory reads) of `got` differ from
+// `want`'s.
+std::vector<std::string> FootprintDifferences(const StagedBlock& got,
+                                              const StagedBlock& want) {
+  std::vector<std::string> out;
+  const auto compare = [&](const char* where, const BlockFigures& g,
+                           const BlockFigures& w) {
+    const struct {
+      const char* name;
+      double got, want;
+    } figures[] = {
+        {"block_weight_space", g.block_weight_space, w.block_weight_space},
+        {"block_act_working_space", g.block_act_working_space,
+         w.block_act_working_space},
+        {"block_act_storage_space", g.block_act_storage_space,
+         w.block_act_storage_space},
+        {"block_act_checkpoint_size", g.block_act_checkpoint_size,
+         w.block_act_checkpoint_size},
+        {"block_weight_grad_space", g.block_weight_grad_space,
+         w.block_weight_grad_space},
+        {"block_weight_grad_space_no_sharding",
+         g.block_weight_grad_space_no_sharding,
+         w.block_weight_grad_space_no_sharding},
+        {"block_act_grad_space", g.block_act_grad_space,
+         w.block_act_grad_space},
+        {"block_optimizer_space", g.block_optimizer_space,
+         w.block_optimizer_space},
+    };
+    for (const auto& f : figures) {
+      if (f.got != f.want) {
+        out.push_back(std::string(where) + f.name + ": " +
+                      std::to_string(f.got) + " vs " + std::to_string(f.want));
+      }
+    }
+  };
+  compare("", got.block, want.block);
+  compare("first_stage.", got.extras.first, want.extras.first);
+  compare("last_stage.", got.extras.last, want.extras.last);
+  return out;
+}
+
+// How the table's figures for `config` (`got`, and its Footprint) differ
+// from the full passes' (`want`).
+std::vector<std::string> TableDifferences(BlockTable& table,
+                                          const BlockConfig& config,
+                                          const BlockShard& shard,
+                                          const StagedBlock& got,
+                                          const StagedBlock& want) {
+  std::vector<std::string> diff = Differences(got.block, want.block);
+  for (const std::string& d :
+       Differences(got.extras.first, want.extras.first)) {
+    diff.push_back("first_stage." + d);
+  }
+  for (const std::string& d : Differences(got.extras.last, want.extras.last)) {
+    diff.push_back("last_stage." + d);
+  }
+  absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
+  if (!entry.ok()) {
+    diff.push_back(std::string(entry.status().message()));
+    return diff;
+  }
+  for (const std::string& d :
+       FootprintDifferences(*table.Footprint(*entry, shard), want)) {
+    diff.push_back("footprint " + d);
+  }
+  return diff;
+}
+
 std::vector<BlockConfig> AllConfigs(const std::vector<int64_t>& tensors,
                                     const std::vector<int64_t>& microbatches) {
   std::vector<BlockConfig> out;
@@ -122,15 +193,13 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
         ASSERT_TRUE(got.ok()) << got.status();
         const StagedBlock want =
             FullPassFigures(model, system, config, tn, shard, precision);
-        std::vector<std::string> diff = Differences((*got)->block, want.block);
-        for (const std::string& d :
-             Differences((*got)->extras.first, want.extras.first)) {
-          diff.push_back("first_stage." + d);
+        BlockShard sharding;
+        if (shard > 1) {
+          sharding = {ShardingStage::kOptimizer, shard,
+                      static_cast<double>(shard)};
         }
-        for (const std::string& d :
-             Differences((*got)->extras.last, want.extras.last)) {
-          diff.push_back("last_stage." + d);
-        }
+        const std::vector<std::string> diff =
+            TableDifferences(table, config, sharding, **got, want);
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " b=" << config.microbatch_size
             << " recompute=" << RecomputeName(config.recompute)
@@ -179,6 +248,186 @@ TEST(BlockTableTest, VocabularyStagesMatchFullPassesBitForBit) {
   ExpectTableMatchesFullPasses(model, test_programs::A100System(),
                                AllConfigs({4}, {2}), {1, 3, 64},
                                PrecisionAccounting::kMegatronMixed);
+}
+
+//----- Context and expert parallelism, every ZeRO stage ----------------------
+
+// A small model with routed and shared experts (a layer pattern when
+// `pattern`), latent attention (when `latent`), an untied vocabulary and a
+// multi-token-prediction block.
+TransformerModel MoeModel(bool pattern, bool latent) {
+  return test_models::WithExperts(
+      TinyModel(), 1000,
+      test_models::Experts(8, 2, 32, 64, pattern ? "00111101" : "", 1.25),
+      latent ? std::optional(test_models::Latent(16, 16, 6, 2, 8))
+             : std::nullopt,
+      1);
+}
+
+// The figures of the full passes on the checked program of a mapping whose
+// block is `config`, its collectives on `nets`, its state sharded by `stage`
+// over d = `data` ranks; `shard` is the shard the checked program gives.
+StagedBlock FullPassFigures(const TransformerModel& model,
+                            const System& system, const BlockConfig& config,
+                            const BlockNets& nets, ShardingStage stage,
+                            int64_t data, PrecisionAccounting precision,
+                            BlockShard* shard) {
+  CalculonExecution e;
+  e.tensor = config.tensor;
+  e.pipeline = config.pipeline;
+  e.data = data;
+  e.num_procs = config.tensor * config.context * config.pipeline * data;
+  e.tensor_net = nets.tensor;
+  e.pipeline_net = 1;
+  e.data_net = 1;
+  e.microbatch_size = config.microbatch_size;
+  e.batch_size = config.microbatch_size * data;
+  e.recompute = config.recompute;
+  e.comm = config.comm;
+  e.tp_overlap = config.tp_overlap;
+  e.fused_activation = config.fused_activation;
+  e.optimizer_sharding = stage != ShardingStage::kNone;
+  ExecutionExtras x;
+  x.context = config.context;
+  x.context_net = nets.context;
+  x.context_exchange = config.context_exchange;
+  x.expert = config.expert;
+  x.expert_tensor = config.expert_tensor;
+  x.expert_net = nets.expert;
+  x.sharding = stage;
+  x.precision = precision;
+  absl::StatusOr<TypedProgram> program =
+      CheckSpec(ExecutionSpec(model, system, e, x));
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return {};
+  *shard = BlockShardOf(program->derived);
+  absl::StatusOr<DistributedTaskIR> tasks =
+      LowerTensorParallelBlock().Run(*program);
+  EXPECT_TRUE(tasks.ok()) << tasks.status();
+  if (!tasks.ok()) return {};
+  absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*tasks, *program);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return {};
+  return StagedBlock{plan->block, {plan->first_stage, plan->last_stage}};
+}
+
+// Blocks of every recompute and TP communication, with cp and ep.
+std::vector<BlockConfig> MoeConfigs(int64_t t, int64_t pipeline) {
+  std::vector<BlockConfig> out;
+  for (const BlockConfig& base : AllConfigs({t}, {2})) {
+    if (base.tp_overlap != TensorOverlap::kNone || !base.fused_activation) {
+      continue;  // TP overlap is not modelled with MoE
+    }
+    for (const auto& [cp, exchange] :
+         {std::pair<int64_t, ContextExchange>{1, ContextExchange::kRing},
+          {2, ContextExchange::kRing},
+          {2, ContextExchange::kAllGather}}) {
+      for (const auto& [ep, etp] :
+           {std::pair<int64_t, int64_t>{1, t}, {2, t}, {2, 1}, {4, 1}}) {
+        BlockConfig c = base;
+        c.context = cp;
+        c.context_exchange = exchange;
+        c.expert = ep;
+        c.expert_tensor = etp;
+        c.pipeline = pipeline;
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
+// The table's figures for every ZeRO stage are the full passes' bit for bit.
+void ExpectMoeTableMatchesFullPasses(const TransformerModel& model,
+                                     const std::vector<BlockConfig>& configs,
+                                     PrecisionAccounting precision) {
+  const System system = test_programs::A100System();
+  BlockTable table(model, system, DataType::kFloat16, precision);
+  int checked = 0;
+  const struct {
+    ShardingStage stage;
+    int64_t data;
+  } shards[] = {{ShardingStage::kNone, 4},
+                {ShardingStage::kOptimizer, 4},
+                {ShardingStage::kGradients, 4},
+                {ShardingStage::kParameters, 4},
+                {ShardingStage::kParameters, 8},
+                {ShardingStage::kGradients, 8}};
+  for (const auto& [stage, data] : shards) {
+    for (const BlockConfig& config : configs) {
+      for (const BlockNets& nets :
+           {BlockNets{0, 0, 0}, BlockNets{1, 0, 1}, BlockNets{0, 1, 0}}) {
+        // NVLink (tier 0, must be filled) holds t * cp.
+        if (config.tensor * config.context > 8) continue;
+        BlockShard shard;
+        const StagedBlock want = FullPassFigures(
+            model, system, config, nets, stage, data, precision, &shard);
+        absl::StatusOr<const StagedBlock*> got =
+            table.Get(config, nets, shard);
+        ASSERT_TRUE(got.ok()) << got.status();
+        const std::vector<std::string> diff =
+            TableDifferences(table, config, shard, **got, want);
+        EXPECT_TRUE(diff.empty())
+            << "t=" << config.tensor << " cp=" << config.context
+            << " exchange=" << ContextExchangeName(config.context_exchange)
+            << " ep=" << config.expert << " etp=" << config.expert_tensor
+            << " p=" << config.pipeline
+            << " recompute=" << RecomputeName(config.recompute)
+            << " comm=" << TensorCommunicationName(config.comm)
+            << " redo=" << AllGatherRedo(config.comm)
+            << " nets=" << nets.tensor << "/" << nets.context << "/"
+            << nets.expert << " stage=" << ShardingStageName(stage)
+            << " d=" << data << ": " << diff.size() << " differ, first "
+            << diff.front();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(table.blocks_resharded(), 0);
+}
+
+TEST(BlockTableTest, MoeBlocksOfEveryShardMatchFullPassesBitForBit) {
+  const TransformerModel model = MoeModel(false, false);
+  ExpectMoeTableMatchesFullPasses(model, MoeConfigs(2, 1),
+                                  PrecisionAccounting::kCalculon);
+  ExpectMoeTableMatchesFullPasses(model, MoeConfigs(1, 1),
+                                  PrecisionAccounting::kMegatronMixed);
+}
+
+// A layer pattern: dense and MoE blocks in the priced stage's shares, which
+// depend on p.
+TEST(BlockTableTest, PatternedMoeBlocksMatchFullPassesBitForBit) {
+  const TransformerModel model = MoeModel(true, false);
+  for (int64_t p : {1, 2}) {
+    ExpectMoeTableMatchesFullPasses(model, MoeConfigs(2, p),
+                                    PrecisionAccounting::kMegatronMixed);
+  }
+}
+
+TEST(BlockTableTest, LatentAttentionMoeBlocksMatchFullPassesBitForBit) {
+  ExpectMoeTableMatchesFullPasses(MoeModel(true, true), MoeConfigs(2, 2),
+                                  PrecisionAccounting::kCalculon);
+}
+
+// Dense blocks with context parallelism and ZeRO-2/3.
+TEST(BlockTableTest, DenseContextBlocksOfEveryShardMatchFullPasses) {
+  TransformerModel model = TinyModel();
+  model.kv_heads = 4;
+  model.mlp = MlpType::kGated;
+  model.vocabulary.size = 1000;
+  std::vector<BlockConfig> configs;
+  for (BlockConfig c : AllConfigs({2}, {2})) {
+    c.expert_tensor = 0;
+    for (ContextExchange x :
+         {ContextExchange::kRing, ContextExchange::kAllGather}) {
+      c.context = 2;
+      c.context_exchange = x;
+      configs.push_back(c);
+    }
+  }
+  ExpectMoeTableMatchesFullPasses(model, configs,
+                                  PrecisionAccounting::kMegatronMixed);
 }
 
 TEST(BlockTableTest, ClearForgetsBlocks) {

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <optional>
 
 #include "core/analysis/figures.h"
 #include "core/search/block_table.h"
 #include "core/search/search.h"
+#include "core/search/test_models.h"
 #include "core/search/top_n.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
@@ -26,6 +28,21 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace blueprint {
 namespace {
+
+// A mapping's memory (from `footprint`) and iteration (from `block`), and
+// its offer to `top` (the i-th mapping scores 1 + i % 7); returns a
+// checksum.
+double Evaluate(const StagedBlock& footprint, const StagedBlock& block,
+                const StepShape& step, const CalculonExecution& e, int i,
+                TopN<CalculonExecution>& top) {
+  MemoryFigures memory;
+  ComputeMemory(footprint.block, footprint.extras, step, memory);
+  IterationFigures iteration;
+  ComputeIteration(block.block, block.extras, step, iteration);
+  const double score = 1.0 + (i % 7);
+  if (top.Admits(score)) top.Insert(score) = e;
+  return memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+}
 
 TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   const TransformerModel model = CalculonModel("gpt3-175B", 12288, 49152, 96, 128, 96, 2048);
@@ -64,14 +81,73 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
     e.pipeline_net = i % 2;
     e.data_net = (i / 2) % 2;
     e.dp_overlap = i % 3 != 0;
-    const StepShape step = ExecutionStepShape(model, system, e);
-    MemoryFigures memory;
-    ComputeMemory((*block)->block, (*block)->extras, step, memory);
-    IterationFigures iteration;
-    ComputeIteration((*block)->block, (*block)->extras, step, iteration);
-    const double score = 1.0 + (i % 7);
-    if (top.Admits(score)) top.Insert(score) = e;
-    checksum += memory.proc_mem_tier1_cap_req + iteration.sample_rate;
+    checksum += Evaluate(**block, **block,
+                         ExecutionStepShape(model, system, e), e, i, top);
+  }
+  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_GT(checksum, 0);
+}
+
+// The same with a MoE model on context and expert parallelism, ZeRO-3:
+// the footprint, the planned block with the shard's terms, the step shape
+// with the extras.
+TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
+  const TransformerModel model = test_models::WithExperts(
+      CalculonModel("moe", 4096, 12288, 64, 128, 8, 4096), 32000,
+      test_models::Experts(64, 8, 1536, 0, "01111111"), std::nullopt);
+  const System system = test_programs::A100System();
+  BlockTable table(model, system, DataType::kFloat16);
+  BlockConfig config;
+  config.tensor = 2;
+  config.microbatch_size = 1;
+  config.recompute = RecomputePolicy::kFull;
+  config.comm = ReduceScatterAllGather{false};
+  config.context = 2;
+  config.expert = 8;
+  config.expert_tensor = 1;
+  config.pipeline = 2;
+  CalculonExecution e;
+  e.num_procs = 64;
+  e.tensor = 2;
+  e.pipeline = 2;
+  e.data = 8;
+  e.batch_size = 64;
+  e.microbatch_size = 1;
+  e.recompute = config.recompute;
+  e.comm = config.comm;
+  e.optimizer_sharding = true;
+  e.data_net = 1;
+  ExecutionExtras x;
+  x.context = 2;
+  x.expert = 8;
+  x.expert_tensor = 1;
+  x.expert_net = 1;
+  x.sharding = ShardingStage::kParameters;
+  const BlockShard shard = BlockShardOf(
+      ExecutionProgram(model, system, e, x).derived);
+  absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  const BlockNets nets[2] = {{0, 0, 1}, {0, 1, 1}};
+  for (const BlockNets& n : nets) {
+    ASSERT_TRUE(table.Get(*entry, n, shard).ok());  // computed: allocates
+  }
+  TopN<CalculonExecution> top(4);
+  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
+
+  double checksum = 0;
+  const long before = g_allocations.load();
+  for (int i = 0; i < 1000; ++i) {
+    absl::StatusOr<BlockTable::Entry*> found = table.Find(config);
+    if (!found.ok()) break;
+    const StagedBlock* footprint = table.Footprint(*found, shard);
+    absl::StatusOr<const StagedBlock*> block =
+        table.Get(*found, nets[i % 2], shard);
+    if (!block.ok()) break;
+    e.pipeline_net = i % 2;
+    x.context_net = nets[i % 2].context;
+    e.dp_overlap = i % 3 != 0;
+    checksum += Evaluate(*footprint, **block,
+                         ExecutionStepShape(model, system, e, x), e, i, top);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_GT(checksum, 0);

@@ -1,7 +1,9 @@
 #include "core/search/search.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -26,8 +28,9 @@ constexpr int64_t kMaxBatch = int64_t{1} << 31;
 // of the few dozen operations on either side, far below any real difference.
 constexpr double kBoundSlack = 1e-9;
 
-// A (tensor_net, pipeline_net) with at most this many valid data tiers has
-// them all evaluated, without the per-pair bound (see EvaluatePruned).
+// A tier prefix (tensor_net, context_net, pipeline_net) with at most this
+// many valid data tiers has them all evaluated, without the per-prefix
+// bound (see EvaluatePruned).
 constexpr int64_t kDirectDataTiers = 3;
 
 // Calculon's _factors: every divisor of x (x >= 1), increasing.
@@ -51,32 +54,57 @@ StepShape StepShapeOf(const TransformerModel& model, const System& system,
                        model, system, parts.batch, parts.options);
 }
 
-// Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v).
+// Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v), with the
+// ZeRO stage in place of step 7's boolean and the context exchange after
+// the TP communication.
 struct Choice {
   RecomputePolicy recompute;
-  bool optimizer_sharding;
+  ShardingStage sharding;
   TensorCommunication comm;  // with seq_par_ag_redo
+  ContextExchange context_exchange;
   bool dp_overlap;
   TensorOverlap tp_overlap;
   Offload offload;
   bool fused_activation;
 };
 
-std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
+// What the choices of a (t, cp, p, v) depend on.
+struct ChoiceShape {
+  bool tensor = false;   // t > 1
+  bool context = false;  // cp > 1
+  bool data = false;     // d > 1
+};
+
+std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
+                                     bool tp_overlap_modelled,
                                      const SearchOptions& options) {
   const std::vector<bool> both = {true, false};
   const std::vector<bool> only_false = {false};
   const std::vector<TensorOverlap> overlaps =
-      t > 1 && options.tp_overlap
+      shape.tensor && options.tp_overlap && tp_overlap_modelled
           ? std::vector<TensorOverlap>{TensorOverlap::kNone,
                                        TensorOverlap::kRing,
                                        TensorOverlap::kPipe}
           : std::vector<TensorOverlap>{TensorOverlap::kNone};
+  // Calculon's optimizer_sharding in [true, false]; every stage, the most
+  // sharded first.
+  const std::vector<ShardingStage> stages =
+      !shape.data ? std::vector<ShardingStage>{ShardingStage::kNone}
+      : options.every_sharding
+          ? std::vector<ShardingStage>{ShardingStage::kParameters,
+                                       ShardingStage::kGradients,
+                                       ShardingStage::kOptimizer,
+                                       ShardingStage::kNone}
+          : std::vector<ShardingStage>{ShardingStage::kOptimizer,
+                                       ShardingStage::kNone};
+  const std::vector<ContextExchange> exchanges =
+      shape.context ? options.context_exchange
+                    : std::vector<ContextExchange>{ContextExchange::kRing};
   std::vector<Choice> out;
   for (RecomputePolicy recompute :
        {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
         RecomputePolicy::kNone}) {
-    for (bool sharding : d > 1 ? both : only_false) {
+    for (ShardingStage sharding : stages) {
       // Calculon's ar, p2p_rs_ag, rs_ag.
       for (const TensorCommunication& comm :
            {TensorCommunication{AllReduce{}},
@@ -86,26 +114,29 @@ std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
             std::holds_alternative<ReduceScatterAllGather>(comm) &&
             recompute != RecomputePolicy::kFull;
         for (bool redo : can_redo ? both : only_false) {
-          for (bool dp_overlap :
-               d > 1 && options.dp_overlap ? both : only_false) {
-            for (TensorOverlap tp_overlap : overlaps) {
-              for (bool weights : has_mem2 ? both : only_false) {
-                const bool can_offload_activations =
-                    has_mem2 && recompute != RecomputePolicy::kFull;
-                for (bool activations :
-                     can_offload_activations ? both : only_false) {
-                  for (bool optimizer : has_mem2 ? both : only_false) {
-                    for (bool fused : options.fused_activation) {
-                      Choice c;
-                      c.recompute = recompute;
-                      c.optimizer_sharding = sharding;
-                      c.comm = comm;
-                      if (redo) c.comm = ReduceScatterAllGather{true};
-                      c.dp_overlap = dp_overlap;
-                      c.tp_overlap = tp_overlap;
-                      c.offload = {weights, activations, optimizer};
-                      c.fused_activation = fused;
-                      out.push_back(c);
+          for (ContextExchange exchange : exchanges) {
+            for (bool dp_overlap :
+                 shape.data && options.dp_overlap ? both : only_false) {
+              for (TensorOverlap tp_overlap : overlaps) {
+                for (bool weights : has_mem2 ? both : only_false) {
+                  const bool can_offload_activations =
+                      has_mem2 && recompute != RecomputePolicy::kFull;
+                  for (bool activations :
+                       can_offload_activations ? both : only_false) {
+                    for (bool optimizer : has_mem2 ? both : only_false) {
+                      for (bool fused : options.fused_activation) {
+                        Choice c;
+                        c.recompute = recompute;
+                        c.sharding = sharding;
+                        c.comm = comm;
+                        if (redo) c.comm = ReduceScatterAllGather{true};
+                        c.context_exchange = exchange;
+                        c.dp_overlap = dp_overlap;
+                        c.tp_overlap = tp_overlap;
+                        c.offload = {weights, activations, optimizer};
+                        c.fused_activation = fused;
+                        out.push_back(c);
+                      }
                     }
                   }
                 }
@@ -119,18 +150,127 @@ std::vector<Choice> EnumerateChoices(int64_t t, int64_t d, bool has_mem2,
   return out;
 }
 
-// Steps 1-5 of SEARCH.md: one (t, p, v) and what follows from it.
-struct Group {
-  int64_t t = 1, p = 1, d = 1, v = 1, batch = 1;
-  std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
+// A group's choices and what they share: the choices that differ only in
+// DP overlap, offload or the ZeRO stage share a block configuration
+// (block_part), and those that differ only in DP overlap, which no memory
+// figure reads, share their memory check (memory_twin); both are dense
+// numberings in order of first appearance.
+struct ChoiceList {
   std::vector<Choice> choices;
+  std::vector<int> block_part;
+  std::vector<int> memory_twin;
+  int block_parts = 0;
+  int memory_twins = 0;
+};
+
+ChoiceList MakeChoiceList(std::vector<Choice> choices) {
+  ChoiceList list;
+  using BlockKey = std::tuple<RecomputePolicy, size_t, bool, ContextExchange,
+                              TensorOverlap, bool>;
+  using MemoryKey = std::tuple<BlockKey, ShardingStage, bool, bool, bool>;
+  std::map<BlockKey, int> parts;
+  std::map<MemoryKey, int> twins;
+  for (const Choice& c : choices) {
+    const BlockKey block{c.recompute,        c.comm.index(),
+                         AllGatherRedo(c.comm), c.context_exchange,
+                         c.tp_overlap,       c.fused_activation};
+    const MemoryKey memory{block, c.sharding, c.offload.weights,
+                           c.offload.activations, c.offload.optimizer};
+    list.block_part.push_back(
+        parts.emplace(block, static_cast<int>(parts.size())).first->second);
+    list.memory_twin.push_back(
+        twins.emplace(memory, static_cast<int>(twins.size())).first->second);
+  }
+  list.block_parts = static_cast<int>(parts.size());
+  list.memory_twins = static_cast<int>(twins.size());
+  list.choices = std::move(choices);
+  return list;
+}
+
+// Steps 1-5 of SEARCH.md: one (t, cp, p, v, ep, etp) and what follows from
+// it.
+struct Group {
+  int64_t t = 1, cp = 1, p = 1, d = 1, v = 1, batch = 1;
+  int64_t ep = 1;
+  int64_t etp = 0;  // 0: t (a model without experts)
+  // The expert all-to-all's tier (0 when ep = 1), -1 when no tier holds
+  // ep * etp: every mapping is then bad.
+  int64_t en = 0;
+  std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
+  const ChoiceList* choices = nullptr;
   double weight = 0;  // the most executions it can have, for progress
 };
 
 struct Ranked {
   CalculonExecution execution;
+  ExecutionExtras execution_extras;
   StagedBlock block;
 };
+
+// The choices' spelling of a ZeRO stage (group 0: all d ranks).
+DataSharding ShardingOf(ShardingStage stage) {
+  switch (stage) {
+    case ShardingStage::kNone:
+      return NoSharding{};
+    case ShardingStage::kOptimizer:
+      return ShardOptimizer{};
+    case ShardingStage::kGradients:
+      return ShardGradients{};
+    case ShardingStage::kParameters:
+      return ShardParameters{};
+  }
+  return NoSharding{};
+}
+
+// Applies the extras to the parts of a training spec.
+void ApplyExtras(const ExecutionExtras& x,
+                 TransformerTrainingParallelism& parallelism,
+                 ExecutionOptions& options) {
+  parallelism.context.degree = x.context;
+  parallelism.context.exchange = x.context_exchange;
+  parallelism.context.network_tier = x.context_net;
+  parallelism.expert.degree = x.expert;
+  parallelism.expert.tensor_degree = x.expert_tensor;
+  parallelism.expert.network_tier = x.expert_net;
+  if (x.sharding != ShardingStage::kNone) {
+    parallelism.data.sharding = ShardingOf(x.sharding);
+  }
+  options.precision = x.precision;
+}
+
+// The smallest network tier (fewest processors; the first of equal ones)
+// that holds `ranks`, -1 if none does: where the expert all-to-all runs.
+int64_t SmallestTierHolding(const System& system, int64_t ranks) {
+  int64_t best = -1;
+  for (size_t i = 0; i < system.networks.size(); ++i) {
+    const int64_t size = system.networks[i].size;
+    if (size < ranks) continue;
+    if (best < 0 || size < system.networks[static_cast<size_t>(best)].size) {
+      best = static_cast<int64_t>(i);
+    }
+  }
+  return best;
+}
+
+// The checker's rules on a group's split of the model beyond
+// TensorSplitsModel: each expert's matrices split etp ways, the shared
+// experts and every latent-attention rank t ways.
+bool ExpertsAndLatentsSplit(const TransformerModel& model, int64_t t,
+                            int64_t etp) {
+  if (model.moe.has_value()) {
+    if (model.moe->ffn % etp != 0) return false;
+    if (model.moe->shared_ffn > 0 && model.moe->shared_ffn % t != 0) {
+      return false;
+    }
+  }
+  if (model.latent_attention.has_value() && t > 1) {
+    const LatentAttention& l = *model.latent_attention;
+    for (int64_t rank : {l.q_lora_rank, l.kv_lora_rank, l.qk_rope_head_dim}) {
+      if (rank > 0 && rank % t != 0) return false;
+    }
+  }
+  return true;
+}
 
 class Searcher {
  public:
@@ -142,7 +282,9 @@ class Searcher {
         progress_(std::move(progress)),
         cancel_(std::move(cancel)),
         blocks_(model, system, options.datatype, options.precision),
-        top_(static_cast<size_t>(options.top)) {
+        top_(static_cast<size_t>(options.top)),
+        tp_overlap_modelled_(!model.moe.has_value() &&
+                             !model.latent_attention.has_value()) {
     for (const NetworkTier& net : system.networks) {
       every_tier_holds_one_ =
           every_tier_holds_one_ && TierAssignmentFits(net, 1);
@@ -156,61 +298,82 @@ class Searcher {
   absl::StatusOr<SearchResult> Run();
 
  private:
-  // The network-tier assignments of one (t, p, d), in enumeration order.
+  // The network-tier assignments of one group, in enumeration order
+  // (tensor, context, pipeline, data).
   struct Assignment {
-    int64_t tn, pn, dn;
+    int64_t tn, cn, pn, dn;
   };
-  // One (tensor_net, pipeline_net) of a (t, p, d) with at least one valid
-  // data_net. A data_net other than tn and pn is valid exactly when
-  // `others_ok` (tn and pn hold t and p) and the tier holds d alone
-  // (GroupState::data_tiers); dn == tn and dn == pn are checked one by one.
-  struct TierPair {
-    int64_t tn, pn;
+  // One (tensor_net, context_net, pipeline_net) of a group with at least one
+  // valid data_net. A data_net other than tn, cn and pn is valid exactly when
+  // `others_ok` (tn, cn and pn hold t, cp and p) and the tier holds d alone
+  // (GroupState::data_tiers); dn equal to one of them is checked one by one.
+  struct TierPrefix {
+    int64_t tn, cn, pn;
     bool others_ok;
     int64_t valid;  // how many data_net make a valid assignment
   };
   struct GroupState {
     const Group* group = nullptr;
     int64_t blocks_per_stage = 0;
-    // The checker's InterleavingFits (always so in this space) and
+    // The checker's InterleavingFits (always so in this space),
     // TensorSplitsModel (the search filters t by hidden and heads only, so
     // the feed-forward size may not split; Calculon asserts, the checker
-    // rejects).
+    // rejects), the experts' and latent attention's splits and a tier for
+    // the expert all-to-all.
     bool structure_ok = true;
     int64_t assignments = 0;        // all of them
     int64_t valid_assignments = 0;  // those passing the tier check
-    Assignment first_valid = {0, 0, 0};  // when valid_assignments > 0
+    Assignment first_valid = {0, 0, 0, 0};  // when valid_assignments > 0
     // The data_net values (those of SEARCH.md's range) whose tier holds d
     // alone, increasing, and the same as a mask by tier.
     std::vector<int64_t> data_tiers;
     std::vector<bool> data_tier_holds;
-    std::vector<TierPair> pairs;  // in enumeration order
+    std::vector<TierPrefix> prefixes;  // in enumeration order
   };
 
-  std::vector<Group> EnumerateGroups() const;
+  std::vector<Group> EnumerateGroups();
+  // The context degrees tried with tensor degree t (cp = 1 first).
+  std::vector<int64_t> ContextDegrees(int64_t t) const;
+  // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
+  std::vector<std::pair<int64_t, int64_t>> ExpertDegrees(int64_t t,
+                                                         int64_t ranks) const;
+  const ChoiceList* ChoicesFor(const ChoiceShape& shape);
   GroupState StartGroup(const Group& group) const;
   // The tier check of SEARCH.md's step 17 for one assignment, looking only
-  // at the tiers it uses.
-  bool AssignmentValid(const Group& g, int64_t tn, int64_t pn,
+  // at the tiers it uses (dn < 0: none).
+  bool AssignmentValid(const Group& g, int64_t tn, int64_t cn, int64_t pn,
                        int64_t dn) const;
-  // Fills candidates_ with the data_net values of `pair` to evaluate, in
+  // Fills candidates_ with the data_net values of `prefix` to evaluate, in
   // increasing order: every valid one, or (`bounded`) only those whose
   // iteration may enter the top N (see EvaluatePruned).
-  void DataCandidates(const GroupState& gs, const TierPair& pair,
+  void DataCandidates(const GroupState& gs, const TierPrefix& prefix,
                       bool bounded, double step_time_without_dp,
                       double batch);
   absl::Status RunGroup(const Group& group, double done, double total);
   CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
+  ExecutionExtras Extras(const Group& g, const Choice& c) const;
+  BlockConfig ConfigOf(const Group& g, const Choice& c, int64_t b) const;
+  BlockNets NetsOf(const Group& g, int64_t tn, int64_t cn) const {
+    BlockNets nets;
+    nets.tensor = tn;
+    nets.context = cn;
+    nets.expert = g.en;
+    return nets;
+  }
   // Both count the executions of one (choice, microbatch size) and offer the
-  // valid ones to the ranking.
-  // `parts` are the choice's spec parts (TrainingPartsOf), whose microbatch
-  // size they set to b.
-  absl::Status EvaluatePruned(const GroupState& gs, const Choice& c, int64_t b,
+  // valid ones to the ranking. `parts` are the choice's spec parts
+  // (ExecutionParts), whose microbatch size they set; `shard` is the
+  // choice's block shard. EvaluatePruned takes the choice's index in the
+  // group's list and the microbatch size's in microbatch_sizes.
+  absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
+                              size_t microbatch, const BlockShard& shard,
                               CalculonTrainingParts& parts);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                  int64_t b, CalculonTrainingParts& parts);
-  void Offer(double rate, const CalculonExecution& e, int64_t tn, int64_t pn,
-             int64_t dn, const StagedBlock& block);
+                                  int64_t b, const BlockShard& shard,
+                                  CalculonTrainingParts& parts);
+  void Offer(double rate, const CalculonExecution& e,
+             const ExecutionExtras& x, const Assignment& a,
+             const StagedBlock& block);
 
   const TransformerModel& model_;
   const System& system_;
@@ -221,48 +384,113 @@ class Searcher {
   TopN<Ranked> top_;
   SearchResult result_;
   double last_progress_ = -1;
+  // The checker does not model TP overlap with MoE or latent attention.
+  bool tp_overlap_modelled_;
   // A tier no dimension uses must still hold 1 (Calculon checks every tier).
   bool every_tier_holds_one_ = true;
+  // The choice lists, one per ChoiceShape (ChoicesFor), made on demand.
+  ChoiceList choice_lists_[8];
+  bool choice_lists_made_[8] = {};
+  // Per group, by (block part, microbatch index): its block, found on first
+  // use; and by (memory twin, microbatch index): whether its memory fits
+  // (kUnknown until checked). Sized per group, reused (no allocation per
+  // mapping).
+  enum class Verdict : int8_t { kUnknown, kFits, kOver };
+  std::vector<BlockTable::Entry*> entries_;
+  std::vector<Verdict> verdicts_;
   // Scratch of EvaluatePruned, sized once to the tier count (no allocation
   // per mapping): a lower bound on the DP exposed time per data_net for the
-  // current tensor_net (NaN: unknown), the data tiers in increasing order of
-  // it, and the data_net values to evaluate for one tier pair.
+  // current (tensor_net, context_net) (NaN: unknown), the data tiers in
+  // increasing order of it, and the data_net values to evaluate for one
+  // tier prefix.
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
 };
 
-std::vector<Group> Searcher::EnumerateGroups() const {
+std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
+  std::vector<int64_t> out;
+  for (int64_t cp : Divisors(options_.procs / t)) {
+    if (cp > options_.max_context) break;
+    // The checker's rule: two load-balanced causal chunks per rank.
+    if (cp > 1 && model_.seq_size % (2 * cp) != 0) continue;
+    out.push_back(cp);
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Searcher::ExpertDegrees(
+    int64_t t, int64_t ranks) const {
+  if (!model_.moe.has_value()) return {{1, 0}};
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t ep : Divisors(model_.moe->experts)) {
+    // Each expert split over the TP ranks (Megatron-LM's default) or whole.
+    for (int64_t etp : t > 1 ? std::vector<int64_t>{t, 1}
+                             : std::vector<int64_t>{1}) {
+      if (ranks % (ep * etp) == 0) out.push_back({ep, etp});
+    }
+  }
+  return out;
+}
+
+const ChoiceList* Searcher::ChoicesFor(const ChoiceShape& shape) {
+  const int index = (shape.tensor ? 1 : 0) + (shape.context ? 2 : 0) +
+                    (shape.data ? 4 : 0);
+  if (!choice_lists_made_[index]) {
+    choice_lists_[index] = MakeChoiceList(EnumerateChoices(
+        shape, system_.mem2.gib > 0, tp_overlap_modelled_, options_));
+    choice_lists_made_[index] = true;
+  }
+  return &choice_lists_[index];
+}
+
+std::vector<Group> Searcher::EnumerateGroups() {
   const int64_t n = options_.procs;
   const int64_t blocks = model_.num_blocks;
-  const bool has_mem2 = system_.mem2.gib > 0;
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   std::vector<Group> groups;
   for (int64_t t : Divisors(n)) {
     if (model_.hidden % t != 0 || model_.attn_heads % t != 0) continue;
-    for (int64_t p : Divisors(std::min(n / t, blocks))) {
-      if (n % (t * p) != 0 || blocks % p != 0) continue;
-      const int64_t d = n / (t * p);
-      if (d > options_.max_batch) continue;
-      const std::vector<int64_t> interleavings =
-          p == 1 ? std::vector<int64_t>{1} : Divisors(blocks / p);
-      for (int64_t v : interleavings) {
-        Group g;
-        g.t = t;
-        g.p = p;
-        g.d = d;
-        g.v = v;
-        g.batch = options_.max_batch / d * d;
-        for (int64_t b : Divisors(g.batch / d)) {
-          if ((b * model_.seq_size) % t == 0) g.microbatch_sizes.push_back(b);
+    for (int64_t cp : ContextDegrees(t)) {
+      const int64_t ranks = n / (t * cp);  // p * d
+      for (int64_t p : Divisors(std::min(ranks, blocks))) {
+        if (ranks % p != 0 || blocks % p != 0) continue;
+        const int64_t d = ranks / p;
+        if (d > options_.max_batch) continue;
+        const std::vector<int64_t> interleavings =
+            p == 1 ? std::vector<int64_t>{1} : Divisors(blocks / p);
+        for (int64_t v : interleavings) {
+          Group base;
+          base.t = t;
+          base.cp = cp;
+          base.p = p;
+          base.d = d;
+          base.v = v;
+          base.batch = options_.max_batch / d * d;
+          for (int64_t b : Divisors(base.batch / d)) {
+            if ((b * model_.seq_size) % t == 0) {
+              base.microbatch_sizes.push_back(b);
+            }
+          }
+          ChoiceShape shape;
+          shape.tensor = t > 1;
+          shape.context = cp > 1;
+          shape.data = d > 1;
+          base.choices = ChoicesFor(shape);
+          const double assignments = static_cast<double>(
+              (t > 1 ? nets : 1) * (cp > 1 ? nets : 1) * (p > 1 ? nets : 1) *
+              (d > 1 ? nets : 1));
+          base.weight = static_cast<double>(base.choices->choices.size()) *
+                        static_cast<double>(base.microbatch_sizes.size()) *
+                        assignments;
+          for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {
+            Group g = base;
+            g.ep = ep;
+            g.etp = etp;
+            g.en = ep > 1 ? SmallestTierHolding(system_, ep * etp) : 0;
+            groups.push_back(std::move(g));
+          }
         }
-        g.choices = EnumerateChoices(t, d, has_mem2, options_);
-        const double assignments = static_cast<double>(
-            (t > 1 ? nets : 1) * (p > 1 ? nets : 1) * (d > 1 ? nets : 1));
-        g.weight = static_cast<double>(g.choices.size()) *
-                   static_cast<double>(g.microbatch_sizes.size()) *
-                   assignments;
-        groups.push_back(std::move(g));
       }
     }
   }
@@ -274,14 +502,18 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   gs.group = &g;
   const int64_t blocks = model_.num_blocks;
   gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
-  gs.structure_ok = InterleavingFits(g.v, gs.blocks_per_stage) &&
-                    TensorSplitsModel(model_, g.t);
-  // The assignments are counted, not enumerated: O(tiers^2) per (t, p, d).
+  gs.structure_ok =
+      InterleavingFits(g.v, gs.blocks_per_stage) &&
+      TensorSplitsModel(model_, g.t) &&
+      ExpertsAndLatentsSplit(model_, g.t, g.etp == 0 ? g.t : g.etp) &&
+      g.en >= 0;
+  // The assignments are counted, not enumerated: O(tiers^3) per group.
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   const int64_t tensor_nets = g.t > 1 ? nets : 1;
+  const int64_t context_nets = g.cp > 1 ? nets : 1;
   const int64_t pipeline_nets = g.p > 1 ? nets : 1;
   const int64_t data_nets = g.d > 1 ? nets : 1;
-  gs.assignments = tensor_nets * pipeline_nets * data_nets;
+  gs.assignments = tensor_nets * context_nets * pipeline_nets * data_nets;
   gs.data_tier_holds.assign(static_cast<size_t>(nets), false);
   for (int64_t dn = 0; dn < data_nets; ++dn) {
     if (TierAssignmentFits(system_.networks[static_cast<size_t>(dn)],
@@ -292,63 +524,79 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   }
   const int64_t holding = static_cast<int64_t>(gs.data_tiers.size());
   for (int64_t tn = 0; tn < tensor_nets; ++tn) {
-    for (int64_t pn = 0; pn < pipeline_nets; ++pn) {
-      TierPair pair;
-      pair.tn = tn;
-      pair.pn = pn;
-      // The assignment with a data_net used by neither tn nor pn.
-      pair.others_ok = AssignmentValid(g, tn, pn, /*dn=*/-1);
-      pair.valid = 0;
-      if (pair.others_ok) {
-        pair.valid = holding - (gs.data_tier_holds[static_cast<size_t>(tn)]
-                                    ? 1 : 0) -
-                     (pn != tn && gs.data_tier_holds[static_cast<size_t>(pn)]
-                          ? 1 : 0);
-      }
-      int64_t first_dn = -1;
-      // dn == tn, and dn == pn when pn differs.
-      const int64_t same[2] = {tn, pn};
-      for (int i = 0; i < (pn != tn ? 2 : 1); ++i) {
-        const int64_t dn = same[i];
-        if (dn < data_nets && AssignmentValid(g, tn, pn, dn)) {
-          ++pair.valid;
-          if (first_dn < 0 || dn < first_dn) first_dn = dn;
-        }
-      }
-      if (pair.valid == 0) continue;
-      if (gs.valid_assignments == 0) {
-        if (pair.others_ok) {
-          for (int64_t dn : gs.data_tiers) {
-            if (dn == tn || dn == pn) continue;
-            if (first_dn < 0 || dn < first_dn) first_dn = dn;
-            break;
+    for (int64_t cn = 0; cn < context_nets; ++cn) {
+      for (int64_t pn = 0; pn < pipeline_nets; ++pn) {
+        TierPrefix prefix;
+        prefix.tn = tn;
+        prefix.cn = cn;
+        prefix.pn = pn;
+        // The distinct tiers of tn, cn and pn: a data_net equal to one of
+        // them has its own check.
+        int64_t same[3] = {tn, 0, 0};
+        int used = 1;
+        for (int64_t tier : {cn, pn}) {
+          if (std::find(same, same + used, tier) == same + used) {
+            same[used++] = tier;
           }
         }
-        gs.first_valid = {tn, pn, first_dn};
+        // The assignment with a data_net used by none of them.
+        prefix.others_ok = AssignmentValid(g, tn, cn, pn, /*dn=*/-1);
+        prefix.valid = 0;
+        if (prefix.others_ok) {
+          prefix.valid = holding;
+          for (int i = 0; i < used; ++i) {
+            if (gs.data_tier_holds[static_cast<size_t>(same[i])]) {
+              --prefix.valid;
+            }
+          }
+        }
+        int64_t first_dn = -1;
+        for (int i = 0; i < used; ++i) {
+          const int64_t dn = same[i];
+          if (dn < data_nets && AssignmentValid(g, tn, cn, pn, dn)) {
+            ++prefix.valid;
+            if (first_dn < 0 || dn < first_dn) first_dn = dn;
+          }
+        }
+        if (prefix.valid == 0) continue;
+        if (gs.valid_assignments == 0) {
+          if (prefix.others_ok) {
+            for (int64_t dn : gs.data_tiers) {
+              if (std::find(same, same + used, dn) != same + used) continue;
+              if (first_dn < 0 || dn < first_dn) first_dn = dn;
+              break;
+            }
+          }
+          gs.first_valid = {tn, cn, pn, first_dn};
+        }
+        gs.valid_assignments += prefix.valid;
+        gs.prefixes.push_back(prefix);
       }
-      gs.valid_assignments += pair.valid;
-      gs.pairs.push_back(pair);
     }
   }
   return gs;
 }
 
-bool Searcher::AssignmentValid(const Group& g, int64_t tn, int64_t pn,
-                               int64_t dn) const {
+bool Searcher::AssignmentValid(const Group& g, int64_t tn, int64_t cn,
+                               int64_t pn, int64_t dn) const {
   if (!every_tier_holds_one_) return false;
   const int64_t t = g.t > 1 ? g.t : 1;
+  const int64_t cp = g.cp > 1 ? g.cp : 1;
   const int64_t p = g.p > 1 ? g.p : 1;
   const int64_t d = g.d > 1 ? g.d : 1;
+  // The checker's rule: the degrees mapped to one tier multiply.
   const auto holds = [&](int64_t tier) {
     int64_t used = 1;
     if (tn == tier) used *= t;
+    if (cn == tier) used *= cp;
     if (pn == tier) used *= p;
     if (dn == tier) used *= d;
     return TierAssignmentFits(system_.networks[static_cast<size_t>(tier)],
                               used);
   };
-  return holds(tn) && (pn == tn || holds(pn)) &&
-         (dn < 0 || dn == tn || dn == pn || holds(dn));
+  return holds(tn) && (cn == tn || holds(cn)) &&
+         (pn == tn || pn == cn || holds(pn)) &&
+         (dn < 0 || dn == tn || dn == cn || dn == pn || holds(dn));
 }
 
 CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
@@ -364,7 +612,7 @@ CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
   e.datatype = options_.datatype;
   e.fused_activation = c.fused_activation;
   e.recompute = c.recompute;
-  e.optimizer_sharding = c.optimizer_sharding;
+  e.optimizer_sharding = c.sharding != ShardingStage::kNone;
   e.comm = c.comm;
   e.tp_overlap = c.tp_overlap;
   e.dp_overlap = c.dp_overlap;
@@ -372,26 +620,35 @@ CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
   return e;
 }
 
-void Searcher::Offer(double rate, const CalculonExecution& e, int64_t tn,
-                     int64_t pn, int64_t dn, const StagedBlock& block) {
+ExecutionExtras Searcher::Extras(const Group& g, const Choice& c) const {
+  ExecutionExtras x;
+  x.context = g.cp;
+  x.context_exchange = c.context_exchange;
+  x.expert = g.ep;
+  x.expert_tensor = g.etp;
+  x.expert_net = g.en > 0 ? g.en : 0;
+  x.sharding = c.sharding;
+  x.precision = options_.precision;
+  return x;
+}
+
+BlockConfig Searcher::ConfigOf(const Group& g, const Choice& c,
+                               int64_t b) const {
+  return BlockConfigOf(Execution(g, c, b), Extras(g, c));
+}
+
+void Searcher::Offer(double rate, const CalculonExecution& e,
+                     const ExecutionExtras& x, const Assignment& a,
+                     const StagedBlock& block) {
   if (!top_.Admits(rate)) return;
   Ranked& slot = top_.Insert(rate);
   slot.execution = e;
-  slot.execution.tensor_net = tn;
-  slot.execution.pipeline_net = pn;
-  slot.execution.data_net = dn;
+  slot.execution.tensor_net = a.tn;
+  slot.execution.pipeline_net = a.pn;
+  slot.execution.data_net = a.dn;
+  slot.execution_extras = x;
+  slot.execution_extras.context_net = a.cn;
   slot.block = block;
-}
-
-BlockConfig ConfigOf(const CalculonExecution& e) {
-  BlockConfig config;
-  config.tensor = e.tensor;
-  config.microbatch_size = e.microbatch_size;
-  config.recompute = e.recompute;
-  config.comm = e.comm;
-  config.tp_overlap = e.tp_overlap;
-  config.fused_activation = e.fused_activation;
-  return config;
 }
 
 // Every execution of one (choice, b) shares the checks that do not depend on
@@ -399,55 +656,81 @@ BlockConfig ConfigOf(const CalculonExecution& e) {
 // from footprints, not from times), so they are made once. The iteration is
 // then evaluated per tier assignment, in enumeration order, except where a
 // lower bound on the step time shows that it cannot enter the top N:
-//   - per tensor_net, StepTimeLowerBound (the block with its TP tier);
-//   - per (tensor_net, pipeline_net) with many data_net values, the step time
-//     without DP (the iteration with d = 1: every term but the DP exposed
-//     time, which is >= 0), plus per data_net a lower bound on the DP exposed
-//     time (below), so that only the data tiers with the smallest bounds are
+//   - per (tensor_net, context_net), StepTimeLowerBound (the block with
+//     those tiers);
+//   - per tier prefix with many data_net values, the step time without DP
+//     (the iteration with d = 1: every term but the DP exposed time, which
+//     is >= 0), plus per data_net a lower bound on the DP exposed time
+//     (below), so that only the data tiers with the smallest bounds are
 //     looked at (a prefix of them in increasing order of the bound).
-// So the work per (choice, b) is O(tiers^2) bounds plus the iterations that
-// may enter the top N, not O(tiers^3). Skipping an assignment is safe: its
+// So the work per (choice, b) is O(tiers^3) bounds plus the iterations that
+// may enter the top N, not O(tiers^4). Skipping an assignment is safe: its
 // rate is at most the bound's, which is at most the N-th best rate when it
 // was computed, and that only grows; the assignments evaluated are offered in
 // enumeration order, so ties rank as in Calculon.
-absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
-                                      int64_t b, CalculonTrainingParts& parts) {
+absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
+                                      size_t microbatch,
+                                      const BlockShard& shard,
+                                      CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
+  const ChoiceList& list = *g.choices;
+  const Choice& c = list.choices[choice];
+  const int64_t b = g.microbatch_sizes[microbatch];
+  const size_t sizes = g.microbatch_sizes.size();
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
       gs.valid_assignments == 0) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
-  CalculonExecution e = Execution(g, c, b);
-  const BlockConfig config = ConfigOf(e);
-  const int64_t shard = c.optimizer_sharding ? g.d : 1;
-  e.tensor_net = gs.first_valid.tn;
-  e.pipeline_net = gs.first_valid.pn;
-  e.data_net = gs.first_valid.dn;
-  BP_ASSIGN_OR_RETURN(const StagedBlock* block,
-                      blocks_.Get(config, e.tensor_net, shard));
-  parts.batch.microbatch_size = b;
-  StepShape step = StepShapeOf(model_, system_, parts);
-  MemoryFigures memory;
-  ComputeMemory(block->block, block->extras, step, memory);
-  ++result_.work.memory_evaluations;
-  if (!MemoryFits(memory)) {
+  Verdict& verdict =
+      verdicts_[static_cast<size_t>(list.memory_twin[choice]) * sizes +
+                microbatch];
+  if (verdict == Verdict::kOver) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
+  BlockTable::Entry*& entry =
+      entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
+               microbatch];
+  if (entry == nullptr) {
+    BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
+  }
+  parts.batch.microbatch_size = b;
+  StepShape step = StepShapeOf(model_, system_, parts);
+  if (verdict == Verdict::kUnknown) {
+    // The memory figures read footprints only: the block need not be
+    // planned.
+    MemoryFigures memory;
+    const StagedBlock* footprint = blocks_.Footprint(entry, shard);
+    ComputeMemory(footprint->block, footprint->extras, step, memory);
+    ++result_.work.memory_evaluations;
+    verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
+    if (verdict == Verdict::kOver) {
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
+  }
+  CalculonExecution e = Execution(g, c, b);
+  const ExecutionExtras x = Extras(g, c);
+  e.tensor_net = gs.first_valid.tn;
+  e.pipeline_net = gs.first_valid.pn;
+  e.data_net = gs.first_valid.dn;
+  const StagedBlock* block = nullptr;
   result_.good_executions += gs.valid_assignments;
   result_.bad_executions += gs.assignments - gs.valid_assignments;
 
   const double batch = static_cast<double>(g.batch);
   IterationFigures iteration;
-  int64_t planned_tn = -1;
+  int64_t planned_tn = -1, planned_cn = -1;
   bool ruled_out = false;
   bool dp_bounds_ready = false;
-  for (const TierPair& pair : gs.pairs) {
-    if (pair.tn != planned_tn) {
-      planned_tn = pair.tn;
-      BP_ASSIGN_OR_RETURN(block, blocks_.Get(config, pair.tn, shard));
+  for (const TierPrefix& prefix : gs.prefixes) {
+    if (prefix.tn != planned_tn || prefix.cn != planned_cn) {
+      planned_tn = prefix.tn;
+      planned_cn = prefix.cn;
+      BP_ASSIGN_OR_RETURN(
+          block, blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), shard));
       ruled_out = false;
       dp_bounds_ready = false;
       if (top_.full()) {
@@ -460,10 +743,10 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
     ++result_.work.tier_pairs_examined;
     // The data tier stays the first valid one until a data tier is chosen
     // below (the bound without DP does not read it).
-    SetStepNetworks(step, system_, pair.tn, pair.pn, e.data_net);
+    SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
     // A few data tiers are evaluated as they come; bounding them would cost
     // about as much (with Calculon's systems of 2 or 3 tiers, always so).
-    const bool bounded = top_.full() && pair.valid > kDirectDataTiers;
+    const bool bounded = top_.full() && prefix.valid > kDirectDataTiers;
     double without_dp = 0;
     if (bounded) {
       // The iteration without DP: d = 1 (step.data_net stays a valid tier).
@@ -478,13 +761,13 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
       if (!dp_bounds_ready) {
         // Per data tier, a lower bound on dp_comm_exposed_time that holds
         // whatever the pipeline tier and whether the data tier is also the
-        // tensor or pipeline one: without DP overlap, it is bpp *
+        // tensor, context or pipeline one: without DP overlap, it is bpp *
         // block_dp_time, which depends on the data tier only; with it,
         // block_dp_time plus two terms >= 0 (figures.cc).
         dp_bounds_ready = true;
         dp_order_.clear();
         for (int64_t dn : gs.data_tiers) {
-          SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
+          SetStepNetworks(step, system_, prefix.tn, prefix.pn, dn);
           ComputeIteration(block->block, block->extras, step, iteration);
           ++result_.work.step_time_bounds;
           double bound = c.dp_overlap ? iteration.block_dp_time
@@ -501,30 +784,38 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, const Choice& c,
                   });
       }
     }
-    DataCandidates(gs, pair, bounded, without_dp, batch);
+    DataCandidates(gs, prefix, bounded, without_dp, batch);
     for (int64_t dn : candidates_) {
-      SetStepNetworks(step, system_, pair.tn, pair.pn, dn);
+      SetStepNetworks(step, system_, prefix.tn, prefix.pn, dn);
       ComputeIteration(block->block, block->extras, step, iteration);
       ++result_.work.iteration_evaluations;
-      Offer(iteration.sample_rate, e, pair.tn, pair.pn, dn, *block);
+      Offer(iteration.sample_rate, e, x,
+            {prefix.tn, prefix.cn, prefix.pn, dn}, *block);
     }
   }
   return absl::OkStatus();
 }
 
-void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
+void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
                               bool bounded, double without_dp, double batch) {
   candidates_.clear();
-  const int64_t data_nets = gs.group->d > 1
-                                ? static_cast<int64_t>(system_.networks.size())
-                                : 1;
-  // dn == tn or dn == pn: their own check (a data tier that does not hold d
-  // alone has no bound: always a candidate when valid).
-  const int64_t same[2] = {pair.tn, pair.pn};
-  for (int i = 0; i < (pair.pn != pair.tn ? 2 : 1); ++i) {
+  const Group& g = *gs.group;
+  const int64_t data_nets =
+      g.d > 1 ? static_cast<int64_t>(system_.networks.size()) : 1;
+  // dn equal to tn, cn or pn: their own check (a data tier that does not
+  // hold d alone has no bound: always a candidate when valid).
+  int64_t same[3] = {prefix.tn, 0, 0};
+  int used = 1;
+  for (int64_t tier : {prefix.cn, prefix.pn}) {
+    if (std::find(same, same + used, tier) == same + used) {
+      same[used++] = tier;
+    }
+  }
+  for (int i = 0; i < used; ++i) {
     const int64_t dn = same[i];
     ++result_.work.tier_triples_examined;
-    if (dn >= data_nets || !AssignmentValid(*gs.group, pair.tn, pair.pn, dn)) {
+    if (dn >= data_nets ||
+        !AssignmentValid(g, prefix.tn, prefix.cn, prefix.pn, dn)) {
       continue;
     }
     if (bounded && gs.data_tier_holds[static_cast<size_t>(dn)]) {
@@ -534,7 +825,7 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
     }
     candidates_.push_back(dn);
   }
-  if (pair.others_ok) {
+  if (prefix.others_ok) {
     // The other data tiers: every one, or those whose bound lets them in, a
     // prefix of dp_order_ (the bound grows along it).
     const std::vector<int64_t>& tiers = bounded ? dp_order_ : gs.data_tiers;
@@ -545,7 +836,7 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
             without_dp + dp_time_bound_[static_cast<size_t>(dn)];
         if (batch / (total * (1 - kBoundSlack)) <= top_.worst_score()) break;
       }
-      if (dn == pair.tn || dn == pair.pn) continue;
+      if (std::find(same, same + used, dn) != same + used) continue;
       candidates_.push_back(dn);
     }
   }
@@ -555,12 +846,12 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPair& pair,
 // Each execution on its own, as Calculon runs it: tier check, interleaving
 // and offload checks, memory, iteration.
 absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                          int64_t b,
+                                          int64_t b, const BlockShard& shard,
                                           CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   CalculonExecution e = Execution(g, c, b);
-  const BlockConfig config = ConfigOf(e);
-  const int64_t shard = c.optimizer_sharding ? g.d : 1;
+  const ExecutionExtras x = Extras(g, c);
+  const BlockConfig config = ConfigOf(g, c, b);
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   // The step shape, built for the first valid assignment; each assignment
   // moves it to its own tiers (nothing else in it depends on them).
@@ -569,36 +860,36 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
   MemoryFigures memory;
   IterationFigures iteration;
   for (int64_t tn = 0; tn < (g.t > 1 ? nets : 1); ++tn) {
-    for (int64_t pn = 0; pn < (g.p > 1 ? nets : 1); ++pn) {
-      for (int64_t dn = 0; dn < (g.d > 1 ? nets : 1); ++dn) {
-        ++result_.total_executions;
-        e.tensor_net = tn;
-        e.pipeline_net = pn;
-        e.data_net = dn;
-        const bool valid = AssignmentValid(g, tn, pn, dn) && gs.structure_ok &&
-                           OffloadFits(c.offload, gs.blocks_per_stage);
-        if (!valid) {
-          ++result_.bad_executions;
-          continue;
+    for (int64_t cn = 0; cn < (g.cp > 1 ? nets : 1); ++cn) {
+      for (int64_t pn = 0; pn < (g.p > 1 ? nets : 1); ++pn) {
+        for (int64_t dn = 0; dn < (g.d > 1 ? nets : 1); ++dn) {
+          ++result_.total_executions;
+          const bool valid = AssignmentValid(g, tn, cn, pn, dn) &&
+                             gs.structure_ok &&
+                             OffloadFits(c.offload, gs.blocks_per_stage);
+          if (!valid) {
+            ++result_.bad_executions;
+            continue;
+          }
+          BP_ASSIGN_OR_RETURN(const StagedBlock* block,
+                              blocks_.Get(config, NetsOf(g, tn, cn), shard));
+          if (!shaped) {
+            parts.batch.microbatch_size = b;
+            step = StepShapeOf(model_, system_, parts);
+            shaped = true;
+          }
+          SetStepNetworks(step, system_, tn, pn, dn);
+          ComputeMemory(block->block, block->extras, step, memory);
+          ++result_.work.memory_evaluations;
+          if (!MemoryFits(memory)) {
+            ++result_.bad_executions;
+            continue;
+          }
+          ++result_.good_executions;
+          ComputeIteration(block->block, block->extras, step, iteration);
+          ++result_.work.iteration_evaluations;
+          Offer(iteration.sample_rate, e, x, {tn, cn, pn, dn}, *block);
         }
-        BP_ASSIGN_OR_RETURN(const StagedBlock* block,
-                            blocks_.Get(config, tn, shard));
-        if (!shaped) {
-          parts.batch.microbatch_size = b;
-          step = StepShapeOf(model_, system_, parts);
-          shaped = true;
-        }
-        SetStepNetworks(step, system_, tn, pn, dn);
-        ComputeMemory(block->block, block->extras, step, memory);
-        ++result_.work.memory_evaluations;
-        if (!MemoryFits(memory)) {
-          ++result_.bad_executions;
-          continue;
-        }
-        ++result_.good_executions;
-        ComputeIteration(block->block, block->extras, step, iteration);
-        ++result_.work.iteration_evaluations;
-        Offer(iteration.sample_rate, e, tn, pn, dn, *block);
       }
     }
   }
@@ -607,23 +898,35 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
 
 absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   const GroupState gs = StartGroup(g);
+  const std::vector<Choice>& choices = g.choices->choices;
+  const size_t sizes = g.microbatch_sizes.size();
+  entries_.assign(static_cast<size_t>(g.choices->block_parts) * sizes,
+                  nullptr);
+  verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
+                   Verdict::kUnknown);
   const double per_choice =
-      g.choices.empty() ? 0 : g.weight / static_cast<double>(g.choices.size());
-  for (size_t i = 0; i < g.choices.size(); ++i) {
+      choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
+  for (size_t i = 0; i < choices.size(); ++i) {
     if (cancel_ && cancel_()) return absl::CancelledError("search cancelled");
-    const Choice& c = g.choices[i];
+    const Choice& c = choices[i];
     // The spec parts of the choice, built once: only the microbatch size
     // varies below, and the tiers are moved per assignment (SetStepNetworks).
     CalculonExecution e = Execution(g, c, /*b=*/1);
     e.tensor_net = gs.first_valid.tn;
     e.pipeline_net = gs.first_valid.pn;
     e.data_net = gs.first_valid.dn;
-    CalculonTrainingParts parts = TrainingPartsOf(e, model_);
-    for (int64_t b : g.microbatch_sizes) {
+    ExecutionExtras x = Extras(g, c);
+    x.context_net = gs.first_valid.cn;
+    CalculonTrainingParts parts = ExecutionParts(e, x, model_);
+    // The shard does not depend on the microbatch size.
+    const BlockShard shard = BlockShardOf(DeriveTrainingValues(
+        model_, parts.parallelism, parts.batch, parts.options));
+    for (size_t j = 0; j < sizes; ++j) {
       const int64_t good_before = result_.good_executions;
-      BP_RETURN_IF_ERROR(options_.exhaustive
-                             ? EvaluateExhaustive(gs, c, b, parts)
-                             : EvaluatePruned(gs, c, b, parts));
+      BP_RETURN_IF_ERROR(
+          options_.exhaustive
+              ? EvaluateExhaustive(gs, c, g.microbatch_sizes[j], shard, parts)
+              : EvaluatePruned(gs, i, j, shard, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     if (progress_ && total > 0) {
@@ -643,12 +946,14 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   double total = 0;
   for (const Group& g : groups) total += g.weight;
   double done = 0;
-  int64_t current_t = 0;
+  int64_t current_t = 0, current_cp = 0;
   for (const Group& g : groups) {
-    // No block is shared across t: keep the table to one t at a time.
-    if (g.t != current_t) {
+    // No block is shared across t or cp: keep the table to one (t, cp) at
+    // a time.
+    if (g.t != current_t || g.cp != current_cp) {
       blocks_.Clear();
       current_t = g.t;
+      current_cp = g.cp;
     }
     BP_RETURN_IF_ERROR(RunGroup(g, done, total));
     done += g.weight;
@@ -659,15 +964,21 @@ absl::StatusOr<SearchResult> Searcher::Run() {
     const Ranked& r = top_.entry(i);
     RankedExecution out;
     out.execution = r.execution;
+    out.execution_extras = r.execution_extras;
     out.block = r.block.block;
     out.extras = r.block.extras;
-    const StepShape step = ExecutionStepShape(model_, system_, r.execution);
+    const StepShape step = ExecutionStepShape(model_, system_, r.execution,
+                                              r.execution_extras);
     ComputeIteration(out.block, out.extras, step, out.iteration);
     ComputeMemory(out.block, out.extras, step, out.memory);
     result_.top.push_back(out);
   }
+  result_.work.blocks_lowered = blocks_.blocks_lowered();
   result_.work.blocks_planned = blocks_.blocks_planned();
   result_.work.blocks_resharded = blocks_.blocks_resharded();
+  result_.dimensions.context = options_.max_context > 1;
+  result_.dimensions.expert = model_.moe.has_value();
+  result_.dimensions.sharding = options_.every_sharding;
   return std::move(result_);
 }
 
@@ -700,6 +1011,19 @@ absl::Status ValidateInputs(const TransformerModel& model,
                         "--fused-activation must allow true, false or both",
                         ErrorCode::kInvalidValue});
   }
+  if (options.max_context < 1) {
+    problems.push_back(
+        {"--max-context",
+         absl::StrCat("--max-context (", options.max_context,
+                      ") must be at least 1"),
+         ErrorCode::kOutOfRange});
+  }
+  if (options.context_exchange.empty()) {
+    problems.push_back({"--context-exchange",
+                        "--context-exchange must allow ring, all_gather or "
+                        "both",
+                        ErrorCode::kInvalidValue});
+  }
   CalculonExecution probe;
   probe.datatype = options.datatype;
   probe.batch_size = probe.microbatch_size =
@@ -715,18 +1039,37 @@ absl::Status ValidateInputs(const TransformerModel& model,
 
 }  // namespace
 
+CalculonTrainingParts ExecutionParts(const CalculonExecution& e,
+                                     const ExecutionExtras& x,
+                                     const TransformerModel& model) {
+  CalculonTrainingParts parts = TrainingPartsOf(e, model);
+  ApplyExtras(x, parts.parallelism, parts.options);
+  return parts;
+}
+
+MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
+                          const CalculonExecution& e,
+                          const ExecutionExtras& extras) {
+  MappingSpec spec = SpecOf(e, model, system);
+  if (auto* training = std::get_if<TransformerTrainingMappingSpec>(&spec)) {
+    ApplyExtras(extras, training->parallelism, training->options);
+  }
+  return spec;
+}
+
 TypedProgram ExecutionProgram(const TransformerModel& model,
-                              const System& system,
-                              const CalculonExecution& e) {
+                              const System& system, const CalculonExecution& e,
+                              const ExecutionExtras& extras) {
   TypedProgram program;
-  program.spec = SpecOf(e, model, system);
+  program.spec = ExecutionSpec(model, system, e, extras);
   program.derived = DeriveValues(program.spec);
   return program;
 }
 
 StepShape ExecutionStepShape(const TransformerModel& model,
-                             const System& system, const CalculonExecution& e) {
-  return StepShapeOf(model, system, TrainingPartsOf(e, model));
+                             const System& system, const CalculonExecution& e,
+                             const ExecutionExtras& extras) {
+  return StepShapeOf(model, system, ExecutionParts(e, extras, model));
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,

@@ -2,7 +2,21 @@
 // space (calculon/SEARCH.md) for a model, a system, a processor count and a
 // maximum batch, ranked by sample rate. Same space, same enumeration order
 // (which also orders equal sample rates), same total / good / bad counts as
-// Calculon.
+// Calculon for Calculon's inputs.
+//
+// Beyond Calculon's space, behind the model and the options (SEARCH.md in
+// core/search/README.md gives the rules):
+//   - context parallelism (--max-context N > 1): cp over the divisors of
+//     procs / t up to N with seq_size % (2 * cp) == 0, its K/V exchange
+//     (--context-exchange), and its network tier like t's, p's and d's;
+//   - expert parallelism (a model with `moe`): ep over the divisors of the
+//     experts with ep * etp | t * cp * d, etp in {t, 1}, the all-to-all on
+//     the smallest network tier that holds ep * etp;
+//   - the ZeRO stage (--sharding all): none, optimizer, gradients or
+//     parameters over all d ranks, in place of Calculon's boolean.
+// TP overlap is not tried for a model with MoE or latent attention (the
+// checker does not model it there). A dense model without these options
+// enumerates exactly Calculon's space.
 //
 // Speed comes from the structure, not from trimming the space: block figures
 // are computed once per distinct block configuration (block_table.h) and
@@ -53,15 +67,49 @@ struct SearchOptions {
   bool dp_overlap = true;   // try DP overlap (--no-dp-overlap)
   // --fused-activation: true -> {true}, false -> {false}, all -> {true, false}.
   std::vector<bool> fused_activation = {true};
+  // --max-context: the largest context-parallel degree tried (1: none, as
+  // Calculon).
+  int64_t max_context = 1;
+  // --context-exchange ring|all_gather|all: the K/V exchanges tried with
+  // cp > 1.
+  std::vector<ContextExchange> context_exchange = {ContextExchange::kRing};
+  // --sharding calculon|all: Calculon's boolean (optimizer state sharded
+  // or not), or every ZeRO stage (none, optimizer, gradients, parameters).
+  bool every_sharding = false;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
   bool json = false;
 };
 
+// The parts of a ranked mapping's spec that Calculon's execution cannot
+// say: context and expert parallelism, the ZeRO stage and the precision
+// accounting. The defaults are Calculon's mapping.
+struct ExecutionExtras {
+  int64_t context = 1;  // cp
+  int64_t context_net = 0;
+  ContextExchange context_exchange = ContextExchange::kRing;
+  int64_t expert = 1;         // ep
+  int64_t expert_tensor = 0;  // etp; 0: the tensor degree
+  int64_t expert_net = 0;
+  // The ZeRO stage over all d ranks; kNone: the execution's
+  // optimizer_sharding says (kOptimizer or kNone, Calculon's boolean).
+  ShardingStage sharding = ShardingStage::kNone;
+  PrecisionAccounting precision = PrecisionAccounting::kCalculon;
+};
+
+// Which dimensions beyond Calculon's a search tried; its output names them
+// only then (search_json.h).
+struct ExtraDimensions {
+  bool context = false;   // --max-context > 1
+  bool expert = false;    // the model has a mixture of experts
+  bool sharding = false;  // --sharding all
+};
+
 // One ranked mapping with the figures Calculon's stats JSON prints.
 struct RankedExecution {
   CalculonExecution execution;  // training, multihead
+  ExecutionExtras execution_extras;
   BlockFigures block;
   StageExtras extras;  // the first and last stage's (0 without a vocabulary)
   IterationFigures iteration;
@@ -70,8 +118,9 @@ struct RankedExecution {
 
 // How much work the search did (for the benchmark; not part of the output).
 struct SearchWork {
-  int64_t blocks_planned = 0;     // Lower + Plan runs (per block and TP tier)
-  int64_t blocks_resharded = 0;   // optimizer-sharded variants derived
+  int64_t blocks_lowered = 0;     // Lower runs (per block)
+  int64_t blocks_planned = 0;     // Plan runs (per block and its tiers)
+  int64_t blocks_resharded = 0;   // sharded variants derived
   int64_t memory_evaluations = 0;
   int64_t iteration_evaluations = 0;
   // The network-tier work of the default mode, independent of time, for
@@ -94,6 +143,7 @@ struct SearchResult {
   // program (ExecutionProgram) and printed.
   TransformerModel model;
   System system;
+  ExtraDimensions dimensions;
 };
 
 // Called with the fraction of the space done, in [0, 1], non-decreasing.
@@ -110,19 +160,34 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        ProgressFn progress = nullptr,
                                        CancelFn cancel = nullptr);
 
+// ExecutionSpec: the spec of a mapping, calculon.h SpecOf with the extras
+// applied (a training execution's context, expert, sharding and precision).
+MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
+                          const CalculonExecution& execution,
+                          const ExecutionExtras& extras = {});
+
+// ExecutionParts: the parts of a training mapping's spec besides the model
+// and the system (calculon.h TrainingPartsOf with the extras applied).
+// Allocation-free.
+CalculonTrainingParts ExecutionParts(const CalculonExecution& execution,
+                                     const ExecutionExtras& extras,
+                                     const TransformerModel& model);
+
 // ExecutionProgram: the mapping as the checked program the checker derives
-// from its spec (calculon.h SpecOf), for loading it into the calculator or
+// from its spec (ExecutionSpec), for loading it into the calculator or
 // running the full passes on it.
 TypedProgram ExecutionProgram(const TransformerModel& model,
                               const System& system,
-                              const CalculonExecution& execution);
+                              const CalculonExecution& execution,
+                              const ExecutionExtras& extras = {});
 
 // ExecutionStepShape: MakeStepShape(ExecutionProgram(model, system,
-// execution)) without building the program (no allocation); it points into
-// `system`.
+// execution, extras)) without building the program (no allocation); it
+// points into `system`.
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system,
-                             const CalculonExecution& execution);
+                             const CalculonExecution& execution,
+                             const ExecutionExtras& extras = {});
 
 }  // namespace blueprint
 

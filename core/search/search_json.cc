@@ -59,7 +59,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args) {
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
-      "--precision", "--app", "--system"};
+      "--precision", "--max-context", "--context-exchange", "--sharding",
+      "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--exhaustive"};
@@ -159,6 +160,37 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
                  ", got ", QuoteExcerpt(*value)),
              ErrorCode::kUnknownChoice});
       }
+    } else if (flag == "--max-context") {
+      ParsePositive(flag, *value, int64_t{1} << 31, &problems,
+                    &options.max_context);
+    } else if (flag == "--context-exchange") {
+      const std::optional<ContextExchange> exchange =
+          ParseContextExchange(*value);
+      if (exchange.has_value()) {
+        options.context_exchange = {*exchange};
+      } else if (*value == "all") {
+        options.context_exchange = {ContextExchange::kRing,
+                                    ContextExchange::kAllGather};
+      } else {
+        problems.push_back(
+            {flag,
+             absl::StrCat("--context-exchange: expected ",
+                          absl::StrJoin(EnumChoices<ContextExchange>(), ", "),
+                          " or all, got ", QuoteExcerpt(*value)),
+             ErrorCode::kUnknownChoice});
+      }
+    } else if (flag == "--sharding") {
+      if (*value == "calculon") {
+        options.every_sharding = false;
+      } else if (*value == "all") {
+        options.every_sharding = true;
+      } else {
+        problems.push_back(
+            {flag,
+             absl::StrCat("--sharding: expected calculon or all, got ",
+                          QuoteExcerpt(*value)),
+             ErrorCode::kUnknownChoice});
+      }
     } else if (flag == "--fused-activation") {
       if (*value == "true") {
         options.fused_activation = {true};
@@ -193,12 +225,41 @@ nlohmann::json CalculonExecutionJson(const TransformerModel& model,
   return ToCalculonExecutionJson(ExecutionProgram(model, system, e));
 }
 
+nlohmann::json ExecutionJson(const TransformerModel& model,
+                             const System& system,
+                             const CalculonExecution& execution,
+                             const ExecutionExtras& extras,
+                             const ExtraDimensions& dimensions) {
+  const TypedProgram program =
+      ExecutionProgram(model, system, execution, extras);
+  nlohmann::json out = ToCalculonExecutionJson(program);
+  const DerivedValues& d = program.derived;
+  if (dimensions.context) {
+    const auto& training =
+        std::get<TransformerTrainingMappingSpec>(program.spec);
+    out["context_par"] = d.context;
+    out["context_par_net"] = d.context_network;
+    out["context_par_exchange"] =
+        ContextExchangeName(training.parallelism.context.exchange);
+  }
+  if (dimensions.expert) {
+    out["expert_par"] = d.expert;
+    out["expert_tensor_par"] = d.expert_tensor;
+    out["expert_par_net"] = d.expert_network;
+  }
+  if (dimensions.sharding) {
+    out["data_par_sharding"] = ShardingStageName(d.sharding);
+  }
+  return out;
+}
+
 nlohmann::json SearchResultJsonValue(const SearchResult& result) {
   nlohmann::json top = nlohmann::json::array();
   for (const RankedExecution& r : result.top) {
     nlohmann::json entry = nlohmann::json::object();
     entry["execution"] =
-        CalculonExecutionJson(result.model, result.system, r.execution);
+        ExecutionJson(result.model, result.system, r.execution,
+                      r.execution_extras, result.dimensions);
     entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
     top.push_back(std::move(entry));
   }
@@ -219,26 +280,58 @@ std::string SearchResultText(const SearchResult& result) {
       "%d executions: %d good, %d bad\n", result.total_executions,
       result.good_executions, result.bad_executions);
   if (result.top.empty()) return out + "no valid mapping\n";
+  const ExtraDimensions& extra = result.dimensions;
+  // The tiers of t/p/d, then of cp and of the expert all-to-all.
+  const int nets_width = 5 + (extra.context ? 2 : 0) + (extra.expert ? 2 : 0);
+  // Calculon's columns, with cp (and its exchange) after v, ep and etp
+  // after them and the ZeRO stage as the shard column when in play.
+  absl::StrAppendFormat(&out, "%4s %12s %10s %5s %4s %6s %4s", "rank",
+                        "samples/s", "step_s", "t", "p", "d", "v");
+  if (extra.context) absl::StrAppendFormat(&out, " %5s %-10s", "cp", "cp_x");
+  if (extra.expert) absl::StrAppendFormat(&out, " %4s %4s", "ep", "etp");
   absl::StrAppendFormat(
-      &out, "%4s %12s %10s %5s %4s %6s %4s %6s %4s %-9s %-9s %-4s %-6s %-6s "
-            "%-6s %-7s %-5s %9s %9s %6s\n",
-      "rank", "samples/s", "step_s", "t", "p", "d", "v", "batch", "mbs",
-      "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl", "shard", "offload",
-      "nets", "hbm_GiB", "mem2_GiB", "eff");
+      &out, " %6s %4s %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9s %9s %6s\n",
+      "batch", "mbs", "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl",
+      extra.sharding ? 10 : 6, "shard", "offload", nets_width, "nets",
+      "hbm_GiB", "mem2_GiB", "eff");
   for (size_t i = 0; i < result.top.size(); ++i) {
     const RankedExecution& r = result.top[i];
     const CalculonExecution& e = r.execution;
+    const ExecutionExtras& x = r.execution_extras;
+    absl::StrAppendFormat(&out, "%4d %12.4f %10.4f %5d %4d %6d %4d", i + 1,
+                          r.iteration.sample_rate, r.iteration.total_time,
+                          e.tensor, e.pipeline, e.data, e.interleaving);
+    if (extra.context) {
+      absl::StrAppendFormat(
+          &out, " %5d %-10s", x.context,
+          x.context > 1 ? ContextExchangeName(x.context_exchange) : "-");
+    }
+    if (extra.expert) {
+      absl::StrAppendFormat(&out, " %4d %4d", x.expert,
+                            ExpertTensorDegree(ExpertParallel{x.expert,
+                                                              x.expert_tensor,
+                                                              x.expert_net},
+                                               e.tensor));
+    }
+    std::string nets =
+        absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net);
+    if (extra.context) absl::StrAppend(&nets, "/", x.context_net);
+    if (extra.expert) absl::StrAppend(&nets, "/", x.expert_net);
+    const ShardingStage stage =
+        x.sharding != ShardingStage::kNone ? x.sharding
+        : e.optimizer_sharding             ? ShardingStage::kOptimizer
+                                           : ShardingStage::kNone;
     absl::StrAppendFormat(
         &out,
-        "%4d %12.4f %10.4f %5d %4d %6d %4d %6d %4d %-9s %-9s %-4s %-6s "
-        "%-6s %-6s %-7s %-5s %9.2f %9.2f %6.4f\n",
-        i + 1, r.iteration.sample_rate, r.iteration.total_time, e.tensor,
-        e.pipeline, e.data, e.interleaving, e.batch_size, e.microbatch_size,
-        RecomputeName(e.recompute), TensorCommunicationName(e.comm),
-        YesNo(AllGatherRedo(e.comm)), TensorOverlapName(e.tp_overlap),
-        YesNo(e.dp_overlap), YesNo(e.optimizer_sharding),
-        OffloadSummary(e.offload),
-        absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net),
+        " %6d %4d %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9.2f %9.2f "
+        "%6.4f\n",
+        e.batch_size, e.microbatch_size, RecomputeName(e.recompute),
+        TensorCommunicationName(e.comm), YesNo(AllGatherRedo(e.comm)),
+        TensorOverlapName(e.tp_overlap), YesNo(e.dp_overlap),
+        extra.sharding ? 10 : 6,
+        extra.sharding ? ShardingStageName(stage)
+                       : YesNo(e.optimizer_sharding),
+        OffloadSummary(e.offload), nets_width, nets,
         // The most loaded stage's need: Calculon's proc_mem_tier1_cap_req
         // exactly for a model without a vocabulary.
         r.memory.max_stage_mem_tier1_req / kGiB,

@@ -217,5 +217,82 @@ TEST(SearchResultTextTest, CountsHeaderAndOneRowPerMapping) {
   EXPECT_EQ(FormatSearchResult(r, SearchOptions{}), text);
 }
 
+TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
+  absl::StatusOr<SearchOptions> o = ParseSearchFlags(
+      {"--procs", "8", "--max-batch", "8", "--datatype", "float16"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->max_context, 1);
+  EXPECT_EQ(o->context_exchange,
+            std::vector<ContextExchange>{ContextExchange::kRing});
+  EXPECT_FALSE(o->every_sharding);
+  o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
+                        "float16", "--max-context", "4", "--context-exchange",
+                        "all", "--sharding", "all"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->max_context, 4);
+  EXPECT_EQ(o->context_exchange,
+            (std::vector<ContextExchange>{ContextExchange::kRing,
+                                          ContextExchange::kAllGather}));
+  EXPECT_TRUE(o->every_sharding);
+  o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
+                        "float16", "--context-exchange=all_gather",
+                        "--sharding=calculon"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->context_exchange,
+            std::vector<ContextExchange>{ContextExchange::kAllGather});
+  EXPECT_FALSE(o->every_sharding);
+  EXPECT_THAT(
+      ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
+                        "float16", "--max-context", "0", "--context-exchange",
+                        "p2p", "--sharding", "zero3"}),
+      FieldsAndCodesAre(ElementsAre(
+          Pair("--max-context", ErrorCode::kOutOfRange),
+          Pair("--context-exchange", ErrorCode::kUnknownChoice),
+          Pair("--sharding", ErrorCode::kUnknownChoice))));
+}
+
+// A MoE model searched over every new dimension: the execution objects name
+// them (Calculon's 23 keys and 7 more), the table has their columns.
+TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
+  TransformerModel model = CalculonModel("small-moe", 256, 1024, 16, 16, 8, 64);
+  model.mlp = MlpType::kGated;
+  MixtureOfExperts moe;
+  moe.experts = 8;
+  moe.topk = 2;
+  moe.ffn = 128;
+  model.moe = moe;
+  SearchOptions o;
+  o.procs = 8;
+  o.max_batch = 8;
+  o.top = 3;
+  o.max_context = 2;
+  o.every_sharding = true;
+  absl::StatusOr<SearchResult> r =
+      RunSearch(model, test_programs::A100System(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->top.size(), 3u);
+  const nlohmann::json json = SearchResultJsonValue(*r);
+  for (size_t i = 0; i < r->top.size(); ++i) {
+    const nlohmann::json& e = json["top"][i]["execution"];
+    EXPECT_EQ(e.size(), 23u + 7u);
+    const ExecutionExtras& x = r->top[i].execution_extras;
+    EXPECT_EQ(e["context_par"], x.context);
+    EXPECT_EQ(e["context_par_net"], x.context_net);
+    EXPECT_EQ(e["context_par_exchange"], "ring");
+    EXPECT_EQ(e["expert_par"], x.expert);
+    EXPECT_EQ(e["expert_tensor_par"],
+              x.expert_tensor == 0 ? r->top[i].execution.tensor
+                                   : x.expert_tensor);
+    EXPECT_EQ(e["expert_par_net"], x.expert_net);
+    EXPECT_EQ(e["data_par_sharding"], ShardingStageName(x.sharding));
+    EXPECT_EQ(e["num_procs"], 8);
+  }
+  const std::string text = SearchResultText(*r);
+  for (const char* column : {" cp ", "cp_x", " ep ", " etp "}) {
+    EXPECT_TRUE(absl::StrContains(text, column)) << column << "\n" << text;
+  }
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 3);
+}
+
 }  // namespace
 }  // namespace blueprint

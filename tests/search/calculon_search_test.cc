@@ -164,6 +164,45 @@ TEST(CalculonSearchTest, Megatron22BExhaustiveEqualsPruned) {
                                SystemFile("h100_80g_nvl8.json"), options, -1);
 }
 
+// `--app` takes a spec/3 model object (moe, latent_attention, mtp_layers)
+// as well as a spec/2 one and Calculon's application.
+TEST(CalculonSearchTest, AppTakesSpecV3ModelObjects) {
+  const TransformerModel qwen = Model("qwen3-235B-A22B.model.json");
+  ASSERT_TRUE(qwen.moe.has_value());
+  EXPECT_EQ(qwen.moe->experts, 128);
+  EXPECT_EQ(qwen.moe->topk, 8);
+  EXPECT_EQ(qwen.moe->ffn, 1536);
+  EXPECT_FALSE(qwen.latent_attention.has_value());
+  const TransformerModel deepseek = Model("deepseek-v3.model.json");
+  ASSERT_TRUE(deepseek.latent_attention.has_value());
+  EXPECT_EQ(deepseek.latent_attention->kv_lora_rank, 512);
+  EXPECT_EQ(deepseek.mtp_layers, 1);
+  ASSERT_TRUE(deepseek.moe.has_value());
+  EXPECT_EQ(deepseek.moe->shared_ffn, 2048);
+  const TransformerModel llama = Model("llama3-70B.model.json");
+  EXPECT_FALSE(llama.moe.has_value());
+  EXPECT_EQ(llama.kv_heads, 8);
+  // A spec/3 key in a model without a name is Calculon's application: an
+  // unknown key there.
+  EXPECT_FALSE(FromCalculonApplication(
+                   R"({"hidden": 64, "feedforward": 256, "seq_size": 32,
+                       "attn_heads": 8, "attn_size": 8, "num_blocks": 2,
+                       "mtp_layers": 0})")
+                   .ok());
+
+  // Both search, with their experts split.
+  const System system = SystemFile("h100_80g_nvl8.json");
+  SearchOptions o = Options(64, 64, 3);
+  o.max_context = 2;
+  o.every_sharding = true;
+  for (const TransformerModel* model : {&qwen, &deepseek}) {
+    absl::StatusOr<SearchResult> result = RunSearch(*model, system, o);
+    ASSERT_THAT(result, IsOk());
+    ASSERT_FALSE(result->top.empty()) << model->name;
+    EXPECT_GT(result->top[0].execution_extras.expert, 1) << model->name;
+  }
+}
+
 //----- Brute force ------------------------------------------------------------
 
 std::vector<int64_t> Factors(int64_t x) {

@@ -1,0 +1,293 @@
+#include "core/search/block_pricing.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "core/base/status_macros.h"
+#include "core/plan/hardware.h"
+#include "core/plan/quirks.h"
+
+namespace blueprint {
+namespace {
+
+constexpr int kFw = static_cast<int>(Stage::kForward);
+constexpr int kAgrad = static_cast<int>(Stage::kActivationGrad);
+constexpr int kWgrad = static_cast<int>(Stage::kWeightGrad);
+constexpr int kOptim = static_cast<int>(Stage::kOptimizer);
+constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
+constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
+constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
+
+// Per phase and variant, as TaskPlan's net_time and exposed_time.
+using PhaseTimes = std::array<std::array<double, kNumVariants>, kNumCommPhases>;
+
+// Aggregate's footprint sums for one task.
+void AddFootprint(const Task& task, bool training, BlockFigures& b) {
+  const Footprint& f = task.footprint;
+  const double w = task.share;
+  b.block_weight_space += w * f.weight;
+  if (!task.flags.activation_reused) {
+    b.block_act_working_space += w * f.activation;
+  }
+  b.block_act_storage_space += w * f.activation;
+  if (training) {
+    if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
+    if (!task.flags.activation_stored) {
+      b.block_act_storage_space -= w * f.activation;
+    }
+    b.block_weight_grad_space += w * f.weight_grad_sharded;
+    b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
+    b.block_act_grad_space += w * f.activation_grad;
+    b.block_optimizer_space += w * f.optimizer;
+  }
+}
+
+// Aggregate's rules after the sums: full recompute stores no activation
+// but the checkpoint (quirk MODEL.md §6.6: b*s*h elements).
+void FinishBlock(const TypedProgram& program, bool training,
+                 BlockFigures& b) {
+  const DerivedValues& d = program.derived;
+  const bool full = d.recompute == RecomputePolicy::kFull;
+  if (full) b.block_act_storage_space = 0;
+  if (training && full) {
+    b.block_act_checkpoint_size =
+        static_cast<double>(program.batch().microbatch_size) *
+        program.model().seq_size * program.model().hidden *
+        d.bytes_per_element;
+    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
+        d.sequence_parallel) {
+      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
+    }
+  }
+}
+
+}  // namespace
+
+StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
+                             const TypedProgram& program) {
+  StagedBlock out;
+  for (const Task& task : tasks.tasks) {
+    AddFootprint(task, tasks.training, FiguresOf(task.placement, out));
+  }
+  FinishBlock(program, tasks.training, out.block);
+  return out;
+}
+
+bool BlockPrices::Supports(const DistributedTaskIR& tasks) {
+  for (const Task& task : tasks.tasks) {
+    if (std::holds_alternative<OverlappedLinearTask>(task.kind)) return false;
+  }
+  return true;
+}
+
+BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
+                         DataType datatype)
+    : mode_(system.processing_mode), training_(tasks.training) {
+  tasks_.reserve(tasks.tasks.size());
+  for (const Task& task : tasks.tasks) {
+    PricedTask p;
+    p.kind = std::visit(
+        Overloaded{
+            [](const TensorCommTask&) { return Kind::kTensorComm; },
+            [&](const ExchangeTask& x) {
+              p.overlapped_by = x.overlapped_by;
+              return Kind::kExchange;
+            },
+            [](const OverlappedLinearTask&) { return Kind::kCompute; },
+            [](const LinearTask&) { return Kind::kCompute; },
+            [](const BatchMatMulTask&) { return Kind::kCompute; },
+            [](const LayerNormTask&) { return Kind::kCompute; },
+            [](const DropOutTask&) { return Kind::kCompute; },
+            [](const GeLUTask&) { return Kind::kCompute; },
+            [](const SoftMaxTask&) { return Kind::kCompute; },
+            [](const ElementWiseTask&) { return Kind::kCompute; },
+            [](const ForkTask&) { return Kind::kCompute; },
+            [](const GatedActivationTask&) { return Kind::kCompute; },
+            [](const EmbeddingTask&) { return Kind::kCompute; },
+        },
+        task.kind);
+    p.placement = task.placement;
+    p.recompute = task.flags.recompute;
+    p.recommunicate = task.flags.recommunicate;
+    p.share = task.share;
+    for (int s = 0; s < kNumStages; ++s) {
+      const StageWork& w = task.work[s];
+      p.flops[s] = w.flops;
+      p.bytes[s] = w.bytes;
+      p.flop_time[s] = FlopTime(w.matrix_engine ? system.matrix : system.vector,
+                                datatype, w.flops);
+      p.mem_time[s] = MemoryTime(system.mem1, w.bytes);
+    }
+    // Only TPComm and exchanges have network times; any other task's
+    // collectives add their sizes alone (none has any).
+    bool collectives = p.kind != Kind::kCompute;
+    for (const auto& phase : task.collectives) {
+      for (const Collective& c : phase) {
+        collectives = collectives || c.bytes != 0;
+      }
+    }
+    if (collectives) {
+      p.first_collective = static_cast<int32_t>(collectives_.size());
+      for (const auto& phase : task.collectives) {
+        for (const Collective& c : phase) collectives_.push_back(c);
+      }
+    }
+    tasks_.push_back(p);
+  }
+}
+
+StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
+                              const NetworkTier& tensor_net,
+                              const NetworkTier& expert_net,
+                              const NetworkTier& context_net) const {
+  const size_t n = tasks_.size();
+  // Per task: its processing time per stage as compute (0 for TPComm and
+  // exchanges) and, when it has collectives, their times.
+  const auto compute = [&](const PricedTask& t, int stage) {
+    return ProcessingTime(mode_, t.flop_time[stage], t.mem_time[stage]);
+  };
+  const auto processing = [&](const PricedTask& t, int stage) {
+    return t.kind == Kind::kCompute ? compute(t, stage) : 0.0;
+  };
+  const auto collective = [&](const PricedTask& t, int phase,
+                              int variant) -> const Collective& {
+    return collectives_[static_cast<size_t>(t.first_collective) +
+                        static_cast<size_t>(phase * kNumVariants + variant)];
+  };
+  StagedBlock out;
+  for (size_t i = 0; i < n; ++i) {
+    const PricedTask& t = tasks_[i];
+    // TaskPricer::Price: the collectives' times (NetTime), exposed in full
+    // for TPComm and exchanges, less for a ring exchange what the compute
+    // of the task that consumes it hides (HideExchanges).
+    PhaseTimes net{};
+    PhaseTimes exposed{};
+    if (t.first_collective >= 0) {
+      for (int phase = 0; phase < kNumCommPhases; ++phase) {
+        for (int v = 0; v < kNumVariants; ++v) {
+          const Collective& c = collective(t, phase, v);
+          if (c.peers <= 1) continue;
+          const NetworkTier& tier = c.axis == MeshAxis::kExpert ? expert_net
+                                    : c.axis == MeshAxis::kContext
+                                        ? context_net
+                                        : tensor_net;
+          const double comm = c.op == CollectiveOp::kNone
+                                  ? 0
+                                  : CollectiveTime(tier, c.op, c.bytes,
+                                                   c.peers);
+          double time = 0;
+          switch (t.kind) {
+            case Kind::kTensorComm:
+              if (phase == kRecommPhase) {
+                time = t.recommunicate ? comm + compute(t, kWgrad) : 0;
+              } else {
+                time = comm + compute(t, phase == kFwPhase ? kFw : kAgrad);
+              }
+              break;
+            case Kind::kExchange:
+              time = phase == kRecommPhase ? 0 : comm;
+              break;
+            case Kind::kCompute:
+              break;
+          }
+          net[phase][v] = time;
+        }
+      }
+      if (t.kind != Kind::kCompute) exposed = net;
+      if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
+        const PricedTask& cover = tasks_[static_cast<size_t>(t.overlapped_by)];
+        for (int v = 0; v < kNumVariants; ++v) {
+          exposed[kFwPhase][v] =
+              std::max(0.0, net[kFwPhase][v] - processing(cover, kFw));
+          exposed[kBwPhase][v] =
+              std::max(0.0, net[kBwPhase][v] - processing(cover, kAgrad));
+        }
+      }
+    }
+    // Aggregate, in task order.
+    BlockFigures& b = FiguresOf(t.placement, out);
+    const double w = t.share;
+    const auto add_stage = [&](int stage, double& flops, double& flops_time,
+                               double& mem_accessed, double& mem_time,
+                               double& time) {
+      flops += w * t.flops[stage];
+      flops_time += w * t.flop_time[stage];
+      mem_accessed += w * t.bytes[stage];
+      mem_time += w * t.mem_time[stage];
+      time += w * processing(t, stage);
+    };
+    const auto add_comm = [&](int phase, double& base_size, double& edge_size,
+                              double& base_time, double& edge_time,
+                              double& base_exposed, double& edge_exposed) {
+      const bool any = t.first_collective >= 0;
+      base_size += w * (any ? collective(t, phase, 0).bytes : 0);
+      edge_size += w * (any ? collective(t, phase, 1).bytes : 0);
+      base_time += w * net[phase][0];
+      edge_time += w * net[phase][1];
+      base_exposed += w * exposed[phase][0];
+      edge_exposed += w * exposed[phase][1];
+    };
+    add_stage(kFw, b.block_fw_flops, b.block_fw_flops_time,
+              b.block_fw_mem_accessed, b.block_fw_mem_time, b.block_fw_time);
+    add_comm(kFwPhase, b.baseblock_fw_tp_size, b.edgeblock_fw_tp_size,
+             b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time,
+             b.baseblock_fw_tp_time_exposed, b.edgeblock_fw_tp_time_exposed);
+    b.useful_flops += w * t.flops[kFw];
+    if (training_) {
+      if (t.recompute) {
+        // Quirk (MODEL.md §6.1): the running block totals.
+        if constexpr (quirks::kRecomputeAddsRunningTotals) {
+          b.block_re_flops += b.block_fw_flops;
+          b.block_re_flops_time += b.block_fw_flops_time;
+          b.block_re_mem_accessed += b.block_fw_mem_accessed;
+          b.block_re_mem_time += b.block_fw_mem_time;
+        } else {
+          b.block_re_flops += t.flops[kFw];
+          b.block_re_flops_time += t.flop_time[kFw];
+          b.block_re_mem_accessed += t.bytes[kFw];
+          b.block_re_mem_time += t.mem_time[kFw];
+        }
+        b.block_re_time += w * processing(t, kFw);
+      }
+      if (t.recommunicate) {
+        add_comm(kRecommPhase, b.baseblock_recomm_size,
+                 b.edgeblock_recomm_size, b.baseblock_recomm_time,
+                 b.edgeblock_recomm_time, b.baseblock_recomm_time_exposed,
+                 b.edgeblock_recomm_time_exposed);
+      }
+      add_stage(kAgrad, b.block_agrad_flops, b.block_agrad_flops_time,
+                b.block_agrad_mem_accessed, b.block_agrad_mem_time,
+                b.block_agrad_time);
+      add_comm(kBwPhase, b.baseblock_bw_tp_size, b.edgeblock_bw_tp_size,
+               b.baseblock_agrad_tp_time, b.edgeblock_agrad_tp_time,
+               b.baseblock_agrad_tp_time_exposed,
+               b.edgeblock_agrad_tp_time_exposed);
+      add_stage(kWgrad, b.block_wgrad_flops, b.block_wgrad_flops_time,
+                b.block_wgrad_mem_accessed, b.block_wgrad_mem_time,
+                b.block_wgrad_time);
+      add_stage(kOptim, b.block_optim_flops, b.block_optim_flops_time,
+                b.block_optim_mem_accessed, b.block_optim_mem_time,
+                b.block_optim_time);
+      b.useful_flops +=
+          w * (t.flops[kAgrad] + t.flops[kWgrad] + t.flops[kOptim]);
+    }
+  }
+  // The footprint figures (AddFootprint, FinishBlock), computed once.
+  for (int placement = 0; placement < kNumPlacements; ++placement) {
+    const BlockFigures& f =
+        FiguresOf(static_cast<Placement>(placement), footprint);
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
+    b.block_weight_space = f.block_weight_space;
+    b.block_act_working_space = f.block_act_working_space;
+    b.block_act_storage_space = f.block_act_storage_space;
+    b.block_act_checkpoint_size = f.block_act_checkpoint_size;
+    b.block_weight_grad_space = f.block_weight_grad_space;
+    b.block_weight_grad_space_no_sharding =
+        f.block_weight_grad_space_no_sharding;
+    b.block_act_grad_space = f.block_act_grad_space;
+    b.block_optimizer_space = f.block_optimizer_space;
+  }
+  return out;
+}
+
+}  // namespace blueprint

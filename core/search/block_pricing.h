@@ -1,0 +1,102 @@
+// Block pricing for the strategy search: the block figures PlanPortable
+// gives a lowered block (core/plan/plan.cc), without its per-task plans,
+// lineage and verification, which cost some 30 times the arithmetic. The
+// search plans the same lowered block on many network tiers, and checks
+// memory on many blocks it never times; these mirror PlanPortable's pricing
+// (Calculon's layer getters and quirks, in its order of operations) for
+// those uses, and block_table_test pins every figure bit for bit against
+// the full pass.
+//
+// Example:
+//   if (BlockPrices::Supports(tasks)) {
+//     const StagedBlock footprint = FootprintFigures(tasks, program);
+//     const BlockPrices prices(tasks, system, datatype);
+//     StagedBlock b = prices.Plan(footprint, tp_net, ep_net, cp_net);
+//   }
+#ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
+#define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
+
+#include <array>
+#include <vector>
+
+#include "core/analysis/figures.h"
+#include "core/plan/plan_ir.h"
+#include "core/spec/program.h"
+#include "core/spec/spec.h"
+#include "core/taskir/task_ir.h"
+
+namespace blueprint {
+
+// One block's figures and the first and last stage's extra work (plan IR
+// first_stage / last_stage; 0 without a vocabulary), planned together.
+struct StagedBlock {
+  BlockFigures block;
+  StageExtras extras;
+};
+
+// The figures a task of `placement` adds to (of a StagedBlock, const or
+// not), as PlanPortable's Aggregate places them.
+template <typename Staged>
+auto& FiguresOf(Placement placement, Staged& staged) {
+  switch (placement) {
+    case Placement::kEveryBlock:
+      return staged.block;
+    case Placement::kFirstStage:
+      return staged.extras.first;
+    case Placement::kLastStage:
+      return staged.extras.last;
+  }
+  return staged.block;
+}
+
+// The figures of PlanPortable's Aggregate that depend on the tasks'
+// footprints alone (weights, activations, checkpoint, weight gradients,
+// optimizer state: all ComputeMemory reads); every other figure is 0.
+StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
+                             const TypedProgram& program);
+
+// A lowered block, kept for pricing: per task what PlanPortable reads of it
+// and its tier-independent prices (no names, lineage or dependencies).
+class BlockPrices {
+ public:
+  // Whether Plan prices every task of `tasks`: not a TP-overlapped linear,
+  // whose tiling PlanPortable alone prices.
+  static bool Supports(const DistributedTaskIR& tasks);
+
+  BlockPrices(const DistributedTaskIR& tasks, const System& system,
+              DataType datatype);
+
+  // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
+  // the expert all-to-all on `expert_net` and the context exchange on
+  // `context_net`: its block, first_stage and last_stage figures, the
+  // footprint figures taken from `footprint` (FootprintFigures).
+  StagedBlock Plan(const StagedBlock& footprint, const NetworkTier& tensor_net,
+                   const NetworkTier& expert_net,
+                   const NetworkTier& context_net) const;
+
+ private:
+  enum class Kind : int8_t { kCompute, kTensorComm, kExchange };
+  struct PricedTask {
+    Kind kind = Kind::kCompute;
+    Placement placement = Placement::kEveryBlock;
+    bool recompute = false;
+    bool recommunicate = false;
+    int32_t overlapped_by = -1;  // an exchange's covering task
+    int32_t first_collective = -1;  // into collectives_, kNumCommPhases *
+                                    // kNumVariants of them; -1: none
+    double share = 1;
+    std::array<double, kNumStages> flops{};
+    std::array<double, kNumStages> bytes{};
+    std::array<double, kNumStages> flop_time{};
+    std::array<double, kNumStages> mem_time{};
+  };
+
+  ProcessingMode mode_;
+  bool training_;
+  std::vector<PricedTask> tasks_;
+  std::vector<Collective> collectives_;
+};
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
