@@ -522,10 +522,13 @@ const std::vector<Subcommand>& Subcommands() {
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
        "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
-       "[--exhaustive] [--json]",
+       "[--max-context N] [--context-exchange ring|all_gather|all] "
+       "[--sharding calculon|all] [--exhaustive] [--json]",
        "every valid mapping of Calculon's search space, best first; APP is "
-       "Calculon's application JSON or a spec/2 model object (GQA, gated "
-       "MLP, vocabulary: its first and last stage's work is ranked too)",
+       "Calculon's application JSON or a spec/2 or spec/3 model object (GQA, "
+       "gated MLP, vocabulary; mixture of experts: expert parallelism is "
+       "searched too); --max-context adds context parallelism up to N, "
+       "--sharding all every ZeRO stage",
        &RunSearch},
       {{"presets"},
        "(no arguments)",

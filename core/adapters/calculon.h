@@ -53,8 +53,10 @@ absl::StatusOr<MappingSpec> FromCalculon(const std::string& app_json,
 
 // FromCalculonApplication / FromCalculonSystem: one file alone; errors name
 // "app." / "sys." paths. FromCalculonApplication also takes the `model`
-// object of a canonical spec/2 (it has a "name"; every spec/2 model key is
-// then required): GQA, gated MLP, norms, biases and a vocabulary.
+// object of a canonical spec/2 or spec/3 (it has a "name"; every key of its
+// version is then required; spec/3 when it has `moe`, `latent_attention` or
+// `mtp_layers`): GQA, gated MLP, norms, biases, a vocabulary, experts,
+// latent attention, MTP.
 absl::StatusOr<TransformerModel> FromCalculonApplication(
     const std::string& app_json);
 absl::StatusOr<System> FromCalculonSystem(const std::string& sys_json);
