@@ -814,7 +814,8 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
 
   const auto [fork, norm] = AddBranchStart("AttnBlock", full, input);
   int32_t query = -1, key = -1, value = -1;
-  if (latent) {
+  // Latent attention is never overlapped (the checker's rule).
+  if (latent || c.overlap == TensorOverlap::kNone) {
     const int32_t f =
         AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag))
             .id;
@@ -825,35 +826,27 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
                 ResidualSources())
             .id;
     Reads(heads_fork, {f});
-    std::tie(query, key) = BuildLatentProjections(heads_fork, full);
-    value = key;
-  } else if (c.overlap == TensorOverlap::kNone) {
-    const int32_t f =
-        AddTensorComm("AttnBlock_F", false, TaskFlags().WithRecommunicate(ag))
-            .id;
-    Reads(f, {norm});
-    const int32_t heads_fork =
-        AddFork("AttnBlock_Multihead_Fork", c.activation, 3,
-                TaskFlags().WithRecompute(ag).WithActivationStored(!ag),
-                ResidualSources())
-            .id;
-    Reads(heads_fork, {f});
-    query = AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
+    if (latent) {
+      std::tie(query, key) = BuildLatentProjections(heads_fork, full);
+      value = key;
+    } else {
+      query = AddLinear("AttnBlock_Query", bs, c.h, heads_local, qkv_one,
+                        kReusesActivation.WithRecompute(full), qkv_sources)
+                  .id;
+      // Multi-query K and V are one head, replicated on every TP rank.
+      const int64_t kv = c.multiquery ? c.dh : c.g * c.dh / c.t;
+      const double kv_unsharded =
+          c.multiquery ? 2 * bsd * c.h * c.dh * c.t : kv_one;
+      key = AddLinear("AttnBlock_Key", bs, c.h, kv, kv_unsharded,
                       kReusesActivation.WithRecompute(full), qkv_sources)
                 .id;
-    // Multi-query K and V are one head, replicated on every TP rank.
-    const int64_t kv = c.multiquery ? c.dh : c.g * c.dh / c.t;
-    const double kv_unsharded =
-        c.multiquery ? 2 * bsd * c.h * c.dh * c.t : kv_one;
-    key = AddLinear("AttnBlock_Key", bs, c.h, kv, kv_unsharded,
-                    kReusesActivation.WithRecompute(full), qkv_sources)
-              .id;
-    value = AddLinear("AttnBlock_Value", bs, c.h, kv, kv_unsharded,
-                      kReusesActivation.WithRecompute(full), qkv_sources)
-                .id;
-    Reads(query, {heads_fork});
-    Reads(key, {heads_fork});
-    Reads(value, {heads_fork});
+      value = AddLinear("AttnBlock_Value", bs, c.h, kv, kv_unsharded,
+                        kReusesActivation.WithRecompute(full), qkv_sources)
+                  .id;
+      Reads(query, {heads_fork});
+      Reads(key, {heads_fork});
+      Reads(value, {heads_fork});
+    }
   } else if (!c.multiquery) {
     query = key = value =
         AddOverlappedLinear(
