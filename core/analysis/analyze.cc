@@ -96,26 +96,6 @@ std::string GiB(double bytes) {
   return absl::StrFormat("%.3f GiB", bytes / kGiB);
 }
 
-bool IsGemm(const TaskKind& kind) {
-  return std::visit(
-      Overloaded{
-          [](const LinearTask&) { return true; },
-          [](const OverlappedLinearTask&) { return true; },
-          [](const BatchMatMulTask&) { return true; },
-          [](const LayerNormTask&) { return false; },
-          [](const DropOutTask&) { return false; },
-          [](const GeLUTask&) { return false; },
-          [](const SoftMaxTask&) { return false; },
-          [](const ElementWiseTask&) { return false; },
-          [](const ForkTask&) { return false; },
-          [](const TensorCommTask&) { return false; },
-          [](const GatedActivationTask&) { return false; },
-          [](const EmbeddingTask&) { return false; },
-          [](const ExchangeTask&) { return false; },
-      },
-      kind);
-}
-
 // The per-rank figures of one step that Calculon does not report, computed
 // from the task IR (traffic by collective, GEMM work), the block figures and
 // the composed step; each with its lineage (pass `pass`).
@@ -306,8 +286,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
     const double bw =
         s.training ? task.share * (task.work[1].flops + task.work[2].flops)
                    : 0;
-    if (absl::StartsWith(task.name, "MoeBlock_Experts_") &&
-        task.placement == Placement::kEveryBlock) {
+    if (task.expert_state && task.placement == Placement::kEveryBlock) {
       // Weight bytes per block (shared by the share of MoE blocks).
       expert_weights += task.share * task.footprint.weight;
       expert_sources.push_back(absl::StrCat("task:", task.id));

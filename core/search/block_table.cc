@@ -47,12 +47,6 @@ ExecutionExtras BlockExtras(const BlockConfig& config,
   return x;
 }
 
-// The tasks LowerTensorParallelBlock gives the routed experts' state, which
-// shards over the expert data-parallel ranks (its AddExpertLinear).
-bool HoldsExpertState(const Task& task) {
-  return task.name.find("_Experts_") != std::string::npos;
-}
-
 bool SameNets(const BlockNets& a, const BlockNets& b) {
   return a.tensor == b.tensor && a.context == b.context &&
          a.expert == b.expert;
@@ -160,7 +154,7 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     in.weight_grad_flops = task.work[kWeightGrad].flops;
     in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
                        std::holds_alternative<ExchangeTask>(task.kind);
-    in.expert_state = HoldsExpertState(task);
+    in.expert_state = task.expert_state;
     lowered.shard_inputs.push_back(in);
   }
   lowered.footprint = FootprintFigures(tasks, *program_);

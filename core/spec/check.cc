@@ -718,18 +718,27 @@ void CheckTensorSplits(const SpecView& view, Collector* out) {
 }
 
 // Calculon's batch_seq rule: with rs_ag or p2p_rs_ag the activations
-// (microbatch * sequence rows) are split t ways.
+// (microbatch * sequence rows) are split t ways. With context parallelism a
+// rank holds s / cp of each sequence, and it is those rows that are split.
 void CheckSequenceSplit(const SpecView& view, Collector* out) {
   const int64_t t = view.tensor->degree;
   const int64_t b = view.batch->microbatch_size;
   const int64_t s = view.model->seq_size;
+  // A sequence cp does not divide is CheckContext's report; the rows of the
+  // whole sequence must still split t ways.
+  int64_t cp = view.context != nullptr ? view.context->degree : 1;
+  if (cp < 1 || s % cp != 0) cp = 1;
   if (!SplitsActivations(view.tensor->communication) || t < 1 || b < 1 ||
       s < 1) {
     return;
   }
-  const std::string operands = absl::StrCat(Named("batch.microbatch_size", b),
-                                            " * ", Named("model.seq_size", s));
-  const std::optional<int64_t> batch_seq = CheckedMul(b, s);
+  const std::string operands =
+      cp == 1 ? absl::StrCat(Named("batch.microbatch_size", b), " * ",
+                             Named("model.seq_size", s))
+              : absl::StrCat(Named("batch.microbatch_size", b), " * ",
+                             Named("model.seq_size", s), " / ",
+                             Named("parallelism.context.degree", cp));
+  const std::optional<int64_t> batch_seq = CheckedMul(b, s / cp);
   if (!batch_seq) {
     out->Add("batch.microbatch_size", ErrorCode::kOutOfRange,
              absl::StrCat(operands, " overflows 64-bit integers"));

@@ -601,6 +601,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "model.seq_size (2050) must be divisible by 2 * "
                  "parallelism.context.degree (2): each rank holds two "
                  "load-balanced causal chunks"},
+        RuleCase{"context_batch_seq_split", ErrorCode::kNotDivisible,
+                 [](auto& s) {
+                   s.parallelism.context.degree = 2;
+                   s.parallelism.context.network_tier = 1;
+                   s.model.seq_size = 2056;
+                   s.parallelism.tensor.communication =
+                       ReduceScatterAllGather{};
+                 },
+                 "parallelism.tensor.communication",
+                 "batch.microbatch_size (1) * model.seq_size (2056) / "
+                 "parallelism.context.degree (2) = 1028 must be divisible by "
+                 "parallelism.tensor.degree (8) with "
+                 "parallelism.tensor.communication rs_ag: its activations are "
+                 "split t ways"},
         RuleCase{"sharding_group", ErrorCode::kNotDivisible,
                  [](auto& s) {
                    s.parallelism.data.degree = 4;

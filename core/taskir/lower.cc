@@ -626,6 +626,7 @@ Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
                    LinearTask{static_cast<int64_t>(tokens), n, k}, r, flags,
                    std::move(sources));
   ctx_.shard = dense_shard;
+  task.expert_state = true;
   // Every rank of the microbatch's t * cp does the same share.
   task.unsharded_gemm_flops =
       mnk2 * static_cast<double>(ctx_.t) * static_cast<double>(ctx_.cp);

@@ -226,12 +226,34 @@ std::string ToText(const DistributedTaskIR& ir) {
                     " activation_stored=", fl.activation_stored ? 1 : 0,
                     " activation_reused=", fl.activation_reused ? 1 : 0,
                     " output_stored=", fl.output_stored ? 1 : 0, "\n");
+    // Printed only where set: every dense model's text stays as it was.
+    if (task.expert_state) absl::StrAppend(&out, "  expert_state\n");
     absl::StrAppend(&out, "  gemm_unsharded_flops=",
                     FormatDouble(task.unsharded_gemm_flops), "\n");
     absl::StrAppend(&out, "  lineage pass=", task.lineage.pass, " from [",
                     absl::StrJoin(task.lineage.sources, ","), "]\n");
   }
   return out;
+}
+
+bool IsGemm(const TaskKind& kind) {
+  return std::visit(
+      Overloaded{
+          [](const LinearTask&) { return true; },
+          [](const OverlappedLinearTask&) { return true; },
+          [](const BatchMatMulTask&) { return true; },
+          [](const LayerNormTask&) { return false; },
+          [](const DropOutTask&) { return false; },
+          [](const GeLUTask&) { return false; },
+          [](const SoftMaxTask&) { return false; },
+          [](const ElementWiseTask&) { return false; },
+          [](const ForkTask&) { return false; },
+          [](const TensorCommTask&) { return false; },
+          [](const GatedActivationTask&) { return false; },
+          [](const EmbeddingTask&) { return false; },
+          [](const ExchangeTask&) { return false; },
+      },
+      kind);
 }
 
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
@@ -281,6 +303,10 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir) {
             where, ": negative or NaN work in stage ",
             StageName(static_cast<Stage>(s))));
       }
+    }
+    if (task.expert_state && !IsGemm(task.kind)) {
+      return absl::InternalError(
+          absl::StrCat(where, ": expert_state on a task that is not a GEMM"));
     }
     const Footprint& f = task.footprint;
     for (double x : {f.weight, f.activation, f.output, f.activation_grad,

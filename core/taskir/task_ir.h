@@ -100,6 +100,8 @@ using TaskKind =
                  ElementWiseTask, ForkTask, TensorCommTask,
                  GatedActivationTask, EmbeddingTask, ExchangeTask>;
 const char* TaskKindName(const TaskKind& kind);
+// Whether a task of this kind is a matrix multiplication (GEMM work).
+bool IsGemm(const TaskKind& kind);
 
 // Work of one stage: FLOPs and bytes of local memory traffic.
 struct StageWork {
@@ -182,6 +184,10 @@ struct Task {
   // fraction of the stage with most MoE blocks. Every per-block sum weighs
   // the task by it, so blocks_per_stage times a sum is the stage's.
   double share = 1;
+  // A routed expert's weights: its state shards over the expert
+  // data-parallel ranks, not the data-parallel ones, and it counts in the
+  // per-rank expert parameters.
+  bool expert_state = false;
   std::string name;  // Calculon's layer name, e.g. "AttnBlock_Query"
   TaskKind kind;
   std::array<StageWork, kNumStages> work;

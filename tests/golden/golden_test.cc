@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "core/base/sha256.h"
 #include "gtest/gtest.h"
@@ -128,6 +129,23 @@ TEST_P(Golden, MatchesTheManifest) {
       << name << ": no input files in " << dir << "; if the case was "
       << "removed, run " << kUpdate;
   const std::vector<StageText> stages = EvaluateCase(files);
+  // The name says what a case is for: reject_* and oracle_x* pin an error
+  // (a rejected input, or an over-capacity one after its analyses); every
+  // other case must be accepted and analysed through to the report. A
+  // rejection pinned in a case meant to analyse would otherwise pass.
+  const auto produced = [&stages](const char* stage) {
+    return std::any_of(stages.begin(), stages.end(),
+                       [stage](const StageText& s) { return s.stage == stage; });
+  };
+  if (absl::StartsWith(name, "reject_") || absl::StartsWith(name, "oracle_x")) {
+    EXPECT_TRUE(produced("errors"))
+        << name << ": a reject_/oracle_x case produced no errors stage";
+  } else {
+    EXPECT_TRUE(produced("report"))
+        << name << ": the case was rejected; fix its input, or name it "
+        << "reject_* if that is its purpose\n"
+        << (stages.empty() ? "" : stages.back().text);
+  }
   std::set<std::string> seen;
   for (const StageText& stage : stages) {
     seen.insert(stage.stage);
