@@ -571,9 +571,11 @@ function wireInputs() {
 const search = new SearchPanel(
     () => ({app: appJson(state.spec), system: systemJson(state.spec),
             names: {model: state.spec.model.name, system: state.spec.system.name}}),
-    (execution, inputs, rank) => {
-      const result = call(state.bp, 'importCalculon', inputs.app, JSON.stringify(execution),
-                          inputs.system);
+    (spec, inputs, rank) => {
+      // The search's own canonical spec of the mapping: every dimension it
+      // tried (cp, ep, the ZeRO stage) survives, which Calculon's execution
+      // keys would not carry through importCalculon.
+      const result = {ok: true, output: JSON.stringify(spec), notes: []};
       if (loadImported(result, inputs.names, byId('search-status'), 'Loading the mapping',
                        `Mapping ${rank} is loaded into the calculator above.`)) {
         byId('results').scrollIntoView({block: 'start'});
@@ -613,7 +615,8 @@ try {
   addModulePresets(bp);
   byId('version').textContent = call(bp, 'version').output || 'unknown version';
   buildForm();
-  search.setDatatypes(state.meta.fieldChoices('options.datatype'));
+  search.setChoices(state.meta.fieldChoices('options.datatype'),
+                    state.meta.fieldChoices('options.precision'));
   buildGroups();
   buildCommTable();
   wireInputs();

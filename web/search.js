@@ -1,6 +1,8 @@
-// The search panel: runs `bp.search` (Calculon's search space) in a Web
-// Worker with a progress bar and a cancel button, and lists the best
-// mappings, each loadable into the calculator.
+// The search panel: runs `bp.search` (Calculon's search space, and context,
+// expert parallelism and every ZeRO stage when asked) in a Web Worker with a
+// progress bar and a cancel button, and lists the best mappings, each
+// loadable into the calculator from the canonical spec the search gives it
+// (`--specs`).
 
 import {h, byId, fill} from './dom.js';
 
@@ -11,12 +13,17 @@ const COLUMNS = [
   ['Iteration', (e, st) => st.total_time === undefined ? '—' : `${st.total_time.toPrecision(4)} s`],
   ['t', (e) => e.tensor_par], ['p', (e) => e.pipeline_par], ['d', (e) => e.data_par],
   ['v', (e) => e.pipeline_interleaving],
+  // Keys the search adds only for the dimensions it tried.
+  ['cp', (e) => (e.context_par ?? 1) +
+      ((e.context_par ?? 1) > 1 ? ` ${e.context_par_exchange}` : '')],
+  ['ep × etp', (e) => e.expert_par === undefined ? '—'
+      : `${e.expert_par} × ${e.expert_tensor_par}`],
   ['Batch', (e) => e.batch_size], ['mbs', (e) => e.microbatch_size],
   ['Recompute', (e) => e.activation_recompute],
   ['TP comm', (e) => e.tensor_par_comm_type + (e.seq_par_ag_redo ? ' + redo' : '')],
   ['TP ovl.', (e) => e.tensor_par_overlap],
   ['DP ovl.', (e) => yesNo(e.data_par_overlap)],
-  ['Sharding', (e) => yesNo(e.optimizer_sharding)],
+  ['ZeRO', (e) => e.data_par_sharding ?? (e.optimizer_sharding ? 'optimizer' : 'none')],
   ['Offload w/a/o', (e) => [e.weight_offload, e.activations_offload, e.optimizer_offload]
       .map((b) => (b ? 'y' : 'n')).join('/')],
   ['Fused', (e) => yesNo(e.fused_activation)],
@@ -26,9 +33,9 @@ const COLUMNS = [
 ];
 
 export class SearchPanel {
-  // getInputs() -> {app, system, ...}: the current Calculon app and system
-  // JSON; load(execution, inputs, rank) loads one result into the calculator,
-  // with the inputs the search ran on.
+  // getInputs() -> {app, system, ...}: the current Calculon app (or spec/3
+  // model) and system JSON; load(spec, inputs, rank) loads one result's
+  // canonical spec into the calculator, with the inputs the search ran on.
   constructor(getInputs, load) {
     this.getInputs = getInputs;
     this.load = load;
@@ -44,7 +51,8 @@ export class SearchPanel {
     });
     this.cancelButton.addEventListener('click', () => this.cancel('Search cancelled.'));
     // Fields the user set keep their value; the others follow the mapping.
-    for (const id of ['search-procs', 'search-max-batch', 'search-datatype']) {
+    for (const id of ['search-procs', 'search-max-batch', 'search-datatype',
+                      'search-precision']) {
       const input = byId(id);
       input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => {
         input.dataset.touched = '1';
@@ -52,31 +60,40 @@ export class SearchPanel {
     }
   }
 
-  // The datatypes to offer: the core's choices ({name, meaning}) of
-  // options.datatype (metadata).
-  setDatatypes(choices) {
-    fill(byId('search-datatype'), choices.map(({name, meaning}) =>
-      h('option', {value: name, title: meaning}, name)));
+  // The datatypes and precision accountings to offer: the core's choices
+  // ({name, meaning}) of options.datatype and options.precision (metadata).
+  setChoices(datatypes, precisions) {
+    const options = (choices) => choices.map(({name, meaning}) =>
+      h('option', {value: name, title: meaning}, name));
+    fill(byId('search-datatype'), options(datatypes));
+    fill(byId('search-precision'), options(precisions));
   }
 
-  // Defaults from the calculator's mapping: its world size, batch, datatype.
+  // Defaults from the calculator's mapping: its world size (t·cp·p·d),
+  // batch, datatype and precision.
   suggest(spec) {
     const par = spec.parallelism;
     const d = par.data?.degree ?? par.replica?.degree ?? 1;
+    const cp = par.context?.degree ?? 1;
     const set = (id, value) => {
       const input = byId(id);
-      if (!input.dataset.touched) input.value = value;
+      if (!input.dataset.touched && value !== undefined) input.value = value;
     };
-    set('search-procs', par.tensor.degree * par.pipeline.degree * d);
+    set('search-procs', par.tensor.degree * cp * par.pipeline.degree * d);
     set('search-max-batch', spec.batch.global_batch_size);
     set('search-datatype', spec.options.datatype);
+    set('search-precision', spec.options.precision);
   }
 
   args() {
     const value = (id) => byId(id).value.trim();
     const args = ['--procs', value('search-procs'), '--max-batch', value('search-max-batch'),
                   '--datatype', value('search-datatype'), '--top', value('search-top'),
-                  '--fused-activation', value('search-fused'), '--json'];
+                  '--fused-activation', value('search-fused'),
+                  '--precision', value('search-precision'),
+                  '--max-context', value('search-max-context'),
+                  '--context-exchange', value('search-context-exchange'),
+                  '--sharding', value('search-sharding'), '--json', '--specs'];
     if (byId('search-mbs-break').checked) args.push('--mbs-break');
     if (!byId('search-tp-overlap').checked) args.push('--no-tp-overlap');
     if (!byId('search-dp-overlap').checked) args.push('--no-dp-overlap');
@@ -149,12 +166,12 @@ export class SearchPanel {
         h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, '#'),
                          COLUMNS.map(([name]) => h('th', {scope: 'col'}, name)),
                          h('th', {scope: 'col'}, h('span', {class: 'visually-hidden'}, 'Load')))),
-        h('tbody', {}, top.map(({execution, stats}, i) => h('tr', {},
+        h('tbody', {}, top.map(({execution, stats, spec}, i) => h('tr', {},
             h('td', {}, i + 1),
             COLUMNS.map(([, cell]) => h('td', {}, String(cell(execution ?? {}, stats ?? {})))),
             h('td', {}, h('button', {type: 'button', class: 'load',
                                      'aria-label': `Load mapping ${i + 1}`,
-                                     onclick: () => this.load(execution, inputs, i + 1)},
+                                     onclick: () => this.load(spec, inputs, i + 1)},
                           'Load'))))));
     this.results.append(h('div', {class: 'table-scroll'}, table));
   }

@@ -80,6 +80,10 @@ struct SearchOptions {
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
   bool json = false;
+  // --specs: with --json, each ranked mapping also carries its canonical
+  // spec (what the page loads: Calculon's execution keys cannot hold every
+  // dimension). RunSearch ignores it.
+  bool specs = false;
 };
 
 // The parts of a ranked mapping's spec that Calculon's execution cannot

@@ -21,6 +21,7 @@
 #include "core/report/calculon_stats.h"
 #include "core/spec/derive.h"
 #include "core/spec/enums.h"
+#include "core/spec/spec_json.h"
 
 namespace blueprint {
 namespace {
@@ -63,7 +64,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
-                                          "--exhaustive"};
+                                          "--specs", "--exhaustive"};
   SearchOptions options;
   std::vector<FieldError> problems;
   std::set<std::string> seen;
@@ -111,6 +112,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
         options.dp_overlap = false;
       } else if (flag == "--json") {
         options.json = true;
+      } else if (flag == "--specs") {
+        options.specs = true;
       } else if (flag == "--exhaustive") {
         options.exhaustive = true;
       }
@@ -215,6 +218,12 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
                           ErrorCode::kMissingField});
     }
   }
+  if (options.specs && !options.json) {
+    problems.push_back({"--specs",
+                        "--specs needs --json: the specs are JSON objects of "
+                        "its ranked mappings",
+                        ErrorCode::kInconsistent});
+  }
   if (!problems.empty()) return InvalidInputError(problems);
   return options;
 }
@@ -253,13 +262,18 @@ nlohmann::json ExecutionJson(const TransformerModel& model,
   return out;
 }
 
-nlohmann::json SearchResultJsonValue(const SearchResult& result) {
+nlohmann::json SearchResultJsonValue(const SearchResult& result,
+                                     bool with_specs) {
   nlohmann::json top = nlohmann::json::array();
   for (const RankedExecution& r : result.top) {
     nlohmann::json entry = nlohmann::json::object();
     entry["execution"] =
         ExecutionJson(result.model, result.system, r.execution,
                       r.execution_extras, result.dimensions);
+    if (with_specs) {
+      entry["spec"] = SpecToJsonValue(ExecutionSpec(
+          result.model, result.system, r.execution, r.execution_extras));
+    }
     entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
     top.push_back(std::move(entry));
   }
@@ -271,8 +285,8 @@ nlohmann::json SearchResultJsonValue(const SearchResult& result) {
   return out;
 }
 
-std::string SearchResultJson(const SearchResult& result) {
-  return CanonicalJson(SearchResultJsonValue(result)) + "\n";
+std::string SearchResultJson(const SearchResult& result, bool with_specs) {
+  return CanonicalJson(SearchResultJsonValue(result, with_specs)) + "\n";
 }
 
 std::string SearchResultText(const SearchResult& result) {
@@ -342,7 +356,8 @@ std::string SearchResultText(const SearchResult& result) {
 
 std::string FormatSearchResult(const SearchResult& result,
                                const SearchOptions& options) {
-  return options.json ? SearchResultJson(result) : SearchResultText(result);
+  return options.json ? SearchResultJson(result, options.specs)
+                      : SearchResultText(result);
 }
 
 }  // namespace blueprint

@@ -23,7 +23,7 @@ namespace blueprint {
 // ParseSearchFlags: the options of
 //   --procs N --max-batch B --datatype D [--top K] [--mbs-break]
 //   [--no-tp-overlap] [--no-dp-overlap] [--fused-activation true|false|all]
-//   [--json] [--exhaustive]
+//   [--json [--specs]] [--exhaustive]
 // ("--flag value" or "--flag=value"). `--app PATH` and `--system PATH` are
 // the caller's (it reads the files) and are skipped with their value.
 // kInvalidArgument (InvalidInputError: each problem's field is the flag it
@@ -43,8 +43,12 @@ nlohmann::json CalculonExecutionJson(const TransformerModel& model,
 // {"bad_executions": ..., "good_executions": ..., "top": [{"execution":
 // {Calculon's execution keys}, "stats": {Calculon's stats fields}}, ...],
 // "total_executions": ...}: canonical (core/base/json.h), ending in "\n".
-std::string SearchResultJson(const SearchResult& result);
-nlohmann::json SearchResultJsonValue(const SearchResult& result);
+// `with_specs` (--specs) adds each ranked mapping's canonical spec as
+// "spec" (core/spec/README.md), which every dimension fits.
+std::string SearchResultJson(const SearchResult& result,
+                             bool with_specs = false);
+nlohmann::json SearchResultJsonValue(const SearchResult& result,
+                                     bool with_specs = false);
 
 // The counts, then one row per ranked mapping: rank, sample rate, step time,
 // t/p/d/v, batch and microbatch, recompute, TP comm, overlaps, sharding,

@@ -251,6 +251,18 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
           Pair("--sharding", ErrorCode::kUnknownChoice))));
 }
 
+TEST(ParseSearchFlagsTest, SpecsNeedJson) {
+  absl::StatusOr<SearchOptions> o =
+      ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
+                        "float16", "--json", "--specs"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->specs);
+  EXPECT_THAT(ParseSearchFlags({"--procs", "8", "--max-batch", "8",
+                                "--datatype", "float16", "--specs"}),
+              FieldsAndCodesAre(
+                  ElementsAre(Pair("--specs", ErrorCode::kInconsistent))));
+}
+
 // A MoE model searched over every new dimension: the execution objects name
 // them (Calculon's 23 keys and 7 more), the table has their columns.
 TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {

@@ -306,11 +306,19 @@ try {
   assert.ok(await page.locator('#lineage').isHidden(), 'Escape closes the lineage panel');
   console.log('ok: lineage and digests equal the CLI\'s');
 
-  // 7. A tiny search, and loading its best mapping into the calculator.
+  // 7. A tiny search with context parallelism and every ZeRO stage, and
+  // loading its best mapping (the search's canonical spec) into the
+  // calculator.
   await page.getByLabel('Model preset', {exact: true}).selectOption('megatron-126M');
   await page.getByLabel('Processors', {exact: true}).fill('8');
   await page.getByLabel('Max global batch', {exact: true}).fill('16');
   await page.getByLabel('Top K', {exact: true}).fill('3');
+  assert.deepEqual(await optionsOf('#search-precision'), choicesOf('options.precision'),
+                   'the search precisions');
+  await page.getByLabel('Search precision', {exact: true}).selectOption('calculon');
+  await page.getByLabel('Max context degree', {exact: true}).fill('2');
+  await page.getByLabel('Context exchanges', {exact: true}).selectOption('all');
+  await page.getByLabel('Data-parallel sharding', {exact: true}).selectOption('all');
   await page.getByRole('button', {name: 'Search', exact: true}).click();
   await page.locator('#search-results button.load').first().waitFor({timeout: 60000});
   const app = JSON.parse(readFileSync(path.join(siteDir, 'presets/models/megatron-126M.json')));
@@ -321,19 +329,25 @@ try {
   writeFileSync(sysPath, JSON.stringify(system));
   const native = cli('search', '--app', appPath, '--system', sysPath, '--procs', '8',
                      '--max-batch', '16', '--datatype', 'float16', '--top', '3',
-                     '--fused-activation', 'true', '--json');
+                     '--fused-activation', 'true', '--precision', 'calculon',
+                     '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
+                     '--json', '--specs');
   assert.equal(native.code, 0, native.stderr);
   const nativeSearch = JSON.parse(native.stdout);
   assert.match(await page.textContent('#search-status'),
                new RegExp(`^${nativeSearch.total_executions} mappings evaluated`));
   assert.equal(await page.locator('#search-results tbody tr').count(), nativeSearch.top.length);
+  const best = nativeSearch.top[0].execution;
+  const firstRow = await page.locator('#search-results tbody tr').first()
+      .locator('td').allTextContents();
+  const headers = await page.locator('#search-results thead th').allTextContents();
+  const cell = (name) => firstRow[headers.indexOf(name)];
+  assert.equal(cell('cp'), String(best.context_par) +
+               (best.context_par > 1 ? ` ${best.context_par_exchange}` : ''), 'the cp column');
+  assert.equal(cell('ZeRO'), best.data_par_sharding, 'the ZeRO column');
   await page.locator('#search-results button.load').first().click();
   await nextFrames(page);
-  const exePath = path.join(tmp, 'exe.json');
-  writeFileSync(exePath, JSON.stringify(nativeSearch.top[0].execution));
-  const imported = cli('import', 'calculon', appPath, exePath, sysPath);
-  assert.equal(imported.code, 0, imported.stderr);
-  const loaded = JSON.parse(imported.stdout);
+  const loaded = structuredClone(nativeSearch.top[0].spec);
   loaded.model.name = 'megatron-126M';
   loaded.system.name = systemName;
   await expectHash(page, loaded, 'the best mapping of the search');

@@ -14,6 +14,8 @@
 
 #include "core/pipeline/pipeline.h"
 #include "core/search/search.h"
+#include "core/search/search_json.h"
+#include "core/spec/spec_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "absl/strings/str_cat.h"
@@ -293,6 +295,51 @@ TEST(MoeSearchTest, MoeSearchEqualsBruteForceThroughTheFullPipeline) {
 TEST(MoeSearchTest, LatentMoeSearchEqualsBruteForceThroughTheFullPipeline) {
   ExpectSearchEqualsBruteForce(TinyMoe(true), SmallSystem(0.006), 4, 4, 2, 25,
                                PrecisionAccounting::kMegatronMixed);
+}
+
+// --specs: each ranked mapping's spec, read back as JSON, is accepted by the
+// checker and analyses to the figures the search ranked it by, so loading
+// it (the page's "Load") shows that mapping with its cp, ep and ZeRO stage.
+TEST(MoeSearchTest, RankedSpecsAnalyseToTheRankedFigures) {
+  const TransformerModel model = TinyMoe(true);
+  SearchOptions o;
+  o.procs = 4;
+  o.max_batch = 4;
+  o.datatype = DataType::kFloat16;
+  o.top = 5000;  // deep enough to reach cp and ep mappings
+  o.max_context = 2;
+  o.every_sharding = true;
+  o.precision = PrecisionAccounting::kMegatronMixed;
+  absl::StatusOr<SearchResult> result =
+      RunSearch(model, SmallSystem(0.006), o);
+  ASSERT_THAT(result, IsOk());
+  const nlohmann::json json = SearchResultJsonValue(*result, true);
+  ASSERT_EQ(json["top"].size(), result->top.size());
+  ASSERT_FALSE(result->top.empty());
+  EXPECT_FALSE(SearchResultJsonValue(*result)["top"][0].contains("spec"));
+  int64_t context = 0, expert = 0, sharded = 0;
+  for (size_t i = 0; i < result->top.size(); ++i) {
+    const nlohmann::json& entry = json["top"][i];
+    absl::StatusOr<MappingSpec> spec = ParseSpecJson(entry["spec"].dump());
+    ASSERT_THAT(spec, IsOk()) << "rank " << i + 1;
+    absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+    ASSERT_THAT(program, IsOk()) << "rank " << i + 1;
+    absl::StatusOr<PipelineResult> run = RunPipeline(*program);
+    ASSERT_THAT(run, IsOk()) << "rank " << i + 1;
+    EXPECT_EQ(run->iteration.figures.total_time,
+              result->top[i].iteration.total_time)
+        << "rank " << i + 1;
+    EXPECT_EQ(entry["stats"]["total_time"].get<double>(),
+              run->iteration.figures.total_time);
+    const DerivedValues& d = program->derived;
+    context += d.context > 1;
+    expert += d.expert > 1;
+    sharded += d.sharding != ShardingStage::kNone;
+  }
+  // The ranked mappings use each new dimension, so the test sees them.
+  EXPECT_GT(context, 0);
+  EXPECT_GT(expert, 0);
+  EXPECT_GT(sharded, 0);
 }
 
 }  // namespace
