@@ -132,8 +132,16 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     spec.options = parts.options;
     program_->derived = DeriveValues(program_->spec);
   }
-  BP_ASSIGN_OR_RETURN(DistributedTaskIR tasks,
-                      LowerTensorParallelBlock().Run(*program_));
+  // BlockPrices prices every block but a TP-overlapped one and needs no
+  // lineage; PlanPortable plans that one, and reads its lineage.
+  const bool priced = key.tp_overlap == TensorOverlap::kNone;
+  BP_ASSIGN_OR_RETURN(
+      DistributedTaskIR tasks,
+      priced ? LowerTensorParallelBlock().RunWithoutLineage(*program_)
+             : LowerTensorParallelBlock().Run(*program_));
+  if (priced && !BlockPrices::Supports(tasks)) {  // not expected
+    BP_ASSIGN_OR_RETURN(tasks, LowerTensorParallelBlock().Run(*program_));
+  }
   ++blocks_lowered_;
   Lowered& lowered = lowered_.emplace_back();
   lowered.key = key;

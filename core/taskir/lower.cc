@@ -67,7 +67,14 @@ struct BlockContext {
   int64_t batch_seq;          // b*s
   int64_t activation;         // A = b*s*h
   int64_t seq_par_activation; // As = (b*s/t)*h
+  // Record each task's lineage (false: RunWithoutLineage, for pricing).
+  bool lineage;
 };
+
+// A task's lineage sources as the builder collects them: string literals,
+// made into the task's strings only when lineage is recorded (the strategy
+// search lowers thousands of blocks and prints none of them).
+using Sources = std::vector<const char*>;
 
 class BlockBuilder {
  public:
@@ -85,7 +92,7 @@ class BlockBuilder {
     return ctx_.sequence_parallel ? ctx_.seq_par_activation : ctx_.activation;
   }
   Task& Add(std::string name, TaskKind kind, const RawLayer& raw,
-            TaskFlags flags, std::vector<std::string> sources);
+            TaskFlags flags, Sources sources);
   // A linear layer's bias (k elements), when the model has biases: weights,
   // gradients and optimizer state. Its additions run in the GEMM's epilogue
   // and are not counted as work (m * k beside 2 * m * n * k).
@@ -102,22 +109,22 @@ class BlockBuilder {
   // shard of, computed from the unsplit model dimensions.
   Task& AddLinear(std::string name, int64_t m, int64_t n, int64_t k,
                   double unsharded, TaskFlags flags,
-                  std::vector<std::string> sources);
+                  Sources sources);
   Task& AddOverlappedLinear(std::string name, int64_t m, int64_t n, int64_t k,
                             bool conjugate, double unsharded, TaskFlags flags,
-                            std::vector<std::string> sources);
+                            Sources sources);
   Task& AddBatchMatMul(std::string name, int64_t batch, int64_t m, int64_t n,
                        int64_t k, double unsharded, TaskFlags flags,
-                       std::vector<std::string> sources);
+                       Sources sources);
   Task& AddLayerNorm(std::string name, int64_t elements, TaskFlags flags);
   Task& AddDropOut(std::string name, int64_t elements, TaskFlags flags,
-                   std::vector<std::string> sources);
+                   Sources sources);
   Task& AddGeLU(std::string name, int64_t elements, TaskFlags flags);
   Task& AddSoftMax(std::string name, int64_t elements, TaskFlags flags);
   Task& AddElementWise(std::string name, int64_t lhs, int64_t rhs,
                        TaskFlags flags);
   Task& AddFork(std::string name, int64_t elements, int64_t users,
-                TaskFlags flags, std::vector<std::string> sources);
+                TaskFlags flags, Sources sources);
   Task& AddTensorComm(std::string name, bool conjugate, TaskFlags flags);
   Task& AddGatedActivation(std::string name, int64_t elements,
                            TaskFlags flags);
@@ -131,14 +138,14 @@ class BlockBuilder {
   // `local_experts` experts, whose weights and optimizer state shard over
   // the expert data-parallel ranks.
   Task& AddExpertLinear(std::string name, double tokens, int64_t n, int64_t k,
-                        double local_experts, std::vector<std::string> sources,
+                        double local_experts, Sources sources,
                         TaskFlags flags);
   // An exchange over the expert or context ranks (ExchangeTask): `elements`
   // per rank, `fw`/`bw` its forward and backward collectives (bytes each).
   Task& AddExchange(std::string name, MeshAxis axis, int64_t peers,
                     double elements, CollectiveOp fw, double fw_bytes,
                     CollectiveOp bw, double bw_bytes, int32_t overlapped_by,
-                    std::vector<std::string> sources);
+                    Sources sources);
   // Records that `task` reads the outputs of `producers` (sorted, unique).
   void Reads(int32_t task, std::initializer_list<int32_t> producers);
 
@@ -174,8 +181,8 @@ class BlockBuilder {
 };
 
 // Activation-sized tasks on the residual path depend on these fields.
-const std::vector<std::string>& ResidualSources() {
-  static const auto* sources = new std::vector<std::string>{
+const Sources& ResidualSources() {
+  static const auto* sources = new Sources{
       "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
       "spec:parallelism.recompute"};
   return *sources;
@@ -205,7 +212,7 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
 }
 
 Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
-                        TaskFlags flags, std::vector<std::string> sources) {
+                        TaskFlags flags, Sources sources) {
   Task task;
   task.id = static_cast<int32_t>(ir_.tasks.size());
   task.placement = ctx_.placement;
@@ -242,8 +249,10 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   FillDefaultFootprint(task, raw);
   op.bytes = task.footprint.optimizer;
   task.flags = flags;
-  task.lineage.pass = LowerTensorParallelBlock::kName;
-  task.lineage.sources = std::move(sources);
+  if (ctx_.lineage) {
+    task.lineage.pass = LowerTensorParallelBlock::kName;
+    task.lineage.sources.assign(sources.begin(), sources.end());
+  }
   for (auto& phase : task.collectives) {
     for (auto& c : phase) c.peers = ctx_.t;
   }
@@ -253,7 +262,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
 
 Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
                               int64_t k, double unsharded, TaskFlags flags,
-                              std::vector<std::string> sources) {
+                              Sources sources) {
   RawLayer r;
   const double mnk2 = 2.0 * m * n * k;
   r.fw_flops = r.agrad_flops = r.wgrad_flops = mnk2;
@@ -274,7 +283,7 @@ Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
 Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
                                         int64_t k, bool conjugate,
                                         double unsharded, TaskFlags flags,
-                                        std::vector<std::string> sources) {
+                                        Sources sources) {
   const int64_t t = ctx_.t;
   const int64_t tiles = t;
   double act_space, act_grad_space, act_grad_net_buffer;
@@ -357,7 +366,7 @@ Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
 Task& BlockBuilder::AddBatchMatMul(std::string name, int64_t batch, int64_t m,
                                    int64_t n, int64_t k, double unsharded,
                                    TaskFlags flags,
-                                   std::vector<std::string> sources) {
+                                   Sources sources) {
   RawLayer r;
   const double bmnk2 = 2.0 * batch * m * n * k;
   r.fw_flops = bmnk2;
@@ -386,7 +395,7 @@ Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
   const double weights = (ctx_.rms_norm ? 1.0 : 2.0) * ctx_.h;
   r.weight_space = r.weight_grads = weights;
   r.optim_space = 2 * weights;
-  std::vector<std::string> sources = {
+  Sources sources = {
       "spec:model.hidden", "spec:batch.microbatch_size", "spec:model.seq_size",
       "spec:parallelism.tensor.communication"};
   // Calculon's block (LayerNorm) depends on no architecture field.
@@ -397,7 +406,7 @@ Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
 
 Task& BlockBuilder::AddDropOut(std::string name, int64_t elements,
                                TaskFlags flags,
-                               std::vector<std::string> sources) {
+                               Sources sources) {
   RawLayer r;
   const double x = static_cast<double>(elements);
   r.fw_flops = r.agrad_flops = x;
@@ -464,7 +473,7 @@ Task& BlockBuilder::AddElementWise(std::string name, int64_t lhs, int64_t rhs,
 
 Task& BlockBuilder::AddFork(std::string name, int64_t elements, int64_t users,
                             TaskFlags flags,
-                            std::vector<std::string> sources) {
+                            Sources sources) {
   RawLayer r;
   const double x = static_cast<double>(elements);
   r.inputs = x;
@@ -584,7 +593,7 @@ Task& BlockBuilder::AddEmbedding(std::string name) {
   const double table = static_cast<double>(rows) * c.h;
   r.weight_space = r.weight_grads = table;
   r.optim_space = 2 * table;
-  std::vector<std::string> sources = {
+  Sources sources = {
       "derived:padded_vocabulary", "spec:model.hidden",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
@@ -607,7 +616,7 @@ Task& BlockBuilder::AddEmbedding(std::string name) {
 Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
                                     int64_t n, int64_t k,
                                     double local_experts,
-                                    std::vector<std::string> sources,
+                                    Sources sources,
                                     TaskFlags flags) {
   RawLayer r;
   const double mnk2 = 2.0 * tokens * n * k;
@@ -638,7 +647,7 @@ Task& BlockBuilder::AddExchange(std::string name, MeshAxis axis,
                                 CollectiveOp fw_op, double fw_bytes,
                                 CollectiveOp bw_op, double bw_bytes,
                                 int32_t overlapped_by,
-                                std::vector<std::string> sources) {
+                                Sources sources) {
   RawLayer r;
   r.inputs = r.outputs = elements;
   // The exchange keeps nothing: its output is the next task's input.
@@ -709,7 +718,7 @@ std::pair<int32_t, int32_t> BlockBuilder::BuildLatentProjections(
   const int64_t bs = c.batch_seq;
   const double bsd = FullBatchSeq();
   const int64_t qk = c.qk_dim + c.rope_dim;
-  const std::vector<std::string> sources = {
+  const Sources sources = {
       "spec:model.hidden", "spec:model.attn_heads",
       "spec:model.latent_attention", "spec:parallelism.tensor.degree",
       "spec:batch.microbatch_size", "spec:model.seq_size"};
@@ -806,7 +815,7 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
   const bool grouped = c.g != c.a;
   const double kv_one =
       grouped ? 2 * bsd * c.h * (static_cast<double>(c.g) * c.dh) : qkv_one;
-  std::vector<std::string> qkv_sources = {
+  Sources qkv_sources = {
       "spec:model.hidden", "spec:model.attn_heads", "spec:model.attn_size",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
@@ -879,7 +888,7 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
     Reads(key, {kv_fork});
     Reads(value, {kv_fork});
   }
-  const std::vector<std::string> attn_sources = {
+  const Sources attn_sources = {
       "spec:model.attn_heads", "spec:model.attn_size", "spec:model.seq_size",
       "spec:batch.microbatch_size", "spec:parallelism.tensor.degree",
       "spec:parallelism.recompute"};
@@ -957,12 +966,12 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   // A gated MLP's first linear computes the gate and the up projection.
   const int64_t fc1_width = c.gated ? 2 * c.ff : c.ff;
   const double fc1_gemm = c.gated ? 2 * mlp_gemm : mlp_gemm;
-  std::vector<std::string> mlp_sources = {
+  Sources mlp_sources = {
       "spec:model.hidden", "spec:model.feedforward",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
   if (c.bias) mlp_sources.push_back("spec:model.linear_bias");
-  std::vector<std::string> fc1_sources = mlp_sources;
+  Sources fc1_sources = mlp_sources;
   if (c.gated) fc1_sources.push_back("spec:model.mlp");
   const auto [fork, norm] = AddBranchStart("MlpBlock", full, input);
   int32_t fc1 = -1;
@@ -1023,7 +1032,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.ag_redo;
   const int64_t bs = c.batch_seq;
-  std::vector<std::string> sources = {
+  Sources sources = {
       "spec:model.hidden", "spec:model.moe", "spec:parallelism.expert",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size"};
@@ -1150,7 +1159,7 @@ void BlockBuilder::BuildLastStage() {
       AddLayerNorm("FinalNorm", ResidualActivation(), TaskFlags()).id;
   const int32_t f = AddTensorComm("Head_F", false, TaskFlags()).id;
   Reads(f, {norm});
-  const std::vector<std::string> head_sources = {
+  const Sources head_sources = {
       "derived:padded_vocabulary", "spec:model.hidden",
       "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
       "spec:model.seq_size", "spec:model.vocabulary.tied"};
@@ -1224,6 +1233,11 @@ DistributedTaskIR BlockBuilder::Build() {
   ir_.bytes_per_element = static_cast<int>(ctx_.bpe);
   ir_.optimizer_shard = static_cast<int64_t>(ctx_.shard);
   ir_.overlap = ctx_.overlap;
+  // Room for the largest block (MoE with latent attention, dense and MoE
+  // MLPs, the first and last stage's tasks and MTP blocks): the strategy
+  // search lowers thousands of blocks, and moving tasks as the vector grows
+  // cost it a tenth of its time.
+  ir_.tasks.reserve(96);
   ctx_.placement = Placement::kEveryBlock;
   BuildMlps(BuildAttention(-1));
   if (ctx_.vocab > 0) {
@@ -1233,10 +1247,8 @@ DistributedTaskIR BlockBuilder::Build() {
   return std::move(ir_);
 }
 
-}  // namespace
-
-absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
-    const TypedProgram& program) const {
+// The block of `program`, with or without each task's lineage.
+DistributedTaskIR Lower(const TypedProgram& program, bool lineage) {
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
   BlockContext ctx;
@@ -1326,8 +1338,23 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
     ctx.v_dim = l.v_head_dim;
   }
   ctx.mtp_layers = model.mtp_layers;
-  DistributedTaskIR ir = BlockBuilder(ctx).Build();
+  ctx.lineage = lineage;
+  return BlockBuilder(ctx).Build();
+}
+
+}  // namespace
+
+absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
+    const TypedProgram& program) const {
+  DistributedTaskIR ir = Lower(program, /*lineage=*/true);
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
+  return ir;
+}
+
+absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::RunWithoutLineage(
+    const TypedProgram& program) const {
+  DistributedTaskIR ir = Lower(program, /*lineage=*/false);
+  BP_RETURN_IF_ERROR(VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage));
   return ir;
 }
 

@@ -18,6 +18,13 @@ class LowerTensorParallelBlock {
   const char* name() const { return kName; }
   // Verifies the result before returning it.
   absl::StatusOr<DistributedTaskIR> Run(const TypedProgram& program) const;
+  // The same tasks, names and numbers without their lineage, verified in
+  // everything else: for the strategy search, which prices thousands of
+  // blocks and prints none (recording lineage is half of a lowering's
+  // cost). Never printed or planned: PlanPortable and the canonical text
+  // need the lineage.
+  absl::StatusOr<DistributedTaskIR> RunWithoutLineage(
+      const TypedProgram& program) const;
 };
 
 }  // namespace blueprint

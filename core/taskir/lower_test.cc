@@ -219,6 +219,30 @@ TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {
             "blueprinting.distributed_task_ir/1");
 }
 
+// RunWithoutLineage: the same tasks, numbers and names, no lineage; the
+// full verifier refuses it, the lineage-free one accepts it.
+TEST(LowerTensorParallelBlock, WithoutLineageIsTheSameBlock) {
+  for (const int64_t t : {1, 8}) {
+    TestMapping m;
+    m.t = t;
+    BP_ASSERT_OK_AND_ASSIGN(const TypedProgram program, TestProgram(m));
+    BP_ASSERT_OK_AND_ASSIGN(DistributedTaskIR full,
+                            LowerTensorParallelBlock().Run(program));
+    BP_ASSERT_OK_AND_ASSIGN(
+        const DistributedTaskIR lean,
+        LowerTensorParallelBlock().RunWithoutLineage(program));
+    ASSERT_EQ(lean.tasks.size(), full.tasks.size());
+    for (const Task& task : lean.tasks) {
+      EXPECT_TRUE(task.lineage.pass.empty()) << task.name;
+      EXPECT_TRUE(task.lineage.sources.empty()) << task.name;
+    }
+    EXPECT_THAT(VerifyTaskIR(lean), Not(IsOk()));
+    EXPECT_THAT(VerifyTaskIR(lean, TaskIRChecks::kWithoutLineage), IsOk());
+    for (Task& task : full.tasks) task.lineage = Lineage{};
+    EXPECT_EQ(ToText(lean), ToText(full)) << "t=" << t;
+  }
+}
+
 // The verifier rejects corrupted IRs with a message that says what broke.
 TEST(VerifyTaskIR, RejectsCorruption) {
   TestMapping m;

@@ -225,8 +225,11 @@ std::string ToText(const DistributedTaskIR& ir);
 // Structural invariants: dense ids, acyclic edges pointing backwards within a
 // placement (blocks first, then first-stage, then last-stage tasks), lineage
 // on every node, collectives only on TP tasks (shard boundaries), no negative
-// or NaN quantity, work conservation over the tp axis.
-absl::Status VerifyTaskIR(const DistributedTaskIR& ir);
+// or NaN quantity, work conservation over the tp axis. kWithoutLineage skips
+// the lineage check, for LowerTensorParallelBlock::RunWithoutLineage alone.
+enum class TaskIRChecks { kAll, kWithoutLineage };
+absl::Status VerifyTaskIR(const DistributedTaskIR& ir,
+                          TaskIRChecks checks = TaskIRChecks::kAll);
 
 }  // namespace blueprint
 
