@@ -8,6 +8,14 @@ namespace blueprint {
 StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
                         const System& system, const Batch& batch,
                         const ExecutionOptions& options) {
+  return MakeStepShape(dv, model, system, batch, options,
+                       AccountedModelOf(model));
+}
+
+StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
+                        const System& system, const Batch& batch,
+                        const ExecutionOptions& options,
+                        const AccountedModel& accounted) {
   StepShape s;
   s.training = dv.training;
   s.p = dv.pipeline;
@@ -46,7 +54,7 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.t = dv.tensor;
   s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
                      dv.pipeline > 1;
-  s.accounted = AccountedModelOf(model);
+  s.accounted = accounted;
   s.padded_vocabulary = dv.padded_vocabulary;
   return s;
 }

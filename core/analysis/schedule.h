@@ -61,6 +61,12 @@ struct StepShape {
 StepShape MakeStepShape(const DerivedValues& derived,
                         const TransformerModel& model, const System& system,
                         const Batch& batch, const ExecutionOptions& options);
+// The same with the model's accounting given (AccountedModelOf(model)): the
+// strategy search computes it once, not per mapping.
+StepShape MakeStepShape(const DerivedValues& derived,
+                        const TransformerModel& model, const System& system,
+                        const Batch& batch, const ExecutionOptions& options,
+                        const AccountedModel& accounted);
 
 // The same for a checked program; `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);

@@ -14,6 +14,7 @@
 #include "core/base/status_macros.h"
 #include "core/search/block_table.h"
 #include "core/search/top_n.h"
+#include "core/spec/accounting.h"
 #include "core/spec/check.h"
 #include "core/spec/derive.h"
 
@@ -48,10 +49,11 @@ std::vector<int64_t> Divisors(int64_t x) {
 // MakeStepShape of the training spec with these parts (calculon.h
 // TrainingPartsOf), its values derived as the checker derives them.
 StepShape StepShapeOf(const TransformerModel& model, const System& system,
-                      const CalculonTrainingParts& parts) {
+                      const CalculonTrainingParts& parts,
+                      const AccountedModel& accounted) {
   return MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
                                             parts.batch, parts.options),
-                       model, system, parts.batch, parts.options);
+                       model, system, parts.batch, parts.options, accounted);
 }
 
 // Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v), with the
@@ -277,6 +279,7 @@ class Searcher {
   Searcher(const TransformerModel& model, const System& system,
            const SearchOptions& options, ProgressFn progress, CancelFn cancel)
       : model_(model),
+        accounted_(AccountedModelOf(model)),
         system_(system),
         options_(options),
         progress_(std::move(progress)),
@@ -376,6 +379,7 @@ class Searcher {
              const StagedBlock& block);
 
   const TransformerModel& model_;
+  const AccountedModel accounted_;  // AccountedModelOf(model_)
   const System& system_;
   const SearchOptions& options_;
   ProgressFn progress_;
@@ -697,7 +701,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
   }
   parts.batch.microbatch_size = b;
-  StepShape step = StepShapeOf(model_, system_, parts);
+  StepShape step = StepShapeOf(model_, system_, parts, accounted_);
   if (verdict == Verdict::kUnknown) {
     // The memory figures read footprints only: the block need not be
     // planned.
@@ -875,7 +879,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
                               blocks_.Get(config, NetsOf(g, tn, cn), shard));
           if (!shaped) {
             parts.batch.microbatch_size = b;
-            step = StepShapeOf(model_, system_, parts);
+            step = StepShapeOf(model_, system_, parts, accounted_);
             shaped = true;
           }
           SetStepNetworks(step, system_, tn, pn, dn);
@@ -1069,7 +1073,8 @@ TypedProgram ExecutionProgram(const TransformerModel& model,
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system, const CalculonExecution& e,
                              const ExecutionExtras& extras) {
-  return StepShapeOf(model, system, ExecutionParts(e, extras, model));
+  return StepShapeOf(model, system, ExecutionParts(e, extras, model),
+                     AccountedModelOf(model));
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
