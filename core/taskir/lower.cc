@@ -1,6 +1,7 @@
 #include "core/taskir/lower.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <string>
 #include <tuple>
@@ -1071,8 +1072,10 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                       TaskFlags().WithRecompute(full).WithActivationStored(!ag))
           .id;
   Reads(up, {dispatch, norm});
-  const int64_t act_elements =
-      static_cast<int64_t>(tokens * static_cast<double>(c.expert_ff / c.etp));
+  // `tokens` is an average (fractional when the routed tokens do not split
+  // evenly); an activation holds whole elements, so it rounds up.
+  const int64_t act_elements = static_cast<int64_t>(
+      std::ceil(tokens * static_cast<double>(c.expert_ff / c.etp)));
   const int32_t act = AddMlpActivation("MoeBlock_Experts", act_elements, full);
   Reads(act, {up});
   const int32_t down =
