@@ -304,6 +304,49 @@ BlockFigures& FiguresOf(Placement placement, PortablePlanIR& plan) {
   return plan.block;
 }
 
+}  // namespace
+
+void AddTaskFootprint(const Task& task, bool training, BlockFigures& b) {
+  const Footprint& f = task.footprint;
+  const double w = task.share;
+  b.block_weight_space += w * f.weight;
+  if (!task.flags.activation_reused) {
+    b.block_act_working_space += w * f.activation;
+  }
+  b.block_act_storage_space += w * f.activation;
+  if (training) {
+    if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
+    if (!task.flags.activation_stored) {
+      b.block_act_storage_space -= w * f.activation;
+    }
+    b.block_weight_grad_space += w * f.weight_grad_sharded;
+    b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
+    b.block_act_grad_space += w * f.activation_grad;
+    b.block_optimizer_space += w * f.optimizer;
+  }
+}
+
+void FinishBlockFootprint(const TypedProgram& program, bool training,
+                          BlockFigures& b) {
+  const DerivedValues& d = program.derived;
+  const bool full = d.recompute == RecomputePolicy::kFull;
+  if (full) b.block_act_storage_space = 0;
+  // Quirk (MODEL.md §6.6): the checkpoint is b*s*h elements, not divided by t
+  // even under sequence parallelism.
+  if (training && full) {
+    b.block_act_checkpoint_size =
+        static_cast<double>(program.batch().microbatch_size) *
+        program.model().seq_size * program.model().hidden *
+        d.bytes_per_element;
+    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
+        d.sequence_parallel) {
+      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
+    }
+  }
+}
+
+namespace {
+
 // Sums the task plans into Calculon's block figures, in Calculon's layer
 // order (the order matters for the recompute quirk), and the stage tasks'
 // into the first and last stage's.
@@ -369,39 +412,10 @@ void Aggregate(const DistributedTaskIR& ir, const TypedProgram& program,
       b.useful_flops += w * (task.work[kAgrad].flops +
                              task.work[kWgrad].flops + task.work[kOptim].flops);
     }
-    const Footprint& f = task.footprint;
-    b.block_weight_space += w * f.weight;
-    if (!task.flags.activation_reused) {
-      b.block_act_working_space += w * f.activation;
-    }
-    b.block_act_storage_space += w * f.activation;
-    if (training) {
-      if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
-      if (!task.flags.activation_stored) {
-        b.block_act_storage_space -= w * f.activation;
-      }
-      b.block_weight_grad_space += w * f.weight_grad_sharded;
-      b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
-      b.block_act_grad_space += w * f.activation_grad;
-      b.block_optimizer_space += w * f.optimizer;
-    }
+    AddTaskFootprint(task, training, b);
   }
   BlockFigures& b = plan.block;
-  const DerivedValues& d = program.derived;
-  const bool full = d.recompute == RecomputePolicy::kFull;
-  if (full) b.block_act_storage_space = 0;
-  // Quirk (MODEL.md §6.6): the checkpoint is b*s*h elements, not divided by t
-  // even under sequence parallelism.
-  if (training && full) {
-    b.block_act_checkpoint_size =
-        static_cast<double>(program.batch().microbatch_size) *
-        program.model().seq_size * program.model().hidden *
-        d.bytes_per_element;
-    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
-        d.sequence_parallel) {
-      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
-    }
-  }
+  FinishBlockFootprint(program, training, b);
   for (int v = 0; v < kNumVariants; ++v) {
     const bool edge = v == 1;
     BlockCriticalPath& path = plan.critical_path[v];

@@ -12,6 +12,17 @@
 
 namespace blueprint {
 
+// The footprint rules of PlanPortable's aggregation, shared with the
+// strategy search's pricing (core/search/block_pricing.h), which sums the
+// same footprints without planning: AddTaskFootprint adds one task's
+// footprints, weighed by its share, to `b` (weights, activation working and
+// stored space, and in training gradients and optimizer state);
+// FinishBlockFootprint applies the rules after the sums (full recompute
+// stores no activation but the checkpoint, MODEL.md §6.6).
+void AddTaskFootprint(const Task& task, bool training, BlockFigures& b);
+void FinishBlockFootprint(const TypedProgram& program, bool training,
+                          BlockFigures& b);
+
 class PlanPortable {
  public:
   static constexpr const char* kName = "PlanPortable";

@@ -5,6 +5,7 @@
 
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
+#include "core/plan/plan.h"
 #include "core/plan/quirks.h"
 
 namespace blueprint {
@@ -21,55 +22,15 @@ constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
 // Per phase and variant, as TaskPlan's net_time and exposed_time.
 using PhaseTimes = std::array<std::array<double, kNumVariants>, kNumCommPhases>;
 
-// Aggregate's footprint sums for one task.
-void AddFootprint(const Task& task, bool training, BlockFigures& b) {
-  const Footprint& f = task.footprint;
-  const double w = task.share;
-  b.block_weight_space += w * f.weight;
-  if (!task.flags.activation_reused) {
-    b.block_act_working_space += w * f.activation;
-  }
-  b.block_act_storage_space += w * f.activation;
-  if (training) {
-    if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
-    if (!task.flags.activation_stored) {
-      b.block_act_storage_space -= w * f.activation;
-    }
-    b.block_weight_grad_space += w * f.weight_grad_sharded;
-    b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
-    b.block_act_grad_space += w * f.activation_grad;
-    b.block_optimizer_space += w * f.optimizer;
-  }
-}
-
-// Aggregate's rules after the sums: full recompute stores no activation
-// but the checkpoint (quirk MODEL.md §6.6: b*s*h elements).
-void FinishBlock(const TypedProgram& program, bool training,
-                 BlockFigures& b) {
-  const DerivedValues& d = program.derived;
-  const bool full = d.recompute == RecomputePolicy::kFull;
-  if (full) b.block_act_storage_space = 0;
-  if (training && full) {
-    b.block_act_checkpoint_size =
-        static_cast<double>(program.batch().microbatch_size) *
-        program.model().seq_size * program.model().hidden *
-        d.bytes_per_element;
-    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
-        d.sequence_parallel) {
-      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
-    }
-  }
-}
-
 }  // namespace
 
 StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
                              const TypedProgram& program) {
   StagedBlock out;
   for (const Task& task : tasks.tasks) {
-    AddFootprint(task, tasks.training, FiguresOf(task.placement, out));
+    AddTaskFootprint(task, tasks.training, FiguresOf(task.placement, out));
   }
-  FinishBlock(program, tasks.training, out.block);
+  FinishBlockFootprint(program, tasks.training, out.block);
   return out;
 }
 
@@ -272,7 +233,8 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
           w * (t.flops[kAgrad] + t.flops[kWgrad] + t.flops[kOptim]);
     }
   }
-  // The footprint figures (AddFootprint, FinishBlock), computed once.
+  // The footprint figures (AddTaskFootprint, FinishBlockFootprint), computed
+  // once.
   for (int placement = 0; placement < kNumPlacements; ++placement) {
     const BlockFigures& f =
         FiguresOf(static_cast<Placement>(placement), footprint);
