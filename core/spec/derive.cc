@@ -1,5 +1,6 @@
 #include "core/spec/derive.h"
 
+#include <algorithm>
 #include <variant>
 
 #include "core/base/status_macros.h"
@@ -94,22 +95,23 @@ int64_t MoeBlocks(const TransformerModel& model) {
   if (!model.moe.has_value()) return 0;
   const std::string& pattern = model.moe->layer_pattern;
   if (pattern.empty()) return model.num_blocks;
-  int64_t count = 0;
-  for (char c : pattern) count += c == '1' ? 1 : 0;
-  return count;
+  return std::count(pattern.begin(), pattern.end(), '1');
 }
 
 int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline) {
   if (!model.moe.has_value() || pipeline < 1 || model.num_blocks < 1) return 0;
   const int64_t per_stage = BlocksPerStage(model.num_blocks, pipeline);
   if (model.moe->layer_pattern.empty()) return per_stage;
+  // The pattern's stage-sized slices (the strategy search asks once per
+  // mapping; a slice past the pattern's end counts no MoE block).
+  const std::string& pattern = model.moe->layer_pattern;
+  const int64_t length = std::min<int64_t>(
+      model.num_blocks, static_cast<int64_t>(pattern.size()));
   int64_t most = 0;
-  for (int64_t first = 0; first < model.num_blocks; first += per_stage) {
-    int64_t count = 0;
-    for (int64_t b = first; b < first + per_stage && b < model.num_blocks;
-         ++b) {
-      count += IsMoeBlock(model, b) ? 1 : 0;
-    }
+  for (int64_t first = 0; first < length; first += per_stage) {
+    const int64_t last = std::min(first + per_stage, length);
+    const int64_t count = std::count(pattern.begin() + first,
+                                     pattern.begin() + last, '1');
     most = count > most ? count : most;
   }
   return most;
