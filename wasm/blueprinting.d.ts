@@ -97,7 +97,8 @@ export interface Blueprinting {
   importMegatron(sysJson: string, args: string[], hfConfig?: string): CommandResult;
   /**
    * `blueprint search --procs N --max-batch B --datatype D ...`: `args` are the
-   * CLI flags (add "--json" for JSON output). Runs synchronously: call it from
+   * CLI flags (add "--json" for JSON output, and "--specs" for each ranked
+   * mapping's canonical spec under "spec"). Runs synchronously: call it from
    * a Web Worker; `progress` receives the fraction done. If `progress`
    * throws, it is not called again and its exception is rethrown once the
    * search has finished.
