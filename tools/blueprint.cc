@@ -34,10 +34,12 @@
 #include "core/api/commands.h"
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
+#include "core/api/validate_command.h"
 #include "core/base/input_limits.h"
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
 #include "core/presets/presets.h"
+#include "core/validation/corpus.h"
 
 namespace blueprint {
 namespace {
@@ -444,6 +446,29 @@ std::optional<CommandResult> RunExplain(const Args& args) {
   return Explain(files[0], positional[1], depth);
 }
 
+std::optional<CommandResult> RunValidate(const Args& args) {
+  // [--profile calculon|refined] [--json] [--corpus FILE], in any order.
+  Args rest;
+  std::string corpus_path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--corpus") {
+      rest.push_back(args[i]);
+      continue;
+    }
+    if (!corpus_path.empty()) return UsageResult("--corpus given twice");
+    if (i + 1 == args.size() || args[i + 1].empty()) {
+      return UsageResult("--corpus needs a file name");
+    }
+    corpus_path = args[++i];
+  }
+  if (corpus_path.empty()) return Validate(ValidationCorpusText(), rest);
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({corpus_path}, &files)) {
+    return failed;
+  }
+  return Validate(files[0], rest);
+}
+
 std::optional<CommandResult> RunSearch(const Args& args) {
   // --app APP --system SYS plus the search flags, in any order.
   std::string app_path, system_path;
@@ -531,6 +556,15 @@ const std::vector<Subcommand>& Subcommands() {
        "--sharding all every ZeRO stage; --specs adds each mapping's "
        "canonical spec to the JSON",
        &RunSearch},
+      {{"validate"},
+       "[--profile calculon|refined] [--without CORRECTION]... [--json] "
+       "[--corpus CORPUS.json]",
+       "predicted vs measured for every published run of the corpus "
+       "(tests/validation/corpus.json, built in): error per row, mean and "
+       "max |error| per source, group and overall, skipped rows with "
+       "reasons; --without turns one of the refined profile's corrections "
+       "off",
+       &RunValidate},
       {{"presets"},
        "(no arguments)",
        "the shipped presets as JSON: Hugging Face config.json files (models) "

@@ -40,8 +40,10 @@
 #include "core/api/commands.h"
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
+#include "core/api/validate_command.h"
 #include "core/base/format.h"
 #include "core/base/input_limits.h"
+#include "core/validation/corpus.h"
 #include "wasm/js_values.h"
 
 // Called by operator new when malloc fails (memory cannot grow any further):
@@ -266,6 +268,19 @@ val Search(val app_arg, val sys_arg, val words_arg, val progress) {
   return ToJs(blueprint::Search(app, sys, words, report));
 }
 
+// `blueprint validate`: `args` are the CLI's flags (--profile, --without,
+// --json) over the built-in corpus (tests/validation/corpus.json).
+val Validate(val words_arg) {
+  std::vector<std::string> words;
+  Arguments args;
+  if (!args.Strings(words_arg, "args",
+                    "validate: args must be an array of strings", &words)
+           .ok()) {
+    return args.Refusal();
+  }
+  return ToJs(blueprint::Validate(blueprint::ValidationCorpusText(), words));
+}
+
 void OutOfMemory() { bp_throw_out_of_memory(); }
 
 }  // namespace
@@ -282,6 +297,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("importMegatron", &ImportMegatron);
   emscripten::function("metadata", &Metadata);
   emscripten::function("presets", &Presets);
+  emscripten::function("validate", &Validate);
   // guard.js always passes all four arguments (progress may be undefined),
   // all three of explain's (depth may be undefined) and of importMegatron's
   // (the config may be undefined).

@@ -119,6 +119,12 @@ export interface Blueprinting {
    * Calculon system object}}, the presets shipped with the module (presets/).
    */
   presets(): CommandResult;
+  /**
+   * `blueprint validate ARGS`: predicted vs measured for every published run
+   * of the built-in corpus (tests/validation/corpus.json); `args` are the
+   * CLI's flags (--profile calculon|refined, --without CORRECTION, --json).
+   */
+  validate(args: string[]): CommandResult;
   /** "blueprinting <version>", the version of package.json. */
   version(): string;
 }

@@ -12,6 +12,7 @@ import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
 import {loadMetadata} from './metadata.js';
 import {memoryChart, scheduleChart, stageChart} from './charts.js';
 import {SearchPanel} from './search.js';
+import {runValidation} from './validation.js';
 
 // The default mapping (core/spec/testdata/175b_t8p8_v3.json, copied into the
 // site by web/BUILD.bazel).
@@ -546,6 +547,7 @@ function wireInputs() {
   document.addEventListener('keydown', (event) => {
     if (event.key === 'Escape' && state.lineage) closeLineage();
   });
+  byId('validation-run').addEventListener('click', () => runValidation(state.bp));
   byId('copy-link').addEventListener('click', async () => {
     const button = byId('copy-link');
     try {

@@ -76,6 +76,7 @@ const FORM = [
   ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8 training)'],
   ['exec', 'options.weight_datatype', 'Weight datatype'],
   ['exec', 'options.attention', 'Attention'],
+  ['exec', 'options.profile', 'Performance model profile'],
   ['exec', 'options.fused_activation', 'Fused activation'],
   ['exec', 'options.offload.weights', 'Offload weights'],
   ['exec', 'options.offload.activations', 'Offload activations'],

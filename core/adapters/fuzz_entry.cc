@@ -64,8 +64,9 @@ void CheckCanonicalRoundTrip(const MappingSpec& spec) {
 }
 
 // Calculon's files carry no names, nothing of the model beyond Calculon's
-// block (key/value heads, MLP and norm types, biases, vocabulary) and no
-// precision accounting, and its adapter derives the stage layout from the
+// block (key/value heads, MLP and norm types, biases, vocabulary), no
+// precision accounting and no profile (Calculon's model is the calculon
+// profile), and its adapter derives the stage layout from the
 // block count: the spec a Calculon export imports back to.
 MappingSpec AsCalculonSeesIt(MappingSpec spec, StageLayout layout) {
   const auto as_calculon = [&](auto& s) {
@@ -75,6 +76,7 @@ MappingSpec AsCalculonSeesIt(MappingSpec spec, StageLayout layout) {
     s.system.name.clear();
     s.parallelism.pipeline.stage_layout = layout;
     s.options.precision = PrecisionAccounting::kCalculon;
+    s.options.profile = ModelProfile::kCalculon;
   };
   std::visit(
       Overloaded{[&](TransformerTrainingMappingSpec& s) { as_calculon(s); },

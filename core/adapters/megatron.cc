@@ -1527,6 +1527,9 @@ void OptionsRules(Conversion* c) {
     }
   }
   c->spec.options.precision = PrecisionAccounting::kMegatronMixed;
+  // Megatron-Core runs fused (flash) attention: the refined profile's
+  // corrections describe it (core/spec/corrections.h).
+  c->spec.options.profile = ModelProfile::kRefined;
   c->spec.options.fused_activation = false;
   c->spec.options.attention = AttentionType::kMultiHead;
   c->spec.options.offload = Offload{};

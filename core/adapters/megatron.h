@@ -27,6 +27,8 @@
 // canonical spec, and so `blueprint check`, prints every one of them):
 //   * options.precision megatron_mixed (Megatron-LM's mixed-precision
 //     accounting of weights, gradients and optimizer state).
+//   * options.profile refined: the corrections of core/spec/corrections.h
+//     (fused flash attention, causal attention work), as Megatron-Core runs.
 //   * --sequence-parallel with selective recompute redoes the sequence-parallel
 //     all-gathers in the backward pass (all_gather_redo = true), as Korthikanti
 //     et al. 2022 ("seqsel") and Calculon's validation do; otherwise false.

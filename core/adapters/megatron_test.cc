@@ -117,8 +117,12 @@ TEST_P(KorthikantiTest, MatchesTheCalculonCase) {
   auto& s = std::get<TransformerTrainingMappingSpec>(*megatron);
   EXPECT_TRUE(s.model.linear_bias);
   EXPECT_EQ(s.options.precision, PrecisionAccounting::kMegatronMixed);
+  // The import selects the refined profile (Megatron-Core's fused
+  // attention); the mapping is Calculon's case all the same.
+  EXPECT_EQ(s.options.profile, ModelProfile::kRefined);
   s.model.linear_bias = false;
   s.options.precision = PrecisionAccounting::kCalculon;
+  s.options.profile = ModelProfile::kCalculon;
   // Calculon's files carry no model name, Megatron-LM's flags neither, and
   // the oracle cases use the documented defaults (fp16, tiers 0/1/1, no
   // fused activation): the rest of the specs is equal, not only the model,

@@ -136,13 +136,15 @@ TEST(Commands, ImportMegatron) {
   ASSERT_EQ(imported.exit_code, kExitOk) << imported.errors.front().message;
   const std::vector<std::string> files =
       CalculonFiles("v09_175B_t8p8_v3_full_ar_paperval");
-  // The same spec but for Megatron-LM's linear biases and its mixed-precision
-  // accounting, which Calculon's files do not have.
+  // The same spec but for Megatron-LM's linear biases, its mixed-precision
+  // accounting and the refined profile, which Calculon's files do not have.
   EXPECT_EQ(
       absl::StrReplaceAll(imported.output,
                           {{"\"linear_bias\": true", "\"linear_bias\": false"},
                            {"\"precision\": \"megatron_mixed\"",
-                            "\"precision\": \"calculon\""}}),
+                            "\"precision\": \"calculon\""},
+                           {"\"profile\": \"refined\"",
+                            "\"profile\": \"calculon\""}}),
       ImportCalculon(files[0], files[1], files[2]).output);
   // Without --vocab-size there is no vocabulary: a note says so.
   ASSERT_EQ(imported.notes.size(), 1u);

@@ -128,6 +128,7 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"options.weight_datatype", EnumTable<DataType>::kId},
       {"options.attention", EnumTable<AttentionType>::kId},
       {"options.precision", EnumTable<PrecisionAccounting>::kId},
+      {"options.profile", EnumTable<ModelProfile>::kId},
       {"model.mlp", EnumTable<MlpType>::kId},
       {"model.norm", EnumTable<NormType>::kId},
       {"model.vocabulary.position_embedding",

@@ -34,13 +34,27 @@ double BackwardTensorTime(const BlockFigures& b, bool edge) {
               : b.baseblock_agrad_tp_time_exposed;
 }
 
+// The datatype a task's matrix-engine work runs in: the GEMM datatype (FP8
+// with Transformer Engine), except, under the refined profile's correction
+// kAttentionInDatatype, the attention's batched matmuls (scores, context),
+// which Transformer Engine's fused attention runs in the 16-bit datatype
+// (FP8 attention is its opt-in fp8_dpa; core/spec/corrections.h).
+DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
+  if (std::holds_alternative<BatchMatMulTask>(task.kind) &&
+      program.corrections.On(Correction::kAttentionInDatatype)) {
+    return options.datatype;
+  }
+  return options.gemm_datatype.value_or(options.datatype);
+}
+
 class TaskPricer {
  public:
-  TaskPricer(const System& system, DataType datatype, DataType gemm_datatype,
+  TaskPricer(const System& system, const TypedProgram& program,
              int64_t tp_network, int64_t ep_network, int64_t cp_network)
       : system_(system),
-        datatype_(datatype),
-        gemm_datatype_(gemm_datatype),
+        program_(program),
+        datatype_(program.options().datatype),
         tp_net_(system.networks[static_cast<size_t>(tp_network)]),
         ep_net_(system.networks[static_cast<size_t>(ep_network)]),
         cp_net_(system.networks[static_cast<size_t>(cp_network)]) {}
@@ -49,10 +63,12 @@ class TaskPricer {
   void Price(const Task& task, TaskPlan& plan) const;
 
  private:
-  double StageFlopTime(const StageWork& w) const {
+  double StageFlopTime(const Task& task, const StageWork& w) const {
     // GEMMs run in the GEMM datatype (FP8 with Transformer Engine).
-    return w.matrix_engine ? FlopTime(system_.matrix, gemm_datatype_, w.flops)
-                           : FlopTime(system_.vector, datatype_, w.flops);
+    return w.matrix_engine
+               ? FlopTime(system_.matrix, MatrixDatatype(task, program_),
+                          w.flops)
+               : FlopTime(system_.vector, datatype_, w.flops);
   }
   double Processing(double ft, double mt) const {
     return ProcessingTime(system_.processing_mode, ft, mt);
@@ -71,8 +87,8 @@ class TaskPricer {
   }
 
   const System& system_;
+  const TypedProgram& program_;
   DataType datatype_;
-  DataType gemm_datatype_;
   const NetworkTier& tp_net_;
   const NetworkTier& ep_net_;
   const NetworkTier& cp_net_;
@@ -128,7 +144,7 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
 void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
   plan.task_id = task.id;
   for (int s = 0; s < kNumStages; ++s) {
-    plan.flop_time[s] = StageFlopTime(task.work[s]);
+    plan.flop_time[s] = StageFlopTime(task, task.work[s]);
     plan.mem_time[s] = MemoryTime(system_.mem1, task.work[s].bytes);
   }
   for (int p = 0; p < kNumCommPhases; ++p) {
@@ -435,7 +451,7 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
   lineage.pass = PlanPortable::kName;
   lineage.sources.push_back(absl::StrCat("task:", task.id));
   const ExecutionOptions& options = program.options();
-  const DataType gemm = options.gemm_datatype.value_or(options.datatype);
+  const DataType gemm = MatrixDatatype(task, program);
   for (int s = 0; s < kNumStages; ++s) {
     const StageWork& w = task.work[s];
     if (w.flops == 0 && w.bytes == 0) continue;
@@ -483,11 +499,8 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
   PortablePlanIR plan;
   plan.tasks.resize(tasks.tasks.size());
   const DerivedValues& d = program.derived;
-  const ExecutionOptions& options = program.options();
-  TaskPricer pricer(system, options.datatype,
-                    options.gemm_datatype.value_or(options.datatype),
-                    d.tensor_network,
-                    d.expert_network, d.context_network);
+  TaskPricer pricer(system, program, d.tensor_network, d.expert_network,
+                    d.context_network);
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     pricer.Price(tasks.tasks[i], plan.tasks[i]);
   }

@@ -122,6 +122,39 @@ TEST(PlanPortable, CriticalPathsIncludeExposedTensorTime) {
             std::string::npos);
 }
 
+// Correction kAttentionInDatatype: with FP8 GEMMs, the attention's batched
+// matmuls run at the 16-bit rate, the linears at the FP8 rate.
+TEST(PlanPortable, RefinedProfileKeepsAttentionMatmulsInTheDatatype) {
+  absl::StatusOr<TypedProgram> program = TestProgram(TestMapping{});
+  ASSERT_THAT(program, IsOk());
+  auto& spec = std::get<TransformerTrainingMappingSpec>(program->spec);
+  // An FP8 engine four times as fast as the 16-bit one.
+  ProcessorRate fp8 = spec.system.matrix.rates.at(DataType::kFloat16);
+  fp8.tflops *= 4;
+  spec.system.matrix.rates[DataType::kFloat8] = fp8;
+  spec.options.gemm_datatype = DataType::kFloat8;
+  absl::StatusOr<DistributedTaskIR> ir =
+      LowerTensorParallelBlock().Run(*program);
+  ASSERT_THAT(ir, IsOk());
+  int scores = -1, query = -1;
+  for (const Task& task : ir->tasks) {
+    if (task.name == "AttnBlock_Multihead_Key_Query") scores = task.id;
+    if (task.name == "AttnBlock_Query") query = task.id;
+  }
+  ASSERT_GE(scores, 0);
+  ASSERT_GE(query, 0);
+  absl::StatusOr<PortablePlanIR> calculon = PlanPortable().Run(*ir, *program);
+  ASSERT_THAT(calculon, IsOk());
+  program->corrections.Set(Correction::kAttentionInDatatype, true);
+  absl::StatusOr<PortablePlanIR> refined = PlanPortable().Run(*ir, *program);
+  ASSERT_THAT(refined, IsOk());
+  const auto fw = [](const PortablePlanIR& plan, int id) {
+    return plan.tasks[static_cast<size_t>(id)].flop_time[0];
+  };
+  BP_EXPECT_DOUBLE_EQ(fw(*refined, scores), 4 * fw(*calculon, scores));
+  BP_EXPECT_DOUBLE_EQ(fw(*refined, query), fw(*calculon, query));
+}
+
 TEST(VerifyPlanIR, RejectsCorruption) {
   TestMapping m;
   m.t = 8;

@@ -1089,6 +1089,7 @@ absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
   TypedProgram program;
   program.spec = spec;
   program.derived = DeriveValues(spec);
+  program.corrections = CorrectionsFor(program.options().profile);
   return program;
 }
 

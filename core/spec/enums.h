@@ -146,6 +146,17 @@ inline constexpr EnumRow<PrecisionAccounting> kPrecisionRows[] = {
       "12/d with the distributed optimizer)"}},
 };
 
+inline constexpr EnumRow<ModelProfile> kModelProfileRows[] = {
+    {ModelProfile::kCalculon,
+     {"calculon", nullptr,
+      "Calculon's performance model, figure for figure (calculon/MODEL.md)"}},
+    {ModelProfile::kRefined,
+     {"refined", nullptr,
+      "Calculon's model with the named corrections of core/spec/corrections.h "
+      "(flash attention, causal attention work, ...), each measured against "
+      "the published runs of tests/validation"}},
+};
+
 inline constexpr EnumRow<ContextExchange> kContextExchangeRows[] = {
     {ContextExchange::kRing,
      {"ring", nullptr,
@@ -238,6 +249,7 @@ BP_ENUM_TABLE(NormType, kNormTypeRows, "norm")
 BP_ENUM_TABLE(PositionEmbedding, kPositionEmbeddingRows, "position_embedding")
 BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
 BP_ENUM_TABLE(ContextExchange, kContextExchangeRows, "context_exchange")
+BP_ENUM_TABLE(ModelProfile, kModelProfileRows, "profile")
 #undef BP_ENUM_TABLE
 
 #define BP_VARIANT_TABLE(Variant, types, id)     \
@@ -427,6 +439,7 @@ void ForEachEnumTable(F&& f) {
   table(EnumTable<PositionEmbedding>::kId, false, kPositionEmbeddingRows);
   table(EnumTable<PrecisionAccounting>::kId, false, kPrecisionRows);
   table(EnumTable<ContextExchange>::kId, false, kContextExchangeRows);
+  table(EnumTable<ModelProfile>::kId, false, kModelProfileRows);
   table(VariantTable<TensorCommunication>::kId, true,
         kTensorCommunicationTypes);
   table(VariantTable<PipelineSchedule>::kId, true, kPipelineScheduleTypes);

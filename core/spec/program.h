@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/spec/corrections.h"
 #include "core/spec/spec.h"
 
 namespace blueprint {
@@ -104,6 +105,10 @@ void ForEachDerivedValue(const DerivedValues& dv, F&& f) {
 struct TypedProgram {
   MappingSpec spec;
   DerivedValues derived;
+  // The refined profile's corrections in force: CorrectionsFor(the spec's
+  // options.profile), set by CheckSpec. Not printed (the profile is); only
+  // `blueprint validate --without` turns one off to measure it.
+  Corrections corrections;
 
   const TransformerModel& model() const;
   const System& system() const;

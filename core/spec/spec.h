@@ -287,6 +287,12 @@ enum class PrecisionAccounting {
   kMegatronMixed,   // fp32 main gradients; fp32 master weights and moments
 };
 
+// Which performance model prices the mapping. kCalculon is Calculon's model
+// (calculon/MODEL.md), figure for figure; kRefined applies the named
+// corrections of core/analysis/refined.h, each measured against the runs of
+// tests/validation.
+enum class ModelProfile { kCalculon, kRefined };
+
 // Execution knobs that are neither a degree nor a schedule.
 struct ExecutionOptions {
   DataType datatype = DataType::kFloat16;
@@ -299,6 +305,7 @@ struct ExecutionOptions {
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;
   Offload offload;
+  ModelProfile profile = ModelProfile::kCalculon;
 };
 
 struct TransformerTrainingParallelism {
@@ -351,6 +358,7 @@ const char* NormTypeName(NormType n);            // "layernorm", "rmsnorm"
 const char* PositionEmbeddingName(PositionEmbedding p);  // "none", ...
 const char* PrecisionName(PrecisionAccounting p);  // "calculon", ...
 const char* ContextExchangeName(ContextExchange e);  // "ring", "all_gather"
+const char* ModelProfileName(ModelProfile p);  // "calculon", "refined"
 // "none", "optimizer", "gradients", "parameters".
 const char* DataShardingName(const DataSharding& s);
 // "ar", "rs_ag", "p2p_rs_ag".
@@ -369,6 +377,7 @@ std::optional<NormType> ParseNormType(const std::string& s);
 std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s);
 std::optional<PrecisionAccounting> ParsePrecision(const std::string& s);
 std::optional<ContextExchange> ParseContextExchange(const std::string& s);
+std::optional<ModelProfile> ParseModelProfile(const std::string& s);
 
 }  // namespace blueprint
 

@@ -175,6 +175,7 @@ Json OptionsToJson(const ExecutionOptions& options) {
                                ? Json(DataTypeName(*options.weight_datatype))
                                : Json(nullptr);
   out["precision"] = PrecisionName(options.precision);
+  out["profile"] = ModelProfileName(options.profile);
   out["fused_activation"] = options.fused_activation;
   out["attention"] = AttentionName(options.attention);
   out["offload"] = Json::object();
@@ -484,6 +485,13 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
   if (keys == ModelKeys::kSpecV2 || keys == ModelKeys::kSpecV3) {
     reader.ReadEnum("precision", &ParsePrecision,
                     EnumChoices<PrecisionAccounting>(), &out->precision);
+  }
+  // The profile came after spec/3's other options: absent means calculon,
+  // so that every earlier document reads as it did.
+  if (keys == ModelKeys::kSpecV3 && value.is_object() &&
+      value.contains("profile")) {
+    reader.ReadEnum("profile", &ParseModelProfile, EnumChoices<ModelProfile>(),
+                    &out->profile);
   }
   reader.ReadBool("fused_activation", &out->fused_activation);
   reader.ReadEnum("attention", &ParseAttention, EnumChoices<AttentionType>(),

@@ -65,6 +65,7 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
     v1["model"].erase(key);
   }
   v1["options"].erase("precision");
+  v1["options"].erase("profile");
   v1["options"].erase("gemm_datatype");
   v1["options"].erase("weight_datatype");
   v1["parallelism"].erase("context");

@@ -65,6 +65,9 @@ struct BlockContext {
   int64_t q_lora, kv_lora, qk_dim, rope_dim, v_dim;
   int64_t mtp_layers;
   bool last_block_moe;        // MTP blocks are of the last block's kind
+  // The refined profile's attention corrections (core/spec/corrections.h).
+  bool flash_attention;       // one fused kernel: no s x s in memory
+  double causal_factor;       // 0.5: the kernel skips masked blocks; else 1
   int64_t batch_seq;          // b*s
   int64_t activation;         // A = b*s*h
   int64_t seq_par_activation; // As = (b*s/t)*h
@@ -147,6 +150,10 @@ class BlockBuilder {
                     double elements, CollectiveOp fw, double fw_bytes,
                     CollectiveOp bw, double bw_bytes, int32_t overlapped_by,
                     Sources sources);
+  // The refined profile's flash attention (core/spec/corrections.h): the
+  // four tasks of Calculon's attention core priced as one fused kernel.
+  void FuseAttention(int32_t scores, int32_t softmax, int32_t dropout,
+                     int32_t context, int64_t value_size);
   // Records that `task` reads the outputs of `producers` (sorted, unique).
   void Reads(int32_t task, std::initializer_list<int32_t> producers);
 
@@ -381,6 +388,60 @@ Task& BlockBuilder::AddBatchMatMul(std::string name, int64_t batch, int64_t m,
                    std::move(sources));
   task.unsharded_gemm_flops = unsharded;
   return task;
+}
+
+// Correction kFlashAttention: the scores, softmax, dropout and context of one
+// fused kernel (FlashAttention, Transformer Engine's fused attention). The
+// s x s scores stay on chip: no task reads or writes them in memory, and
+// none is stored for the backward pass but the fp32 log-sum-exp of each
+// score row; the backward pass recomputes Q K^T (the scores task's
+// activation-gradient work is 3 GEMMs: Q K^T again, dQ and dK). With
+// kCausalAttention (causal_factor 0.5) the kernel skips the blocks above
+// the diagonal: half of every score, softmax, dropout and context FLOP.
+void BlockBuilder::FuseAttention(int32_t scores, int32_t softmax,
+                                 int32_t dropout, int32_t context,
+                                 int64_t value_size) {
+  const BlockContext& c = ctx_;
+  const double bpe = c.bpe;
+  const double f = c.causal_factor;
+  const double rows = static_cast<double>(c.b * c.a / c.t) * c.s_local;
+  const double value_bytes = rows * value_size * bpe;
+  auto stage = [](Task& task, Stage s) -> StageWork& {
+    return task.work[static_cast<int>(s)];
+  };
+  Task& qk = ir_.tasks[static_cast<size_t>(scores)];
+  const double qk_flops = stage(qk, Stage::kForward).flops;
+  stage(qk, Stage::kForward).flops = f * qk_flops;
+  stage(qk, Stage::kActivationGrad).flops = 3 * f * qk_flops;
+  qk.unsharded_gemm_flops *= f;
+  // Reads Q and K (their activation: all keys, or the rank's own with cp).
+  const double qk_in = qk.footprint.activation;
+  stage(qk, Stage::kForward).bytes = qk_in;
+  stage(qk, Stage::kActivationGrad).bytes = 2 * qk_in;  // + dQ, dK
+  qk.footprint.output = 0;
+  qk.footprint.activation_grad = qk_in;
+  for (int32_t id : {softmax, dropout}) {
+    Task& task = ir_.tasks[static_cast<size_t>(id)];
+    for (Stage s : {Stage::kForward, Stage::kActivationGrad}) {
+      stage(task, s).flops *= f;
+      stage(task, s).bytes = 0;
+    }
+    task.footprint.activation = 0;
+    task.footprint.output = 0;
+    task.footprint.activation_grad = 0;
+  }
+  // The log-sum-exp of each score row, fp32.
+  ir_.tasks[static_cast<size_t>(softmax)].footprint.activation = 4 * rows;
+  Task& pv = ir_.tasks[static_cast<size_t>(context)];
+  stage(pv, Stage::kForward).flops *= f;
+  stage(pv, Stage::kActivationGrad).flops *= f;
+  pv.unsharded_gemm_flops *= f;
+  // Reads V (the rank's own rows with cp), writes O; the backward pass
+  // reads V, O and dO and writes dV. P is never in memory.
+  stage(pv, Stage::kForward).bytes = 2 * value_bytes;
+  stage(pv, Stage::kActivationGrad).bytes = 4 * value_bytes;
+  pv.footprint.activation = value_bytes;
+  pv.footprint.activation_grad = value_bytes;
 }
 
 Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
@@ -935,6 +996,9 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
         (static_cast<double>(c.s_local) * c.s +
          static_cast<double>(c.s_local) * value_size);
   }
+  if (c.flash_attention) {
+    FuseAttention(scores, softmax, dropout, context, value_size);
+  }
   int32_t output = -1;
   if (c.overlap == TensorOverlap::kNone || latent) {
     const int32_t projection =
@@ -1277,6 +1341,13 @@ DistributedTaskIR Lower(const TypedProgram& program, bool lineage) {
   ctx.ag_redo = d.all_gather_redo;
   ctx.overlap = program.tensor().overlap;
   ctx.fused = program.options().fused_activation;
+  ctx.flash_attention =
+      program.corrections.On(Correction::kFlashAttention);
+  ctx.causal_factor =
+      ctx.flash_attention &&
+              program.corrections.On(Correction::kCausalAttention)
+          ? 0.5
+          : 1.0;
   ctx.multiquery = program.options().attention == AttentionType::kMultiQuery;
   ctx.g = model.kv_heads;
   ctx.gated = model.mlp == MlpType::kGated;

@@ -206,6 +206,57 @@ TEST(LowerTensorParallelBlock, OverlapFusesLinearsWithCollectives) {
             CollectiveOp::kReduceScatter);
 }
 
+// The refined profile's flash attention: the s x s scores leave memory and
+// the stored activations, causal attention halves the score and context work,
+// the backward recomputes Q K^T; the calculon profile keeps Calculon's tasks.
+TEST(LowerTensorParallelBlock, RefinedCorrectionsFuseTheAttention) {
+  absl::StatusOr<TypedProgram> program = TestProgram(TestMapping{});
+  ASSERT_THAT(program, IsOk());
+  absl::StatusOr<DistributedTaskIR> calculon =
+      LowerTensorParallelBlock().Run(*program);
+  ASSERT_THAT(calculon, IsOk());
+  TypedProgram refined_program = *program;
+  refined_program.corrections = CorrectionsFor(ModelProfile::kRefined);
+  absl::StatusOr<DistributedTaskIR> refined =
+      LowerTensorParallelBlock().Run(refined_program);
+  ASSERT_THAT(refined, IsOk());
+  ASSERT_THAT(VerifyTaskIR(*refined), IsOk());  // work conservation holds
+  const Task& qk0 = Find(*calculon, "AttnBlock_Multihead_Key_Query");
+  const Task& qk1 = Find(*refined, "AttnBlock_Multihead_Key_Query");
+  EXPECT_DOUBLE_EQ(qk1.work[0].flops, 0.5 * qk0.work[0].flops);
+  EXPECT_DOUBLE_EQ(qk1.work[1].flops, 1.5 * qk0.work[0].flops);
+  EXPECT_DOUBLE_EQ(qk1.unsharded_gemm_flops, 0.5 * qk0.unsharded_gemm_flops);
+  EXPECT_GT(qk0.footprint.output, 0);
+  EXPECT_EQ(qk1.footprint.output, 0);
+  EXPECT_LT(qk1.work[0].bytes, qk0.work[0].bytes);
+  for (const char* name :
+       {"AttnBlock_Multihead_SoftMax", "AttnBlock_Multihead_DropOut"}) {
+    const Task& before = Find(*calculon, name);
+    const Task& after = Find(*refined, name);
+    EXPECT_GT(before.work[0].bytes, 0) << name;
+    EXPECT_EQ(after.work[0].bytes, 0) << name;
+    EXPECT_EQ(after.work[1].bytes, 0) << name;
+    EXPECT_EQ(after.footprint.activation_grad, 0) << name;
+    EXPECT_DOUBLE_EQ(after.work[0].flops, 0.5 * before.work[0].flops) << name;
+  }
+  EXPECT_EQ(Find(*refined, "AttnBlock_Multihead_DropOut").footprint.activation,
+            0);
+  const Task& pv0 = Find(*calculon, "AttnBlock_Multihead_Attn");
+  const Task& pv1 = Find(*refined, "AttnBlock_Multihead_Attn");
+  EXPECT_DOUBLE_EQ(pv1.work[0].flops, 0.5 * pv0.work[0].flops);
+  EXPECT_LT(pv1.footprint.activation, pv0.footprint.activation);
+  // The linears do not change.
+  EXPECT_EQ(Find(*refined, "AttnBlock_Query").work[0].flops,
+            Find(*calculon, "AttnBlock_Query").work[0].flops);
+  // Without causal_attention the fused kernel does the full work.
+  refined_program.corrections.Set(Correction::kCausalAttention, false);
+  absl::StatusOr<DistributedTaskIR> full =
+      LowerTensorParallelBlock().Run(refined_program);
+  ASSERT_THAT(full, IsOk());
+  EXPECT_DOUBLE_EQ(Find(*full, "AttnBlock_Multihead_Key_Query").work[0].flops,
+                   qk0.work[0].flops);
+}
+
 TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {
   TestMapping m;
   m.t = 8;

@@ -396,6 +396,34 @@ try {
   assert.ok(badItems.includes('hf_config.hidden_size: required key is missing'), badItems.join('\n'));
   console.log('ok: presets and the Hugging Face import');
 
+  // 7c. The validation view: the module's `validate` is the CLI's, row for
+  // row; one scatter per source with one point per predicted run.
+  for (const profile of ['refined', 'calculon']) {
+    const native = cli('validate', '--profile', profile, '--json');
+    assert.equal(native.code, 0, native.stderr);
+    const expected = JSON.parse(native.stdout);
+    await page.getByLabel('Profile', {exact: true}).selectOption(profile);
+    await page.getByRole('button', {name: 'Validate', exact: true}).click();
+    await page.locator('[data-summary="overall"]').waitFor();
+    assert.equal(await page.locator('[data-validation-row]').count(), expected.rows.length);
+    assert.equal(await page.textContent('[data-mean="overall"]'),
+                 `${(expected.overall.mean_abs_error * 100).toFixed(2)}%`);
+    for (const r of expected.rows.slice(0, 5)) {
+      const sign = r.error >= 0 ? '+' : '';
+      assert.equal(await page.textContent(`[data-error="${r.id}"]`),
+                   `${sign}${(r.error * 100).toFixed(2)}%`, `${profile} ${r.id}`);
+    }
+    const sources = Object.keys(expected.by_source);
+    assert.equal(await page.locator('#validation-plots svg[data-source]').count(), sources.length);
+    for (const source of sources) {
+      assert.equal(await page.locator(`svg[data-source="${source}"] circle`).count(),
+                   expected.by_source[source].rows, `${profile} ${source} points`);
+    }
+    assert.match(await page.textContent('#validation-status'), new RegExp(`^${profile}: `));
+  }
+  await page.screenshot({path: path.join(outputs, 'site_validation.png'), fullPage: true});
+  console.log('ok: the validation view shows blueprint validate, per source');
+
   // 8. Hostile links: a clear message and the defaults, never markup.
   await open('#spec=%7Bnot%20json');
   assert.match(await page.textContent('#notice'), /could not be used/);

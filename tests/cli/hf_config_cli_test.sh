@@ -16,17 +16,7 @@ blueprint="$1"
 end_to_end="${2:-}"
 work="${TEST_TMPDIR:-$(mktemp -d)}/hf_config_cli"
 mkdir -p "$work"
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-expect_exit() {  # expect_exit CODE PATTERN COMMAND...: exit code and stderr
-  local code="$1" pattern="$2"
-  shift 2
-  "$@" > "$work/out" 2> "$work/err"
-  local status=$?
-  ((status == code)) || fail "$*: exit $status, want $code: $(cat "$work/err")"
-  grep -q -- "$pattern" "$work/err" || fail "$*: stderr lacks '$pattern': $(cat "$work/err")"
-}
+source tests/cli/cli_test_lib.sh  # fail, expect_exit
 
 # GPT-3 175B (Korthikanti et al.) on 64 ranks, in bf16.
 gpt3=(--num-layers 96 --hidden-size 12288 --num-attention-heads 96
@@ -39,7 +29,7 @@ gpt3=(--num-layers 96 --hidden-size 12288 --num-attention-heads 96
   fail "presets: $(cat "$work/err")"
 grep -q '^  "format": "blueprinting.presets/1",$' "$work/presets.json" ||
   fail "presets: no format line"
-systems=(h100_sxm_80g h200_sxm_141g)
+systems=(a100_sxm_80g h100_sxm_80g h200_sxm_141g)
 models=(llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b
         llama3.2-1b llama3.2-3b llama3.3-70b mistral-7b-v0.1 mistral-7b-v0.3
         qwen2.5-7b qwen2.5-14b qwen2.5-32b qwen2.5-72b qwen3-8b qwen3-14b
@@ -73,7 +63,7 @@ printf '{"hidden": 4096, "feedforward": 16384, "seq_size": 2048, "attn_heads": 3
   fail "search --system h200_sxm_141g: $(cat "$work/err")"
 
 # 3. Names that are neither a file nor a preset; bad command lines.
-expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems h100_sxm_80g, h200_sxm_141g)$" \
+expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems a100_sxm_80g, h100_sxm_80g, h200_sxm_141g)$" \
   "$blueprint" import megatron --system nosuch -- "${gpt3[@]}"
 expect_exit 2 "^error: cannot read llama9: .*(nor a preset: models deepseek-v3, llama2-13b, " \
   "$blueprint" import megatron --system h100_sxm_80g --hf-config llama9 -- --micro-batch-size 1

@@ -98,11 +98,12 @@ v09="$work/v09_175B_t8p8_v3_full_ar_paperval"
   --recompute-granularity full --recompute-method uniform --fp16 \
   > "$work/megatron.json" 2> "$work/megatron.err" ||
   fail "import megatron: $(cat "$work/megatron.err")"
-# The same but for Megatron-LM's linear biases and mixed-precision accounting,
-# which Calculon's files do not have; without --vocab-size, a note says that
-# there is no vocabulary.
+# The same but for Megatron-LM's linear biases, mixed-precision accounting and
+# the refined profile, which Calculon's files do not have; without
+# --vocab-size, a note says that there is no vocabulary.
 sed -e 's/"linear_bias": true/"linear_bias": false/' \
   -e 's/"precision": "megatron_mixed"/"precision": "calculon"/' \
+  -e 's/"profile": "refined"/"profile": "calculon"/' \
   "$work/megatron.json" > "$work/megatron_as_calculon.json"
 cmp -s "$work/megatron_as_calculon.json" "$v09/spec.json" ||
   fail "import megatron differs from import calculon for v09"

@@ -1,0 +1,110 @@
+// The named corrections of the refined profile (options.profile "refined"):
+// where published measured runs (tests/validation) show Calculon's model
+// wrong, one switch each, with its source. The calculon profile has none of
+// them on, so its figures stay Calculon's; the refined profile has all of
+// them on. `blueprint validate --profile refined --without NAME` measures one
+// switch's effect on the corpus (tests/validation/README.md records each).
+//
+// Example:
+//   Corrections c = CorrectionsFor(ModelProfile::kRefined);
+//   if (c.On(Correction::kFlashAttention)) { ... }
+#ifndef BLUEPRINTING_CORE_SPEC_CORRECTIONS_H_
+#define BLUEPRINTING_CORE_SPEC_CORRECTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+enum class Correction {
+  // Attention as one fused kernel (FlashAttention; Transformer Engine's and
+  // cuDNN's fused attention, Megatron-Core's default backend): the s x s
+  // scores, their softmax and dropout never reach memory (no HBM traffic, no
+  // stored activation but the fp32 log-sum-exp per row), and the backward
+  // pass recomputes the scores (one more Q K^T GEMM). Dao et al. 2022,
+  // "FlashAttention", arXiv:2205.14135, Sec. 3.1 and Theorem 2.
+  kFlashAttention,
+  // Causal attention does half of the score and context work: the fused
+  // kernel skips the key blocks above the diagonal (Dao 2023,
+  // "FlashAttention-2", arXiv:2307.08691, Sec. 3.1.1), as Megatron-LM's
+  // model-FLOP accounting counts it. Only with kFlashAttention (an unfused
+  // kernel computes every score and then masks).
+  kCausalAttention,
+  // With FP8 GEMMs (options.gemm_datatype), the attention's score and
+  // context matmuls still run in the 16-bit datatype: Transformer Engine
+  // casts only its linear layers to FP8; its fused attention is BF16 unless
+  // fp8_dpa is set (Transformer Engine documentation, DelayedScaling /
+  // "fp8_dpa: False" by default; NVIDIA FP8 primer).
+  kAttentionInDatatype,
+};
+
+inline constexpr int kCorrectionCount = 3;
+
+struct CorrectionInfo {
+  Correction correction;
+  const char* name;    // "flash_attention"
+  const char* source;  // the publication it rests on
+};
+
+inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
+    {Correction::kFlashAttention, "flash_attention",
+     "Dao et al. 2022, FlashAttention (arXiv:2205.14135) Sec. 3.1"},
+    {Correction::kCausalAttention, "causal_attention",
+     "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Sec. 3.1.1"},
+    {Correction::kAttentionInDatatype, "attention_in_datatype",
+     "Transformer Engine: FP8 in te.Linear only, fp8_dpa off by default"},
+};
+
+// Which corrections are on: a set of Correction values.
+class Corrections {
+ public:
+  bool On(Correction c) const { return (bits_ & Bit(c)) != 0; }
+  void Set(Correction c, bool on) {
+    bits_ = on ? (bits_ | Bit(c)) : (bits_ & ~Bit(c));
+  }
+  bool Any() const { return bits_ != 0; }
+
+ private:
+  static uint32_t Bit(Correction c) {
+    return uint32_t{1} << static_cast<int>(c);
+  }
+  uint32_t bits_ = 0;
+};
+
+// CorrectionsFor: none for calculon, every one for refined.
+inline Corrections CorrectionsFor(ModelProfile profile) {
+  Corrections out;
+  switch (profile) {
+    case ModelProfile::kCalculon:
+      break;
+    case ModelProfile::kRefined:
+      for (const CorrectionInfo& info : kCorrectionInfos) {
+        out.Set(info.correction, true);
+      }
+      break;
+  }
+  return out;
+}
+
+// CorrectionName: "flash_attention", ...
+inline const char* CorrectionName(Correction c) {
+  for (const CorrectionInfo& info : kCorrectionInfos) {
+    if (info.correction == c) return info.name;
+  }
+  return "";
+}
+
+// ParseCorrection: the correction named `name`, or nullopt.
+inline std::optional<Correction> ParseCorrection(const std::string& name) {
+  for (const CorrectionInfo& info : kCorrectionInfos) {
+    if (name == info.name) return info.correction;
+  }
+  return std::nullopt;
+}
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SPEC_CORRECTIONS_H_

@@ -1,0 +1,540 @@
+#include "core/validation/validation.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/adapters/calculon.h"
+#include "core/adapters/megatron.h"
+#include "core/base/field_errors.h"
+#include "core/base/format.h"
+#include "core/base/json.h"
+#include "core/base/json_reader.h"
+#include "core/pipeline/pipeline.h"
+#include "core/presets/presets.h"
+#include "core/spec/check.h"
+
+namespace blueprint {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kCorpusFormat[] = "blueprinting.validation_corpus/1";
+constexpr char kBaselineFormat[] = "blueprinting.validation_baseline/1";
+
+// Spellings of the corpus's enums; each table lists every value once.
+template <typename Enum>
+struct Named {
+  Enum value;
+  const char* name;
+};
+
+constexpr Named<MeasuredMetric> kMetricRows[] = {
+    {MeasuredMetric::kIterationSeconds, "iteration_s"},
+    {MeasuredMetric::kTokensPerSecPerGpu, "tokens_per_sec_per_gpu"},
+    {MeasuredMetric::kTflopsPerGpu, "tflops_per_gpu"},
+    {MeasuredMetric::kMfu, "mfu"},
+};
+
+constexpr Named<FlopDefinition> kFlopRows[] = {
+    {FlopDefinition::kMegatronModel, "megatron_model"},
+    {FlopDefinition::kNarayananEq3, "narayanan_eq3"},
+    {FlopDefinition::kHardware, "hardware"},
+};
+
+template <typename Enum, size_t N>
+std::optional<Enum> ParseNamed(const Named<Enum> (&rows)[N],
+                               const std::string& s) {
+  for (const Named<Enum>& row : rows) {
+    if (s == row.name) return row.value;
+  }
+  return std::nullopt;
+}
+
+template <typename Enum, size_t N>
+const char* NameOf(const Named<Enum> (&rows)[N], Enum value) {
+  for (const Named<Enum>& row : rows) {
+    if (row.value == value) return row.name;
+  }
+  return "";
+}
+
+template <typename Enum, size_t N>
+std::vector<std::string> ChoicesOf(const Named<Enum> (&rows)[N]) {
+  std::vector<std::string> out;
+  for (const Named<Enum>& row : rows) out.push_back(row.name);
+  return out;
+}
+
+std::optional<MeasuredMetric> ParseMetric(const std::string& s) {
+  return ParseNamed(kMetricRows, s);
+}
+
+std::optional<FlopDefinition> ParseFlops(const std::string& s) {
+  return ParseNamed(kFlopRows, s);
+}
+
+// Reads one row; the corpus's other members (citation, notes, mapping, ...)
+// are documentation and are not read.
+void ReadRow(const Json& value, const std::string& path,
+             std::vector<FieldError>* errors, ValidationRow* row) {
+  JsonObjectReader reader(value, path, errors);
+  if (!reader.is_object()) return;
+  reader.ReadString("id", &row->id);
+  reader.ReadString("source_key", &row->source_key);
+  reader.ReadString("group", &row->group);
+  reader.ReadString("model", &row->model);
+  reader.ReadString("system", &row->system);
+  if (reader.ReadInt("gpus", &row->gpus) && row->gpus <= 0) {
+    errors->push_back({reader.PathOf("gpus"),
+                       absl::StrCat(reader.PathOf("gpus"),
+                                    ": expected a positive integer, got ",
+                                    row->gpus),
+                       ErrorCode::kOutOfRange});
+  }
+  reader.ReadEnum("measured_metric", &ParseMetric, ChoicesOf(kMetricRows),
+                  &row->metric);
+  if (reader.ReadDouble("measured_value", &row->measured) &&
+      !(row->measured > 0)) {
+    errors->push_back(
+        {reader.PathOf("measured_value"),
+         absl::StrCat(reader.PathOf("measured_value"),
+                      ": expected a positive number, got ",
+                      FormatDouble(row->measured)),
+         ErrorCode::kOutOfRange});
+  }
+  reader.ReadEnum("flop_definition", &ParseFlops, ChoicesOf(kFlopRows), &row->flops);
+  const Json& object = value;
+  if (object.contains("skip")) {
+    JsonToString(object["skip"], reader.PathOf("skip"), errors, &row->skip);
+    if (row->skip.empty()) {
+      errors->push_back({reader.PathOf("skip"),
+                         absl::StrCat(reader.PathOf("skip"),
+                                      ": a skipped row needs its reason"),
+                         ErrorCode::kInvalidValue});
+    }
+    return;
+  }
+  if (object.contains("uneven_stages")) {
+    JsonToBool(object["uneven_stages"], reader.PathOf("uneven_stages"), errors,
+               &row->uneven_stages);
+  }
+  if (object.contains("attention_kernel")) {
+    std::string kernel;
+    const std::string path = reader.PathOf("attention_kernel");
+    if (JsonToString(object["attention_kernel"], path, errors, &kernel)) {
+      if (kernel == "unfused") {
+        row->unfused_attention = true;
+      } else if (kernel != "flash") {
+        errors->push_back(UnknownChoiceError(path, {"flash", "unfused"},
+                                             object["attention_kernel"]));
+      }
+    }
+  }
+  const Json* args = reader.Member("megatron_args");
+  if (args == nullptr) return;
+  if (!args->is_array()) {
+    errors->push_back({reader.PathOf("megatron_args"),
+                       absl::StrCat(reader.PathOf("megatron_args"),
+                                    ": expected an array, got ",
+                                    JsonTypeName(*args)),
+                       ErrorCode::kWrongType});
+    return;
+  }
+  for (size_t i = 0; i < args->size(); ++i) {
+    std::string arg;
+    if (JsonToString((*args)[i],
+                     ElementPath(reader.PathOf("megatron_args"), i), errors,
+                     &arg)) {
+      row->megatron_args.push_back(std::move(arg));
+    }
+  }
+}
+
+// Narayanan et al. 2021 Eq. 3 (with full recompute; 72 instead of 96
+// without): the FLOPs those sources divide by the step time.
+double NarayananEq3Flops(const TransformerTrainingMappingSpec& spec) {
+  const double b = static_cast<double>(spec.batch.global_batch_size);
+  const double s = static_cast<double>(spec.model.seq_size);
+  const double l = static_cast<double>(spec.model.num_blocks);
+  const double h = static_cast<double>(spec.model.hidden);
+  const double v = static_cast<double>(spec.model.vocabulary.size);
+  const double coefficient =
+      spec.parallelism.recompute == RecomputePolicy::kFull ? 96 : 72;
+  return coefficient * b * s * l * h * h *
+         (1 + s / (6 * h) + v / (16 * l * h));
+}
+
+std::string JoinErrors(const absl::Status& status) {
+  std::string out;
+  for (const FieldError& error : FieldErrorsOf(status)) {
+    absl::StrAppend(&out, out.empty() ? "" : "; ", error.message);
+  }
+  return out;
+}
+
+// Predicts one usable row, or says why it cannot be.
+void PredictRow(const ValidationRow& row, ModelProfile profile,
+                const std::vector<Correction>& without, RowResult* result) {
+  const char* system_text = FindPreset(PresetKind::kSystem, row.system);
+  if (system_text == nullptr) {
+    result->reason = absl::StrCat("no system preset \"", row.system, "\"");
+    return;
+  }
+  absl::StatusOr<System> system = FromCalculonSystem(system_text);
+  if (!system.ok()) {
+    result->reason = absl::StrCat("system preset: ", JoinErrors(system.status()));
+    return;
+  }
+  std::vector<std::string> notes;
+  absl::StatusOr<MappingSpec> spec =
+      FromMegatronArgs(row.megatron_args, *system, &notes);
+  if (!spec.ok()) {
+    result->reason = absl::StrCat("import: ", JoinErrors(spec.status()));
+    return;
+  }
+  auto* training = std::get_if<TransformerTrainingMappingSpec>(&*spec);
+  if (training == nullptr) {
+    result->reason = "import: not a training spec";
+    return;
+  }
+  training->options.profile = profile;
+  if (row.uneven_stages) {
+    training->parallelism.pipeline.stage_layout = StageLayout::kUneven;
+  }
+  if (training->system.name.empty()) training->system.name = row.system;
+  absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
+  if (!program.ok()) {
+    result->reason = absl::StrCat("check: ", JoinErrors(program.status()));
+    return;
+  }
+  for (Correction c : without) program->corrections.Set(c, false);
+  if (row.unfused_attention) {
+    program->corrections.Set(Correction::kFlashAttention, false);
+    program->corrections.Set(Correction::kCausalAttention, false);
+  }
+  absl::StatusOr<PipelineResult> run = RunPipeline(*program);
+  if (!run.ok()) {
+    result->reason = absl::StrCat("internal error: ", JoinErrors(run.status()));
+    return;
+  }
+  const double time = run->iteration.figures.total_time;
+  if (!(time > 0) || !std::isfinite(time)) {
+    result->reason = "the model predicts no step time";
+    return;
+  }
+  result->predicted_time = time;
+  result->over_capacity = !run->memory.violations.empty();
+  const double gpus = static_cast<double>(row.gpus);
+  switch (row.metric) {
+    case MeasuredMetric::kIterationSeconds:
+      result->predicted = time;
+      break;
+    case MeasuredMetric::kTokensPerSecPerGpu:
+      result->predicted =
+          static_cast<double>(training->batch.global_batch_size) *
+          static_cast<double>(training->model.seq_size) / (time * gpus);
+      break;
+    case MeasuredMetric::kTflopsPerGpu: {
+      double flops = 0;
+      switch (row.flops) {
+        case FlopDefinition::kMegatronModel:
+          flops = run->iteration.figures.model_flops_per_iteration;
+          break;
+        case FlopDefinition::kNarayananEq3:
+          flops = NarayananEq3Flops(*training);
+          break;
+        case FlopDefinition::kHardware:
+          result->reason =
+              "TFLOP/s of an unstated FLOP definition cannot be converted";
+          return;
+      }
+      result->predicted = flops / (time * gpus) / 1e12;
+      break;
+    }
+    case MeasuredMetric::kMfu: {
+      const auto peak = training->system.matrix.rates.find(DataType::kBFloat16);
+      if (peak == training->system.matrix.rates.end()) {
+        result->reason = "MFU: the system has no bfloat16 peak";
+        return;
+      }
+      result->predicted = run->iteration.figures.model_flops_per_iteration /
+                          (time * gpus * peak->second.tflops * 1e12);
+      break;
+    }
+  }
+  result->error = (result->predicted - row.measured) / row.measured;
+  result->predicted_ok = true;
+}
+
+void Add(const RowResult& r, ErrorSummary* summary) {
+  const double abs_error = std::fabs(r.error);
+  summary->rows += 1;
+  summary->mean_abs_error += abs_error;  // a sum until Finish
+  if (summary->rows == 1 || abs_error > summary->max_abs_error) {
+    summary->max_abs_error = abs_error;
+    summary->max_row = r.row->id;
+  }
+}
+
+void Finish(ErrorSummary* summary) {
+  if (summary->rows > 0) {
+    summary->mean_abs_error /= static_cast<double>(summary->rows);
+  }
+}
+
+std::string Percent(double fraction) {
+  return absl::StrFormat("%+.2f%%", fraction * 100);
+}
+
+std::string SummaryText(const ErrorSummary& s) {
+  return absl::StrCat("rows=", s.rows,
+                      " mean_abs_error=", FormatDouble(s.mean_abs_error),
+                      " (", absl::StrFormat("%.2f%%", s.mean_abs_error * 100),
+                      ") max_abs_error=", FormatDouble(s.max_abs_error), " (",
+                      absl::StrFormat("%.2f%%", s.max_abs_error * 100),
+                      s.max_row.empty() ? "" : " at ", s.max_row, ")");
+}
+
+Json SummaryJson(const ErrorSummary& s) {
+  Json out = Json::object();
+  out["rows"] = s.rows;
+  out["mean_abs_error"] = s.mean_abs_error;
+  out["max_abs_error"] = s.max_abs_error;
+  out["max_row"] = s.max_row;
+  return out;
+}
+
+}  // namespace
+
+const char* MeasuredMetricName(MeasuredMetric metric) {
+  return NameOf(kMetricRows, metric);
+}
+
+const char* FlopDefinitionName(FlopDefinition flops) {
+  return NameOf(kFlopRows, flops);
+}
+
+absl::StatusOr<std::vector<ValidationRow>> ParseCorpus(
+    const std::string& text) {
+  absl::StatusOr<Json> doc = ParseJson(text);
+  if (!doc.ok()) return doc.status();
+  std::vector<FieldError> errors;
+  JsonObjectReader top(*doc, "", &errors);
+  std::string format;
+  if (top.ReadString("format", &format) && format != kCorpusFormat) {
+    errors.push_back({"format",
+                      absl::StrCat("format: expected \"", kCorpusFormat,
+                                   "\", got \"", format, "\""),
+                      ErrorCode::kUnknownChoice});
+  }
+  std::vector<ValidationRow> rows;
+  if (const Json* list = top.Member("rows")) {
+    if (!list->is_array()) {
+      errors.push_back({"rows",
+                        absl::StrCat("rows: expected an array, got ",
+                                     JsonTypeName(*list)),
+                        ErrorCode::kWrongType});
+    } else {
+      rows.resize(list->size());
+      for (size_t i = 0; i < list->size(); ++i) {
+        ReadRow((*list)[i], ElementPath("rows", i), &errors, &rows[i]);
+      }
+    }
+  }
+  if (!errors.empty()) return InvalidInputError(errors);
+  return rows;
+}
+
+ValidationReport Validate(const std::vector<ValidationRow>& rows,
+                          ModelProfile profile,
+                          const std::vector<Correction>& without) {
+  ValidationReport report;
+  report.profile = profile;
+  report.without = without;
+  report.rows.reserve(rows.size());
+  for (const ValidationRow& row : rows) {
+    RowResult result;
+    result.row = &row;
+    if (!row.skip.empty()) {
+      result.reason = row.skip;
+    } else {
+      PredictRow(row, profile, without, &result);
+    }
+    if (result.predicted_ok) {
+      Add(result, &report.by_source[row.source_key]);
+      Add(result, &report.by_group[row.group]);
+      Add(result, &report.overall);
+    } else {
+      report.skipped += 1;
+    }
+    report.rows.push_back(std::move(result));
+  }
+  for (auto& [key, summary] : report.by_source) Finish(&summary);
+  for (auto& [key, summary] : report.by_group) Finish(&summary);
+  Finish(&report.overall);
+  return report;
+}
+
+std::string ValidationText(const ValidationReport& report) {
+  std::string out = absl::StrCat("blueprinting.validation/1 profile=",
+                                 ModelProfileName(report.profile));
+  for (Correction c : report.without) {
+    absl::StrAppend(&out, " without=", CorrectionName(c));
+  }
+  absl::StrAppend(&out, "\n");
+  for (const RowResult& r : report.rows) {
+    const ValidationRow& row = *r.row;
+    if (!r.predicted_ok) continue;
+    absl::StrAppend(&out, "row ", row.id, " ", row.source_key, " ", row.group,
+                    " ", row.system, " ", row.model, " ",
+                    MeasuredMetricName(row.metric),
+                    " measured=", FormatDouble(row.measured),
+                    " predicted=", FormatDouble(r.predicted),
+                    " error=", Percent(r.error),
+                    r.over_capacity ? " over_capacity" : "", "\n");
+  }
+  for (const RowResult& r : report.rows) {
+    if (r.predicted_ok) continue;
+    absl::StrAppend(&out, "skipped ", r.row->id, " ", r.row->source_key, " ",
+                    r.row->group, ": ", r.reason, "\n");
+  }
+  for (const auto& [key, summary] : report.by_source) {
+    absl::StrAppend(&out, "source ", key, " ", SummaryText(summary), "\n");
+  }
+  for (const auto& [key, summary] : report.by_group) {
+    absl::StrAppend(&out, "group ", key, " ", SummaryText(summary), "\n");
+  }
+  absl::StrAppend(&out, "overall ", SummaryText(report.overall),
+                  " skipped=", report.skipped, "\n");
+  return out;
+}
+
+Json ValidationJson(const ValidationReport& report) {
+  Json out = Json::object();
+  out["format"] = "blueprinting.validation/1";
+  out["profile"] = ModelProfileName(report.profile);
+  Json without = Json::array();
+  for (Correction c : report.without) without.push_back(CorrectionName(c));
+  out["without"] = std::move(without);
+  Json rows = Json::array();
+  Json skipped = Json::array();
+  for (const RowResult& r : report.rows) {
+    const ValidationRow& row = *r.row;
+    Json item = Json::object();
+    item["id"] = row.id;
+    item["source_key"] = row.source_key;
+    item["group"] = row.group;
+    if (!r.predicted_ok) {
+      item["reason"] = r.reason;
+      skipped.push_back(std::move(item));
+      continue;
+    }
+    item["system"] = row.system;
+    item["model"] = row.model;
+    item["gpus"] = row.gpus;
+    item["metric"] = MeasuredMetricName(row.metric);
+    item["flop_definition"] = FlopDefinitionName(row.flops);
+    item["measured"] = row.measured;
+    item["predicted"] = r.predicted;
+    item["error"] = r.error;
+    item["predicted_step_time"] = r.predicted_time;
+    item["over_capacity"] = r.over_capacity;
+    rows.push_back(std::move(item));
+  }
+  out["rows"] = std::move(rows);
+  out["skipped"] = std::move(skipped);
+  Json sources = Json::object();
+  for (const auto& [key, summary] : report.by_source) {
+    sources[key] = SummaryJson(summary);
+  }
+  out["by_source"] = std::move(sources);
+  Json groups = Json::object();
+  for (const auto& [key, summary] : report.by_group) {
+    groups[key] = SummaryJson(summary);
+  }
+  out["by_group"] = std::move(groups);
+  out["overall"] = SummaryJson(report.overall);
+  out["skipped_count"] = report.skipped;
+  return out;
+}
+
+std::string BaselineText(const ValidationReport& calculon,
+                         const ValidationReport& refined) {
+  Json out = Json::object();
+  out["format"] = kBaselineFormat;
+  for (const ValidationReport* report : {&calculon, &refined}) {
+    Json groups = Json::object();
+    for (const auto& [group, summary] : report->by_group) {
+      Json g = Json::object();
+      g["rows"] = summary.rows;
+      g["mean_abs_error"] = summary.mean_abs_error;
+      groups[group] = std::move(g);
+    }
+    out[ModelProfileName(report->profile)] = std::move(groups);
+  }
+  return CanonicalJson(out) + "\n";
+}
+
+absl::StatusOr<std::vector<std::string>> BaselineRegressions(
+    const std::string& baseline_json, const ValidationReport& report) {
+  absl::StatusOr<Json> doc = ParseJson(baseline_json);
+  if (!doc.ok()) return doc.status();
+  std::vector<FieldError> errors;
+  JsonObjectReader top(*doc, "", &errors);
+  std::string format;
+  if (top.ReadString("format", &format) && format != kBaselineFormat) {
+    errors.push_back({"format",
+                      absl::StrCat("format: expected \"", kBaselineFormat,
+                                   "\", got \"", format, "\""),
+                      ErrorCode::kUnknownChoice});
+  }
+  const std::string profile = ModelProfileName(report.profile);
+  std::vector<std::string> regressions;
+  const Json* groups = top.Member(profile);
+  if (groups != nullptr && !groups->is_object()) {
+    errors.push_back({profile,
+                      absl::StrCat(profile, ": expected an object, got ",
+                                   JsonTypeName(*groups)),
+                      ErrorCode::kWrongType});
+  } else if (groups != nullptr) {
+    for (const auto& [group, recorded] : groups->items()) {
+      JsonObjectReader reader(recorded, MemberPath(profile, group), &errors);
+      int64_t rows = 0;
+      double mean = 0;
+      if (!reader.ReadInt("rows", &rows) ||
+          !reader.ReadDouble("mean_abs_error", &mean)) {
+        continue;
+      }
+      reader.RejectUnknownKeys();
+      const auto found = report.by_group.find(group);
+      if (found == report.by_group.end()) {
+        regressions.push_back(absl::StrCat(
+            profile, " ", group, ": no row predicted, ", rows, " recorded"));
+        continue;
+      }
+      const ErrorSummary& now = found->second;
+      if (now.rows < rows) {
+        regressions.push_back(absl::StrCat(profile, " ", group, ": ",
+                                           now.rows, " rows predicted, ",
+                                           rows, " recorded"));
+      }
+      // The figures are deterministic (the same bits natively and in wasm);
+      // the slack only absorbs the printed value's round trip.
+      if (now.mean_abs_error > mean * (1 + 1e-12)) {
+        regressions.push_back(absl::StrCat(
+            profile, " ", group, ": mean |error| ",
+            FormatDouble(now.mean_abs_error), " is worse than the recorded ",
+            FormatDouble(mean)));
+      }
+    }
+  }
+  if (!errors.empty()) return InvalidInputError(errors);
+  return regressions;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `blueprint validate` through the real binary:
+#   validate_cli_test.sh BLUEPRINT CORPUS
+# the built-in corpus and the same file given by --corpus print the same
+# report; both profiles run; --json carries the same rows and summaries as
+# the text; bad arguments exit 1 and a malformed corpus exits 2, each with
+# its "error: " line.
+set -uo pipefail
+blueprint="$1"
+corpus="$2"
+work="${TEST_TMPDIR:-$(mktemp -d)}/validate_cli"
+mkdir -p "$work"
+source tests/cli/cli_test_lib.sh  # fail, expect_exit
+
+for profile in calculon refined; do
+  "$blueprint" validate --profile "$profile" > "$work/$profile.txt" 2> "$work/err" ||
+    fail "validate --profile $profile: $(cat "$work/err")"
+  [[ "$(head -1 "$work/$profile.txt")" == "blueprinting.validation/1 profile=$profile" ]] ||
+    fail "$profile: first line $(head -1 "$work/$profile.txt")"
+  grep -q '^overall rows=[1-9][0-9]* mean_abs_error=' "$work/$profile.txt" ||
+    fail "$profile: no overall line"
+  for group in bf16_dense fp8 moe; do
+    grep -q "^group $group rows=[1-9]" "$work/$profile.txt" || fail "$profile: no group $group"
+  done
+  # Every row of the corpus is either compared or skipped with a reason.
+  rows=$(grep -c '^row ' "$work/$profile.txt")
+  skipped=$(grep -c '^skipped r[0-9]* S[0-9]* [a-z0-9_]*: .' "$work/$profile.txt")
+  ((rows + skipped == 331)) || fail "$profile: $rows rows + $skipped skipped != 331"
+  grep -q '^skipped r0001 S1 moe: no system preset for GB300' "$work/$profile.txt" ||
+    fail "$profile: the GB300 row is not skipped with its reason"
+  "$blueprint" validate --corpus "$corpus" --profile "$profile" > "$work/file.txt" 2> "$work/err" ||
+    fail "validate --corpus: $(cat "$work/err")"
+  cmp -s "$work/$profile.txt" "$work/file.txt" || fail "$profile: --corpus FILE differs from the built-in corpus"
+  "$blueprint" validate --json --profile "$profile" > "$work/$profile.json" 2> "$work/err" ||
+    fail "validate --json: $(cat "$work/err")"
+  text_rows=$(sed -n 's/^overall rows=\([0-9]*\) .*/\1/p' "$work/$profile.txt")
+  text_mean=$(sed -n 's/^overall rows=[0-9]* mean_abs_error=\([^ ]*\) .*/\1/p' "$work/$profile.txt")
+  node -e '
+    const fs = require("fs");
+    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    const [profile, rows, mean] = process.argv.slice(2);
+    const ok = r.format === "blueprinting.validation/1" && r.profile === profile &&
+        r.overall.rows === Number(rows) && String(r.overall.mean_abs_error) === mean &&
+        r.rows.length === Number(rows) && r.rows.length + r.skipped.length === 331;
+    if (!ok) { console.error(JSON.stringify(r.overall)); process.exit(1); }
+  ' "$work/$profile.json" "$profile" "$text_rows" "$text_mean" ||
+    fail "$profile: --json does not match the text"
+done
+cmp -s "$work/calculon.txt" "$work/refined.txt" && fail "the two profiles give the same report"
+
+expect_exit 1 '^error: --profile: expected calculon or refined, got "fast"$' \
+  "$blueprint" validate --profile fast
+expect_exit 1 '^error: --json given twice$' "$blueprint" validate --json --json
+expect_exit 1 '^error: validate: unknown argument "x"' "$blueprint" validate x
+expect_exit 1 '^error: --corpus needs a file name$' "$blueprint" validate --corpus
+printf '{"format": "blueprinting.validation_corpus/1", "rows": [{"id": 1}]}' > "$work/bad.json"
+expect_exit 2 '^error: rows\[0\].id: expected a string, got 1$' \
+  "$blueprint" validate --corpus "$work/bad.json"
+expect_exit 2 '^error: cannot read nosuch.json' "$blueprint" validate --corpus nosuch.json
+
+((failures == 0)) || { echo "$failures failure(s)" >&2; exit 1; }
+echo PASS

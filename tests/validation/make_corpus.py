@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Derives tests/validation/corpus.json from the measured runs of
+../shared/measured (runs.csv, models.csv; their README gives every source).
+
+Run once when the measured runs change:
+  python3 tests/validation/make_corpus.py /work/shared/measured > tests/validation/corpus.json
+
+Every row keeps its citation and its full mapping as Megatron-LM flags; a value
+the source leaves open is filled with a stated default and listed in the
+row's `assumptions`. A row that cannot be modelled is kept with a `skip`
+reason. No measured value is changed.
+"""
+import csv
+import json
+import sys
+
+# The system presets (presets/systems) a measured GPU runs on.
+SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141g"}
+
+# The attention kernel of each source's software. FlashAttention (Dao et al.,
+# May 2022) reached Megatron-LM as --use-flash-attn in 2023; Narayanan et al.
+# (2021), BLOOM (Megatron-DeepSpeed, trained 2022-03..07) and the NeMo
+# Megatron launcher of 2022-09 ran Megatron's unfused attention (the s x s
+# scores in memory, with its fused masked-softmax kernel). The NeMo and
+# Megatron-Bridge containers of 2024 on run Transformer Engine's fused
+# (flash) attention by default.
+UNFUSED_ATTENTION_SOURCES = {"S7": "Megatron-LM 2021", "S10": "Megatron-DeepSpeed 2022",
+                             "S11": "Metaseq 2022", "S12": "Megatron-LM 2022",
+                             "S13": "NeMo Megatron launcher 2022-09"}
+
+# The FLOP count behind a source's TFLOP/s (measured/README.md).
+FLOP_DEFINITIONS = {
+    "S1": "megatron_model",   # "Model TFLOP/sec/GPU": model FLOPs, no recompute
+    "S2": "megatron_model",
+    "S3": "megatron_model",   # NeMo's formula is not printed with the table
+    "S4": "megatron_model",
+    "S5": "megatron_model",
+    "S7": "narayanan_eq3",    # Eq. 3: 96Bslh^2(1+s/6h+V/16lh), counts recompute
+    "S10": "narayanan_eq3",   # hardware TFLOPs, the 4*2 coefficient (recompute)
+    "S11": "hardware",
+    "S12": "megatron_model",
+    "S13": "megatron_model",
+}
+
+
+def model_flags(m):
+    """Megatron-LM architecture flags of one models.csv row, or a skip reason."""
+    if "Mamba" in m["position_embedding"] or "Mamba" in m["moe_layers"] or m["model"].startswith("nemotron-3-nano"):
+        return None, "hybrid Mamba-2/attention model: Mamba layers are not modelled"
+    if m["vocab"].startswith("~"):
+        return None, "vocabulary size not published (models.csv: %s)" % m["vocab"]
+    flags = ["--num-layers", m["layers"], "--hidden-size", m["hidden"],
+             "--ffn-hidden-size", m["ffn"].split()[0],
+             "--num-attention-heads", m["heads"], "--vocab-size", m["vocab"]]
+    if m["head_dim"].startswith("MLA"):
+        flags += ["--multi-latent-attention", "--q-lora-rank", m["q_lora_rank"],
+                  "--kv-lora-rank", m["kv_lora_rank"], "--qk-head-dim", m["qk_nope_head_dim"],
+                  "--qk-pos-emb-head-dim", m["qk_rope_head_dim"], "--v-head-dim", m["v_head_dim"]]
+    else:
+        flags += ["--kv-channels", m["head_dim"]]
+        if m["kv_heads"] != m["heads"]:
+            flags += ["--group-query-attention", "--num-query-groups", m["kv_heads"]]
+    if m["gated_mlp"].startswith("yes"):
+        flags += ["--swiglu"]
+    if m["norm"].startswith("RMSNorm"):
+        flags += ["--normalization", "RMSNorm"]
+    if not m["tied_embeddings"].startswith("yes"):
+        flags += ["--untie-embeddings-and-output-weights"]
+    pos = m["position_embedding"]
+    if pos.startswith("learned"):
+        flags += ["--position-embedding-type", "learned_absolute"]
+    elif pos.startswith("ALiBi") or pos.startswith("none"):
+        flags += ["--position-embedding-type", "none"]
+    else:
+        flags += ["--position-embedding-type", "rope"]
+    # GPT-3, Megatron GPT and BLOOM keep Megatron-LM's linear biases; the
+    # LLaMA, Qwen, Nemotron, DeepSeek and gpt-oss families have none.
+    if not (m["model"].startswith("gpt3") or m["model"].startswith("megatron-gpt") or m["model"].startswith("bloom") or m["model"].startswith("opt")):
+        flags += ["--disable-bias-linear"]
+    if m["num_experts"]:
+        flags += ["--num-experts", m["num_experts"], "--moe-router-topk", m["topk"],
+                  "--moe-ffn-hidden-size", m["moe_ffn"]]
+        if m["shared_expert_ffn"] not in ("", "0"):
+            flags += ["--moe-shared-expert-intermediate-size", m["shared_expert_ffn"]]
+        if m["moe_layers"].startswith("first"):
+            dense = int(m["moe_layers"].split()[1])
+            pattern = "[" + ",".join(["0"] * dense + ["1"] * (int(m["layers"]) - dense)) + "]"
+            flags += ["--moe-layer-freq", pattern]
+    return flags, None
+
+
+def as_int(text):
+    return int(text) if text.strip() else None
+
+
+def row_of(r, models):
+    out = {
+        "id": r["id"], "source_key": r["source_key"], "source": r["source"],
+        "trust": r["trust"], "gpu": r["gpu"], "system_name": r["system"],
+        "precision": r["precision"], "gpus": int(r["gpus"]), "model": r["model"],
+        "measured_metric": r["measured_metric"], "measured_value": float(r["measured_value"]),
+        "flop_definition": FLOP_DEFINITIONS[r["source_key"]],
+        "derived": r["derived"], "notes": r["notes"], "assumptions": [],
+    }
+    m = models.get(r["model"])
+    moe = bool(m and m["num_experts"])
+    fp8 = "FP8" in r["precision"] or "FP4" in r["precision"]
+    out["group"] = "moe" if moe else ("fp8" if fp8 else "bf16_dense")
+    system = SYSTEMS.get(r["gpu"])
+    out["system"] = system or ""
+    def skip(reason):
+        out["skip"] = reason
+        return out
+    if not system:
+        return skip("no system preset for %s (%s): not an A100/H100/H200 node, no preset is fabricated" % (r["gpu"], r["trust"]))
+    if "NVFP4" in r["precision"]:
+        return skip("NVFP4 is not modelled")
+    if m is None:
+        return skip("model %s has no architecture in models.csv" % r["model"])
+    if r["layers_override"]:
+        return skip("proxy run with a truncated model")
+    flags, reason = model_flags(m)
+    if reason:
+        return skip(reason)
+    a = out["assumptions"]
+    t, p, cp, ep = as_int(r["tp"]), as_int(r["pp"]), as_int(r["cp"]) or 1, as_int(r["ep"]) or 1
+    if t is None or p is None:
+        return skip("tensor and pipeline degrees not given by the source")
+    gbs, mbs = as_int(r["gbs"]), as_int(r["mbs"])
+    if gbs is None:
+        return skip("global batch size not given by the source")
+    if mbs is None:
+        mbs = 1
+        a.append("micro batch size 1 (not given)")
+    seq = int(r["seq"])
+    gpus = int(r["gpus"])
+    d = gpus // (t * p * cp)
+    if d * t * p * cp != gpus:
+        return skip("gpus %d is not a multiple of t*p*cp = %d" % (gpus, t * p * cp))
+    vp = as_int(r["vp"])
+    recompute = r["recompute"]
+    if recompute.startswith("full, block, 0 layers"):
+        rc = "none"
+        a.append("recompute none (launcher yaml: full, block, 0 layers)")
+    elif recompute.startswith("full"):
+        rc = "full"
+    elif recompute.startswith("selective"):
+        rc = "selective"
+    elif r["source_key"] == "S7":
+        # Narayanan et al. count every run's FLOPs with Eq. 3, which includes
+        # the recompute forward pass; the ZeRO-3 baselines of Table 2 print
+        # no recompute column, and without it their activations (b up to 4,
+        # s 2048, h 12288+) do not fit in 80 GB.
+        rc = "full"
+        a.append("full activation recompute (not printed; Eq. 3 counts it, and without it the activations exceed 80 GB)")
+    else:
+        rc = "none"
+        if r["source_key"] in ("S1", "S2", "S3", "S4", "S5"):
+            a.append("no activation recompute (not printed)")
+    sp_text = r["seq_parallel"]
+    if sp_text.startswith("yes"):
+        sp = True
+    elif sp_text.startswith("no"):
+        sp = False
+    elif r["source_key"] in ("S1", "S2", "S3", "S4", "S5") and t > 1:
+        sp = True
+        a.append("sequence parallel with t > 1 (NeMo/Megatron-Bridge recipes' default)")
+    else:
+        sp = False
+    fsdp = as_int(r["fsdp"]) or 0
+    if r["source_key"] in ("S1", "S2", "S3", "S4", "S5"):
+        dist_opt, overlap = True, True
+        a.append("distributed optimizer and overlapped gradient reduction (NeMo/Megatron-Bridge recipes' default)")
+    elif r["source_key"] == "S10":
+        dist_opt, overlap = True, False
+        a.append("ZeRO-1-like BF16 optimizer as Megatron-LM's distributed optimizer; no overlapped gradient reduction")
+    else:
+        dist_opt, overlap = False, False
+        a.append("plain data parallelism without overlap (Megatron-LM of the time)")
+    if vp is None and p > 1:
+        a.append("no interleaved schedule (V not given)")
+    args = flags + ["--seq-length", str(seq)]
+    if "--position-embedding-type" in args and args[args.index("--position-embedding-type") + 1] == "learned_absolute":
+        args += ["--max-position-embeddings", str(seq)]
+    args += ["--tensor-model-parallel-size", str(t), "--pipeline-model-parallel-size", str(p)]
+    if vp and vp > 1:
+        args += ["--num-virtual-stages-per-pipeline-rank", str(vp)]
+    if cp > 1:
+        args += ["--context-parallel-size", str(cp)]
+    if ep > 1:
+        args += ["--expert-model-parallel-size", str(ep)]
+        if r["source_key"] == "S1":
+            args += ["--expert-tensor-parallel-size", "1"]
+            a.append("expert tensor parallelism 1 (Megatron-Bridge MoE recipes' default)")
+    args += ["--world-size", str(gpus), "--micro-batch-size", str(mbs), "--global-batch-size", str(gbs)]
+    if sp and t > 1:
+        args += ["--sequence-parallel"]
+    if rc == "full":
+        args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+    elif rc == "selective":
+        args += ["--recompute-granularity", "selective"]
+    if fsdp:
+        if fsdp != d:
+            return skip("sharding group %d is not the data-parallel group %d" % (fsdp, d))
+        args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params"]
+    elif dist_opt:
+        args += ["--use-distributed-optimizer"]
+    if overlap and d > 1:
+        args += ["--overlap-grad-reduce"]
+    if r["precision"].startswith("FP16"):
+        args += ["--fp16"]
+    else:
+        args += ["--bf16"]
+        if r["precision"].startswith("BF16?"):
+            a.append("BF16 (precision not stated)")
+    if fp8:
+        args += ["--fp8-format", "hybrid"]
+        a.append("FP8 as Transformer Engine's hybrid format at the FP8 tensor-core rate (recipe %s)" % r["precision"])
+    if r["source_key"] in UNFUSED_ATTENTION_SOURCES:
+        out["attention_kernel"] = "unfused"
+        a.append("unfused attention (%s predates FlashAttention in Megatron-LM): the refined profile's flash_attention and causal_attention corrections are off" % UNFUSED_ATTENTION_SOURCES[r["source_key"]])
+    else:
+        out["attention_kernel"] = "flash"
+    layers = int(m["layers"])
+    out["uneven_stages"] = layers % p != 0
+    if out["uneven_stages"]:
+        a.append("%d blocks over %d stages: uneven stages (blocks per stage rounded up), as the framework's own split (embedding/loss counted as layers, or a partition method) makes them" % (layers, p))
+    out["mapping"] = {"t": t, "p": p, "v": vp or 1, "cp": cp, "ep": ep, "d": d,
+                      "mbs": mbs, "gbs": gbs, "seq": seq, "recompute": rc,
+                      "sequence_parallel": sp and t > 1,
+                      "distributed_optimizer": dist_opt and not fsdp,
+                      "fsdp": fsdp}
+    out["megatron_args"] = args
+    return out
+
+
+def main():
+    root = sys.argv[1]
+    models = {m["model"]: m for m in csv.DictReader(open(root + "/models.csv"))}
+    rows = [row_of(r, models) for r in csv.DictReader(open(root + "/runs.csv"))]
+    doc = {"format": "blueprinting.validation_corpus/1",
+           "derived_from": "shared/measured/runs.csv and models.csv (331 runs; README.md there gives every source)",
+           "rows": rows}
+    json.dump(doc, sys.stdout, indent=1, sort_keys=True, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+// The regression gate: the mean |error| of every group (bf16_dense, fp8,
+// moe) under both profiles must not be worse than tests/validation/
+// baseline.json records, nor cover fewer rows. It is no target to tune to:
+// after a deliberate improvement, `bazel run
+// //tools:update_validation_baseline` records the new values.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/testing/files.h"
+#include "core/validation/corpus.h"
+#include "core/validation/validation.h"
+
+namespace blueprint {
+namespace {
+
+class RegressionGate : public ::testing::TestWithParam<ModelProfile> {};
+
+TEST_P(RegressionGate, NoGroupIsWorseThanRecorded) {
+  const std::string baseline =
+      test_files::ReadFile("tests/validation/baseline.json");
+  ASSERT_FALSE(baseline.empty()) << "tests/validation/baseline.json";
+  absl::StatusOr<std::vector<ValidationRow>> rows =
+      ParseCorpus(ValidationCorpusText());
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const ValidationReport report = Validate(*rows, GetParam());
+  absl::StatusOr<std::vector<std::string>> regressions =
+      BaselineRegressions(baseline, report);
+  ASSERT_TRUE(regressions.ok()) << regressions.status();
+  for (const std::string& r : *regressions) ADD_FAILURE() << r;
+  // Every group the corpus holds is recorded (a new group needs its value).
+  for (const auto& [group, summary] : report.by_group) {
+    EXPECT_NE(baseline.find("\"" + group + "\""), std::string::npos)
+        << group << " is not in baseline.json: run "
+                    "`bazel run //tools:update_validation_baseline`";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, RegressionGate,
+                         ::testing::Values(ModelProfile::kCalculon,
+                                           ModelProfile::kRefined));
+
+// The gate itself fails on a worse mean, on fewer rows and on a lost group.
+TEST(RegressionGateLogic, FailsOnEveryKindOfRegression) {
+  ValidationReport report;
+  report.profile = ModelProfile::kRefined;
+  report.by_group["fp8"] = {10, 0.2, 0.5, "r1"};
+  report.by_group["moe"] = {5, 0.3, 0.4, "r2"};
+  const std::string base = R"({"format": "blueprinting.validation_baseline/1",
+    "calculon": {}, "refined": {
+      "fp8": {"rows": 10, "mean_abs_error": 0.1},
+      "moe": {"rows": 6, "mean_abs_error": 0.3},
+      "bf16_dense": {"rows": 3, "mean_abs_error": 0.05}}})";
+  absl::StatusOr<std::vector<std::string>> r =
+      BaselineRegressions(base, report);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, (std::vector<std::string>{
+                    "refined bf16_dense: no row predicted, 3 recorded",
+                    "refined fp8: mean |error| 0.2 is worse than the "
+                    "recorded 0.1",
+                    "refined moe: 5 rows predicted, 6 recorded"}));
+  report.by_group["moe"].rows = 6;
+  report.by_group["fp8"].mean_abs_error = 0.1;
+  report.by_group["bf16_dense"] = {3, 0.01, 0.02, "r3"};
+  r = BaselineRegressions(base, report);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+  EXPECT_FALSE(BaselineRegressions("{}", report).ok());
+}
+
+}  // namespace
+}  // namespace blueprint
