@@ -407,6 +407,27 @@ std::optional<CommandResult> RunDigest(const Args& args) {
   return WithSpec(args, &Digest);
 }
 
+std::optional<CommandResult> RunSchedule(const Args& args) {
+  // SPEC.json [--json], --json before or after the spec.
+  Args positional;
+  bool json = false;
+  for (const std::string& arg : args) {
+    if (arg != "--json") {
+      positional.push_back(arg);
+    } else if (json) {
+      return UsageResult("--json given twice");
+    } else {
+      json = true;
+    }
+  }
+  if (positional.size() != 1) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles(positional, &files)) {
+    return failed;
+  }
+  return ScheduleTimeline(files[0], json);
+}
+
 std::optional<CommandResult> RunExplain(const Args& args) {
   // SPEC.json FIGURE [--depth N], --depth anywhere after the command.
   Args positional;
@@ -543,6 +564,13 @@ const std::vector<Subcommand>& Subcommands() {
        "the formula of one report figure with its values, then its lineage "
        "back to spec and system; --depth N stops the tree N levels down",
        &RunExplain},
+      {{"schedule"},
+       "SPEC.json [--json]",
+       "the concrete pipeline schedule of the spec, simulated: every "
+       "command of every stage (F, B, W, P2P) with its start and end, "
+       "per-stage busy and idle time, peak live microbatches, the simulated "
+       "bubble beside the analytic one; --json as JSON",
+       &RunSchedule},
       {{"search"},
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "

@@ -174,6 +174,24 @@ val Digest(val spec_arg) {
   return ToJs(blueprint::Digest(spec));
 }
 
+// `blueprint schedule SPEC [--json]`: `json` is optional (undefined: the
+// canonical text); otherwise a boolean.
+val Schedule(val spec_arg, val json_arg) {
+  std::string spec;
+  Arguments args;
+  args.String(spec_arg, "spec", &spec);
+  const bool json_given = !json_arg.isUndefined();
+  if (json_given && json_arg.typeOf().as<std::string>() != "boolean") {
+    args.Error({"json",
+                absl::StrCat("json: expected a boolean or undefined, got ",
+                             json_arg.typeOf().as<std::string>()),
+                blueprint::ErrorCode::kWrongType});
+  }
+  if (!args.ok()) return args.Refusal();
+  return ToJs(blueprint::ScheduleTimeline(spec,
+                                          json_given && json_arg.as<bool>()));
+}
+
 // `blueprint explain SPEC FIGURE [--depth N]`: `depth` is optional
 // (undefined: every level); otherwise an integer >= 0.
 val Explain(val spec_arg, val figure_arg, val depth_arg) {
@@ -292,6 +310,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   emscripten::function("analyze", &Analyze);
   emscripten::function("digest", &Digest);
   emscripten::function("explain", &Explain);
+  emscripten::function("schedule", &Schedule);
   emscripten::function("calculon", &Calculon);
   emscripten::function("importCalculon", &ImportCalculon);
   emscripten::function("importMegatron", &ImportMegatron);

@@ -83,6 +83,14 @@ export interface Blueprinting {
    * refused with an error on field "depth".
    */
   explain(specJson: string, figure: string, depth?: number): CommandResult;
+  /**
+   * `blueprint schedule SPEC [--json]`: the spec's concrete pipeline schedule,
+   * simulated. `json` true gives the timeline JSON ({"format":
+   * "blueprinting.pipeline_timeline/1", ..., "stages": [{"commands": [{"kind",
+   * "microbatch", "chunk", "start", "end", "lineage"}]}]}); otherwise the
+   * canonical text. A non-boolean `json` is refused on field "json".
+   */
+  schedule(specJson: string, json?: boolean): CommandResult;
   /** `blueprint calculon APP EXE SYS`: Calculon's stats JSON. */
   calculon(appJson: string, exeJson: string, sysJson: string): CommandResult;
   /** `blueprint import calculon APP EXE SYS`: the canonical spec JSON. */

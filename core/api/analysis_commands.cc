@@ -7,7 +7,10 @@
 #include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
+#include "core/base/json.h"
 #include "core/pipeline/pipeline.h"
+#include "core/schedule/from_analysis.h"
+#include "core/schedule/timeline.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 
@@ -71,6 +74,23 @@ CommandResult AnalyzeStages(const std::string& spec_json,
   if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
   *stages = StageTexts(result);
   out.output = ReportText(result);
+  AddCapacityViolations(result, &out);
+  return out;
+}
+
+CommandResult ScheduleTimeline(const std::string& spec_json, bool json) {
+  CommandResult out;
+  PipelineResult result;
+  if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
+  absl::StatusOr<SimulatedIteration> simulated = SimulateIteration(
+      result.program.pipeline().schedule, result.iteration);
+  if (!simulated.ok()) return FailureResult(simulated.status());
+  out.output =
+      json ? CanonicalJson(TimelineJson(simulated->ir, simulated->result,
+                                        simulated->inputs)) +
+                 "\n"
+           : PrintTimeline(simulated->ir, simulated->result,
+                           simulated->inputs);
   AddCapacityViolations(result, &out);
   return out;
 }

@@ -41,6 +41,16 @@ CommandResult Digest(const std::string& spec_json);
 CommandResult Explain(const std::string& spec_json, const std::string& figure,
                       std::optional<int64_t> depth = std::nullopt);
 
+// ScheduleTimeline: `blueprint schedule SPEC [--json]`. The concrete
+// schedule of the spec's pipeline.schedule for its p, v and m, each chunk
+// priced by the iteration analysis and simulated (core/schedule/
+// from_analysis.h). Output: the timeline's canonical text
+// ("pipeline_timeline/1", core/schedule/timeline.h), or with `json` its
+// canonical JSON, every command of every stage with its start and end. A
+// mapping over memory capacity still prints its timeline and exits 2, as
+// Analyze does; a shape the schedule constructors reject exits 2 naming it.
+CommandResult ScheduleTimeline(const std::string& spec_json, bool json);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_API_ANALYSIS_COMMANDS_H_

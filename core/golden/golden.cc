@@ -8,6 +8,7 @@
 #include "core/adapters/megatron.h"
 #include "core/base/sha256.h"
 #include "core/pipeline/pipeline.h"
+#include "core/schedule/from_analysis.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 
@@ -48,6 +49,18 @@ absl::StatusOr<MappingSpec> SpecOf(const CaseFiles& files) {
       "megatron.txt+sys.json");
 }
 
+// The concrete schedule's summary (from_analysis.h), or why it could not be
+// built (a shape the constructors reject is no error of the case).
+std::string ScheduleStageText(const PipelineResult& result) {
+  absl::StatusOr<SimulatedIteration> simulated = SimulateIteration(
+      result.program.pipeline().schedule, result.iteration);
+  if (!simulated.ok()) {
+    return absl::StrCat("pipeline_timeline/1\nnot simulated: ",
+                        simulated.status().message(), "\n");
+  }
+  return TimelineSummaryText(*simulated);
+}
+
 }  // namespace
 
 const std::vector<std::string>& CaseInputNames() {
@@ -64,6 +77,7 @@ std::vector<StageText> EvaluateCase(const CaseFiles& files) {
   absl::StatusOr<PipelineResult> result = RunPipeline(*program);
   if (!result.ok()) return Rejected(result.status());
   std::vector<StageText> stages = StageTexts(*result);
+  stages.push_back({"schedule", ScheduleStageText(*result)});
   if (!result->memory.violations.empty()) {
     std::string errors = kErrorsFormat;
     for (const FieldError& v : result->memory.violations) {

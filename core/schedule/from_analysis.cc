@@ -1,0 +1,108 @@
+#include "core/schedule/from_analysis.h"
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/field_errors.h"
+#include "core/base/sha256.h"
+#include "core/base/status_macros.h"
+
+namespace blueprint {
+namespace {
+
+// The spec field behind each of BuildSchedule's shape fields.
+std::string SpecFieldOf(const std::string& shape_field) {
+  if (shape_field == "p") return "parallelism.pipeline.degree";
+  if (shape_field == "v") {
+    return "parallelism.pipeline.schedule.virtual_stages";
+  }
+  if (shape_field == "m") return "batch.global_batch_size";
+  return shape_field;
+}
+
+// BuildSchedule's errors, on the spec's fields and prefixed "schedule: ".
+absl::Status OnSpecFields(const absl::Status& status) {
+  std::vector<FieldError> errors = FieldErrorsOf(status);
+  for (FieldError& error : errors) {
+    error.field = SpecFieldOf(error.field);
+    error.message = absl::StrCat("schedule: ", error.message);
+  }
+  return InvalidInputError(errors);
+}
+
+}  // namespace
+
+ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
+                                  bool training) {
+  return std::visit(
+      Overloaded{
+          [&](const SingleStage&) {
+            return training ? ScheduleKind::kSingleStage
+                            : ScheduleKind::kForwardOnly;
+          },
+          [](const OneForwardOneBackward&) {
+            return ScheduleKind::kOneForwardOneBackward;
+          },
+          [](const InterleavedOneForwardOneBackward&) {
+            return ScheduleKind::kInterleaved;
+          },
+          [](const ForwardOnly&) { return ScheduleKind::kForwardOnly; },
+      },
+      schedule);
+}
+
+double UnscheduledBubbleTime(const IterationAnalysis& iteration) {
+  if (iteration.step.training) return 0;
+  return iteration.figures.bubble_chunks * iteration.figures.chunk_bw_time;
+}
+
+absl::StatusOr<SimulatedIteration> SimulateIteration(
+    const PipelineSchedule& schedule, const IterationAnalysis& iteration) {
+  const StepShape& step = iteration.step;
+  const IterationFigures& figures = iteration.figures;
+  absl::StatusOr<PipelineScheduleIR> ir = BuildSchedule(
+      ConcreteScheduleKind(schedule, step.training), step.p, step.v, step.m);
+  if (!ir.ok()) return OnSpecFields(ir.status());
+  SimulatedIteration out;
+  out.ir = std::move(*ir);
+  out.inputs.durations.forward = figures.chunk_fw_time;
+  out.inputs.durations.backward_input =
+      step.training ? figures.chunk_bw_time : 0;
+  out.inputs.analytic_bubble_time = figures.bubble_time;
+  out.inputs.bubble_reduction_time = figures.bubble_reduction_time;
+  out.inputs.unscheduled_bubble_time = UnscheduledBubbleTime(iteration);
+  out.inputs.total_time = figures.total_time;
+  absl::StatusOr<SimulationResult> result =
+      Simulate(out.ir, {out.inputs.durations});
+  if (!result.ok()) {
+    // The constructors' orders all progress (schedule tests): a failure
+    // here is a bug, not bad input.
+    return absl::InternalError(absl::StrCat("schedule: simulation failed: ",
+                                            result.status().message()));
+  }
+  out.result = std::move(*result);
+  return out;
+}
+
+std::string TimelineSummaryText(const SimulatedIteration& simulated) {
+  const std::string timeline =
+      PrintTimeline(simulated.ir, simulated.result, simulated.inputs);
+  // The header and the per-stage lines; commands are indented.
+  std::string out;
+  size_t begin = 0;
+  while (begin < timeline.size()) {
+    size_t end = timeline.find('\n', begin);
+    if (end == std::string::npos) end = timeline.size() - 1;
+    if (timeline[begin] != ' ') {
+      out.append(timeline, begin, end - begin + 1);
+    }
+    begin = end + 1;
+  }
+  absl::StrAppend(&out, "timeline_sha256 ", Sha256Hex(timeline), "\n");
+  return out;
+}
+
+}  // namespace blueprint

@@ -1,0 +1,109 @@
+// Simulate: an exact replay of a PipelineScheduleIR with given chunk
+// durations, to re-prove the analytic bubble (core/analysis/figures.cc
+// BubbleTerms) from commands, dependencies and stream order.
+//
+// Semantics (README.md "Simulator"): each stage has three in-order streams,
+// compute (F, B, W, FB, DataParallelReduce, OptimizerStep), send and recv.
+// A command starts when the previous command of its stream has ended and
+// its data dependencies are met, and runs for its duration:
+//   F(mb, position j)   needs F(mb, j-1): on the same stage its end, else the
+//                       end of this stage's RecvActivation of (mb, j);
+//   B(mb, j)            needs F(mb, j) and B(mb, j+1) (same stage) or the
+//                       RecvGradient of (mb, j);
+//   W(mb, j)            needs B(mb, j);
+//   FB                  needs both halves' dependencies;
+//   Send*               needs its producer (F or B) and runs p2p_link_time;
+//   Recv*               starts at max(previous recv's end, its send's start)
+//                       and ends at max(that, its send's end): the receive
+//                       is posted in order and completes when the data lands.
+// Since every stream's order is fixed, the times are the longest paths of
+// that DAG: the result is unique and independent of processing order. A
+// cycle (an order that cannot progress) is reported as a deadlock error.
+#ifndef BLUEPRINTING_CORE_SCHEDULE_SIMULATE_H_
+#define BLUEPRINTING_CORE_SCHEDULE_SIMULATE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/schedule/schedule_ir.h"
+
+namespace blueprint {
+
+// One chunk's (virtual stage's) durations, in any time unit.
+struct ChunkDurations {
+  double forward = 0;
+  // The input-gradient backward; a backward that does not defer its weight
+  // gradient runs backward_input + backward_weight.
+  double backward_input = 0;
+  double backward_weight = 0;  // 0 when the backward is not split
+  double p2p_link_time = 0;    // each Send* command's duration
+  // DualPipe's F&B (one forward overlapped with one whole backward); a
+  // negative value means forward + backward_input + backward_weight.
+  double overlapped_forward_backward = -1;
+};
+
+struct CommandTiming {
+  double start = 0;
+  double end = 0;
+};
+
+struct StageFigures {
+  double compute_busy = 0;  // sum of compute-stream durations
+  double idle = 0;          // makespan - compute_busy
+  double end = 0;           // the stage's last command's end
+  // Most microbatch-chunks live at once: from an F's start to its W's end,
+  // or its backward's end when the backward is whole (an FB's backward half
+  // is whole); forward-only: to the F's end. At equal times releases come
+  // first.
+  int64_t peak_live_chunks = 0;
+  // peak_live_chunks / chunks_per_stage: in units of one microbatch's
+  // activations of the whole stage.
+  double peak_live_microbatches = 0;
+};
+
+struct SimulationResult {
+  // timings[s][i]: command i of stage s.
+  std::vector<std::vector<CommandTiming>> timings;
+  std::vector<StageFigures> stages;
+  double makespan = 0;  // the iteration time: the latest end
+  double max_compute_busy = 0;
+  // makespan - max_compute_busy: the time the busiest stage idles. With
+  // equal stages this is the pipeline bubble of BubbleTerms.
+  double bubble = 0;
+};
+
+// Simulate: `durations` holds one entry for every chunk, or p *
+// chunks_per_stage entries indexed stage * chunks_per_stage + chunk.
+// Errors: InvalidArgument for an inconsistent IR (a command out of range, a
+// duplicate, a missing dependency, a send without its receive; up to 20
+// problems listed) or bad durations; FailedPrecondition "deadlock" naming
+// the blocked head command of every stream that cannot progress.
+absl::StatusOr<SimulationResult> Simulate(
+    const PipelineScheduleIR& ir, const std::vector<ChunkDurations>& durations);
+
+// AnalyticBubble: BubbleTerms' bubble without its separate uneven-layout
+// term: ((p - 1) + extra) * chunk_time, extra = (v - 1)(p - m mod p) when
+// p does not divide m, else 0.
+double AnalyticBubble(int64_t p, int64_t v, int64_t m, double chunk_time);
+
+// InterleavedLeftoverDifference: the simulated bubble of the interleaved
+// schedule (Megatron-LM order, P2P folded into the chunk durations) minus
+// AnalyticBubble. Zero when p divides m or m < p (re-proved by
+// simulate_test); otherwise Calculon's (v-1)(p - m mod p) whole idle chunks
+// are not what the table order produces: the short last group is paired
+// with the previous group's backwards, so the excess depends on the
+// forward/backward ratio (README, "Re-proof").
+absl::StatusOr<double> InterleavedLeftoverDifference(
+    int64_t p, int64_t v, int64_t m, const ChunkDurations& durations);
+
+// InterleavedFirstStagePeakChunks: the first stage's peak live chunks in
+// Megatron-LM's order: its warm-up forwards plus one, 2(p-1) + (v-1)p + 1,
+// capped at all m*v chunks. figures.cc's factor min(m,p)(1 + (p-1)/(vp))
+// times v equals it when m*v >= vp + p - 1 (hence m > p); for m <= p it
+// differs (simulate_test checks both).
+int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SCHEDULE_SIMULATE_H_

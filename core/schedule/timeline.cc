@@ -1,0 +1,108 @@
+#include "core/schedule/timeline.h"
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/format.h"
+
+namespace blueprint {
+
+double SimulatedTotalTime(const SimulationResult& result,
+                          const TimelineInputs& inputs) {
+  return inputs.total_time + (result.bubble - (inputs.analytic_bubble_time +
+                                               inputs.bubble_reduction_time));
+}
+
+std::string PrintTimeline(const PipelineScheduleIR& ir,
+                          const SimulationResult& result,
+                          const TimelineInputs& inputs) {
+  const ChunkDurations& d = inputs.durations;
+  std::string out = "pipeline_timeline/1\n";
+  absl::StrAppend(&out, "schedule ", ScheduleKindName(ir.kind), " p ", ir.p,
+                  " v ", ir.v, " m ", ir.m, " chunks_per_stage ",
+                  ir.chunks_per_stage, " training ", ir.training ? 1 : 0, "\n");
+  absl::StrAppend(&out, "durations forward ", FormatDouble(d.forward),
+                  " backward_input ", FormatDouble(d.backward_input),
+                  " backward_weight ", FormatDouble(d.backward_weight),
+                  " p2p_link_time ", FormatDouble(d.p2p_link_time), "\n");
+  absl::StrAppend(
+      &out, "makespan ", FormatDouble(result.makespan), "\nbubble ",
+      FormatDouble(result.bubble), "\nanalytic_bubble_time ",
+      FormatDouble(inputs.analytic_bubble_time), "\nbubble_reduction_time ",
+      FormatDouble(inputs.bubble_reduction_time), "\nunscheduled_bubble_time ",
+      FormatDouble(inputs.unscheduled_bubble_time), "\ntotal_time ",
+      FormatDouble(inputs.total_time), "\nsimulated_total_time ",
+      FormatDouble(SimulatedTotalTime(result, inputs)), "\n");
+  for (size_t s = 0; s < ir.stages.size(); ++s) {
+    const StageFigures& f = result.stages[s];
+    absl::StrAppend(&out, "stage ", s, " busy ", FormatDouble(f.compute_busy),
+                    " idle ", FormatDouble(f.idle), " peak_live_chunks ",
+                    f.peak_live_chunks, " peak_live_microbatches ",
+                    FormatDouble(f.peak_live_microbatches), "\n");
+    for (size_t i = 0; i < ir.stages[s].size(); ++i) {
+      const Command& c = ir.stages[s][i];
+      const CommandTiming& t = result.timings[s][i];
+      absl::StrAppend(&out, "  ", i, " ", CommandKindName(c.kind));
+      if (c.microbatch >= 0) {
+        absl::StrAppend(&out, " mb ", c.microbatch, " chunk ", c.chunk);
+      }
+      absl::StrAppend(&out, " start ", FormatDouble(t.start), " end ",
+                      FormatDouble(t.end), "\n");
+    }
+  }
+  return out;
+}
+
+nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
+                            const SimulationResult& result,
+                            const TimelineInputs& inputs) {
+  const ChunkDurations& d = inputs.durations;
+  nlohmann::json out = {
+      {"format", "blueprinting.pipeline_timeline/1"},
+      {"schedule", std::string(ScheduleKindName(ir.kind))},
+      {"p", ir.p},
+      {"v", ir.v},
+      {"m", ir.m},
+      {"training", ir.training},
+      {"makespan", result.makespan},
+      {"bubble", result.bubble},
+      {"analytic_bubble_time", inputs.analytic_bubble_time},
+      {"bubble_reduction_time", inputs.bubble_reduction_time},
+      {"unscheduled_bubble_time", inputs.unscheduled_bubble_time},
+      {"total_time", inputs.total_time},
+      {"simulated_total_time", SimulatedTotalTime(result, inputs)},
+      {"durations",
+       {{"forward", d.forward},
+        {"backward_input", d.backward_input},
+        {"backward_weight", d.backward_weight},
+        {"p2p_link_time", d.p2p_link_time}}},
+  };
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t s = 0; s < ir.stages.size(); ++s) {
+    const StageFigures& f = result.stages[s];
+    nlohmann::json commands = nlohmann::json::array();
+    for (size_t i = 0; i < ir.stages[s].size(); ++i) {
+      const Command& c = ir.stages[s][i];
+      const CommandTiming& t = result.timings[s][i];
+      nlohmann::json command = {{"kind", std::string(CommandKindName(c.kind))},
+                                {"start", t.start},
+                                {"end", t.end},
+                                {"lineage", c.lineage}};
+      if (c.microbatch >= 0) {
+        command["microbatch"] = c.microbatch;
+        command["chunk"] = c.chunk;
+      }
+      commands.push_back(std::move(command));
+    }
+    stages.push_back({{"busy", f.compute_busy},
+                      {"idle", f.idle},
+                      {"peak_live_chunks", f.peak_live_chunks},
+                      {"peak_live_microbatches", f.peak_live_microbatches},
+                      {"commands", std::move(commands)}});
+  }
+  out["stages"] = std::move(stages);
+  return out;
+}
+
+}  // namespace blueprint

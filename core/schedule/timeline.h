@@ -1,0 +1,67 @@
+// The timeline of a simulated schedule, as the `blueprint schedule` command
+// prints it: canonical text (digested like every stage's output) and JSON
+// (the page's pipeline chart draws it). Both list every command of every
+// stage in program order with its simulated start and end.
+#ifndef BLUEPRINTING_CORE_SCHEDULE_TIMELINE_H_
+#define BLUEPRINTING_CORE_SCHEDULE_TIMELINE_H_
+
+#include <string>
+#include <vector>
+
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/simulate.h"
+#include "nlohmann/json.hpp"
+
+namespace blueprint {
+
+// What a timeline is priced with, printed in its header.
+struct TimelineInputs {
+  ChunkDurations durations;
+  // The analytic bubble the simulation re-proves (BubbleTerms), and the
+  // uneven-layout reduction it subtracts, which the simulation's equal
+  // chunks do not see.
+  double analytic_bubble_time = 0;
+  double bubble_reduction_time = 0;
+  // What the analytic bubble holds that no command of the schedule does
+  // (from_analysis.h UnscheduledBubbleTime): the simulation re-proves
+  // analytic_bubble_time + bubble_reduction_time - unscheduled_bubble_time.
+  double unscheduled_bubble_time = 0;
+  // The analysis' whole step (total_time): the pipeline plus what lies
+  // outside it (DP communication, the optimizer step, ...).
+  double total_time = 0;
+};
+
+// total_time with the analytic bubble (analytic_bubble_time +
+// bubble_reduction_time: the simulated chunks are all equal, so the
+// simulation has no uneven-layout reduction) replaced by the simulated one.
+// Equal to total_time wherever the simulation re-proves the bubble.
+double SimulatedTotalTime(const SimulationResult& result,
+                          const TimelineInputs& inputs);
+
+// PrintTimeline: "pipeline_timeline/1", the schedule's shape, its inputs,
+// the pipeline's makespan (forward and backward passes only), the simulated
+// and analytic bubble, total_time and simulated_total_time, then per stage its
+// figures and one line per command: index, kind, microbatch and chunk (where it
+// has them), start, end. Doubles print shortest round-trip
+// (core/base/format.h).
+std::string PrintTimeline(const PipelineScheduleIR& ir,
+                          const SimulationResult& result,
+                          const TimelineInputs& inputs);
+
+// TimelineJson: the same as
+//   {"format": "blueprinting.pipeline_timeline/1", "schedule", "p", "v",
+//    "m", "training", "makespan", "bubble", "analytic_bubble_time",
+//    "bubble_reduction_time", "unscheduled_bubble_time", "total_time",
+//    "simulated_total_time", "durations": {...}, "stages": [{"busy", "idle",
+//    "peak_live_chunks",
+//                "peak_live_microbatches",
+//                "commands": [{"kind": "F"|"B"|"W"|"FB"|..., "microbatch",
+//                              "chunk", "start", "end", "lineage"}]}]}
+// with "microbatch" and "chunk" omitted where a command has none.
+nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
+                            const SimulationResult& result,
+                            const TimelineInputs& inputs);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SCHEDULE_TIMELINE_H_
