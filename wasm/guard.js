@@ -15,12 +15,14 @@
 //     same kind of error: create a new one with createBlueprinting().
 (function() {
   // name -> number of arguments of the binding (wasm/bindings.cc); optional
-  // ones (explain's depth, importMegatron's config, search's progress) are
+  // ones (explain's depth, schedule's json, importMegatron's config,
+  // search's progress) are
   // passed as undefined.
   // evaluateCase is only in the testing build (wasm/testing_bindings.cc): a
   // name the module does not export is skipped.
   var ARITY = {
-    'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'calculon': 3,
+    'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'schedule': 2,
+    'calculon': 3,
     'importCalculon': 3, 'importMegatron': 3, 'search': 4, 'evaluateCase': 1,
     'metadata': 0, 'presets': 0, 'validate': 1
   };

@@ -10,7 +10,7 @@ import {SpecForm} from './form.js';
 import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
         setFigure} from './report.js';
 import {loadMetadata} from './metadata.js';
-import {memoryChart, scheduleChart, stageChart} from './charts.js';
+import {drawnMicrobatches, memoryChart, scheduleChart, stageChart} from './charts.js';
 import {SearchPanel} from './search.js';
 import {runValidation} from './validation.js';
 
@@ -267,18 +267,22 @@ function showReport(text) {
            ? h('ul', {class: 'errors'}, memory.violations.map((v) => h('li', {}, String(v))))
            : null);
   fill(byId('stages'), stageChart(report, chartWidth('stages')));
-  const m = report.mapping ?? {};
-  const f = report.figures ?? {};
-  const schedule = {
-    p: m.pipeline ?? 1, v: m.virtual_stages ?? 1, m: m.microbatches ?? 1,
-    tf: f.chunk_fw_time ?? 0, tb: f.chunk_bw_time ?? 0, training: report.kind === 'training',
-    width: chartWidth('schedule'),
-  };
-  // Hundreds of elements: redrawn only when the schedule changes.
-  const key = JSON.stringify(schedule);
+  const mapping = report.mapping ?? {};
+  const m = mapping.microbatches ?? 1;
+  // The core's simulated timeline of the spec with the microbatches drawn
+  // (the chunk times do not depend on m): global batch scaled to them.
+  const drawn = drawnMicrobatches(mapping.pipeline ?? 1, mapping.virtual_stages ?? 1, m);
+  const drawnSpec = structuredClone(state.spec);
+  drawnSpec.batch.global_batch_size = state.spec.batch.global_batch_size / m * drawn;
+  const drawnJson = JSON.stringify(drawnSpec);
+  const width = chartWidth('schedule');
+  // Thousands of elements: redrawn only when the schedule changes.
+  const key = `${width} ${m} ${drawnJson}`;
   if (key !== state.scheduleKey) {
     state.scheduleKey = key;
-    fill(byId('schedule'), scheduleChart(schedule));
+    const result = call(state.bp, 'schedule', drawnJson, true);
+    const timeline = result.output ? JSON.parse(result.output) : null;
+    fill(byId('schedule'), scheduleChart({timeline, errors: result.errors, m, width}));
   }
 }
 

@@ -123,115 +123,33 @@ export function stageChart(report, width) {
   return h('div', {}, svg, note);
 }
 
-// Per stage, the ordered operations of a Megatron-style schedule: forwards of
-// microbatch groups of p chunk by chunk, `warmup` forwards first, then one
-// forward / one backward, then the remaining backwards.
-function stageOrders(p, v, m, training) {
-  const forward = [];
-  const backward = [];
-  for (let g = 0; g < m; g += p) {
-    const size = Math.min(p, m - g);
-    for (let c = 0; c < v; c++) {
-      for (let k = 0; k < size; k++) {
-        forward.push({f: true, mb: g + k, c});
-        backward.push({f: false, mb: g + k, c: v - 1 - c});
-      }
-    }
-  }
-  const total = forward.length;
-  const orders = [];
-  for (let i = 0; i < p; i++) {
-    if (!training) {
-      orders.push(forward);
-      continue;
-    }
-    let warmup = v > 1 ? (p - i - 1) * 2 + (v - 1) * p : p - i - 1;
-    if (v > 1 && m === p) warmup = total;
-    warmup = Math.min(warmup, total);
-    const order = forward.slice(0, warmup);
-    let fi = warmup;
-    let bi = 0;
-    while (fi < total) order.push(forward[fi++], backward[bi++]);
-    while (bi < total) order.push(backward[bi++]);
-    orders.push(order);
-  }
-  return orders;
-}
-
-// Start and end of every operation, each as soon as its stage is free and
-// its input has arrived; null when the order deadlocks.
-function simulate(p, v, m, tf, tb, orders) {
-  const n = p * m * v;
-  const endF = new Float64Array(n).fill(NaN);
-  const endB = new Float64Array(n).fill(NaN);
-  const at = (i, mb, c) => (i * m + mb) * v + c;
-  const ready = (op, i) => {
-    if (op.f) {
-      if (i > 0) return endF[at(i - 1, op.mb, op.c)];
-      return op.c > 0 ? endF[at(p - 1, op.mb, op.c - 1)] : 0;
-    }
-    const own = endF[at(i, op.mb, op.c)];
-    if (i < p - 1) return Math.max(own, endB[at(i + 1, op.mb, op.c)]);
-    return Math.max(own, op.c < v - 1 ? endB[at(0, op.mb, op.c + 1)] : own);
-  };
-  const rows = orders.map(() => []);
-  const next = new Array(p).fill(0);
-  const free = new Array(p).fill(0);
-  let left = orders.reduce((a, o) => a + o.length, 0);
-  while (left > 0) {
-    let progressed = false;
-    for (let i = 0; i < p; i++) {
-      while (next[i] < orders[i].length) {
-        const op = orders[i][next[i]];
-        const t = ready(op, i);
-        if (Number.isNaN(t)) break;
-        const start = Math.max(free[i], t);
-        const end = start + (op.f ? tf : tb);
-        (op.f ? endF : endB)[at(i, op.mb, op.c)] = end;
-        rows[i].push({...op, start, end});
-        free[i] = end;
-        next[i]++;
-        left--;
-        progressed = true;
-      }
-    }
-    if (!progressed) return null;
-  }
-  return rows;
-}
-
 const MAX_STAGES = 128;
 const MAX_OPS = 6000;
-const MAX_SIMULATED = 200000;
 
-// The microbatches drawn: all of them when few, else enough for warm-up,
-// steady state and cool-down (the steady middle only repeats).
+// The microbatches drawn: all of them when few, else a multiple of p enough
+// for warm-up, steady state and cool-down (the steady middle only repeats).
 export function drawnMicrobatches(p, v, m) {
   let drawn = Math.min(m, Math.max(2 * p, 8));
   while (drawn > p && drawn * v * Math.min(p, MAX_STAGES) * 2 > MAX_OPS) drawn -= p;
   return Math.max(1, Math.min(drawn, m));
 }
 
-// The schedule chart: one <g data-stage-row> per stage with its forward and
-// backward chunks; the idle background between them is the bubble.
-export function scheduleChart({p, v, m, tf, tb, training, width}) {
+const COMPUTE_KINDS = new Set(['F', 'B', 'W', 'FB']);
+const KIND_CLASS = {F: 'fw', B: 'bw', W: 'wg', FB: 'fb'};
+
+// The schedule chart of the core's simulated timeline (`blueprint schedule
+// --json`, core/schedule/timeline.h): one <g data-stage-row> per stage with
+// its compute commands coloured by kind and chunk, each titled with its
+// lineage; the idle background between them (P2P waits included) is the
+// bubble. `m` is the spec's microbatch count, `timeline.m` the drawn one.
+export function scheduleChart({timeline, errors, m, width}) {
+  if (!timeline) {
+    return h('p', {class: 'note'}, 'No schedule: ' +
+                                   ((errors ?? []).map((e) => e.message).join('; ') || 'none'));
+  }
+  const p = timeline.p;
   const shownStages = Math.min(p, MAX_STAGES);
-  const drawnM = drawnMicrobatches(p, v, m);
-  if (p * v * drawnM > MAX_SIMULATED) {
-    return h('p', {class: 'note'}, `Too large to draw: ${p} stages × ${v} virtual stages × ` +
-                                   `${drawnM} microbatches.`);
-  }
-  let orders = stageOrders(p, v, drawnM, training);
-  let rows = simulate(p, v, drawnM, tf, tb, orders);
-  let kind = !training ? 'forward only' : v > 1 ? `interleaved 1F1B, v = ${v}` : '1F1B';
-  if (!rows) {
-    // No deadlock-free 1F1B order for this p, v, m (e.g. m < p): all
-    // forwards, then all backwards.
-    orders = orders.map((o) => [...o.filter((x) => x.f), ...o.filter((x) => !x.f)]);
-    rows = simulate(p, v, drawnM, tf, tb, orders);
-    kind = `all forwards then all backwards, v = ${v}`;
-  }
-  const makespan = Math.max(...rows.map((r) => r.at(-1)?.end ?? 0), 1e-30);
+  const makespan = Math.max(timeline.makespan, 1e-30);
   const left = 58;
   const rowH = shownStages > 32 ? 8 : 18;
   const top = 4;
@@ -240,30 +158,38 @@ export function scheduleChart({p, v, m, tf, tb, training, width}) {
   const x = (t) => left + (t / makespan) * plotW;
   const svg = s('svg', {viewBox: `0 0 ${width} ${height}`, class: 'chart schedule-chart',
                         role: 'img',
-                        'aria-label': `Pipeline schedule, ${kind}: ${p} stages, ` +
-                            `${drawnM} microbatches drawn`});
+                        'aria-label': `Pipeline schedule, ${timeline.schedule}: ${p} stages, ` +
+                            `${timeline.m} microbatches drawn`});
   svg.append(s('defs', {}, s('pattern', {id: 'idle', width: 6, height: 6,
                                          patternUnits: 'userSpaceOnUse',
                                          patternTransform: 'rotate(45)'},
                              s('rect', {width: 6, height: 6, class: 'idle-bg'}),
                              s('line', {x1: 0, y1: 0, x2: 0, y2: 6, class: 'idle-line'}))));
+  const kinds = new Set();
   for (let i = 0; i < shownStages; i++) {
+    const stage = timeline.stages[i];
     const y = top + i * rowH;
-    const busy = rows[i].reduce((a, op) => a + op.end - op.start, 0);
     const g = s('g', {'data-stage-row': i},
-                s('title', {}, `Stage ${i}: busy ${human('s', busy)}, ` +
-                                `idle ${human('s', makespan - busy)}`));
+                s('title', {}, `Stage ${i}: busy ${human('s', stage.busy)}, ` +
+                                `idle ${human('s', stage.idle)}, ` +
+                                `peak ${stage.peak_live_microbatches} microbatches live`));
     if (rowH >= 12 || i % 8 === 0) {
       g.append(s('text', {x: 0, y: y + rowH * 0.7, class: 'label'}, `stage ${i}`));
     }
     g.append(s('rect', {x: left, y: y + 1, width: plotW, height: rowH - 2, class: 'idle'}));
-    for (const op of rows[i]) {
-      const w = Math.max(x(op.end) - x(op.start), 0.5);
-      const cls = `${op.f ? 'fw' : 'bw'} chunk-${op.c % 4}`;
-      g.append(s('rect', {x: x(op.start), y: y + 1, width: w, height: rowH - 2, class: cls}));
+    for (const c of stage.commands) {
+      if (!COMPUTE_KINDS.has(c.kind)) continue;
+      kinds.add(c.kind);
+      const w = Math.max(x(c.end) - x(c.start), 0.5);
+      const rect = s('rect', {x: x(c.start), y: y + 1, width: w, height: rowH - 2,
+                              class: `${KIND_CLASS[c.kind]} chunk-${c.chunk % 4}`,
+                              'data-kind': c.kind},
+                     s('title', {}, `${c.kind} microbatch ${c.microbatch + 1}, chunk ${c.chunk}: ` +
+                                    `${human('s', c.start)} to ${human('s', c.end)}\n${c.lineage}`));
+      g.append(rect);
       if (w > 11 && rowH >= 12) {
-        g.append(s('text', {x: x(op.start) + w / 2, y: y + rowH * 0.68, class: 'mb'},
-                   String(op.mb + 1)));
+        g.append(s('text', {x: x(c.start) + w / 2, y: y + rowH * 0.68, class: 'mb'},
+                   String(c.microbatch + 1)));
       }
     }
     svg.append(g);
@@ -271,15 +197,22 @@ export function scheduleChart({p, v, m, tf, tb, training, width}) {
   const axisY = top + rowH * shownStages + 16;
   svg.append(s('text', {x: left, y: axisY, class: 'axis'}, '0'));
   svg.append(s('text', {x: width - 8, y: axisY, class: 'axis end'}, human('s', makespan)));
-  const notes = [`Idealized ${kind} from the chunk times: ${p} stage${p > 1 ? 's' : ''}, ` +
-                 `${drawnM} of ${m} microbatch${m > 1 ? 'es' : ''} drawn` +
-                 (drawnM < m ? ' (the steady middle repeats)' : '') + '.'];
+  const drawn = timeline.m;
+  // What the simulation re-proves (core/schedule/timeline.h).
+  const analytic = timeline.analysis_bubble_time + timeline.bubble_reduction_time -
+                   timeline.unscheduled_bubble_time;
+  const notes = [`Simulated ${timeline.schedule} schedule from the chunk times: ${p} ` +
+                 `stage${p > 1 ? 's' : ''}, ${drawn} of ${m} microbatch${m > 1 ? 'es' : ''} drawn` +
+                 (drawn < m ? ' (the steady middle repeats)' : '') +
+                 `; bubble ${human('s', timeline.bubble)}, analytic ${human('s', analytic)}` +
+                 (drawn < m ? ' for the drawn microbatches.' : '.')];
   if (shownStages < p) notes.push(`Only the first ${shownStages} stages are drawn.`);
+  const names = {F: 'forward', B: 'backward', W: 'weight gradient', FB: 'forward & backward'};
   const legend = h('ul', {class: 'legend'},
-                   h('li', {}, h('span', {class: 'swatch fw', 'aria-hidden': 'true'}), 'forward'),
-                   training ? h('li', {}, h('span', {class: 'swatch bw', 'aria-hidden': 'true'}),
-                                'backward') : null,
+                   [...kinds].map((k) => h('li', {}, h('span', {class: `swatch ${KIND_CLASS[k]}`,
+                                                                'aria-hidden': 'true'}),
+                                           names[k])),
                    h('li', {}, h('span', {class: 'swatch idle-swatch', 'aria-hidden': 'true'}),
-                     'idle (bubble)'));
+                     'idle (bubble, P2P waits)'));
   return h('div', {}, svg, legend, h('p', {class: 'note'}, notes.join(' ')));
 }

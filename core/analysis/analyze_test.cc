@@ -263,11 +263,17 @@ TEST(Lineage, SubstitutesValuesForNames) {
   const FormulaValues values =
       FormulaValuesOf(a.plan, a.iteration, a.memory);
   const IterationFigures& it = a.iteration.figures;
+  const StepShape& s = a.iteration.step;
   EXPECT_EQ(SubstituteValues(
                 FormulaScope::kIteration,
                 FindFormula(FormulaScope::kIteration, "bubble_time")->formula,
                 values),
-            FormatDouble(it.bubble_chunks) + " * " +
+            "0 ? simulated_bubble(2, 1, " + std::to_string(s.m) + ", " +
+                FormatDouble(it.chunk_fw_time) + ", " +
+                FormatDouble(it.chunk_bw_time) + ", " +
+                std::to_string(s.blocks_per_chunk) + " * " +
+                FormatDouble(a.plan.block.block_wgrad_time) + ") : " +
+                FormatDouble(it.bubble_chunks) + " * " +
                 FormatDouble(it.chunk_time) + " - " +
                 FormatDouble(it.bubble_reduction_time));
   EXPECT_EQ(SubstituteValues(FormulaScope::kIteration,
@@ -310,9 +316,17 @@ class FormulaEvaluator {
   double Ternary() {
     const double condition = Or();
     if (!Eat("?")) return condition;
+    // As in C++, only the branch taken must evaluate: the other may call a
+    // function this evaluator does not know (simulated_bubble, ...).
+    const bool failed_before = failed_;
+    failed_ = false;
     const double a = Ternary();
-    if (!Eat(":")) failed_ = true;
+    const bool a_failed = failed_;
+    const bool colon = Eat(":");
+    failed_ = false;
     const double b = Ternary();
+    const bool b_failed = failed_;
+    failed_ = failed_before || !colon || (condition != 0 ? a_failed : b_failed);
     return condition != 0 ? a : b;
   }
   double Or() {
@@ -449,6 +463,14 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   TestMapping inference = base;
   inference.training = false;
   mappings.push_back(inference);
+  // The simulated schedules: their bubble and in-flight rows call the
+  // scheduler (not evaluated here); every other row must still hold.
+  TestMapping gpipe = base;
+  gpipe.schedule = GPipe{};
+  mappings.push_back(gpipe);
+  TestMapping dualpipe = base;
+  dualpipe.schedule = DualPipeV{};
+  mappings.push_back(dualpipe);
   int evaluated = 0;
   for (const TestMapping& m : mappings) {
     BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
@@ -478,6 +500,73 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   EXPECT_GT(evaluated, 5 * 40);
 }
 
+// GPipe re-proves 1F1B's bubble, (p - 1) chunk times, but keeps all m
+// microbatches in flight; DualPipeV holds two chunks per stage.
+TEST(AnalyzeIteration, SimulatedSchedulesBubbleAndInFlight) {
+  TestMapping one_f_one_b;
+  one_f_one_b.p = 2;
+  TestMapping gpipe = one_f_one_b;
+  gpipe.schedule = GPipe{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(one_f_one_b));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed g, Analyse(gpipe));
+  const IterationFigures& af = a.iteration.figures;
+  const IterationFigures& gf = g.iteration.figures;
+  EXPECT_TRUE(g.iteration.step.simulated_schedule.has_value());
+  BP_EXPECT_NEAR(gf.bubble_time, af.bubble_time, 1e-12);
+  BP_EXPECT_NEAR(gf.total_time, af.total_time, 1e-12);
+  EXPECT_EQ(gf.extra_interleaving_bubbles, 0);
+  // act_space = working + storage * (blocks_per_stage * in_flight - 1).
+  const BlockFigures& b = g.plan.block;
+  const double bpp = static_cast<double>(g.iteration.step.blocks_per_stage);
+  const double m = static_cast<double>(g.iteration.step.m);
+  BP_EXPECT_NEAR(g.memory.figures.act_space,
+                 b.block_act_working_space +
+                     b.block_act_storage_space * (bpp * m - 1),
+                 1e-12);
+  BP_EXPECT_NEAR(a.memory.figures.act_space,
+                 b.block_act_working_space +
+                     b.block_act_storage_space * (bpp * 2 - 1),
+                 1e-12);
+
+  TestMapping dualpipe = one_f_one_b;
+  dualpipe.schedule = DualPipeV{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed d, Analyse(dualpipe));
+  EXPECT_EQ(d.iteration.step.v, 2);
+  EXPECT_EQ(d.iteration.step.blocks_per_chunk, 2);
+  EXPECT_GT(d.iteration.figures.bubble_time, 0);
+  EXPECT_TRUE(std::isfinite(d.memory.figures.act_space));
+}
+
+// The checker's rules of the simulated schedules: training with a pipeline,
+// an even layout, and the constructor's shape rules on the spec's fields.
+TEST(AnalyzeIteration, SimulatedScheduleRules) {
+  TestMapping dualpipe;
+  dualpipe.p = 4;
+  dualpipe.global_batch = 4;  // m = 4 < 2p
+  dualpipe.schedule = DualPipeV{};
+  const absl::StatusOr<TypedProgram> short_batch = TestProgram(dualpipe);
+  ASSERT_FALSE(short_batch.ok());
+  EXPECT_THAT(std::string(short_batch.status().message()),
+              ::testing::HasSubstr(
+                  "parallelism.pipeline.schedule dualpipe_v: m (4) must be at "
+                  "least 2p (8)"));
+  TestMapping inference;
+  inference.p = 2;
+  inference.training = false;
+  inference.schedule = GPipe{};
+  const absl::StatusOr<TypedProgram> wrong_kind = TestProgram(inference);
+  ASSERT_FALSE(wrong_kind.ok());
+  EXPECT_THAT(std::string(wrong_kind.status().message()),
+              ::testing::HasSubstr("gpipe is a training schedule"));
+  TestMapping single;
+  single.schedule = GPipe{};
+  const absl::StatusOr<TypedProgram> no_pipeline = TestProgram(single);
+  ASSERT_FALSE(no_pipeline.ok());
+  EXPECT_THAT(std::string(no_pipeline.status().message()),
+              ::testing::HasSubstr("gpipe requires parallelism.pipeline.degree "
+                                   "> 1"));
+}
+
 TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
   TestMapping m;
   m.p = 2;
@@ -485,8 +574,11 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
   const std::string text = ToText(a.iteration);
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "blueprinting.iteration_analysis/2");
-  EXPECT_NE(text.find("lineage bubble_time = bubble_chunks * chunk_time - "
-                      "bubble_reduction_time pass=AnalyzeIteration from ["),
+  EXPECT_NE(text.find("lineage bubble_time = simulated_schedule ? "
+                      "simulated_bubble(p, v, m, chunk_fw_time, "
+                      "chunk_bw_time, blocks_per_chunk * block_wgrad_time) : "
+                      "bubble_chunks * chunk_time - bubble_reduction_time "
+                      "pass=AnalyzeIteration from ["),
             std::string::npos);
   const std::string memory = ToText(a.memory);
   EXPECT_EQ(memory.substr(0, memory.find('\n')),

@@ -6,6 +6,8 @@
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/simulate.h"
 #include "core/spec/accounting.h"
 #include "core/taskir/optimizer.h"
 
@@ -206,8 +208,36 @@ void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
 // fill and drain, plus the idle chunks interleaving leaves when p does not
 // divide m, less the blocks an uneven stage layout leaves out
 // (bubble_reduction_blocks).
-void BubbleTerms(const StepShape& s, const StepCounts& c,
-                 IterationFigures& it) {
+// The simulated schedule of `s` at durations `d`; the checker's rules
+// (ScheduleShapeErrors) make a failure unreachable for a checked spec.
+absl::StatusOr<SimulationResult> SimulateSchedule(const StepShape& s,
+                                                  const ChunkDurations& d) {
+  absl::StatusOr<PipelineScheduleIR> ir =
+      BuildSchedule(*s.simulated_schedule, s.p, s.v, s.m);
+  if (!ir.ok()) return ir.status();
+  return Simulate(*ir, {d});
+}
+
+// The bubble of a schedule with no closed form: the simulated makespan less
+// the busiest stage's compute, at this mapping's chunk durations. A failed
+// simulation (unreachable after the checker) leaves a NaN that the pass's
+// finite-figure verifier reports as an internal error.
+void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
+                          IterationFigures& it) {
+  const absl::StatusOr<SimulationResult> r =
+      SimulateSchedule(s, ChunkDurationsOf(b, s, it));
+  it.bubble_reduction_time = 0;
+  it.extra_interleaving_bubbles = 0;
+  it.bubble_time = r.ok() ? r->bubble : std::nan("");
+  it.bubble_chunks = it.chunk_time > 0 ? it.bubble_time / it.chunk_time : 0;
+}
+
+void BubbleTerms(const BlockFigures& b, const StepShape& s,
+                 const StepCounts& c, IterationFigures& it) {
+  if (s.simulated_schedule.has_value()) {
+    SimulatedBubbleTerms(b, s, it);
+    return;
+  }
   const double reduction_blocks =
       static_cast<double>(s.bubble_reduction_blocks);
   if (s.blocks_per_chunk > 1) {
@@ -556,7 +586,7 @@ void ComputeIteration(const BlockFigures& b, const StageExtras& x,
   offload.fw = ForwardOffloadBytes(b, s);
   offload.bw = BackwardOffloadBytes(b, s);
   BlockTimeTerms(b, s, c, fw, bw, offload, it);
-  BubbleTerms(s, c, it);
+  BubbleTerms(b, s, c, it);
   DataParallelCommTerms(b, s, c, it);
   StageTerms(x, s, c, it);
   // The stage terms are 0 without a vocabulary: Calculon's total exactly.
@@ -621,6 +651,42 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
 
 }  // namespace
 
+ChunkDurations ChunkDurationsOf(const BlockFigures& b, const StepShape& s,
+                                const IterationFigures& it) {
+  ChunkDurations d;
+  d.forward = it.chunk_fw_time;
+  if (!s.training) return d;
+  d.backward_weight =
+      std::min(it.chunk_bw_time,
+               static_cast<double>(s.blocks_per_chunk) * b.block_wgrad_time);
+  d.backward_input = it.chunk_bw_time - d.backward_weight;
+  return d;
+}
+
+namespace {
+
+// The most microbatches a simulated schedule keeps live on one stage (an
+// F's activations held until its W, or its whole backward), simulated at
+// equal F, B and W times (the zero-bubble paper's assumption): memory does
+// not depend on the chunk times the iteration analysis prices. NaN when the
+// simulation fails (unreachable after the checker; the verifier reports
+// it).
+double SimulatedInFlight(const StepShape& s) {
+  ChunkDurations unit;
+  unit.forward = 1;
+  unit.backward_input = 1;
+  unit.backward_weight = 1;
+  const absl::StatusOr<SimulationResult> r = SimulateSchedule(s, unit);
+  if (!r.ok()) return std::nan("");
+  double peak = 0;
+  for (const StageFigures& stage : r->stages) {
+    peak = std::max(peak, stage.peak_live_microbatches);
+  }
+  return peak;
+}
+
+}  // namespace
+
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   mem = MemoryFigures();
@@ -633,10 +699,13 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   double act_grad = 0;
   if (s.training) {
     // 1F1B keeps at most p microbatches in flight (m if fewer); interleaving
-    // adds (p-1)/(v*p) of a microbatch per chunk.
+    // adds (p-1)/(v*p) of a microbatch per chunk. A simulated schedule's
+    // are its busiest stage's peak live microbatches.
     const double in_flight = static_cast<double>(s.m < s.p ? s.m : s.p);
     const double factor =
-        s.v > 1 ? in_flight * (1 + (p - 1) / (v * p)) : in_flight;
+        s.simulated_schedule.has_value() ? SimulatedInFlight(s)
+        : s.v > 1 ? in_flight * (1 + (p - 1) / (v * p))
+                  : in_flight;
     if (full) {
       checkpoint = bpp * b.block_act_checkpoint_size * factor;
     } else {

@@ -7,6 +7,7 @@
 
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
+#include "core/schedule/simulate.h"
 
 namespace blueprint {
 
@@ -138,6 +139,16 @@ bool MemoryFits(const MemoryFigures& memory);
 // >= 0). 0 (no bound) for an uneven stage layout, whose bubble is shortened.
 // The strategy search uses it to skip mappings that cannot rank.
 double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
+
+// One chunk's durations for the concrete scheduler (core/schedule), from a
+// computed iteration: F = chunk_fw_time; W = the weight-gradient GEMMs of
+// the chunk's blocks (blocks_per_chunk * block_wgrad_time, at most
+// chunk_bw_time), which zero-bubble orders run apart; B = the rest of the
+// backward (recompute, input gradients, exposed TP/PP, offload overhead).
+// Inference: B = W = 0. A schedule that does not split runs B + W as one.
+ChunkDurations ChunkDurationsOf(const BlockFigures& block,
+                                const StepShape& step,
+                                const IterationFigures& it);
 
 }  // namespace blueprint
 

@@ -48,8 +48,9 @@ namespace {
 #define BP_PER_STEP(base, edge) \
   "m * v * ((blocks_per_chunk - 1) * " base " + " edge ")"
 // Microbatches in flight on stage 0 (ComputeMemory).
-#define BP_IN_FLIGHT \
-  "(v > 1 ? min(m, p) * (1 + (p - 1) / (v * p)) : min(m, p))"
+#define BP_IN_FLIGHT                                                 \
+  "(simulated_schedule ? simulated_in_flight(p, v, m) : " \
+  "v > 1 ? min(m, p) * (1 + (p - 1) / (v * p)) : min(m, p))"
 
 // Sources shared by several rows.
 #define BP_FW_BLOCK_SOURCES                                           \
@@ -129,9 +130,15 @@ constexpr FigureFormula kIterationRows[] = {
       "block:edgeblock_recomm_time_exposed", "derived:blocks_per_chunk",
       "derived:virtual_stages", "derived:microbatches", "derived:training"}},
     {"bubble_time",
+     "simulated_schedule ? simulated_bubble(p, v, m, "
+     "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time) : "
      "bubble_chunks * chunk_time - bubble_reduction_time",
      {"iteration:bubble_chunks", "iteration:chunk_time",
-      "iteration:bubble_reduction_time", "spec:parallelism.pipeline.schedule"}},
+      "iteration:bubble_reduction_time", "spec:parallelism.pipeline.schedule",
+      "iteration:chunk_fw_time",
+      "iteration:chunk_bw_time", "block:block_wgrad_time",
+      "derived:blocks_per_chunk", "derived:virtual_stages",
+      "derived:microbatches", "spec:parallelism.pipeline.degree"}},
     {"tp_comm_link_time",
      BP_PER_STEP("baseblock_fw_tp_time", "edgeblock_fw_tp_time")
      " + " BP_PER_STEP("baseblock_agrad_tp_time", "edgeblock_agrad_tp_time"),
@@ -302,13 +309,16 @@ constexpr FigureFormula kIterationRows[] = {
       "iteration:baseblock_fw_time", "iteration:edgeblock_fw_time",
       "iteration:baseblock_bw_time", "iteration:edgeblock_bw_time"}},
     {"extra_interleaving_bubbles",
-     "m % p != 0 ? (v - 1) * (p - m % p) : 0",
+     "!simulated_schedule && m % p != 0 ? (v - 1) * (p - m % p) : 0",
      {"derived:virtual_stages", "derived:microbatches",
-      "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"bubble_chunks",
-     "p - 1 + extra_interleaving_bubbles",
+     "simulated_schedule ? (chunk_time > 0 ? bubble_time / chunk_time : 0) "
+     ": p - 1 + extra_interleaving_bubbles",
      {"iteration:extra_interleaving_bubbles",
-      "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule",
+      "iteration:bubble_time", "iteration:chunk_time"}},
     {"block_dp_time",
      "training && d > 1 ? dp_time(block_dp_size, d, optimizer_sharding) : 0",
      {"iteration:block_dp_size", "derived:training",
@@ -437,13 +447,15 @@ constexpr FigureFormula kMemoryRows[] = {
      {"block:block_act_working_space", "block:block_act_storage_space",
       "derived:blocks_per_stage", "derived:microbatches",
       "derived:virtual_stages", "derived:training",
-      "spec:parallelism.pipeline.degree", "spec:parallelism.recompute"}},
+      "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
+      "spec:parallelism.pipeline.schedule"}},
     {"act_checkpoint_size",
      "training && full_recompute ? blocks_per_stage * "
      "block_act_checkpoint_size * " BP_IN_FLIGHT " : 0",
      {"block:block_act_checkpoint_size", "derived:blocks_per_stage",
       "derived:microbatches", "derived:virtual_stages", "derived:training",
-      "spec:parallelism.pipeline.degree", "spec:parallelism.recompute"}},
+      "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
+      "spec:parallelism.pipeline.schedule"}},
     {"act_grad_space",
      "training ? block_act_grad_space : 0",
      {"block:block_act_grad_space", "derived:training"}},
@@ -702,6 +714,9 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        count(s.bubble_reduction_blocks),
        {"derived:bubble_reduction_blocks"}},
       {"training", flag(s.training), {"derived:training"}},
+      {"simulated_schedule",
+       flag(s.simulated_schedule.has_value()),
+       {"spec:parallelism.pipeline.schedule"}},
       {"global_batch_size",
        count(s.global_batch),
        {"spec:batch.global_batch_size"}},
@@ -753,6 +768,18 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
   static const auto* functions = new std::vector<FormulaFunction>{
       {"max", "the larger argument", {}},
       {"min", "the smaller argument", {}},
+      {"simulated_bubble",
+       "the concrete scheduler's bubble (core/schedule): the schedule's "
+       "commands built for p, v and m and simulated with each chunk's "
+       "forward, backward input-gradient (chunk_bw_time less W) and "
+       "weight-gradient (W) times; the makespan less the busiest stage's "
+       "compute",
+       {"spec:parallelism.pipeline.schedule"}},
+      {"simulated_in_flight",
+       "the most microbatches one stage of the simulated schedule keeps "
+       "live (an F's activations until its W or whole backward ends), at "
+       "equal F, B and W times",
+       {"spec:parallelism.pipeline.schedule"}},
       {"rate", "rate(bytes, window): bytes / window, 0 when window <= 0", {}},
       {"p2p_time",
        "a point-to-point send of the bytes on the pipeline network",

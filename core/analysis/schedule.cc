@@ -1,5 +1,7 @@
 #include "core/analysis/schedule.h"
 
+#include "core/schedule/spec_schedule.h"
+
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
 
@@ -60,8 +62,12 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
 }
 
 StepShape MakeStepShape(const TypedProgram& program) {
-  return MakeStepShape(program.derived, program.model(), program.system(),
-                       program.batch(), program.options());
+  StepShape shape =
+      MakeStepShape(program.derived, program.model(), program.system(),
+                    program.batch(), program.options());
+  shape.simulated_schedule =
+      SimulatedScheduleKind(program.pipeline().schedule);
+  return shape;
 }
 
 }  // namespace blueprint

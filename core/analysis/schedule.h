@@ -9,7 +9,9 @@
 #define BLUEPRINTING_CORE_ANALYSIS_SCHEDULE_H_
 
 #include <cstdint>
+#include <optional>
 
+#include "core/schedule/schedule_ir.h"
 #include "core/spec/accounting.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -19,6 +21,11 @@ namespace blueprint {
 struct StepShape {
   bool training = true;
   int64_t p = 1, v = 1, m = 1, d = 1;
+  // A schedule the concrete scheduler prices (gpipe, dualpipe_v:
+  // core/schedule/spec_schedule.h): its bubble and in-flight
+  // microbatches come from simulating its command order. nullopt: the
+  // analytic contract (what the strategy search builds).
+  std::optional<ScheduleKind> simulated_schedule;
   int64_t blocks_per_stage = 1;   // bpp
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;

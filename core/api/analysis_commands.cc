@@ -82,8 +82,9 @@ CommandResult ScheduleTimeline(const std::string& spec_json, bool json) {
   CommandResult out;
   PipelineResult result;
   if (!RunSpec(ParseSpecWithinLimit(spec_json), &result, &out)) return out;
-  absl::StatusOr<SimulatedIteration> simulated = SimulateIteration(
-      result.program.pipeline().schedule, result.iteration);
+  absl::StatusOr<SimulatedIteration> simulated =
+      SimulateIteration(result.program.pipeline().schedule, result.plan.block,
+                        result.iteration);
   if (!simulated.ok()) return FailureResult(simulated.status());
   out.output =
       json ? CanonicalJson(TimelineJson(simulated->ir, simulated->result,

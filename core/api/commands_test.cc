@@ -333,8 +333,8 @@ TEST(Commands, ExplainStopsAtADepth) {
   const std::string spec = ReadFile(kExample);
   const CommandResult all = Explain(spec, "bubble_time");
   ASSERT_EQ(all.exit_code, kExitOk) << Messages(all)[0];
-  EXPECT_EQ(all.output.rfind("bubble_time = bubble_chunks * chunk_time - "
-                             "bubble_reduction_time = ",
+  EXPECT_EQ(all.output.rfind("bubble_time = simulated_schedule ? "
+                             "simulated_bubble(p, v, m, ",
                              0),
             0u)
       << all.output;

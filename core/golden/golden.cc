@@ -52,8 +52,9 @@ absl::StatusOr<MappingSpec> SpecOf(const CaseFiles& files) {
 // The concrete schedule's summary (from_analysis.h), or why it could not be
 // built (a shape the constructors reject is no error of the case).
 std::string ScheduleStageText(const PipelineResult& result) {
-  absl::StatusOr<SimulatedIteration> simulated = SimulateIteration(
-      result.program.pipeline().schedule, result.iteration);
+  absl::StatusOr<SimulatedIteration> simulated =
+      SimulateIteration(result.program.pipeline().schedule, result.plan.block,
+                        result.iteration);
   if (!simulated.ok()) {
     return absl::StrCat("pipeline_timeline/1\nnot simulated: ",
                         simulated.status().message(), "\n");

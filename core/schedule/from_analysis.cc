@@ -2,13 +2,11 @@
 
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/field_errors.h"
 #include "core/base/sha256.h"
-#include "core/base/status_macros.h"
 
 namespace blueprint {
 namespace {
@@ -35,32 +33,14 @@ absl::Status OnSpecFields(const absl::Status& status) {
 
 }  // namespace
 
-ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
-                                  bool training) {
-  return std::visit(
-      Overloaded{
-          [&](const SingleStage&) {
-            return training ? ScheduleKind::kSingleStage
-                            : ScheduleKind::kForwardOnly;
-          },
-          [](const OneForwardOneBackward&) {
-            return ScheduleKind::kOneForwardOneBackward;
-          },
-          [](const InterleavedOneForwardOneBackward&) {
-            return ScheduleKind::kInterleaved;
-          },
-          [](const ForwardOnly&) { return ScheduleKind::kForwardOnly; },
-      },
-      schedule);
-}
-
 double UnscheduledBubbleTime(const IterationAnalysis& iteration) {
   if (iteration.step.training) return 0;
   return iteration.figures.bubble_chunks * iteration.figures.chunk_bw_time;
 }
 
 absl::StatusOr<SimulatedIteration> SimulateIteration(
-    const PipelineSchedule& schedule, const IterationAnalysis& iteration) {
+    const PipelineSchedule& schedule, const BlockFigures& block,
+    const IterationAnalysis& iteration) {
   const StepShape& step = iteration.step;
   const IterationFigures& figures = iteration.figures;
   absl::StatusOr<PipelineScheduleIR> ir = BuildSchedule(
@@ -68,10 +48,8 @@ absl::StatusOr<SimulatedIteration> SimulateIteration(
   if (!ir.ok()) return OnSpecFields(ir.status());
   SimulatedIteration out;
   out.ir = std::move(*ir);
-  out.inputs.durations.forward = figures.chunk_fw_time;
-  out.inputs.durations.backward_input =
-      step.training ? figures.chunk_bw_time : 0;
-  out.inputs.analytic_bubble_time = figures.bubble_time;
+  out.inputs.durations = ChunkDurationsOf(block, step, figures);
+  out.inputs.analysis_bubble_time = figures.bubble_time;
   out.inputs.bubble_reduction_time = figures.bubble_reduction_time;
   out.inputs.unscheduled_bubble_time = UnscheduledBubbleTime(iteration);
   out.inputs.total_time = figures.total_time;

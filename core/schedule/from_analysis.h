@@ -1,9 +1,9 @@
 // The concrete schedule of an analysed mapping: the spec's pipeline schedule
-// built for its p, v and m, each chunk priced with the iteration analysis'
-// chunk_fw_time and chunk_bw_time (the pipeline P2P time is inside the
-// chunk's edge block, as in the analytic bubble, so the link time is 0),
-// then simulated. `blueprint schedule`, the golden corpus and the re-proof
-// test all call this one function.
+// built for its p, v and m, each chunk priced as the iteration analysis
+// prices it (ChunkDurationsOf, core/analysis/figures.h; the pipeline P2P
+// time is inside the chunk's edge block, as in the analytic bubble, so the
+// link time is 0), then simulated. `blueprint schedule`, the golden corpus and
+// the re-proof test all call this one function.
 #ifndef BLUEPRINTING_CORE_SCHEDULE_FROM_ANALYSIS_H_
 #define BLUEPRINTING_CORE_SCHEDULE_FROM_ANALYSIS_H_
 
@@ -13,6 +13,7 @@
 #include "core/analysis/analyze.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/simulate.h"
+#include "core/schedule/spec_schedule.h"
 #include "core/schedule/timeline.h"
 #include "core/spec/spec.h"
 
@@ -23,11 +24,6 @@ struct SimulatedIteration {
   SimulationResult result;
   TimelineInputs inputs;
 };
-
-// The concrete schedule kind of a spec schedule: single_stage trains as one
-// stage and infers as forward_only with p = 1.
-ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
-                                  bool training);
 
 // UnscheduledBubbleTime: the part of the analytic bubble no command has.
 // BubbleTerms counts every bubble chunk at chunk_time = chunk_fw_time +
@@ -41,7 +37,8 @@ double UnscheduledBubbleTime(const IterationAnalysis& iteration);
 // its size limits, or an interleaved order with a short last group that
 // cannot progress), prefixed "schedule: ".
 absl::StatusOr<SimulatedIteration> SimulateIteration(
-    const PipelineSchedule& schedule, const IterationAnalysis& iteration);
+    const PipelineSchedule& schedule, const BlockFigures& block,
+    const IterationAnalysis& iteration);
 
 // The golden corpus' "schedule" stage: the timeline's header and per-stage
 // figures, with the full command listing (PrintTimeline) pinned by its

@@ -40,7 +40,7 @@ absl::string_view ScheduleKindName(ScheduleKind kind) {
     case ScheduleKind::kDualPipe:
       return "dualpipe";
     case ScheduleKind::kDualPipeV:
-      return "dualpipev";
+      return "dualpipe_v";
   }
   return "?";
 }
@@ -356,92 +356,6 @@ std::vector<Command> DualPipeStage(const DualPipeShape& shape) {
   return out;
 }
 
-void CheckShape(ScheduleKind kind, int64_t p, int64_t v, int64_t m,
-                std::vector<FieldError>& errors) {
-  const std::string name(ScheduleKindName(kind));
-  auto add = [&](const char* field, ErrorCode code, std::string message) {
-    errors.push_back({field, std::move(message), code});
-  };
-  if (p < 1 || p > kMaxStages) {
-    add("p", ErrorCode::kOutOfRange,
-        absl::StrCat("p (", p, ") must be between 1 and ", kMaxStages));
-  }
-  if (v < 1 || v > kMaxVirtualStages) {
-    add("v", ErrorCode::kOutOfRange,
-        absl::StrCat("v (", v, ") must be between 1 and ", kMaxVirtualStages));
-  }
-  if (m < 1 || m > kMaxMicrobatches) {
-    add("m", ErrorCode::kOutOfRange,
-        absl::StrCat("m (", m, ") must be between 1 and ", kMaxMicrobatches));
-  }
-  auto need_v = [&](int64_t want) {
-    if (v != want) {
-      add("v", ErrorCode::kInconsistent,
-          absl::StrCat("v (", v, ") must be ", want, " for schedule ", name));
-    }
-  };
-  switch (kind) {
-    case ScheduleKind::kSingleStage:
-      if (p != 1) {
-        add("p", ErrorCode::kInconsistent,
-            absl::StrCat("p (", p, ") must be 1 for schedule ", name));
-      }
-      need_v(1);
-      break;
-    case ScheduleKind::kForwardOnly:
-      break;  // any v: forwards through every chunk, in groups of p
-    case ScheduleKind::kGPipe:
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kZbH1:
-    case ScheduleKind::kZbH2:
-      need_v(1);
-      break;
-    case ScheduleKind::kInterleaved:
-      if (v < 2) {
-        add("v", ErrorCode::kInconsistent,
-            absl::StrCat("v (", v, ") must be at least 2 for schedule ", name));
-      }
-      break;
-    case ScheduleKind::kZbV:
-      need_v(2);
-      break;
-    case ScheduleKind::kDualPipe:
-      need_v(1);
-      if (p % 2 != 0) {
-        add("p", ErrorCode::kNotDivisible,
-            absl::StrCat("p (", p, ") must be even for schedule ", name));
-      }
-      if (m % 2 != 0) {
-        add("m", ErrorCode::kNotDivisible,
-            absl::StrCat("m (", m, ") must be even for schedule ", name));
-      }
-      if (m < 2 * p) {
-        add("m", ErrorCode::kOutOfRange,
-            absl::StrCat("m (", m, ") must be at least 2p (", 2 * p,
-                         ") for schedule ", name));
-      }
-      break;
-    case ScheduleKind::kDualPipeV:
-      need_v(2);
-      if (m < 2 * p) {
-        add("m", ErrorCode::kOutOfRange,
-            absl::StrCat("m (", m, ") must be at least 2p (", 2 * p,
-                         ") for schedule ", name));
-      }
-      break;
-  }
-  if (errors.empty()) {
-    const int64_t chunks = kind == ScheduleKind::kDualPipe ? 2 : v;
-    // p, chunks <= 4096 * 64 and m <= 2^20: the product fits in 64 bits.
-    if (p * chunks * m > kMaxMicrobatchChunkSlots) {
-      add("m", ErrorCode::kTooLarge,
-          absl::StrCat("p * chunks * m (", p, " * ", chunks, " * ", m, " = ",
-                       p * chunks * m, ") must be at most ",
-                       kMaxMicrobatchChunkSlots));
-    }
-  }
-}
-
 std::string ComputeLineage(absl::string_view schedule, int64_t stage,
                            const Command& c) {
   std::string text = absl::StrCat("schedule:", schedule, " stage ", stage,
@@ -538,10 +452,97 @@ void AddPointToPointAndLineage(PipelineScheduleIR& ir) {
 
 }  // namespace
 
+std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
+                                            int64_t v, int64_t m) {
+  std::vector<FieldError> errors;
+  const std::string name(ScheduleKindName(kind));
+  auto add = [&](const char* field, ErrorCode code, std::string message) {
+    errors.push_back({field, std::move(message), code});
+  };
+  if (p < 1 || p > kMaxStages) {
+    add("p", ErrorCode::kOutOfRange,
+        absl::StrCat("p (", p, ") must be between 1 and ", kMaxStages));
+  }
+  if (v < 1 || v > kMaxVirtualStages) {
+    add("v", ErrorCode::kOutOfRange,
+        absl::StrCat("v (", v, ") must be between 1 and ", kMaxVirtualStages));
+  }
+  if (m < 1 || m > kMaxMicrobatches) {
+    add("m", ErrorCode::kOutOfRange,
+        absl::StrCat("m (", m, ") must be between 1 and ", kMaxMicrobatches));
+  }
+  auto need_v = [&](int64_t want) {
+    if (v != want) {
+      add("v", ErrorCode::kInconsistent,
+          absl::StrCat("v (", v, ") must be ", want, " for schedule ", name));
+    }
+  };
+  switch (kind) {
+    case ScheduleKind::kSingleStage:
+      if (p != 1) {
+        add("p", ErrorCode::kInconsistent,
+            absl::StrCat("p (", p, ") must be 1 for schedule ", name));
+      }
+      need_v(1);
+      break;
+    case ScheduleKind::kForwardOnly:
+      break;  // any v: forwards through every chunk, in groups of p
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kZbH1:
+    case ScheduleKind::kZbH2:
+      need_v(1);
+      break;
+    case ScheduleKind::kInterleaved:
+      if (v < 2) {
+        add("v", ErrorCode::kInconsistent,
+            absl::StrCat("v (", v, ") must be at least 2 for schedule ", name));
+      }
+      break;
+    case ScheduleKind::kZbV:
+      need_v(2);
+      break;
+    case ScheduleKind::kDualPipe:
+      need_v(1);
+      if (p % 2 != 0) {
+        add("p", ErrorCode::kNotDivisible,
+            absl::StrCat("p (", p, ") must be even for schedule ", name));
+      }
+      if (m % 2 != 0) {
+        add("m", ErrorCode::kNotDivisible,
+            absl::StrCat("m (", m, ") must be even for schedule ", name));
+      }
+      if (m < 2 * p) {
+        add("m", ErrorCode::kOutOfRange,
+            absl::StrCat("m (", m, ") must be at least 2p (", 2 * p,
+                         ") for schedule ", name));
+      }
+      break;
+    case ScheduleKind::kDualPipeV:
+      need_v(2);
+      if (m < 2 * p) {
+        add("m", ErrorCode::kOutOfRange,
+            absl::StrCat("m (", m, ") must be at least 2p (", 2 * p,
+                         ") for schedule ", name));
+      }
+      break;
+  }
+  if (errors.empty()) {
+    const int64_t chunks = kind == ScheduleKind::kDualPipe ? 2 : v;
+    // p, chunks <= 4096 * 64 and m <= 2^20: the product fits in 64 bits.
+    if (p * chunks * m > kMaxMicrobatchChunkSlots) {
+      add("m", ErrorCode::kTooLarge,
+          absl::StrCat("p * chunks * m (", p, " * ", chunks, " * ", m, " = ",
+                       p * chunks * m, ") must be at most ",
+                       kMaxMicrobatchChunkSlots));
+    }
+  }
+  return errors;
+}
+
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m) {
-  std::vector<FieldError> errors;
-  CheckShape(kind, p, v, m, errors);
+  const std::vector<FieldError> errors = ScheduleShapeErrors(kind, p, v, m);
   if (!errors.empty()) return InvalidInputError(errors);
 
   PipelineScheduleIR ir;

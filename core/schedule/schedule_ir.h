@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/field_errors.h"
 
 namespace blueprint {
 
@@ -36,7 +37,7 @@ enum class ScheduleKind {
 };
 
 // "single_stage", "forward_only", "gpipe", "1f1b", "interleaved", "zb_h1",
-// "zb_h2", "zb_v", "dualpipe", "dualpipev".
+// "zb_h2", "zb_v", "dualpipe", "dualpipe_v".
 absl::string_view ScheduleKindName(ScheduleKind kind);
 
 enum class CommandKind {
@@ -124,9 +125,9 @@ inline constexpr int64_t kMaxMicrobatchChunkSlots = 500000;
 //   p, v, m >= 1 and within the limits above;
 //   single_stage: p = 1, v = 1; gpipe, 1f1b, zb_h1, zb_h2: v = 1;
 //   forward_only: any v (groups of p microbatches through each chunk);
-//   interleaved: v >= 2; zb_v, dualpipev: v = 2; dualpipe: v = 1 (each rank
+//   interleaved: v >= 2; zb_v, dualpipe_v: v = 2; dualpipe: v = 1 (each rank
 //   holds two chunks by construction), p even, m even, m >= 2p
-//   (deepseek-ai/DualPipe's assertion); dualpipev: m >= 2p.
+//   (deepseek-ai/DualPipe's assertion); dualpipe_v: m >= 2p.
 // Interleaved follows Megatron-LM's table order in groups of p microbatches
 // per chunk; when p does not divide m the last group is shorter (Megatron-LM
 // core's microbatch_group_size_per_vp_stage = p), and m < p is accepted as
@@ -134,6 +135,12 @@ inline constexpr int64_t kMaxMicrobatchChunkSlots = 500000;
 // m > p, Megatron-LM's warm-up count can make the order deadlock (e.g.
 // p 15, v 5, m 18): BuildSchedule replays such shapes once at unit
 // durations and rejects those that cannot progress, naming the rule.
+// ScheduleShapeErrors: BuildSchedule's shape rules above (every violation,
+// fields "p", "v", "m"), without its replay of interleaved leftover orders;
+// the spec checker maps the fields to the spec's.
+std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
+                                            int64_t v, int64_t m);
+
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m);
 

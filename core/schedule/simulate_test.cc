@@ -228,7 +228,7 @@ TEST(Reproof, DualPipeVBubble) {
           RunSchedule(ScheduleKind::kDualPipeV, p, 2, m, d);
       ExpectClose(
           r.bubble, (p - 1) * (3 + 2 - 3.0),
-          "dualpipev p " + std::to_string(p) + " m " + std::to_string(m));
+          "dualpipe_v p " + std::to_string(p) + " m " + std::to_string(m));
     }
   }
 }

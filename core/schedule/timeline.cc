@@ -10,7 +10,7 @@ namespace blueprint {
 
 double SimulatedTotalTime(const SimulationResult& result,
                           const TimelineInputs& inputs) {
-  return inputs.total_time + (result.bubble - (inputs.analytic_bubble_time +
+  return inputs.total_time + (result.bubble - (inputs.analysis_bubble_time +
                                                inputs.bubble_reduction_time));
 }
 
@@ -28,8 +28,8 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
                   " p2p_link_time ", FormatDouble(d.p2p_link_time), "\n");
   absl::StrAppend(
       &out, "makespan ", FormatDouble(result.makespan), "\nbubble ",
-      FormatDouble(result.bubble), "\nanalytic_bubble_time ",
-      FormatDouble(inputs.analytic_bubble_time), "\nbubble_reduction_time ",
+      FormatDouble(result.bubble), "\nanalysis_bubble_time ",
+      FormatDouble(inputs.analysis_bubble_time), "\nbubble_reduction_time ",
       FormatDouble(inputs.bubble_reduction_time), "\nunscheduled_bubble_time ",
       FormatDouble(inputs.unscheduled_bubble_time), "\ntotal_time ",
       FormatDouble(inputs.total_time), "\nsimulated_total_time ",
@@ -67,7 +67,7 @@ nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
       {"training", ir.training},
       {"makespan", result.makespan},
       {"bubble", result.bubble},
-      {"analytic_bubble_time", inputs.analytic_bubble_time},
+      {"analysis_bubble_time", inputs.analysis_bubble_time},
       {"bubble_reduction_time", inputs.bubble_reduction_time},
       {"unscheduled_bubble_time", inputs.unscheduled_bubble_time},
       {"total_time", inputs.total_time},

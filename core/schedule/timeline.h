@@ -17,21 +17,23 @@ namespace blueprint {
 // What a timeline is priced with, printed in its header.
 struct TimelineInputs {
   ChunkDurations durations;
-  // The analytic bubble the simulation re-proves (BubbleTerms), and the
-  // uneven-layout reduction it subtracts, which the simulation's equal
-  // chunks do not see.
-  double analytic_bubble_time = 0;
+  // The iteration analysis' bubble_time and the uneven-layout reduction it
+  // subtracts, which the simulation's equal chunks do not see. For
+  // single_stage, 1f1b, interleaved_1f1b and forward_only it is the analytic
+  // bubble the simulation re-proves; gpipe and dualpipe_v take it from this
+  // same simulation.
+  double analysis_bubble_time = 0;
   double bubble_reduction_time = 0;
   // What the analytic bubble holds that no command of the schedule does
   // (from_analysis.h UnscheduledBubbleTime): the simulation re-proves
-  // analytic_bubble_time + bubble_reduction_time - unscheduled_bubble_time.
+  // analysis_bubble_time + bubble_reduction_time - unscheduled_bubble_time.
   double unscheduled_bubble_time = 0;
   // The analysis' whole step (total_time): the pipeline plus what lies
   // outside it (DP communication, the optimizer step, ...).
   double total_time = 0;
 };
 
-// total_time with the analytic bubble (analytic_bubble_time +
+// total_time with the analytic bubble (analysis_bubble_time +
 // bubble_reduction_time: the simulated chunks are all equal, so the
 // simulation has no uneven-layout reduction) replaced by the simulated one.
 // Equal to total_time wherever the simulation re-proves the bubble.
@@ -50,7 +52,7 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
 
 // TimelineJson: the same as
 //   {"format": "blueprinting.pipeline_timeline/1", "schedule", "p", "v",
-//    "m", "training", "makespan", "bubble", "analytic_bubble_time",
+//    "m", "training", "makespan", "bubble", "analysis_bubble_time",
 //    "bubble_reduction_time", "unscheduled_bubble_time", "total_time",
 //    "simulated_total_time", "durations": {...}, "stages": [{"busy", "idle",
 //    "peak_live_chunks",

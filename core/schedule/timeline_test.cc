@@ -18,7 +18,7 @@ Simulated OneForwardOneBackward() {
   out.ir = *BuildSchedule(ScheduleKind::kOneForwardOneBackward, 2, 1, 2);
   out.inputs.durations.forward = 1;
   out.inputs.durations.backward_input = 2;
-  out.inputs.analytic_bubble_time = AnalyticBubble(2, 1, 2, 3);
+  out.inputs.analysis_bubble_time = AnalyticBubble(2, 1, 2, 3);
   out.inputs.total_time = 10;  // the makespan and 1 outside the pipeline
   out.result = *Simulate(out.ir, {out.inputs.durations});
   return out;
@@ -36,7 +36,7 @@ TEST(Timeline, TextOfTwoStageOneForwardOneBackward) {
             "p2p_link_time 0\n"
             "makespan 9\n"
             "bubble 3\n"
-            "analytic_bubble_time 3\n"
+            "analysis_bubble_time 3\n"
             "bubble_reduction_time 0\n"
             "unscheduled_bubble_time 0\n"
             "total_time 10\n"

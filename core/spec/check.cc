@@ -15,6 +15,8 @@
 #include "core/base/field_errors.h"
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/spec_schedule.h"
 #include "core/spec/derive.h"
 #include "core/spec/spec_view.h"
 
@@ -852,6 +854,16 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
                           "(got 1); use ",
                           instead));
   };
+  // A simulated training schedule: training with a pipeline; `chunks` per
+  // stage.
+  const auto simulated = [&](int64_t chunks) -> int64_t {
+    if (!view.training) {
+      wrong_kind();
+    } else {
+      needs_pipeline(name, "single_stage");
+    }
+    return chunks;
+  };
   return std::visit(
       Overloaded{
           [&](const SingleStage&) -> int64_t {
@@ -905,8 +917,52 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
               return 1;
             }
             return s.virtual_stages;
-          }},
+          },
+          [&](const GPipe&) { return simulated(1); },
+          [&](const DualPipeV&) { return simulated(2); }},
       schedule);
+}
+
+// A simulated schedule's shape rules (core/schedule ScheduleShapeErrors:
+// dualpipe_v needs m >= 2p, the command count is bounded, ...) on the
+// spec's fields, and the even stage layout its equal chunks assume. Checked
+// here so that a spec the checker accepts always analyses.
+void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
+                            Collector* out) {
+  const std::optional<ScheduleKind> kind =
+      SimulatedScheduleKind(view.pipeline->schedule);
+  if (!kind.has_value() || !degrees_ok) return;
+  const std::string field = "parallelism.pipeline.schedule";
+  const std::string name = PipelineScheduleName(view.pipeline->schedule);
+  if (view.pipeline->stage_layout == StageLayout::kUneven) {
+    out->Add("parallelism.pipeline.stage_layout", ErrorCode::kUnsupported,
+             absl::StrCat("parallelism.pipeline.stage_layout uneven cannot be "
+                          "combined with ", field, " ", name,
+                          ": the simulated schedules price equal stages; use "
+                          "even (or 1f1b, interleaved_1f1b)"));
+  }
+  const Batch& batch = *view.batch;
+  if (batch.global_batch_size < 1 || batch.microbatch_size < 1 ||
+      batch.global_batch_size % view.data_degree != 0 ||
+      (batch.global_batch_size / view.data_degree) % batch.microbatch_size !=
+          0) {
+    return;  // CheckBatch reports it
+  }
+  const int64_t m =
+      batch.global_batch_size / view.data_degree / batch.microbatch_size;
+  for (const FieldError& error :
+       ScheduleShapeErrors(*kind, view.pipeline->degree, v, m)) {
+    const std::string path = error.field == "p"   ? "parallelism.pipeline.degree"
+                             : error.field == "m" ? "batch.global_batch_size"
+                                                  : field;
+    out->Add(path, error.code,
+             absl::StrCat(field, " ", name, ": ", error.message,
+                          error.field == "m"
+                              ? " (m, the microbatches: "
+                                "batch.global_batch_size / (data degree * "
+                                "batch.microbatch_size))"
+                              : ""));
+  }
 }
 
 std::string OffloadNames(const Offload& offload) {
@@ -944,12 +1000,24 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   const int64_t per_stage = BlocksPerStage(nb, p);
 
   if (!InterleavingFits(v, per_stage)) {
-    out->Add(
-        "parallelism.pipeline.schedule.virtual_stages",
-        v > per_stage ? ErrorCode::kOutOfRange : ErrorCode::kNotDivisible,
-        absl::StrCat(Named("parallelism.pipeline.schedule.virtual_stages", v),
-                     v > per_stage ? " must be at most" : " must divide",
-                     " blocks_per_stage (", per_stage, ")"));
+    // dualpipe_v holds two chunks per stage without a field for it.
+    const bool has_field =
+        std::holds_alternative<InterleavedOneForwardOneBackward>(
+            view.pipeline->schedule) ||
+        std::holds_alternative<ForwardOnly>(view.pipeline->schedule);
+    const std::string path =
+        has_field ? "parallelism.pipeline.schedule.virtual_stages"
+                  : "parallelism.pipeline.schedule";
+    const std::string chunks =
+        has_field ? Named(path, v)
+                  : absl::StrCat(path, " ",
+                                 PipelineScheduleName(view.pipeline->schedule),
+                                 "'s ", v, " chunks per stage");
+    out->Add(path,
+             v > per_stage ? ErrorCode::kOutOfRange : ErrorCode::kNotDivisible,
+             absl::StrCat(chunks,
+                          v > per_stage ? " must be at most" : " must divide",
+                          " blocks_per_stage (", per_stage, ")"));
   }
 
   const Offload& offload = view.options->offload;
@@ -1072,6 +1140,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   CheckSequenceSplit(view, &out);
   CheckWorkFits(view, &out);
   const int64_t v = CheckSchedule(view, &out);
+  CheckSimulatedSchedule(view, degrees_ok, v, &out);
   CheckStages(view, v, &out);
   CheckOptions(view, &out);
   return out.Take();

@@ -126,6 +126,9 @@ int64_t VirtualStages(const PipelineSchedule& schedule) {
             return i.virtual_stages;
           },
           [](const ForwardOnly& f) -> int64_t { return f.virtual_stages; },
+          [](const GPipe&) -> int64_t { return 1; },
+          // Two chunks per stage, the second on the way back up (a V).
+          [](const DualPipeV&) -> int64_t { return 2; },
       },
       schedule);
 }

@@ -188,6 +188,13 @@ inline constexpr Spelling kPipelineScheduleTypes[] = {
      "interleaved 1F1B with virtual_stages chunks per stage (training)"},
     {"forward_only", nullptr,
      "an inference pipeline of forward chunks (p > 1 or virtual_stages > 1)"},
+    {"gpipe", nullptr,
+     "GPipe: all forwards, then all backwards; m microbatches in flight "
+     "(p > 1, training; simulated)"},
+    {"dualpipe_v", nullptr,
+     "DeepSeek's DualPipeV: two chunks per stage in a V, forward and "
+     "backward of two microbatches overlapped (p > 1, m >= 2p, training; "
+     "simulated)"},
 };
 
 // DataSharding's alternatives (ZeRO stages), in variant index order.

@@ -69,7 +69,8 @@ TEST(EnumsTest, SpellingsAreTheDocumentedOnes) {
             (std::vector<std::string>{"none", "attn_only", "full"}));
   EXPECT_EQ(VariantChoices<PipelineSchedule>(),
             (std::vector<std::string>{"single_stage", "1f1b",
-                                      "interleaved_1f1b", "forward_only"}));
+                                      "interleaved_1f1b", "forward_only",
+                                      "gpipe", "dualpipe_v"}));
   EXPECT_EQ(VariantCalculonChoices<TensorCommunication>(),
             (std::vector<std::string>{"ar", "rs_ag", "p2p_rs_ag"}));
   EXPECT_TRUE(EnumCalculonChoices<StageLayout>().empty());

@@ -201,9 +201,15 @@ struct ForwardOnly {                         // inference pipeline
   // training): 1 is the plain forward pipeline.
   int64_t virtual_stages = 1;
 };
+// Schedules with no closed form in Calculon: their bubble and in-flight
+// microbatches come from the concrete scheduler (core/schedule), which
+// builds and simulates their command order for the mapping's p and m.
+struct GPipe {};      // all forwards, then all backwards
+struct DualPipeV {};  // DeepSeek's DualPipeV ("cut-in-half" DualPipe)
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
-                 InterleavedOneForwardOneBackward, ForwardOnly>;
+                 InterleavedOneForwardOneBackward, ForwardOnly, GPipe,
+                 DualPipeV>;
 
 // How blocks are laid over stages. kEven requires p | num_blocks. kUneven is
 // Calculon's behaviour for num_blocks % p != 0: blocks per stage rounded up,

@@ -97,7 +97,8 @@ Json ScheduleToJson(const PipelineSchedule& schedule) {
                  },
                  [&](const ForwardOnly& s) {
                    out["virtual_stages"] = s.virtual_stages;
-                 }},
+                 },
+                 [](const GPipe&) {}, [](const DualPipeV&) {}},
       schedule);
   return out;
 }
@@ -365,7 +366,8 @@ void ReadSchedule(const Json& value, const std::string& path,
                         },
                         [&](ForwardOnly& s) {
                           reader.ReadInt("virtual_stages", &s.virtual_stages);
-                        }},
+                        },
+                        [](GPipe&) {}, [](DualPipeV&) {}},
              *schedule);
   *out = *schedule;
   reader.RejectUnknownKeys();

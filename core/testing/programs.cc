@@ -42,6 +42,7 @@ System A100System() {
 namespace {
 
 PipelineSchedule ScheduleOf(const TestMapping& m) {
+  if (m.schedule.has_value()) return *m.schedule;
   if (m.v > 1) return InterleavedOneForwardOneBackward{m.v};
   if (m.p == 1) return SingleStage{};
   if (m.training) return OneForwardOneBackward{};

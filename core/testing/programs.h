@@ -5,6 +5,7 @@
 #define BLUEPRINTING_CORE_TESTING_PROGRAMS_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "core/spec/program.h"
@@ -24,6 +25,9 @@ struct TestMapping {
   bool multiquery = false;
   bool fused_activation = false;
   Offload offload;
+  // The schedule; unset: interleaved_1f1b for v > 1, else single_stage,
+  // 1f1b or forward_only by p and training.
+  std::optional<PipelineSchedule> schedule;
   // Model: hidden 64, ff 256, 8 heads of 8, 8 blocks, sequence 32.
   int64_t hidden = 64, feedforward = 256, heads = 8, head_size = 8;
   int64_t blocks = 8, seq = 32;

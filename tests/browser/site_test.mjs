@@ -282,6 +282,23 @@ try {
   await nextFrames(page);
   await expectFigures(page, spec, 'p = 4, v = 3');
   assert.equal(await page.locator('[data-stage-row]').count(), 4, 'one schedule row per stage');
+  // The chart is the core's simulated timeline: `blueprint schedule --json`
+  // of the spec with the drawn microbatches has the same compute commands.
+  const label = await page.locator('svg.schedule-chart').getAttribute('aria-label');
+  const drawn = Number(/(\d+) microbatches drawn/.exec(label)[1]);
+  const drawnSpec = structuredClone(spec);
+  drawnSpec.batch.global_batch_size =
+      drawn * spec.parallelism.data.degree * spec.batch.microbatch_size;
+  const timelineRun = cli('schedule', '--json', specFile(drawnSpec));
+  assert.equal(timelineRun.code, 0, timelineRun.stderr);
+  const timeline = JSON.parse(timelineRun.stdout);
+  const computeKinds = new Set(['F', 'B', 'W', 'FB']);
+  const commands = timeline.stages.flatMap((st) => st.commands).filter((c) => computeKinds.has(c.kind));
+  assert.equal(await page.locator('svg.schedule-chart rect[data-kind]').count(), commands.length,
+               'one chart block per simulated compute command');
+  assert.match(await page.locator('[data-stage-row="0"] rect[data-kind] title').first().textContent(),
+               /schedule:interleaved stage 0 mb 0 chunk 0 F/);
+  console.log(`ok: the schedule chart draws the core's ${commands.length} simulated commands`);
 
   // 6. "Why this number": the lineage of a figure, as `blueprint explain` prints it.
   const specPath = specFile(spec);

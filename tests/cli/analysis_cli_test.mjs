@@ -4,9 +4,11 @@
 //  * `blueprint calculon` on every vendored oracle case: exit 0 with every
 //    stats field within 1e-9 of Calculon's, or exit 2 with "error: " lines
 //    where Calculon rejected the case;
-//  * `analyze`, `digest`, `explain`, `check`, `calculon`, `search --json`,
-//    `presets`, `import megatron --hf-config`: the wasm method's output is
-//    byte-identical to the CLI's stdout;
+//  * `analyze`, `digest`, `explain`, `check`, `calculon`, `schedule [--json]`,
+//    `search --json`, `presets`, `import megatron --hf-config`: the wasm
+//    method's output is byte-identical to the CLI's stdout;
+//  * `schedule --json` is the text's timeline: the same commands, times and
+//    bubble;
 //  * `analyze --dump-ir` writes every stage, with lineage on every node.
 import assert from 'node:assert/strict';
 import {spawnSync} from 'node:child_process';
@@ -75,6 +77,28 @@ for (const spec of specs) {
     assert.deepEqual(w.errors.map((e) => `error: ${e.message}\n`).join(''), r.stderr,
                      `${command} ${spec}: errors differ`);
   }
+  // schedule: text and JSON, CLI == wasm; the JSON is the text's timeline.
+  const st = cli('schedule', spec);
+  const sj = cli('schedule', '--json', spec);
+  assert.equal(bp.schedule(text).output, st.stdout, `schedule ${spec}: wasm differs`);
+  assert.equal(bp.schedule(text, true).output, sj.stdout, `schedule --json ${spec}: wasm differs`);
+  assert.equal(st.code, sj.code, `schedule ${spec}: exit codes differ`);
+  // Over memory capacity: the timeline with exit 2, as analyze prints its
+  // report; a shape the constructors refuse: no output.
+  if (sj.stdout !== '') {
+    const timeline = JSON.parse(sj.stdout);
+    assert.equal(timeline.format, 'blueprinting.pipeline_timeline/1');
+    const lines = st.stdout.split('\n');
+    assert.ok(lines.includes(`bubble ${timeline.bubble}`), `${spec}: bubble`);
+    const commandLines = lines.filter((l) => l.startsWith('  '));
+    const commands = timeline.stages.flatMap((s) => s.commands);
+    assert.equal(commands.length, commandLines.length, `${spec}: command count`);
+    assert.ok(commands.every((c) => c.end >= c.start && c.lineage.startsWith('schedule:')));
+    const f = commands.find((c) => c.kind === 'F');
+    assert.ok(f && Number.isInteger(f.microbatch) && Number.isInteger(f.chunk), `${spec}: F`);
+  } else {
+    assert.match(st.stderr, /^error: schedule: /m, `${spec}: ${st.stderr}`);
+  }
   const e = cli('explain', spec, 'total_time');
   assert.equal(e.code, 0, e.stderr);
   assert.equal(bp.explain(text, 'total_time').output, e.stdout);
@@ -103,6 +127,14 @@ assert.deepEqual(bp.analyze(read(bad)).errors.map((e) => `error: ${e.message}\n`
 assert.ok(r.stderr.split('\n').filter(Boolean).length >= 4, r.stderr);
 // Usage errors: exit 1.
 assert.equal(cli('analyze').code, 1);
+assert.equal(cli('schedule').code, 1);
+assert.equal(cli('schedule', '--json', '--json', 'x.json').code, 1);
+assert.equal(bp.schedule('{}', 'yes').errors[0].field, 'json');
+// A shape the constructor rejects: exit 2 naming the spec field.
+const leftover = cli('schedule', 'golden/cases/spec_interleaved_m_not_multiple/spec.json');
+assert.equal(leftover.code, 2);
+assert.match(leftover.stderr,
+             /^error: schedule: m \(60\) is not a multiple of p \(8\) and the interleaved order deadlocks/m);
 assert.equal(cli('frobnicate').code, 1);
 
 // presets and import megatron --hf-config with a preset: the CLI's stdout and

@@ -229,6 +229,13 @@ Header ParseHeader(const std::string& text) {
       for (size_t i = 2; i + 1 < words.size(); i += 2) {
         header.shape[words[i]] = words[i + 1];
       }
+    } else if (!words.empty() && words[0] == "durations") {
+      for (size_t i = 1; i + 1 < words.size(); i += 2) {
+        double value = 0;
+        if (absl::SimpleAtod(words[i + 1], &value)) {
+          header.values[words[i]] = value;
+        }
+      }
     } else if (words.size() == 2) {
       double value = 0;
       if (absl::SimpleAtod(words[1], &value)) header.values[words[0]] = value;
@@ -250,7 +257,7 @@ void ExpectClose(double actual, double expected, const std::string& what) {
 }
 
 TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
-  int reproved = 0, named_leftover = 0, rejected_leftover = 0;
+  int reproved = 0, named_leftover = 0, rejected_leftover = 0, simulated = 0;
   for (const std::string& name : CaseDirectories()) {
     const std::string text = ScheduleStage(name);
     if (text.empty()) continue;  // a rejected input has no schedule
@@ -264,15 +271,31 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
     }
     const Header h = ParseHeader(text);
     for (const char* key :
-         {"bubble", "analytic_bubble_time", "bubble_reduction_time",
+         {"bubble", "analysis_bubble_time", "bubble_reduction_time",
           "unscheduled_bubble_time", "total_time", "simulated_total_time"}) {
       ASSERT_TRUE(h.values.count(key)) << name << " has no " << key;
     }
-    const double expected = h.values.at("analytic_bubble_time") +
+    const double expected = h.values.at("analysis_bubble_time") +
                             h.values.at("bubble_reduction_time") -
                             h.values.at("unscheduled_bubble_time");
     const int64_t p = ShapeInt(h, "p"), m = ShapeInt(h, "m");
-    if (h.shape.at("schedule") == "interleaved" && m > p && m % p != 0) {
+    const std::string& kind = h.shape.at("schedule");
+    if (kind == "gpipe" || kind == "dualpipe_v") {
+      // The analysis took its bubble from this same simulation; GPipe's
+      // also has a closed form, (p - 1)(F + B + W).
+      ++simulated;
+      ExpectClose(h.values.at("bubble"), h.values.at("analysis_bubble_time"),
+                  name + " bubble");
+      if (kind == "gpipe") {
+        ExpectClose(h.values.at("bubble"),
+                    (p - 1) * (h.values.at("forward") +
+                               h.values.at("backward_input") +
+                               h.values.at("backward_weight")),
+                    name + " GPipe closed form");
+      }
+      continue;
+    }
+    if (kind == "interleaved" && m > p && m % p != 0) {
       ++named_leftover;
       EXPECT_GT(h.values.at("bubble"), expected) << name;
       continue;
@@ -287,8 +310,11 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   // The corpus' 1F1B, interleaved, single-stage and forward-only cases (71
   // of them when this was written): the test cannot pass on an empty one.
   EXPECT_GE(reproved, 60);
-  std::printf("re-proved %d, longer leftover orders %d, rejected %d\n",
-              reproved, named_leftover, rejected_leftover);
+  EXPECT_GE(simulated, 2);  // spec_gpipe, spec_dualpipe_v
+  std::printf(
+      "re-proved %d, longer leftover orders %d, rejected %d, simulated "
+      "schedules %d\n",
+      reproved, named_leftover, rejected_leftover, simulated);
 }
 
 }  // namespace

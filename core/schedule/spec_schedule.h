@@ -1,0 +1,28 @@
+// The concrete schedule of a spec's pipeline.schedule: which constructor
+// builds it, and whether its time comes from the simulation (the schedules
+// with no closed form in Calculon) or from the analytic contract that the
+// simulation re-proves.
+#ifndef BLUEPRINTING_CORE_SCHEDULE_SPEC_SCHEDULE_H_
+#define BLUEPRINTING_CORE_SCHEDULE_SPEC_SCHEDULE_H_
+
+#include <optional>
+
+#include "core/schedule/schedule_ir.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+
+// The constructor of a spec schedule: single_stage trains as one stage and
+// infers as forward_only with p = 1.
+ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
+                                  bool training);
+
+// The constructor of a schedule whose bubble and in-flight microbatches the
+// analyses take from the simulation (gpipe, dualpipe_v); nullopt for the
+// analytic ones (single_stage, 1f1b, interleaved_1f1b, forward_only).
+std::optional<ScheduleKind> SimulatedScheduleKind(
+    const PipelineSchedule& schedule);
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SCHEDULE_SPEC_SCHEDULE_H_
