@@ -280,7 +280,10 @@ function showReport(text) {
   const key = `${width} ${m} ${drawnJson}`;
   if (key !== state.scheduleKey) {
     state.scheduleKey = key;
-    const result = call(state.bp, 'schedule', drawnJson, true);
+    let result = call(state.bp, 'schedule', drawnJson, true);
+    // A schedule with a rule on m (dualpipe_v: m >= 2p) may refuse the
+    // drawn microbatches: draw them all then.
+    if (!result.output && drawn < m) result = call(state.bp, 'schedule', state.specJson, true);
     const timeline = result.output ? JSON.parse(result.output) : null;
     fill(byId('schedule'), scheduleChart({timeline, errors: result.errors, m, width}));
   }
