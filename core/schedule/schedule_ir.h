@@ -116,8 +116,10 @@ inline constexpr int64_t kMaxStages = 4096;
 inline constexpr int64_t kMaxVirtualStages = 64;
 inline constexpr int64_t kMaxMicrobatches = 1 << 20;
 // p * chunks_per_stage * m: each slot yields at most 7 commands (F, B, W and
-// up to four P2P), so an IR holds at most 3,500,000 commands.
-inline constexpr int64_t kMaxMicrobatchChunkSlots = 500000;
+// up to four P2P), so an IR holds at most 700,000 commands (the analysis
+// simulates twice per analyze: about a second and 120 MB natively at the
+// bound).
+inline constexpr int64_t kMaxMicrobatchChunkSlots = 100000;
 
 // BuildSchedule: the schedule of `kind` for p stages, v virtual stages per
 // stage and m microbatches. Invalid shapes give one InvalidArgument error
