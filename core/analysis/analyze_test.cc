@@ -515,6 +515,12 @@ TEST(AnalyzeIteration, SimulatedSchedulesBubbleAndInFlight) {
   BP_EXPECT_NEAR(gf.bubble_time, af.bubble_time, 1e-12);
   BP_EXPECT_NEAR(gf.total_time, af.total_time, 1e-12);
   EXPECT_EQ(gf.extra_interleaving_bubbles, 0);
+  EXPECT_EQ(gf.peak_inflight_microbatches,
+            static_cast<double>(g.iteration.step.m));
+  EXPECT_EQ(af.peak_inflight_microbatches, 2);  // min(m, p)
+  EXPECT_GT(gf.chunk_bw_weight_time, 0);
+  BP_EXPECT_NEAR(gf.chunk_bw_input_time + gf.chunk_bw_weight_time,
+                 gf.chunk_bw_time, 1e-18);
   // act_space = working + storage * (blocks_per_stage * in_flight - 1).
   const BlockFigures& b = g.plan.block;
   const double bpp = static_cast<double>(g.iteration.step.blocks_per_stage);

@@ -234,6 +234,10 @@ void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
 
 void BubbleTerms(const BlockFigures& b, const StepShape& s,
                  const StepCounts& c, IterationFigures& it) {
+  const ChunkDurations d = ChunkDurationsOf(b, s, it);
+  it.chunk_bw_input_time = d.backward_input;
+  it.chunk_bw_weight_time = d.backward_weight;
+  it.peak_inflight_microbatches = PeakInFlightMicrobatches(s);
   if (s.simulated_schedule.has_value()) {
     SimulatedBubbleTerms(b, s, it);
     return;
@@ -687,25 +691,26 @@ double SimulatedInFlight(const StepShape& s) {
 
 }  // namespace
 
+double PeakInFlightMicrobatches(const StepShape& s) {
+  if (s.simulated_schedule.has_value()) return SimulatedInFlight(s);
+  // 1F1B keeps at most p microbatches in flight (m if fewer); interleaving
+  // adds (p-1)/(v*p) of a microbatch per chunk.
+  const double p = static_cast<double>(s.p);
+  const double v = static_cast<double>(s.v);
+  const double in_flight = static_cast<double>(s.m < s.p ? s.m : s.p);
+  return s.v > 1 ? in_flight * (1 + (p - 1) / (v * p)) : in_flight;
+}
+
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   mem = MemoryFigures();
-  const double p = static_cast<double>(s.p);
-  const double v = static_cast<double>(s.v);
   const double bpp = static_cast<double>(s.blocks_per_stage);
   const bool full = s.recompute == RecomputePolicy::kFull;
   double act_space = b.block_act_working_space;
   double checkpoint = 0;
   double act_grad = 0;
   if (s.training) {
-    // 1F1B keeps at most p microbatches in flight (m if fewer); interleaving
-    // adds (p-1)/(v*p) of a microbatch per chunk. A simulated schedule's
-    // are its busiest stage's peak live microbatches.
-    const double in_flight = static_cast<double>(s.m < s.p ? s.m : s.p);
-    const double factor =
-        s.simulated_schedule.has_value() ? SimulatedInFlight(s)
-        : s.v > 1 ? in_flight * (1 + (p - 1) / (v * p))
-                  : in_flight;
+    const double factor = PeakInFlightMicrobatches(s);
     if (full) {
       checkpoint = bpp * b.block_act_checkpoint_size * factor;
     } else {

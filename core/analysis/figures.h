@@ -31,7 +31,8 @@ namespace blueprint {
   X(chunk_fw_time) X(chunk_bw_time) X(chunk_time) X(chunk_fw_pp_time)        \
   X(chunk_bw_pp_time) X(baseblock_fw_time) X(edgeblock_fw_time)              \
   X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
-  X(extra_interleaving_bubbles) X(bubble_chunks) X(block_dp_time)            \
+  X(extra_interleaving_bubbles) X(bubble_chunks) X(chunk_bw_input_time)      \
+  X(chunk_bw_weight_time) X(peak_inflight_microbatches) X(block_dp_time)     \
   X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
   X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
   X(stage_extra_dp_time) X(embedding_sync_time) X(first_stage_time)          \
@@ -146,6 +147,13 @@ double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
 // chunk_bw_time), which zero-bubble orders run apart; B = the rest of the
 // backward (recompute, input gradients, exposed TP/PP, offload overhead).
 // Inference: B = W = 0. A schedule that does not split runs B + W as one.
+// The most microbatches whose activations one stage holds at once (in
+// units of a whole stage's): 1F1B's min(m, p), interleaving's
+// min(m, p)(1 + (p - 1)/(v p)), or a simulated schedule's busiest stage at
+// equal F, B and W times (NaN if its simulation fails, unreachable after
+// the checker). The memory analysis multiplies activations by it.
+double PeakInFlightMicrobatches(const StepShape& step);
+
 ChunkDurations ChunkDurationsOf(const BlockFigures& block,
                                 const StepShape& step,
                                 const IterationFigures& it);

@@ -159,6 +159,15 @@ constexpr Row kRows[] = {
      "extra bubble chunks of interleaving when p does not divide the "
      "microbatches"},
     {"bubble_chunks", n, "chunks the bubble lasts"},
+    {"chunk_bw_input_time", s,
+     "backward time of one chunk without its weight-gradient GEMMs (T_B of "
+     "the zero-bubble schedules)"},
+    {"chunk_bw_weight_time", s,
+     "weight-gradient GEMM time of one chunk (T_W): chunk_bw_time = "
+     "chunk_bw_input_time + chunk_bw_weight_time"},
+    {"peak_inflight_microbatches", n,
+     "the most microbatches whose activations one stage holds at once, in "
+     "whole-stage units (the memory analysis' factor)"},
     {"block_dp_time", s, "DP communication time of one block"},
     {"first_stage_microbatch_time", s,
      "the first stage's extra work per microbatch (input embedding)"},
