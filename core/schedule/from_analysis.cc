@@ -11,21 +11,12 @@
 namespace blueprint {
 namespace {
 
-// The spec field behind each of BuildSchedule's shape fields.
-std::string SpecFieldOf(const std::string& shape_field) {
-  if (shape_field == "p") return "parallelism.pipeline.degree";
-  if (shape_field == "v") {
-    return "parallelism.pipeline.schedule.virtual_stages";
-  }
-  if (shape_field == "m") return "batch.global_batch_size";
-  return shape_field;
-}
-
 // BuildSchedule's errors, on the spec's fields and prefixed "schedule: ".
-absl::Status OnSpecFields(const absl::Status& status) {
+absl::Status OnSpecFields(const PipelineSchedule& schedule,
+                          const absl::Status& status) {
   std::vector<FieldError> errors = FieldErrorsOf(status);
   for (FieldError& error : errors) {
-    error.field = SpecFieldOf(error.field);
+    error.field = SpecFieldOfShapeField(schedule, error.field);
     error.message = absl::StrCat("schedule: ", error.message);
   }
   return InvalidInputError(errors);
@@ -45,7 +36,7 @@ absl::StatusOr<SimulatedIteration> SimulateIteration(
   const IterationFigures& figures = iteration.figures;
   absl::StatusOr<PipelineScheduleIR> ir = BuildSchedule(
       ConcreteScheduleKind(schedule, step.training), step.p, step.v, step.m);
-  if (!ir.ok()) return OnSpecFields(ir.status());
+  if (!ir.ok()) return OnSpecFields(schedule, ir.status());
   SimulatedIteration out;
   out.ir = std::move(*ir);
   out.inputs.durations = ChunkDurationsOf(block, step, figures);

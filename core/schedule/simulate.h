@@ -82,28 +82,6 @@ struct SimulationResult {
 absl::StatusOr<SimulationResult> Simulate(
     const PipelineScheduleIR& ir, const std::vector<ChunkDurations>& durations);
 
-// AnalyticBubble: BubbleTerms' bubble without its separate uneven-layout
-// term: ((p - 1) + extra) * chunk_time, extra = (v - 1)(p - m mod p) when
-// p does not divide m, else 0.
-double AnalyticBubble(int64_t p, int64_t v, int64_t m, double chunk_time);
-
-// InterleavedLeftoverDifference: the simulated bubble of the interleaved
-// schedule (Megatron-LM order, P2P folded into the chunk durations) minus
-// AnalyticBubble. Zero when p divides m or m < p (re-proved by
-// simulate_test); otherwise Calculon's (v-1)(p - m mod p) whole idle chunks
-// are not what the table order produces: the short last group is paired
-// with the previous group's backwards, so the excess depends on the
-// forward/backward ratio (README, "Re-proof").
-absl::StatusOr<double> InterleavedLeftoverDifference(
-    int64_t p, int64_t v, int64_t m, const ChunkDurations& durations);
-
-// InterleavedFirstStagePeakChunks: the first stage's peak live chunks in
-// Megatron-LM's order: its warm-up forwards plus one, 2(p-1) + (v-1)p + 1,
-// capped at all m*v chunks. figures.cc's factor min(m,p)(1 + (p-1)/(vp))
-// times v equals it when m*v >= vp + p - 1 (hence m > p); for m <= p it
-// differs (simulate_test checks both).
-int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m);
-
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_SCHEDULE_SIMULATE_H_

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "core/schedule/reproof.h"
 #include "core/schedule/schedule_ir.h"
 #include "gtest/gtest.h"
 

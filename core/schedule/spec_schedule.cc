@@ -35,4 +35,18 @@ std::optional<ScheduleKind> SimulatedScheduleKind(
   return ConcreteScheduleKind(schedule, /*training=*/true);
 }
 
+std::string SpecFieldOfShapeField(const PipelineSchedule& schedule,
+                                  const std::string& shape_field) {
+  if (shape_field == "p") return "parallelism.pipeline.degree";
+  if (shape_field == "m") return "batch.global_batch_size";
+  if (shape_field == "v") {
+    const bool has_field =
+        std::holds_alternative<InterleavedOneForwardOneBackward>(schedule) ||
+        std::holds_alternative<ForwardOnly>(schedule);
+    return has_field ? "parallelism.pipeline.schedule.virtual_stages"
+                     : "parallelism.pipeline.schedule";
+  }
+  return shape_field;
+}
+
 }  // namespace blueprint

@@ -6,6 +6,7 @@
 #define BLUEPRINTING_CORE_SCHEDULE_SPEC_SCHEDULE_H_
 
 #include <optional>
+#include <string>
 
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/spec.h"
@@ -22,6 +23,13 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
 // analytic ones (single_stage, 1f1b, interleaved_1f1b, forward_only).
 std::optional<ScheduleKind> SimulatedScheduleKind(
     const PipelineSchedule& schedule);
+
+// The spec field behind a shape field ("p", "v", "m") of BuildSchedule's
+// and ScheduleShapeErrors' errors: the pipeline degree; the schedule's
+// virtual_stages where it has that field, else the schedule (dualpipe_v's
+// two chunks); the global batch size, which sets m.
+std::string SpecFieldOfShapeField(const PipelineSchedule& schedule,
+                                  const std::string& shape_field);
 
 }  // namespace blueprint
 

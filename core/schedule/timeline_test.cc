@@ -1,5 +1,6 @@
 #include "core/schedule/timeline.h"
 
+#include "core/schedule/reproof.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/simulate.h"
 #include "gtest/gtest.h"

@@ -952,10 +952,8 @@ void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
       batch.global_batch_size / view.data_degree / batch.microbatch_size;
   for (const FieldError& error :
        ScheduleShapeErrors(*kind, view.pipeline->degree, v, m)) {
-    const std::string path = error.field == "p"   ? "parallelism.pipeline.degree"
-                             : error.field == "m" ? "batch.global_batch_size"
-                                                  : field;
-    out->Add(path, error.code,
+    out->Add(SpecFieldOfShapeField(view.pipeline->schedule, error.field),
+             error.code,
              absl::StrCat(field, " ", name, ": ", error.message,
                           error.field == "m"
                               ? " (m, the microbatches: "
@@ -1001,18 +999,14 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
 
   if (!InterleavingFits(v, per_stage)) {
     // dualpipe_v holds two chunks per stage without a field for it.
-    const bool has_field =
-        std::holds_alternative<InterleavedOneForwardOneBackward>(
-            view.pipeline->schedule) ||
-        std::holds_alternative<ForwardOnly>(view.pipeline->schedule);
     const std::string path =
-        has_field ? "parallelism.pipeline.schedule.virtual_stages"
-                  : "parallelism.pipeline.schedule";
+        SpecFieldOfShapeField(view.pipeline->schedule, "v");
     const std::string chunks =
-        has_field ? Named(path, v)
-                  : absl::StrCat(path, " ",
-                                 PipelineScheduleName(view.pipeline->schedule),
-                                 "'s ", v, " chunks per stage");
+        path != "parallelism.pipeline.schedule"
+            ? Named(path, v)
+            : absl::StrCat(path, " ",
+                           PipelineScheduleName(view.pipeline->schedule),
+                           "'s ", v, " chunks per stage");
     out->Add(path,
              v > per_stage ? ErrorCode::kOutOfRange : ErrorCode::kNotDivisible,
              absl::StrCat(chunks,
