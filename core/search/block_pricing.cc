@@ -42,8 +42,16 @@ bool BlockPrices::Supports(const DistributedTaskIR& tasks) {
 }
 
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
-                         DataType datatype)
-    : mode_(system.processing_mode), training_(tasks.training) {
+                         DataType datatype) {
+  Reprice(tasks, system, datatype);
+}
+
+void BlockPrices::Reprice(const DistributedTaskIR& tasks,
+                          const System& system, DataType datatype) {
+  mode_ = system.processing_mode;
+  training_ = tasks.training;
+  tasks_.clear();
+  collectives_.clear();
   tasks_.reserve(tasks.tasks.size());
   for (const Task& task : tasks.tasks) {
     PricedTask p;

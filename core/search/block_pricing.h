@@ -65,6 +65,10 @@ class BlockPrices {
 
   BlockPrices(const DistributedTaskIR& tasks, const System& system,
               DataType datatype);
+  // Replaces these prices by those of `tasks`, keeping the storage (the
+  // search's table reuses its entries from one tensor degree to the next).
+  void Reprice(const DistributedTaskIR& tasks, const System& system,
+               DataType datatype);
 
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
   // the expert all-to-all on `expert_net` and the context exchange on

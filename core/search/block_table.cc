@@ -100,7 +100,20 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
 
 void BlockTable::Clear() {
   lowered_index_.clear();
-  lowered_.clear();
+  lowered_used_ = 0;
+}
+
+BlockTable::Lowered& BlockTable::NextEntry() {
+  if (lowered_used_ == lowered_.size()) lowered_.emplace_back();
+  Lowered& lowered = lowered_[lowered_used_++];
+  lowered.shard_inputs.clear();
+  lowered.footprint = StagedBlock();
+  lowered.unpriced.reset();
+  lowered.planned.clear();
+  for (std::unique_ptr<Sharded>& sharded : lowered.sharded) {
+    if (sharded != nullptr) *sharded = Sharded();
+  }
+  return lowered;
 }
 
 BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
@@ -134,16 +147,18 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   }
   // BlockPrices prices every block but a TP-overlapped one and needs no
   // lineage; PlanPortable plans that one, and reads its lineage.
+  // A priced block is lowered into the table's one scratch IR.
   const bool priced = key.tp_overlap == TensorOverlap::kNone;
-  BP_ASSIGN_OR_RETURN(
-      DistributedTaskIR tasks,
-      priced ? LowerTensorParallelBlock().RunWithoutLineage(*program_)
-             : LowerTensorParallelBlock().Run(*program_));
-  if (priced && !BlockPrices::Supports(tasks)) {  // not expected
+  DistributedTaskIR& tasks = scratch_;
+  if (priced) {
+    BP_RETURN_IF_ERROR(
+        LowerTensorParallelBlock().RunWithoutLineage(*program_, tasks));
+  }
+  if (!priced || !BlockPrices::Supports(tasks)) {  // the latter not expected
     BP_ASSIGN_OR_RETURN(tasks, LowerTensorParallelBlock().Run(*program_));
   }
   ++blocks_lowered_;
-  Lowered& lowered = lowered_.emplace_back();
+  Lowered& lowered = NextEntry();
   lowered.key = key;
   lowered.shard_inputs.reserve(tasks.tasks.size());
   for (const Task& task : tasks.tasks) {
@@ -167,10 +182,16 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   }
   lowered.footprint = FootprintFigures(tasks, *program_);
   if (BlockPrices::Supports(tasks)) {
-    lowered.prices.emplace(tasks, system_, datatype_);
+    if (lowered.prices.has_value()) {
+      lowered.prices->Reprice(tasks, system_, datatype_);
+    } else {
+      lowered.prices.emplace(tasks, system_, datatype_);
+    }
   } else {
-    lowered.unpriced = std::make_unique<Unpriced>(
-        Unpriced{*program_, std::move(tasks)});
+    lowered.prices.reset();
+    lowered.unpriced =
+        std::make_unique<Unpriced>(Unpriced{*program_, std::move(tasks)});
+    tasks = DistributedTaskIR();
   }
   lowered_index_.emplace(key, &lowered);
   return &lowered;

@@ -146,6 +146,9 @@ class BlockTable {
 
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
+  // Their storage is kept for the blocks lowered next: a table grows to
+  // tens of megabytes per t, and giving that back to the system and taking
+  // it again for the next t cost the search half its time in page faults.
   // Sharded variants are kept for one (group, expert shard) per entry and
   // ZeRO stage: asking for another replaces them (the search asks for one
   // d after another).
@@ -213,6 +216,8 @@ class BlockTable {
     std::array<std::unique_ptr<Sharded>, 3> sharded;
   };
 
+  // An empty entry for Find to fill: a released one, or a new one.
+  Lowered& NextEntry();
   // The config as a key: the fields its lowering does not read at their
   // defaults.
   BlockConfig Canonical(const BlockConfig& config) const;
@@ -239,7 +244,13 @@ class BlockTable {
   // Whether the dense and MoE shares of a block depend on p.
   bool shares_vary_by_stage_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
+  // The entries in use are the first lowered_used_; the rest are storage
+  // that Clear() released, reused by NextEntry.
   std::deque<Lowered> lowered_;
+  size_t lowered_used_ = 0;
+  // Where Find lowers a priced block: one IR whose storage every lowering
+  // reuses.
+  DistributedTaskIR scratch_;
   int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;

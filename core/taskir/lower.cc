@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/spec/derive.h"
@@ -77,14 +78,17 @@ struct BlockContext {
 
 // A task's lineage sources as the builder collects them: string literals,
 // made into the task's strings only when lineage is recorded (the strategy
-// search lowers thousands of blocks and prints none of them).
-using Sources = std::vector<const char*>;
+// search lowers thousands of blocks and prints none of them), held inline
+// so that collecting them allocates nothing.
+using Sources = absl::InlinedVector<const char*, 12>;
 
 class BlockBuilder {
  public:
-  explicit BlockBuilder(const BlockContext& ctx) : ctx_(ctx) {}
+  // Builds into `ir`, whose tasks it replaces (keeping their storage).
+  BlockBuilder(const BlockContext& ctx, DistributedTaskIR& ir)
+      : ctx_(ctx), ir_(ir) {}
 
-  DistributedTaskIR Build();
+  void Build();
 
  private:
   // b * s of the whole microbatch, as a double (the unsharded GEMMs').
@@ -185,7 +189,7 @@ class BlockBuilder {
   void BuildLastStage();
 
   BlockContext ctx_;  // a copy: the placement changes as the build goes
-  DistributedTaskIR ir_;
+  DistributedTaskIR& ir_;
 };
 
 // Activation-sized tasks on the residual path depend on these fields.
@@ -221,8 +225,11 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
 
 Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
                         TaskFlags flags, Sources sources) {
-  Task task;
-  task.id = static_cast<int32_t>(ir_.tasks.size());
+  // Built in place: a task is some 700 bytes, and the search lowers
+  // thousands of blocks of about a hundred tasks.
+  const int32_t id = static_cast<int32_t>(ir_.tasks.size());
+  Task& task = ir_.tasks.emplace_back();
+  task.id = id;
   task.placement = ctx_.placement;
   task.share = ctx_.share;
   task.name = std::move(name);
@@ -264,8 +271,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   for (auto& phase : task.collectives) {
     for (auto& c : phase) c.peers = ctx_.t;
   }
-  ir_.tasks.push_back(std::move(task));
-  return ir_.tasks.back();
+  return task;
 }
 
 Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
@@ -1292,7 +1298,8 @@ void BlockBuilder::BuildLastStage() {
   }
 }
 
-DistributedTaskIR BlockBuilder::Build() {
+void BlockBuilder::Build() {
+  ir_.tasks.clear();
   ir_.mesh.tp = ctx_.t;
   ir_.mesh.ep = ctx_.ep;
   ir_.mesh.cp = ctx_.cp;
@@ -1311,11 +1318,10 @@ DistributedTaskIR BlockBuilder::Build() {
     BuildFirstStage();
     BuildLastStage();
   }
-  return std::move(ir_);
 }
 
-// The block of `program`, with or without each task's lineage.
-DistributedTaskIR Lower(const TypedProgram& program, bool lineage) {
+// The block of `program` into `ir`, with or without each task's lineage.
+void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
   BlockContext ctx;
@@ -1413,23 +1419,30 @@ DistributedTaskIR Lower(const TypedProgram& program, bool lineage) {
   }
   ctx.mtp_layers = model.mtp_layers;
   ctx.lineage = lineage;
-  return BlockBuilder(ctx).Build();
+  BlockBuilder(ctx, ir).Build();
 }
 
 }  // namespace
 
 absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
     const TypedProgram& program) const {
-  DistributedTaskIR ir = Lower(program, /*lineage=*/true);
+  DistributedTaskIR ir;
+  Lower(program, /*lineage=*/true, ir);
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
   return ir;
 }
 
 absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::RunWithoutLineage(
     const TypedProgram& program) const {
-  DistributedTaskIR ir = Lower(program, /*lineage=*/false);
-  BP_RETURN_IF_ERROR(VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage));
+  DistributedTaskIR ir;
+  BP_RETURN_IF_ERROR(RunWithoutLineage(program, ir));
   return ir;
+}
+
+absl::Status LowerTensorParallelBlock::RunWithoutLineage(
+    const TypedProgram& program, DistributedTaskIR& ir) const {
+  Lower(program, /*lineage=*/false, ir);
+  return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage);
 }
 
 }  // namespace blueprint

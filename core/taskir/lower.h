@@ -6,6 +6,7 @@
 #ifndef BLUEPRINTING_CORE_TASKIR_LOWER_H_
 #define BLUEPRINTING_CORE_TASKIR_LOWER_H_
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/spec/program.h"
 #include "core/taskir/task_ir.h"
@@ -25,6 +26,12 @@ class LowerTensorParallelBlock {
   // need the lineage.
   absl::StatusOr<DistributedTaskIR> RunWithoutLineage(
       const TypedProgram& program) const;
+  // The same into `ir`, replacing its contents and reusing its storage: the
+  // search lowers every block into one IR, so that thousands of lowerings
+  // do not each allocate (and the allocator return to the system) the
+  // memory of a block's tasks.
+  absl::Status RunWithoutLineage(const TypedProgram& program,
+                                 DistributedTaskIR& ir) const;
 };
 
 }  // namespace blueprint
