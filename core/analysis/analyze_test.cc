@@ -471,6 +471,9 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   TestMapping dualpipe = base;
   dualpipe.schedule = DualPipeV{};
   mappings.push_back(dualpipe);
+  TestMapping zero_bubble = base;
+  zero_bubble.schedule = ZeroBubbleH1{};
+  mappings.push_back(zero_bubble);
   int evaluated = 0;
   for (const TestMapping& m : mappings) {
     BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
@@ -541,6 +544,36 @@ TEST(AnalyzeIteration, SimulatedSchedulesBubbleAndInFlight) {
   EXPECT_EQ(d.iteration.step.blocks_per_chunk, 2);
   EXPECT_GT(d.iteration.figures.bubble_time, 0);
   EXPECT_TRUE(std::isfinite(d.memory.figures.act_space));
+}
+
+// ZB-H1 keeps 1F1B's in-flight microbatches and activation memory; its
+// bubble, at the mapping's chunk times, is (p - 1) max(F + B - W, F, B)
+// against 1F1B's (p - 1)(F + B + W), and the step shortens by the
+// difference.
+TEST(AnalyzeIteration, ZeroBubbleH1AgainstOneForwardOneBackward) {
+  TestMapping one_f_one_b;
+  one_f_one_b.p = 4;
+  one_f_one_b.global_batch = 8;
+  TestMapping zero_bubble = one_f_one_b;
+  zero_bubble.schedule = ZeroBubbleH1{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(one_f_one_b));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed z, Analyse(zero_bubble));
+  const IterationFigures& af = a.iteration.figures;
+  const IterationFigures& zf = z.iteration.figures;
+  ASSERT_TRUE(z.iteration.step.simulated_schedule.has_value());
+  const double p = 4;
+  const double f = zf.chunk_fw_time, b = zf.chunk_bw_input_time,
+               w = zf.chunk_bw_weight_time;
+  ASSERT_GT(w, 0);
+  BP_EXPECT_NEAR(zf.bubble_time, (p - 1) * std::max({f + b - w, f, b}),
+                 1e-12);
+  EXPECT_LT(zf.bubble_time, af.bubble_time);
+  BP_EXPECT_NEAR(af.total_time - zf.total_time,
+                 af.bubble_time - zf.bubble_time, 1e-12);
+  EXPECT_EQ(zf.peak_inflight_microbatches, af.peak_inflight_microbatches);
+  EXPECT_EQ(z.memory.figures.act_space, a.memory.figures.act_space);
+  EXPECT_EQ(z.memory.figures.proc_mem_tier1_cap_req,
+            a.memory.figures.proc_mem_tier1_cap_req);
 }
 
 // The checker's rules of the simulated schedules: training with a pipeline,

@@ -218,6 +218,46 @@ std::vector<Command> OneForwardOneBackwardStage(int64_t p, int64_t m,
   return out;
 }
 
+// ZB-H1 (Qi et al. 2024, section 3), the handcrafted order of the paper's
+// reference implementation: stage s runs 1F1B's p - s - 1 warm-up
+// forwards, then s steps of F and B that defer their weight gradients, then
+// steps of F, B and W, then steps of B and W, then the s deferred W. The
+// deeper stages' B run earlier, so every stage's cool-down wait shrinks by
+// T_W per stage: the bubble is (p - 1)(T_F + T_B - T_W). At most p - s
+// forwards await their B (1F1B's bound) and at most s weight gradients
+// wait, so a stage holds at most p microbatches.
+std::vector<Command> ZeroBubbleH1Stage(int64_t p, int64_t m, int64_t s) {
+  std::vector<Command> out;
+  int64_t forward = 0, backward = 0, weight = 0;
+  const auto run_forward = [&] {
+    out.push_back(ComputeCommand(CommandKind::kForward, forward++, 0));
+  };
+  const auto run_backward = [&] {
+    out.push_back(ComputeCommand(CommandKind::kBackward, backward++, 0,
+                                 /*defers=*/true));
+  };
+  const auto run_weight = [&] {
+    out.push_back(ComputeCommand(CommandKind::kWeightGradient, weight++, 0));
+  };
+  const int64_t warmup = std::min(p - s - 1, m);
+  while (forward < warmup) run_forward();
+  for (int64_t i = 0; i < s && forward < m; ++i) {
+    run_forward();
+    run_backward();
+  }
+  while (forward < m) {
+    run_forward();
+    run_backward();
+    run_weight();
+  }
+  while (backward < m) {
+    run_backward();
+    run_weight();
+  }
+  while (weight < m) run_weight();
+  return out;
+}
+
 // Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_
 // interleaving): the k-th forward runs table[k]; the k-th backward runs
 // table[k]'s microbatch on the mirrored chunk v-1-c. The table walks groups
@@ -580,19 +620,19 @@ absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
       }
       break;
     case ScheduleKind::kZbH1:
+      ir.routes.push_back(InterleavedRoute(p, 1));
+      for (int64_t s = 0; s < p; ++s) {
+        ir.stages[s] = ZeroBubbleH1Stage(p, m, s);
+      }
+      break;
     case ScheduleKind::kZbH2: {
       ir.routes.push_back(InterleavedRoute(p, 1));
-      // ZB-H1 keeps 1F1B's in-flight bound (p - s forwards whose B is not
-      // done); ZB-H2 lets stage s fill its whole warm-up wait with forwards,
-      // 2(p - s) - 1 of them (Qi et al. 2024, section 3).
-      // W are deferred without bound: bounding them to the p - 1 - s idle
-      // slots of stage s's cool-down doubled the unit-time bubble (README,
-      // "Known gaps").
+      // ZB-H2 lets stage s fill its whole warm-up wait with forwards,
+      // 2(p - s) - 1 of them (Qi et al. 2024, section 3). W are deferred
+      // without bound (README, "Known gaps").
       std::vector<int64_t> limits(static_cast<size_t>(p));
       std::vector<int64_t> pending(static_cast<size_t>(p), m);
-      for (int64_t s = 0; s < p; ++s) {
-        limits[s] = kind == ScheduleKind::kZbH1 ? p - s : 2 * (p - s) - 1;
-      }
+      for (int64_t s = 0; s < p; ++s) limits[s] = 2 * (p - s) - 1;
       ir.stages =
           GreedyZeroBubbleStages(p, m, 1, ir.routes[0], limits, pending);
       break;

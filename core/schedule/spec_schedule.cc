@@ -23,6 +23,7 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
           [](const ForwardOnly&) { return ScheduleKind::kForwardOnly; },
           [](const GPipe&) { return ScheduleKind::kGPipe; },
           [](const DualPipeV&) { return ScheduleKind::kDualPipeV; },
+          [](const ZeroBubbleH1&) { return ScheduleKind::kZbH1; },
       },
       schedule);
 }
@@ -30,7 +31,8 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
 std::optional<ScheduleKind> SimulatedScheduleKind(
     const PipelineSchedule& schedule) {
   const bool simulated = std::holds_alternative<GPipe>(schedule) ||
-                         std::holds_alternative<DualPipeV>(schedule);
+                         std::holds_alternative<DualPipeV>(schedule) ||
+                         std::holds_alternative<ZeroBubbleH1>(schedule);
   if (!simulated) return std::nullopt;
   return ConcreteScheduleKind(schedule, /*training=*/true);
 }

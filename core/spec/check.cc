@@ -919,7 +919,8 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
             return s.virtual_stages;
           },
           [&](const GPipe&) { return simulated(1); },
-          [&](const DualPipeV&) { return simulated(2); }},
+          [&](const DualPipeV&) { return simulated(2); },
+          [&](const ZeroBubbleH1&) { return simulated(1); }},
       schedule);
 }
 

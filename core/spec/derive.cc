@@ -129,6 +129,7 @@ int64_t VirtualStages(const PipelineSchedule& schedule) {
           [](const GPipe&) -> int64_t { return 1; },
           // Two chunks per stage, the second on the way back up (a V).
           [](const DualPipeV&) -> int64_t { return 2; },
+          [](const ZeroBubbleH1&) -> int64_t { return 1; },
       },
       schedule);
 }

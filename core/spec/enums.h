@@ -195,6 +195,10 @@ inline constexpr Spelling kPipelineScheduleTypes[] = {
      "DeepSeek's DualPipeV: two chunks per stage in a V, forward and "
      "backward of two microbatches overlapped (p > 1, m >= 2p, training; "
      "simulated)"},
+    {"zb_h1", nullptr,
+     "zero bubble ZB-H1: 1F1B with the backward split into input and weight "
+     "gradients, the weight gradients filling the cool-down; 1F1B's memory "
+     "(p > 1, training; simulated)"},
 };
 
 // DataSharding's alternatives (ZeRO stages), in variant index order.

@@ -206,10 +206,14 @@ struct ForwardOnly {                         // inference pipeline
 // builds and simulates their command order for the mapping's p and m.
 struct GPipe {};      // all forwards, then all backwards
 struct DualPipeV {};  // DeepSeek's DualPipeV ("cut-in-half" DualPipe)
+// Zero bubble ZB-H1 (Qi et al. 2024): 1F1B with each backward split into
+// the input gradient B and the weight gradient W, W deferred into the
+// cool-down's waits; 1F1B's activation memory.
+struct ZeroBubbleH1 {};
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
                  InterleavedOneForwardOneBackward, ForwardOnly, GPipe,
-                 DualPipeV>;
+                 DualPipeV, ZeroBubbleH1>;
 
 // How blocks are laid over stages. kEven requires p | num_blocks. kUneven is
 // Calculon's behaviour for num_blocks % p != 0: blocks per stage rounded up,

@@ -98,7 +98,8 @@ Json ScheduleToJson(const PipelineSchedule& schedule) {
                  [&](const ForwardOnly& s) {
                    out["virtual_stages"] = s.virtual_stages;
                  },
-                 [](const GPipe&) {}, [](const DualPipeV&) {}},
+                 [](const GPipe&) {}, [](const DualPipeV&) {},
+                 [](const ZeroBubbleH1&) {}},
       schedule);
   return out;
 }
@@ -367,7 +368,8 @@ void ReadSchedule(const Json& value, const std::string& path,
                         [&](ForwardOnly& s) {
                           reader.ReadInt("virtual_stages", &s.virtual_stages);
                         },
-                        [](GPipe&) {}, [](DualPipeV&) {}},
+                        [](GPipe&) {}, [](DualPipeV&) {},
+                        [](ZeroBubbleH1&) {}},
              *schedule);
   *out = *schedule;
   reader.RejectUnknownKeys();

@@ -30,7 +30,8 @@ constexpr auto kComplete =
                [](const InterleavedOneForwardOneBackward&) { return 3; },
                [](const ForwardOnly&) { return 4; },
                [](const GPipe&) { return 5; },
-               [](const DualPipeV&) { return 6; }};
+               [](const DualPipeV&) { return 6; },
+               [](const ZeroBubbleH1&) { return 7; }};
 constexpr auto kMissingForwardOnly =
     Overloaded{[](const SingleStage&) { return 1; },
                [](const OneForwardOneBackward&) { return 2; },
@@ -52,6 +53,7 @@ static_assert(!std::is_convertible_v<EdgeReduceScatterAllGather, AllReduce>);
 TEST(PipelineSchedule, VisitIsExhaustive) {
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ForwardOnly{}}), 4);
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{DualPipeV{}}), 6);
+  EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleH1{}}), 7);
   EXPECT_EQ(std::visit(kComplete,
                        PipelineSchedule{InterleavedOneForwardOneBackward{3}}),
             3);

@@ -257,7 +257,8 @@ void ExpectClose(double actual, double expected, const std::string& what) {
 }
 
 TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
-  int reproved = 0, named_leftover = 0, rejected_leftover = 0, simulated = 0;
+  int reproved = 0, named_leftover = 0, rejected_leftover = 0, simulated = 0,
+      zero_bubble_closed_forms = 0;
   for (const std::string& name : CaseDirectories()) {
     const std::string text = ScheduleStage(name);
     if (text.empty()) continue;  // a rejected input has no schedule
@@ -280,18 +281,25 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
                             h.values.at("unscheduled_bubble_time");
     const int64_t p = ShapeInt(h, "p"), m = ShapeInt(h, "m");
     const std::string& kind = h.shape.at("schedule");
-    if (kind == "gpipe" || kind == "dualpipe_v") {
+    if (kind == "gpipe" || kind == "dualpipe_v" || kind == "zb_h1") {
       // The analysis took its bubble from this same simulation; GPipe's
-      // also has a closed form, (p - 1)(F + B + W).
+      // also has a closed form, (p - 1)(F + B + W), and ZB-H1's with
+      // m >= p (p - 1) max(F + B - W, F, B) (core/schedule simulate_test).
       ++simulated;
       ExpectClose(h.values.at("bubble"), h.values.at("analysis_bubble_time"),
                   name + " bubble");
+      const double f = h.values.at("forward");
+      const double b = h.values.at("backward_input");
+      const double w = h.values.at("backward_weight");
       if (kind == "gpipe") {
-        ExpectClose(h.values.at("bubble"),
-                    (p - 1) * (h.values.at("forward") +
-                               h.values.at("backward_input") +
-                               h.values.at("backward_weight")),
+        ExpectClose(h.values.at("bubble"), (p - 1) * (f + b + w),
                     name + " GPipe closed form");
+      }
+      if (kind == "zb_h1" && m >= p) {
+        ++zero_bubble_closed_forms;
+        ExpectClose(h.values.at("bubble"),
+                    (p - 1) * std::max({f + b - w, f, b}),
+                    name + " ZB-H1 closed form");
       }
       continue;
     }
@@ -310,7 +318,8 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   // The corpus' 1F1B, interleaved, single-stage and forward-only cases (71
   // of them when this was written): the test cannot pass on an empty one.
   EXPECT_GE(reproved, 60);
-  EXPECT_GE(simulated, 2);  // spec_gpipe, spec_dualpipe_v
+  EXPECT_GE(simulated, 3);  // spec_gpipe, spec_dualpipe_v, spec_zb_h1
+  EXPECT_GE(zero_bubble_closed_forms, 1);  // spec_zb_h1
   std::printf(
       "re-proved %d, longer leftover orders %d, rejected %d, simulated "
       "schedules %d\n",
