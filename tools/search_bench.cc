@@ -12,6 +12,8 @@
 //      ZeRO stage; pruned mode only): qwen3-235B-A22B with cp up to 8
 //      (54,389,248 executions); the same with every cp and both K/V
 //      exchanges (235,240,064); deepseek-v3 with cp up to 8 (13,126,720).
+//   4. With --schedules all (gpipe, zb_h1, dualpipe_v beside Calculon's
+//      schedules): gpt3-175B as in 2, deepseek-v3 as in 3 (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned]
@@ -61,6 +63,7 @@ struct Case {
   bool every_sharding = false;
   bool every_exchange = false;
   bool pruned_only = false;  // the exhaustive mode would take minutes
+  bool every_schedule = false;  // --schedules all
 };
 
 
@@ -89,6 +92,11 @@ int Run(const std::string& data, int runs_override, int tiers,
       {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero",
        "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 8, true, false, true},
+      {"gpt3-175B 512 GPUs b512 top10 every schedule", "gpt3-175B.json",
+       "a100_80g.json", 512, 512, 10, false, 3, 1, false, false, true, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule",
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -122,6 +130,7 @@ int Run(const std::string& data, int runs_override, int tiers,
       options.mbs_break = c.mbs_break;
       options.max_context = c.max_context;
       options.every_sharding = c.every_sharding;
+      options.every_schedule = c.every_schedule;
       if (c.every_exchange) {
         options.context_exchange = {ContextExchange::kRing,
                                     ContextExchange::kAllGather};
@@ -166,7 +175,7 @@ int Run(const std::string& data, int runs_override, int tiers,
       std::printf(
           "    good %lld, bad %lld; best %.10g samples/s; %lld blocks "
           "lowered, %lld planned, %lld resharded, %lld memory and %lld "
-          "iteration evaluations\n",
+          "iteration evaluations, %lld schedule simulations\n",
           static_cast<long long>(last.good_executions),
           static_cast<long long>(last.bad_executions),
           last.top.empty() ? 0.0 : last.top[0].iteration.sample_rate,
@@ -174,7 +183,8 @@ int Run(const std::string& data, int runs_override, int tiers,
           static_cast<long long>(last.work.blocks_planned),
           static_cast<long long>(last.work.blocks_resharded),
           static_cast<long long>(last.work.memory_evaluations),
-          static_cast<long long>(last.work.iteration_evaluations));
+          static_cast<long long>(last.work.iteration_evaluations),
+          static_cast<long long>(last.work.schedule_simulations));
     }
   }
   return 0;

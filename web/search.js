@@ -14,6 +14,7 @@ const COLUMNS = [
   ['t', (e) => e.tensor_par], ['p', (e) => e.pipeline_par], ['d', (e) => e.data_par],
   ['v', (e) => e.pipeline_interleaving],
   // Keys the search adds only for the dimensions it tried.
+  ['Schedule', (e) => e.pipeline_schedule ?? '—'],
   ['cp', (e) => (e.context_par ?? 1) +
       ((e.context_par ?? 1) > 1 ? ` ${e.context_par_exchange}` : '')],
   ['ep × etp', (e) => e.expert_par === undefined ? '—'
@@ -93,7 +94,8 @@ export class SearchPanel {
                   '--precision', value('search-precision'),
                   '--max-context', value('search-max-context'),
                   '--context-exchange', value('search-context-exchange'),
-                  '--sharding', value('search-sharding'), '--json', '--specs'];
+                  '--sharding', value('search-sharding'),
+                  '--schedules', value('search-schedules'), '--json', '--specs'];
     if (byId('search-mbs-break').checked) args.push('--mbs-break');
     if (!byId('search-tp-overlap').checked) args.push('--no-tp-overlap');
     if (!byId('search-dp-overlap').checked) args.push('--no-dp-overlap');

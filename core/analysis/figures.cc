@@ -6,6 +6,7 @@
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
+#include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/simulate.h"
 #include "core/spec/accounting.h"
@@ -208,14 +209,20 @@ void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
 // fill and drain, plus the idle chunks interleaving leaves when p does not
 // divide m, less the blocks an uneven stage layout leaves out
 // (bubble_reduction_blocks).
-// The simulated schedule of `s` at durations `d`; the checker's rules
-// (ScheduleShapeErrors) make a failure unreachable for a checked spec.
-absl::StatusOr<SimulationResult> SimulateSchedule(const StepShape& s,
-                                                  const ChunkDurations& d) {
-  absl::StatusOr<PipelineScheduleIR> ir =
-      BuildSchedule(*s.simulated_schedule, s.p, s.v, s.m);
-  if (!ir.ok()) return ir.status();
-  return Simulate(*ir, {d});
+// The simulated schedule of `s` at durations `d` (through the shape's memo
+// when it has one: the same numbers); the checker's rules
+// (ScheduleShapeErrors) make a failure, NaN figures, unreachable for a
+// checked spec.
+ShapeOutcome SimulatedOutcome(const StepShape& s, const ChunkDurations& d) {
+  if (s.schedule_memo != nullptr) {
+    return s.schedule_memo->Get(*s.simulated_schedule, s.p, s.v, s.m, d);
+  }
+  const absl::StatusOr<ShapeOutcome> r =
+      SimulateShape(*s.simulated_schedule, s.p, s.v, s.m, d);
+  if (r.ok()) return *r;
+  ShapeOutcome failed;
+  failed.bubble = failed.peak_live_microbatches = std::nan("");
+  return failed;
 }
 
 // The bubble of a schedule with no closed form: the simulated makespan less
@@ -224,11 +231,9 @@ absl::StatusOr<SimulationResult> SimulateSchedule(const StepShape& s,
 // finite-figure verifier reports as an internal error.
 void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
                           IterationFigures& it) {
-  const absl::StatusOr<SimulationResult> r =
-      SimulateSchedule(s, ChunkDurationsOf(b, s, it));
   it.bubble_reduction_time = 0;
   it.extra_interleaving_bubbles = 0;
-  it.bubble_time = r.ok() ? r->bubble : std::nan("");
+  it.bubble_time = SimulatedOutcome(s, ChunkDurationsOf(b, s, it)).bubble;
   it.bubble_chunks = it.chunk_time > 0 ? it.bubble_time / it.chunk_time : 0;
 }
 
@@ -680,13 +685,7 @@ double SimulatedInFlight(const StepShape& s) {
   unit.forward = 1;
   unit.backward_input = 1;
   unit.backward_weight = 1;
-  const absl::StatusOr<SimulationResult> r = SimulateSchedule(s, unit);
-  if (!r.ok()) return std::nan("");
-  double peak = 0;
-  for (const StageFigures& stage : r->stages) {
-    peak = std::max(peak, stage.peak_live_microbatches);
-  }
-  return peak;
+  return SimulatedOutcome(s, unit).peak_live_microbatches;
 }
 
 }  // namespace
@@ -826,6 +825,14 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
             b.baseblock_recomm_time_exposed) +
        b.edgeblock_fw_tp_time_exposed + b.edgeblock_agrad_tp_time_exposed +
        b.edgeblock_recomm_time_exposed);
+  // A simulated schedule's bubble: at least MinimumBubbleForwards chunk
+  // forwards, each at least bpc blocks' forward compute.
+  if (s.simulated_schedule.has_value()) {
+    return compute + exposed +
+           static_cast<double>(
+               MinimumBubbleForwards(*s.simulated_schedule, s.p)) *
+               bpc * b.block_fw_time;
+  }
   const int64_t leftover = s.m % s.p;
   const double extra =
       leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/accounting.h"
 #include "core/spec/program.h"
@@ -26,6 +27,10 @@ struct StepShape {
   // microbatches come from simulating its command order. nullopt: the
   // analytic contract (what the strategy search builds).
   std::optional<ScheduleKind> simulated_schedule;
+  // Where a simulated schedule's figures are remembered (the strategy
+  // search's, which asks for the same shape and durations many times);
+  // nullptr: simulated on every use. Not owned; the same numbers either way.
+  ScheduleMemo* schedule_memo = nullptr;
   int64_t blocks_per_stage = 1;   // bpp
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;

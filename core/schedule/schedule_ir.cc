@@ -412,12 +412,14 @@ std::string ComputeLineage(absl::string_view schedule, int64_t stage,
 }
 
 Command PointToPoint(CommandKind kind, absl::string_view schedule,
-                     int64_t stage, int64_t mb, int64_t chunk, int64_t peer) {
+                     int64_t stage, int64_t mb, int64_t chunk, int64_t peer,
+                     bool lineage) {
   Command c;
   c.kind = kind;
   c.microbatch = mb;
   c.chunk = chunk;
   c.peer_stage = peer;
+  if (!lineage) return c;
   const bool send = kind == CommandKind::kSendActivation ||
                     kind == CommandKind::kSendGradient;
   c.lineage = absl::StrCat("schedule:", schedule, " stage ", stage, " mb ", mb,
@@ -426,11 +428,12 @@ Command PointToPoint(CommandKind kind, absl::string_view schedule,
   return c;
 }
 
-// Adds the lineage and the P2P commands around each compute command: a
-// receive just before the command that consumes it (so the receive stream
-// runs in consumption order) and a send just after the command that
-// produces it. Neighbouring positions on the same stage need no P2P.
-void AddPointToPointAndLineage(PipelineScheduleIR& ir) {
+// Adds the lineage (unless `lineage` is false) and the P2P commands around
+// each compute command: a receive just before the command that consumes it
+// (so the receive stream runs in consumption order) and a send just after
+// the command that produces it. Neighbouring positions on the same stage
+// need no P2P.
+void AddPointToPointAndLineage(PipelineScheduleIR& ir, bool lineage) {
   const std::string schedule(ScheduleKindName(ir.kind));
   for (int64_t s = 0; s < ir.p; ++s) {
     std::vector<Command> compute = std::move(ir.stages[s]);
@@ -438,7 +441,7 @@ void AddPointToPointAndLineage(PipelineScheduleIR& ir) {
     out.clear();
     out.reserve(compute.size() * 3);
     for (Command& c : compute) {
-      c.lineage = ComputeLineage(schedule, s, c);
+      if (lineage) c.lineage = ComputeLineage(schedule, s, c);
       // (microbatch, chunk) of the forward and of the backward half.
       int64_t fmb = -1, fchunk = -1, bmb = -1, bchunk = -1;
       if (c.kind == CommandKind::kForward ||
@@ -462,12 +465,12 @@ void AddPointToPointAndLineage(PipelineScheduleIR& ir) {
         if (j > 0 && route.stage_of_position[j - 1] != s) {
           out.push_back(PointToPoint(CommandKind::kRecvActivation, schedule, s,
                                      fmb, fchunk,
-                                     route.stage_of_position[j - 1]));
+                                     route.stage_of_position[j - 1], lineage));
         }
         if (j >= 0 && j < last && route.stage_of_position[j + 1] != s) {
           sends.push_back(PointToPoint(CommandKind::kSendActivation, schedule,
                                        s, fmb, fchunk,
-                                       route.stage_of_position[j + 1]));
+                                       route.stage_of_position[j + 1], lineage));
         }
       }
       if (bmb >= 0) {
@@ -476,12 +479,12 @@ void AddPointToPointAndLineage(PipelineScheduleIR& ir) {
         if (j >= 0 && j < last && route.stage_of_position[j + 1] != s) {
           out.push_back(PointToPoint(CommandKind::kRecvGradient, schedule, s,
                                      bmb, bchunk,
-                                     route.stage_of_position[j + 1]));
+                                     route.stage_of_position[j + 1], lineage));
         }
         if (j > 0 && route.stage_of_position[j - 1] != s) {
           sends.push_back(PointToPoint(CommandKind::kSendGradient, schedule, s,
                                        bmb, bchunk,
-                                       route.stage_of_position[j - 1]));
+                                       route.stage_of_position[j - 1], lineage));
         }
       }
       out.push_back(std::move(c));
@@ -580,8 +583,10 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
   return errors;
 }
 
-absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
-                                                 int64_t v, int64_t m) {
+namespace {
+
+absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
+                                         int64_t v, int64_t m, bool lineage) {
   const std::vector<FieldError> errors = ScheduleShapeErrors(kind, p, v, m);
   if (!errors.empty()) return InvalidInputError(errors);
 
@@ -697,7 +702,7 @@ absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
       }
     }
   }
-  AddPointToPointAndLineage(ir);
+  AddPointToPointAndLineage(ir, lineage);
   if (kind == ScheduleKind::kInterleaved && m > p && m % p != 0) {
     // Megatron-LM's warm-up count assumes full groups of p; with a short
     // last group its order cannot progress for some shapes (e.g. p 15, v 5,
@@ -717,6 +722,36 @@ absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
     }
   }
   return ir;
+}
+
+}  // namespace
+
+absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
+                                                 int64_t v, int64_t m) {
+  return Build(kind, p, v, m, /*lineage=*/true);
+}
+
+absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m) {
+  return Build(kind, p, v, m, /*lineage=*/false);
+}
+
+int64_t MinimumBubbleForwards(ScheduleKind kind, int64_t p) {
+  switch (kind) {
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kZbH1:
+    case ScheduleKind::kZbH2:
+      return p - 1;
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbV:
+    case ScheduleKind::kDualPipe:
+    case ScheduleKind::kDualPipeV:
+      return 0;
+  }
+  return 0;
 }
 
 absl::Status AppendStepTail(PipelineScheduleIR& ir, double reduce_duration,

@@ -145,6 +145,18 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
 
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m);
+// The same commands without their lineage strings: for the analyses'
+// figures (core/schedule/memo.h), which simulate and never print the IR
+// (the lineage is most of a build's cost and memory).
+absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m);
+
+// A lower bound on the bubble of any schedule of `kind` with p stages, in
+// chunk forward times: with one route through the stages in order (gpipe,
+// 1f1b, zb_h1, zb_h2) the last stage starts its first forward after p - 1
+// forwards upstream and then has as much compute as every other stage, so
+// it idles at least (p - 1) T_F; 0 (no bound) for the others.
+int64_t MinimumBubbleForwards(ScheduleKind kind, int64_t p);
 
 // AppendStepTail: appends the data-parallel gradient reduction and the
 // optimizer step, with the given durations, to every stage's compute stream

@@ -37,6 +37,26 @@ std::optional<ScheduleKind> SimulatedScheduleKind(
   return ConcreteScheduleKind(schedule, /*training=*/true);
 }
 
+std::optional<PipelineSchedule> SimulatedSpecSchedule(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kGPipe:
+      return GPipe{};
+    case ScheduleKind::kDualPipeV:
+      return DualPipeV{};
+    case ScheduleKind::kZbH1:
+      return ZeroBubbleH1{};
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbH2:
+    case ScheduleKind::kZbV:
+    case ScheduleKind::kDualPipe:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string SpecFieldOfShapeField(const PipelineSchedule& schedule,
                                   const std::string& shape_field) {
   if (shape_field == "p") return "parallelism.pipeline.degree";

@@ -19,10 +19,14 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
                                   bool training);
 
 // The constructor of a schedule whose bubble and in-flight microbatches the
-// analyses take from the simulation (gpipe, dualpipe_v); nullopt for the
-// analytic ones (single_stage, 1f1b, interleaved_1f1b, forward_only).
+// analyses take from the simulation (gpipe, dualpipe_v, zb_h1); nullopt for
+// the analytic ones (single_stage, 1f1b, interleaved_1f1b, forward_only).
 std::optional<ScheduleKind> SimulatedScheduleKind(
     const PipelineSchedule& schedule);
+
+// The spec schedule of a simulated constructor (SimulatedScheduleKind's
+// inverse); nullopt for a constructor the spec does not offer.
+std::optional<PipelineSchedule> SimulatedSpecSchedule(ScheduleKind kind);
 
 // The spec field behind a shape field ("p", "v", "m") of BuildSchedule's
 // and ScheduleShapeErrors' errors: the pipeline degree; the schedule's

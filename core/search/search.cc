@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -12,6 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/field_errors.h"
 #include "core/base/status_macros.h"
+#include "core/schedule/memo.h"
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/spec_schedule.h"
 #include "core/search/block_table.h"
 #include "core/search/top_n.h"
 #include "core/spec/accounting.h"
@@ -51,9 +55,13 @@ std::vector<int64_t> Divisors(int64_t x) {
 StepShape StepShapeOf(const TransformerModel& model, const System& system,
                       const CalculonTrainingParts& parts,
                       const AccountedModel& accounted) {
-  return MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
-                                            parts.batch, parts.options),
-                       model, system, parts.batch, parts.options, accounted);
+  StepShape step =
+      MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
+                                         parts.batch, parts.options),
+                    model, system, parts.batch, parts.options, accounted);
+  step.simulated_schedule =
+      SimulatedScheduleKind(parts.parallelism.pipeline.schedule);
+  return step;
 }
 
 // Steps 6-15 of SEARCH.md: the choices tried for one (t, p, v), with the
@@ -193,6 +201,11 @@ ChoiceList MakeChoiceList(std::vector<Choice> choices) {
 // it.
 struct Group {
   int64_t t = 1, cp = 1, p = 1, d = 1, v = 1, batch = 1;
+  // A simulated schedule (--schedules all) in place of Calculon's, and per
+  // microbatch size whether its shape rules (ScheduleShapeErrors: m >= 2p
+  // for dualpipe_v, the command bound) hold: the checker's.
+  std::optional<ScheduleKind> schedule;
+  std::vector<bool> schedule_fits;
   int64_t ep = 1;
   int64_t etp = 0;  // 0: t (a model without experts)
   // The expert all-to-all's tier (0 when ep = 1), -1 when no tier holds
@@ -236,6 +249,12 @@ void ApplyExtras(const ExecutionExtras& x,
   parallelism.expert.network_tier = x.expert_net;
   if (x.sharding != ShardingStage::kNone) {
     parallelism.data.sharding = ShardingOf(x.sharding);
+  }
+  if (x.schedule.has_value()) {
+    if (std::optional<PipelineSchedule> schedule =
+            SimulatedSpecSchedule(*x.schedule)) {
+      parallelism.pipeline.schedule = *schedule;
+    }
   }
   options.precision = x.precision;
 }
@@ -337,6 +356,10 @@ class Searcher {
   std::vector<Group> EnumerateGroups();
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
+  // The schedules tried with (p, v): Calculon's (nullopt) first, then with
+  // --schedules all and p > 1 gpipe and zb_h1 (v = 1) or dualpipe_v (v = 2).
+  std::vector<std::optional<ScheduleKind>> Schedules(int64_t p,
+                                                     int64_t v) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
   std::vector<std::pair<int64_t, int64_t>> ExpertDegrees(int64_t t,
                                                          int64_t ranks) const;
@@ -372,7 +395,7 @@ class Searcher {
                               size_t microbatch, const BlockShard& shard,
                               CalculonTrainingParts& parts);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                  int64_t b, const BlockShard& shard,
+                                  size_t microbatch, const BlockShard& shard,
                                   CalculonTrainingParts& parts);
   void Offer(double rate, const CalculonExecution& e,
              const ExecutionExtras& x, const Assignment& a,
@@ -410,6 +433,8 @@ class Searcher {
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
+  // The simulated schedules' figures by shape and chunk durations.
+  ScheduleMemo schedule_memo_;
 };
 
 std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
@@ -419,6 +444,19 @@ std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
     // The checker's rule: two load-balanced causal chunks per rank.
     if (cp > 1 && model_.seq_size % (2 * cp) != 0) continue;
     out.push_back(cp);
+  }
+  return out;
+}
+
+std::vector<std::optional<ScheduleKind>> Searcher::Schedules(int64_t p,
+                                                             int64_t v) const {
+  std::vector<std::optional<ScheduleKind>> out = {std::nullopt};
+  if (!options_.every_schedule || p < 2) return out;
+  if (v == 1) {
+    out.push_back(ScheduleKind::kGPipe);
+    out.push_back(ScheduleKind::kZbH1);
+  } else if (v == 2) {
+    out.push_back(ScheduleKind::kDualPipeV);
   }
   return out;
 }
@@ -487,12 +525,24 @@ std::vector<Group> Searcher::EnumerateGroups() {
           base.weight = static_cast<double>(base.choices->choices.size()) *
                         static_cast<double>(base.microbatch_sizes.size()) *
                         assignments;
-          for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {
-            Group g = base;
-            g.ep = ep;
-            g.etp = etp;
-            g.en = ep > 1 ? SmallestTierHolding(system_, ep * etp) : 0;
-            groups.push_back(std::move(g));
+          for (const std::optional<ScheduleKind>& schedule :
+               Schedules(p, v)) {
+            Group with_schedule = base;
+            with_schedule.schedule = schedule;
+            if (schedule.has_value()) {
+              for (int64_t b : base.microbatch_sizes) {
+                with_schedule.schedule_fits.push_back(
+                    ScheduleShapeErrors(*schedule, p, v, base.batch / d / b)
+                        .empty());
+              }
+            }
+            for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {
+              Group g = with_schedule;
+              g.ep = ep;
+              g.etp = etp;
+              g.en = ep > 1 ? SmallestTierHolding(system_, ep * etp) : 0;
+              groups.push_back(std::move(g));
+            }
           }
         }
       }
@@ -633,6 +683,7 @@ ExecutionExtras Searcher::Extras(const Group& g, const Choice& c) const {
   x.expert_net = g.en > 0 ? g.en : 0;
   x.sharding = c.sharding;
   x.precision = options_.precision;
+  x.schedule = g.schedule;
   return x;
 }
 
@@ -683,7 +734,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   const size_t sizes = g.microbatch_sizes.size();
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
-      gs.valid_assignments == 0) {
+      gs.valid_assignments == 0 ||
+      (g.schedule.has_value() && !g.schedule_fits[microbatch])) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
@@ -702,6 +754,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   }
   parts.batch.microbatch_size = b;
   StepShape step = StepShapeOf(model_, system_, parts, accounted_);
+  step.schedule_memo = &schedule_memo_;
   if (verdict == Verdict::kUnknown) {
     // The memory figures read footprints only: the block need not be
     // planned.
@@ -850,9 +903,11 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
 // Each execution on its own, as Calculon runs it: tier check, interleaving
 // and offload checks, memory, iteration.
 absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                          int64_t b, const BlockShard& shard,
+                                          size_t microbatch,
+                                          const BlockShard& shard,
                                           CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
+  const int64_t b = g.microbatch_sizes[microbatch];
   CalculonExecution e = Execution(g, c, b);
   const ExecutionExtras x = Extras(g, c);
   const BlockConfig config = ConfigOf(g, c, b);
@@ -870,7 +925,9 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           ++result_.total_executions;
           const bool valid = AssignmentValid(g, tn, cn, pn, dn) &&
                              gs.structure_ok &&
-                             OffloadFits(c.offload, gs.blocks_per_stage);
+                             OffloadFits(c.offload, gs.blocks_per_stage) &&
+                             (!g.schedule.has_value() ||
+                              g.schedule_fits[microbatch]);
           if (!valid) {
             ++result_.bad_executions;
             continue;
@@ -880,6 +937,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           if (!shaped) {
             parts.batch.microbatch_size = b;
             step = StepShapeOf(model_, system_, parts, accounted_);
+            step.schedule_memo = &schedule_memo_;
             shaped = true;
           }
           SetStepNetworks(step, system_, tn, pn, dn);
@@ -929,7 +987,7 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
       const int64_t good_before = result_.good_executions;
       BP_RETURN_IF_ERROR(
           options_.exhaustive
-              ? EvaluateExhaustive(gs, c, g.microbatch_sizes[j], shard, parts)
+              ? EvaluateExhaustive(gs, c, j, shard, parts)
               : EvaluatePruned(gs, i, j, shard, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
@@ -983,6 +1041,8 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   result_.dimensions.context = options_.max_context > 1;
   result_.dimensions.expert = model_.moe.has_value();
   result_.dimensions.sharding = options_.every_sharding;
+  result_.dimensions.schedule = options_.every_schedule;
+  result_.work.schedule_simulations = schedule_memo_.simulations();
   return std::move(result_);
 }
 

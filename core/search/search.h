@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -48,6 +49,7 @@
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
+#include "core/schedule/schedule_ir.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -76,6 +78,10 @@ struct SearchOptions {
   // --sharding calculon|all: Calculon's boolean (optimizer state sharded
   // or not), or every ZeRO stage (none, optimizer, gradients, parameters).
   bool every_sharding = false;
+  // --schedules calculon|all: Calculon's schedule (1f1b, interleaved_1f1b
+  // with v > 1), or also the simulated ones: gpipe and zb_h1 (v = 1) and
+  // dualpipe_v (v = 2), for p > 1.
+  bool every_schedule = false;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
@@ -100,6 +106,9 @@ struct ExecutionExtras {
   // optimizer_sharding says (kOptimizer or kNone, Calculon's boolean).
   ShardingStage sharding = ShardingStage::kNone;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
+  // A simulated schedule (gpipe, zb_h1, dualpipe_v) in place of Calculon's
+  // 1f1b or interleaved_1f1b; nullopt: Calculon's.
+  std::optional<ScheduleKind> schedule;
 };
 
 // Which dimensions beyond Calculon's a search tried; its output names them
@@ -108,6 +117,7 @@ struct ExtraDimensions {
   bool context = false;   // --max-context > 1
   bool expert = false;    // the model has a mixture of experts
   bool sharding = false;  // --sharding all
+  bool schedule = false;  // --schedules all
 };
 
 // One ranked mapping with the figures Calculon's stats JSON prints.
@@ -135,6 +145,8 @@ struct SearchWork {
   int64_t tier_pairs_examined = 0;
   int64_t tier_triples_examined = 0;
   int64_t step_time_bounds = 0;
+  // Simulations of a schedule shape at chunk durations (ScheduleMemo).
+  int64_t schedule_simulations = 0;
 };
 
 struct SearchResult {

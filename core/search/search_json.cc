@@ -54,6 +54,21 @@ void ParsePositive(const std::string& flag, const std::string& value,
   *out = *parsed;
 }
 
+// Parses a dimension flag's "calculon" (Calculon's values only: false) or
+// "all" (true) into `out`.
+void ParseCalculonOrAll(const std::string& flag, const std::string& value,
+                        std::vector<FieldError>* problems, bool* out) {
+  if (value == "calculon" || value == "all") {
+    *out = value == "all";
+    return;
+  }
+  problems->push_back(
+      {flag,
+       absl::StrCat(flag, ": expected calculon or all, got ",
+                    QuoteExcerpt(value)),
+       ErrorCode::kUnknownChoice});
+}
+
 }  // namespace
 
 absl::StatusOr<SearchOptions> ParseSearchFlags(
@@ -61,7 +76,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
       "--precision", "--max-context", "--context-exchange", "--sharding",
-      "--app", "--system"};
+      "--schedules", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--specs", "--exhaustive"};
@@ -183,17 +198,9 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
              ErrorCode::kUnknownChoice});
       }
     } else if (flag == "--sharding") {
-      if (*value == "calculon") {
-        options.every_sharding = false;
-      } else if (*value == "all") {
-        options.every_sharding = true;
-      } else {
-        problems.push_back(
-            {flag,
-             absl::StrCat("--sharding: expected calculon or all, got ",
-                          QuoteExcerpt(*value)),
-             ErrorCode::kUnknownChoice});
-      }
+      ParseCalculonOrAll(flag, *value, &problems, &options.every_sharding);
+    } else if (flag == "--schedules") {
+      ParseCalculonOrAll(flag, *value, &problems, &options.every_schedule);
     } else if (flag == "--fused-activation") {
       if (*value == "true") {
         options.fused_activation = {true};
@@ -259,6 +266,10 @@ nlohmann::json ExecutionJson(const TransformerModel& model,
   if (dimensions.sharding) {
     out["data_par_sharding"] = ShardingStageName(d.sharding);
   }
+  if (dimensions.schedule) {
+    out["pipeline_schedule"] =
+        PipelineScheduleName(program.pipeline().schedule);
+  }
   return out;
 }
 
@@ -303,6 +314,7 @@ std::string SearchResultText(const SearchResult& result) {
                         "samples/s", "step_s", "t", "p", "d", "v");
   if (extra.context) absl::StrAppendFormat(&out, " %5s %-10s", "cp", "cp_x");
   if (extra.expert) absl::StrAppendFormat(&out, " %4s %4s", "ep", "etp");
+  if (extra.schedule) absl::StrAppendFormat(&out, " %-16s", "schedule");
   absl::StrAppendFormat(
       &out, " %6s %4s %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9s %9s %6s\n",
       "batch", "mbs", "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl",
@@ -326,6 +338,13 @@ std::string SearchResultText(const SearchResult& result) {
                                                               x.expert_tensor,
                                                               x.expert_net},
                                                e.tensor));
+    }
+    if (extra.schedule) {
+      const MappingSpec spec = ExecutionSpec(result.model, result.system, e, x);
+      absl::StrAppendFormat(
+          &out, " %-16s",
+          PipelineScheduleName(std::get<TransformerTrainingMappingSpec>(spec)
+                                   .parallelism.pipeline.schedule));
     }
     std::string nets =
         absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net);

@@ -225,30 +225,34 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
   EXPECT_EQ(o->context_exchange,
             std::vector<ContextExchange>{ContextExchange::kRing});
   EXPECT_FALSE(o->every_sharding);
+  EXPECT_FALSE(o->every_schedule);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "4", "--context-exchange",
-                        "all", "--sharding", "all"});
+                        "all", "--sharding", "all", "--schedules", "all"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->max_context, 4);
   EXPECT_EQ(o->context_exchange,
             (std::vector<ContextExchange>{ContextExchange::kRing,
                                           ContextExchange::kAllGather}));
   EXPECT_TRUE(o->every_sharding);
+  EXPECT_TRUE(o->every_schedule);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--context-exchange=all_gather",
-                        "--sharding=calculon"});
+                        "--sharding=calculon", "--schedules=calculon"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->context_exchange,
             std::vector<ContextExchange>{ContextExchange::kAllGather});
   EXPECT_FALSE(o->every_sharding);
+  EXPECT_FALSE(o->every_schedule);
   EXPECT_THAT(
       ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "0", "--context-exchange",
-                        "p2p", "--sharding", "zero3"}),
+                        "p2p", "--sharding", "zero3", "--schedules", "zb_h1"}),
       FieldsAndCodesAre(ElementsAre(
           Pair("--max-context", ErrorCode::kOutOfRange),
           Pair("--context-exchange", ErrorCode::kUnknownChoice),
-          Pair("--sharding", ErrorCode::kUnknownChoice))));
+          Pair("--sharding", ErrorCode::kUnknownChoice),
+          Pair("--schedules", ErrorCode::kUnknownChoice))));
 }
 
 TEST(ParseSearchFlagsTest, SpecsNeedJson) {
@@ -279,6 +283,7 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   o.top = 3;
   o.max_context = 2;
   o.every_sharding = true;
+  o.every_schedule = true;
   absl::StatusOr<SearchResult> r =
       RunSearch(model, test_programs::A100System(), o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -286,7 +291,8 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   const nlohmann::json json = SearchResultJsonValue(*r);
   for (size_t i = 0; i < r->top.size(); ++i) {
     const nlohmann::json& e = json["top"][i]["execution"];
-    EXPECT_EQ(e.size(), 23u + 7u);
+    EXPECT_EQ(e.size(), 23u + 8u);
+    EXPECT_TRUE(e["pipeline_schedule"].is_string());
     const ExecutionExtras& x = r->top[i].execution_extras;
     EXPECT_EQ(e["context_par"], x.context);
     EXPECT_EQ(e["context_par_net"], x.context_net);
@@ -300,7 +306,7 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
     EXPECT_EQ(e["num_procs"], 8);
   }
   const std::string text = SearchResultText(*r);
-  for (const char* column : {" cp ", "cp_x", " ep ", " etp "}) {
+  for (const char* column : {" cp ", "cp_x", " ep ", " etp ", " schedule "}) {
     EXPECT_TRUE(absl::StrContains(text, column)) << column << "\n" << text;
   }
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 3);

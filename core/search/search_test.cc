@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
+#include "core/schedule/spec_schedule.h"
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
@@ -335,6 +336,7 @@ SearchOptions EveryDimension(int64_t procs, int64_t max_batch, int top) {
   o.max_context = 4;
   o.context_exchange = {ContextExchange::kRing, ContextExchange::kAllGather};
   o.every_sharding = true;
+  o.every_schedule = true;
   return o;
 }
 
@@ -368,9 +370,12 @@ TEST(SearchTest, DefaultsEnumerateCalculonsSpace) {
   EXPECT_FALSE(r->dimensions.context);
   EXPECT_FALSE(r->dimensions.expert);
   EXPECT_FALSE(r->dimensions.sharding);
+  EXPECT_FALSE(r->dimensions.schedule);
+  EXPECT_EQ(r->work.schedule_simulations, 0);
   for (const RankedExecution& e : r->top) {
     EXPECT_EQ(e.execution_extras.context, 1);
     EXPECT_EQ(e.execution_extras.expert, 1);
+    EXPECT_FALSE(e.execution_extras.schedule.has_value());
   }
 }
 
@@ -389,10 +394,11 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   EXPECT_TRUE(result->dimensions.context);
   EXPECT_EQ(result->dimensions.expert, model.moe.has_value());
   EXPECT_TRUE(result->dimensions.sharding);
+  EXPECT_TRUE(result->dimensions.schedule);
   // How many of each kind are run through the pipeline.
   constexpr int kEach = 12;
   int best = 0, context = 0, ring = 0, expert = 0, expert_whole = 0,
-      zero2 = 0, zero3 = 0;
+      zero2 = 0, zero3 = 0, gpipe = 0, zero_bubble = 0, dualpipe = 0;
   for (const RankedExecution& r : result->top) {
     const ExecutionExtras& x = r.execution_extras;
     const bool is_ring =
@@ -405,7 +411,10 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
           {is_ring, &ring}, {x.expert > 1, &expert},
           {is_whole, &expert_whole},
           {x.sharding == ShardingStage::kGradients, &zero2},
-          {x.sharding == ShardingStage::kParameters, &zero3}}) {
+          {x.sharding == ShardingStage::kParameters, &zero3},
+          {x.schedule == ScheduleKind::kGPipe, &gpipe},
+          {x.schedule == ScheduleKind::kZbH1, &zero_bubble},
+          {x.schedule == ScheduleKind::kDualPipeV, &dualpipe}}) {
       if (in && *count < kEach) {
         ++*count;
         check = true;
@@ -419,6 +428,8 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     EXPECT_EQ(program->derived.expert, x.expert);
     EXPECT_EQ(program->derived.sharding, x.sharding);
     EXPECT_EQ(program->options().precision, options.precision);
+    EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule),
+              x.schedule);
     absl::StatusOr<PipelineResult> full = RunPipeline(*program);
     ASSERT_TRUE(full.ok()) << full.status();
     EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
@@ -435,6 +446,9 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   EXPECT_EQ(ring, kEach);
   EXPECT_EQ(zero2, kEach);
   EXPECT_EQ(zero3, kEach);
+  EXPECT_EQ(gpipe, kEach);
+  EXPECT_EQ(zero_bubble, kEach);
+  EXPECT_EQ(dualpipe, kEach);
   if (model.moe.has_value()) {
     EXPECT_EQ(expert, kEach);
     EXPECT_EQ(expert_whole, kEach);

@@ -336,6 +336,7 @@ try {
   await page.getByLabel('Max context degree', {exact: true}).fill('2');
   await page.getByLabel('Context exchanges', {exact: true}).selectOption('all');
   await page.getByLabel('Data-parallel sharding', {exact: true}).selectOption('all');
+  await page.getByLabel('Pipeline schedules', {exact: true}).selectOption('all');
   await page.getByRole('button', {name: 'Search', exact: true}).click();
   await page.locator('#search-results button.load').first().waitFor({timeout: 60000});
   const app = JSON.parse(readFileSync(path.join(siteDir, 'presets/models/megatron-126M.json')));
@@ -348,7 +349,7 @@ try {
                      '--max-batch', '16', '--datatype', 'float16', '--top', '3',
                      '--fused-activation', 'true', '--precision', 'calculon',
                      '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
-                     '--json', '--specs');
+                     '--schedules', 'all', '--json', '--specs');
   assert.equal(native.code, 0, native.stderr);
   const nativeSearch = JSON.parse(native.stdout);
   assert.match(await page.textContent('#search-status'),
@@ -362,6 +363,7 @@ try {
   assert.equal(cell('cp'), String(best.context_par) +
                (best.context_par > 1 ? ` ${best.context_par_exchange}` : ''), 'the cp column');
   assert.equal(cell('ZeRO'), best.data_par_sharding, 'the ZeRO column');
+  assert.equal(cell('Schedule'), best.pipeline_schedule, 'the schedule column');
   await page.locator('#search-results button.load').first().click();
   await nextFrames(page);
   const loaded = structuredClone(nativeSearch.top[0].spec);

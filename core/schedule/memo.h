@@ -1,0 +1,93 @@
+// The figures the analyses take from a simulated schedule (the bubble and
+// the busiest stage's peak live microbatches of one schedule shape at given
+// chunk durations), and a memo of them for the strategy search, which asks
+// for the same shape and durations many times (once per data tier, per
+// bound, per ZeRO stage) and would otherwise build and replay the command
+// order each time.
+//
+// Example:
+//   ScheduleMemo memo;
+//   const ShapeOutcome o = memo.Get(ScheduleKind::kZbH1, 8, 1, 64, durations);
+//   if (std::isnan(o.bubble)) ...  // the shape cannot be simulated
+#ifndef BLUEPRINTING_CORE_SCHEDULE_MEMO_H_
+#define BLUEPRINTING_CORE_SCHEDULE_MEMO_H_
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/simulate.h"
+
+namespace blueprint {
+
+struct ShapeOutcome {
+  double bubble = 0;  // SimulationResult::bubble
+  // The largest StageFigures::peak_live_microbatches over the stages.
+  double peak_live_microbatches = 0;
+};
+
+// SimulateShape: BuildSchedule(kind, p, v, m) (without lineage) simulated
+// with `durations` for every chunk. Its errors (a shape the constructor
+// refuses, a deadlock, bad durations).
+absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
+                                           int64_t v, int64_t m,
+                                           const ChunkDurations& durations);
+
+class ScheduleMemo {
+ public:
+  // SimulateShape, each distinct (kind, p, v, m, durations) simulated once;
+  // both figures NaN when it fails. Exactly SimulateShape's numbers.
+  ShapeOutcome Get(ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+                   const ChunkDurations& durations);
+
+  int64_t simulations() const { return simulations_; }
+
+ private:
+  struct Shape {
+    ScheduleKind kind;
+    int64_t p, v, m;
+    friend bool operator==(const Shape& a, const Shape& b) {
+      return a.kind == b.kind && a.p == b.p && a.v == b.v && a.m == b.m;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Shape& s) {
+      return H::combine(std::move(h), s.kind, s.p, s.v, s.m);
+    }
+  };
+  struct Key {
+    ScheduleKind kind;
+    int64_t p, v, m;
+    double forward, backward_input, backward_weight, p2p_link_time,
+        overlapped_forward_backward;
+
+    friend bool operator==(const Key& a, const Key& b) {
+      return a.kind == b.kind && a.p == b.p && a.v == b.v && a.m == b.m &&
+             a.forward == b.forward && a.backward_input == b.backward_input &&
+             a.backward_weight == b.backward_weight &&
+             a.p2p_link_time == b.p2p_link_time &&
+             a.overlapped_forward_backward == b.overlapped_forward_backward;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.kind, k.p, k.v, k.m, k.forward,
+                        k.backward_input, k.backward_weight, k.p2p_link_time,
+                        k.overlapped_forward_backward);
+    }
+  };
+  // Forgotten when they reach this many outcomes or commands (memory stays
+  // bounded on the largest searches; what is forgotten is made again).
+  static constexpr size_t kMaxOutcomes = 1 << 16;
+  static constexpr int64_t kMaxCommands = 1 << 20;
+
+  absl::flat_hash_map<Key, ShapeOutcome> outcomes_;
+  // Each shape's commands, built once (its status when it cannot be).
+  absl::flat_hash_map<Shape, absl::StatusOr<PipelineScheduleIR>> schedules_;
+  int64_t schedule_commands_ = 0;
+  int64_t simulations_ = 0;
+};
+
+}  // namespace blueprint
+
+#endif  // BLUEPRINTING_CORE_SCHEDULE_MEMO_H_
