@@ -41,6 +41,24 @@ const cases = [
     runs: 3,
     prunedOnly: true,
   },
+  {
+    name: 'deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero',
+    model: 'deepseek-v3.model.json',
+    system: 'h100_80g_nvl8.json',
+    args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
+           '--max-context', '8', '--sharding', 'all'],
+    runs: 2,
+    prunedOnly: true,
+  },
+  {
+    name: 'gpt3-175B 512 GPUs b512 top10 every schedule',
+    model: 'gpt3-175B.json',
+    system: 'a100_80g.json',
+    args: ['--procs', '512', '--max-batch', '512', '--datatype', 'float16', '--top', '10',
+           '--schedules', 'all'],
+    runs: 2,
+    prunedOnly: true,
+  },
 ];
 
 const entry = path.resolve(packageDir, 'blueprinting.mjs');
