@@ -26,7 +26,8 @@ absl::StatusOr<double> InterleavedLeftoverDifference(
 }
 
 int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m) {
-  return std::min(2 * (p - 1) + (v - 1) * p + 1, m * v);
+  return std::min(2 * (p - 1) + (v - 1) * InterleavedGroupSize(p, m) + 1,
+                  m * v);
 }
 
 }  // namespace blueprint

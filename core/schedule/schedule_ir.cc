@@ -258,22 +258,36 @@ std::vector<Command> ZeroBubbleH1Stage(int64_t p, int64_t m, int64_t s) {
   return out;
 }
 
+}  // namespace
+
+int64_t InterleavedGroupSize(int64_t p, int64_t m) {
+  if (m <= p || m % p == 0) return p;
+  for (int64_t n = p + 1; n < m; ++n) {
+    if (m % n == 0 || m % n >= p) return n;
+  }
+  return m;
+}
+
+namespace {
+
 // Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_
 // interleaving): the k-th forward runs table[k]; the k-th backward runs
 // table[k]'s microbatch on the mirrored chunk v-1-c. The table walks groups
-// of p microbatches through every chunk; a last group of m mod p is shorter.
+// of N = InterleavedGroupSize(p, m) microbatches through every chunk (a
+// last group may be shorter); the warm-up is 2(p-1-s) + (v-1)N forwards.
 std::vector<Command> InterleavedStage(int64_t p, int64_t v, int64_t m,
                                       int64_t s) {
   std::vector<std::pair<int64_t, int64_t>> table;  // (mb, chunk)
   table.reserve(static_cast<size_t>(m * v));
-  for (int64_t group = 0; group < m; group += p) {
-    const int64_t group_end = std::min(group + p, m);
+  const int64_t n = InterleavedGroupSize(p, m);
+  for (int64_t group = 0; group < m; group += n) {
+    const int64_t group_end = std::min(group + n, m);
     for (int64_t c = 0; c < v; ++c) {
       for (int64_t mb = group; mb < group_end; ++mb) table.push_back({mb, c});
     }
   }
   const int64_t total = m * v;
-  const int64_t warmup = std::min((p - s - 1) * 2 + (v - 1) * p, total);
+  const int64_t warmup = std::min((p - s - 1) * 2 + (v - 1) * n, total);
   std::vector<Command> out;
   auto forward = [&](int64_t k) {
     out.push_back(
@@ -704,9 +718,10 @@ absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
   }
   AddPointToPointAndLineage(ir, lineage);
   if (kind == ScheduleKind::kInterleaved && m > p && m % p != 0) {
-    // Megatron-LM's warm-up count assumes full groups of p; with a short
-    // last group its order cannot progress for some shapes (e.g. p 15, v 5,
-    // m 18). Replaying it at unit durations finds those and rejects them.
+    // Megatron-LM's warm-up count assumes full groups; with groups of p and
+    // a short last one its order cannot progress for some shapes (e.g.
+    // p 15, v 5, m 18). InterleavedGroupSize picks a group size Megatron-LM
+    // accepts instead; the replay at unit durations stays as the guard.
     ChunkDurations unit;
     unit.forward = 1;
     unit.backward_input = 1;

@@ -130,13 +130,14 @@ inline constexpr int64_t kMaxMicrobatchChunkSlots = 100000;
 //   interleaved: v >= 2; zb_v, dualpipe_v: v = 2; dualpipe: v = 1 (each rank
 //   holds two chunks by construction), p even, m even, m >= 2p
 //   (deepseek-ai/DualPipe's assertion); dualpipe_v: m >= 2p.
-// Interleaved follows Megatron-LM's table order in groups of p microbatches
-// per chunk; when p does not divide m the last group is shorter (Megatron-LM
-// core's microbatch_group_size_per_vp_stage = p), and m < p is accepted as
-// one short group (Megatron-LM rejects it). With a short last group and
-// m > p, Megatron-LM's warm-up count can make the order deadlock (e.g.
-// p 15, v 5, m 18): BuildSchedule replays such shapes once at unit
-// durations and rejects those that cannot progress, naming the rule.
+// Interleaved follows Megatron-LM's table order in groups of N microbatches
+// per chunk (InterleavedGroupSize: p, or when p does not divide m > p the
+// smallest group size Megatron-LM accepts), and m < p is accepted as one
+// short group (Megatron-LM rejects it). Groups of p with a short last group
+// can deadlock (e.g. p 15, v 5, m 18), which is why Megatron-LM refuses
+// them; BuildSchedule still replays m > p, p not dividing m, once at unit
+// durations and rejects an order that cannot progress, naming the rule (no
+// shape is known to).
 // ScheduleShapeErrors: BuildSchedule's shape rules above (every violation,
 // fields "p", "v", "m"), without its replay of interleaved leftover orders;
 // the spec checker maps the fields to the spec's.
@@ -157,6 +158,13 @@ absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
 // forwards upstream and then has as much compute as every other stage, so
 // it idles at least (p - 1) T_F; 0 (no bound) for the others.
 int64_t MinimumBubbleForwards(ScheduleKind kind, int64_t p);
+
+// The microbatches of one group of Megatron-LM's interleaved table
+// (--microbatch-group-size-per-virtual-pipeline-stage, N): p, its default,
+// unless p does not divide m > p. Megatron-LM refuses 0 < m mod N < p (its
+// "dependency bubbles" RuntimeError), so then the smallest N > p it accepts:
+// m mod N = 0 or m mod N >= p (N = m at worst).
+int64_t InterleavedGroupSize(int64_t p, int64_t m);
 
 // AppendStepTail: appends the data-parallel gradient reduction and the
 // optimizer step, with the given durations, to every stage's compute stream

@@ -12,7 +12,7 @@
 //  * `analyze --dump-ir` writes every stage, with lineage on every node.
 import assert from 'node:assert/strict';
 import {spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, readdirSync} from 'node:fs';
+import {mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
@@ -130,11 +130,22 @@ assert.equal(cli('analyze').code, 1);
 assert.equal(cli('schedule').code, 1);
 assert.equal(cli('schedule', '--json', '--json', 'x.json').code, 1);
 assert.equal(bp.schedule('{}', 'yes').errors[0].field, 'json');
-// A shape the constructor rejects: exit 2 naming the spec field.
-const leftover = cli('schedule', 'golden/cases/spec_interleaved_m_not_multiple/spec.json');
-assert.equal(leftover.code, 2);
-assert.match(leftover.stderr,
-             /^error: schedule: m \(60\) is not a multiple of p \(8\) and the interleaved order deadlocks/m);
+// Interleaved with p not dividing m runs Megatron-LM's order with the group
+// size it accepts (10 for p 8, m 60).
+const leftoverSpec = 'golden/cases/spec_interleaved_m_not_multiple/spec.json';
+const leftover = cli('schedule', leftoverSpec);
+assert.equal(leftover.code, 0, leftover.stderr);
+assert.match(leftover.stdout, /^schedule interleaved p 8 v 2 m 60 /m);
+// A shape beyond the scheduler's bound: exit 2 naming the bound.
+const bigDir = mkdtempSync(path.join(os.tmpdir(), 'schedule-'));
+const bigSpec = JSON.parse(read(leftoverSpec));
+bigSpec.batch.global_batch_size *= 200;  // m 12,000
+const bigPath = path.join(bigDir, 'big.json');
+writeFileSync(bigPath, JSON.stringify(bigSpec));
+const big = cli('schedule', bigPath);
+assert.equal(big.code, 2);
+assert.match(big.stderr,
+             /^error: schedule: p \* chunks \* m \(8 \* 2 \* 12000 = 192000\) must be at most 100000/m);
 assert.equal(cli('frobnicate').code, 1);
 
 // presets and import megatron --hf-config with a preset: the CLI's stdout and
