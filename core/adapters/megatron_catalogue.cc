@@ -14,17 +14,19 @@
 namespace blueprint {
 namespace {
 
-// The names megatron_catalogue.inc is written with.
+// The names megatron_catalogue.inc is written with (the generator may write
+// any of them; today's catalogue has no optional-value or unclassified flag).
 constexpr MegatronArity kSwitch = kMegatronSwitch;
 constexpr MegatronArity kOne = kMegatronOneValue;
-constexpr MegatronArity kOptional = kMegatronOptional;
+[[maybe_unused]] constexpr MegatronArity kOptional = kMegatronOptional;
 constexpr MegatronArity kAny = kMegatronAnyValues;
 constexpr MegatronArity kOneOrMore = kMegatronOneOrMore;
 constexpr MegatronArity Fixed(int n) { return {n, n}; }
 constexpr MegatronFlagClass kModelled = MegatronFlagClass::kModelled;
 constexpr MegatronFlagClass kIgnored = MegatronFlagClass::kIgnored;
 constexpr MegatronFlagClass kUnmodelled = MegatronFlagClass::kUnmodelled;
-constexpr MegatronFlagClass kUnclassified = MegatronFlagClass::kUnclassified;
+[[maybe_unused]] constexpr MegatronFlagClass kUnclassified =
+    MegatronFlagClass::kUnclassified;
 
 #include "core/adapters/megatron_catalogue.inc"
 
