@@ -13,7 +13,10 @@
 //     experts with ep * etp | t * cp * d, etp in {t, 1}, the all-to-all on
 //     the smallest network tier that holds ep * etp;
 //   - the ZeRO stage (--sharding all): none, optimizer, gradients or
-//     parameters over all d ranks, in place of Calculon's boolean.
+//     parameters over all d ranks, in place of Calculon's boolean;
+//   - the pipeline schedule (--schedules all): gpipe and zb_h1 (v = 1) or
+//     dualpipe_v (v = 2) beside Calculon's, for p > 1, simulated through a
+//     ScheduleMemo (core/schedule/memo.h).
 // TP overlap is not tried for a model with MoE or latent attention (the
 // checker does not model it there). A dense model without these options
 // enumerates exactly Calculon's space.
