@@ -222,8 +222,9 @@ std::vector<Command> OneForwardOneBackwardStage(int64_t p, int64_t m,
 // reference implementation: stage s runs 1F1B's p - s - 1 warm-up
 // forwards, then s steps of F and B that defer their weight gradients, then
 // steps of F, B and W, then steps of B and W, then the s deferred W. The
-// deeper stages' B run earlier, so every stage's cool-down wait shrinks by
-// T_W per stage: the bubble is (p - 1)(T_F + T_B - T_W). At most p - s
+// deeper stages' B run earlier and the deferred W fill the cool-down: with
+// m >= p the bubble is (p - 1) max(T_F + T_B - T_W, T_F, T_B), the paper's
+// (p - 1)(T_F + T_B - T_W) when T_W <= T_F, T_B (simulate_test). At most p - s
 // forwards await their B (1F1B's bound) and at most s weight gradients
 // wait, so a stage holds at most p microbatches.
 std::vector<Command> ZeroBubbleH1Stage(int64_t p, int64_t m, int64_t s) {

@@ -30,11 +30,10 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
 
 std::optional<ScheduleKind> SimulatedScheduleKind(
     const PipelineSchedule& schedule) {
-  const bool simulated = std::holds_alternative<GPipe>(schedule) ||
-                         std::holds_alternative<DualPipeV>(schedule) ||
-                         std::holds_alternative<ZeroBubbleH1>(schedule);
-  if (!simulated) return std::nullopt;
-  return ConcreteScheduleKind(schedule, /*training=*/true);
+  // The simulated ones are those SimulatedSpecSchedule maps back.
+  const ScheduleKind kind = ConcreteScheduleKind(schedule, /*training=*/true);
+  if (!SimulatedSpecSchedule(kind).has_value()) return std::nullopt;
+  return kind;
 }
 
 std::optional<PipelineSchedule> SimulatedSpecSchedule(ScheduleKind kind) {

@@ -51,16 +51,19 @@ std::vector<int64_t> Divisors(int64_t x) {
 }
 
 // MakeStepShape of the training spec with these parts (calculon.h
-// TrainingPartsOf), its values derived as the checker derives them.
+// TrainingPartsOf), its values derived as the checker derives them, and the
+// simulated schedule they hold (`schedule`, the extras' or the group's: the
+// spec's pipeline.schedule is made from it, so it is not derived again per
+// mapping).
 StepShape StepShapeOf(const TransformerModel& model, const System& system,
                       const CalculonTrainingParts& parts,
-                      const AccountedModel& accounted) {
+                      const AccountedModel& accounted,
+                      std::optional<ScheduleKind> schedule) {
   StepShape step =
       MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
                                          parts.batch, parts.options),
                     model, system, parts.batch, parts.options, accounted);
-  step.simulated_schedule =
-      SimulatedScheduleKind(parts.parallelism.pipeline.schedule);
+  step.simulated_schedule = schedule;
   return step;
 }
 
@@ -753,7 +756,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
   }
   parts.batch.microbatch_size = b;
-  StepShape step = StepShapeOf(model_, system_, parts, accounted_);
+  StepShape step =
+      StepShapeOf(model_, system_, parts, accounted_, g.schedule);
   step.schedule_memo = &schedule_memo_;
   if (verdict == Verdict::kUnknown) {
     // The memory figures read footprints only: the block need not be
@@ -936,7 +940,8 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
                               blocks_.Get(config, NetsOf(g, tn, cn), shard));
           if (!shaped) {
             parts.batch.microbatch_size = b;
-            step = StepShapeOf(model_, system_, parts, accounted_);
+            step = StepShapeOf(model_, system_, parts, accounted_,
+                               g.schedule);
             step.schedule_memo = &schedule_memo_;
             shaped = true;
           }
@@ -1134,7 +1139,7 @@ StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system, const CalculonExecution& e,
                              const ExecutionExtras& extras) {
   return StepShapeOf(model, system, ExecutionParts(e, extras, model),
-                     AccountedModelOf(model));
+                     AccountedModelOf(model), extras.schedule);
 }
 
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,

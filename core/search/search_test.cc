@@ -430,6 +430,9 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     EXPECT_EQ(program->options().precision, options.precision);
     EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule),
               x.schedule);
+    EXPECT_EQ(ExecutionStepShape(model, system, r.execution, x)
+                  .simulated_schedule,
+              MakeStepShape(*program).simulated_schedule);
     absl::StatusOr<PipelineResult> full = RunPipeline(*program);
     ASSERT_TRUE(full.ok()) << full.status();
     EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
