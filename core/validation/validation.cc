@@ -24,7 +24,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kCorpusFormat[] = "blueprinting.validation_corpus/1";
-constexpr char kBaselineFormat[] = "blueprinting.validation_baseline/1";
+constexpr char kBaselineFormat[] = "blueprinting.validation_baseline/2";
 
 // Spellings of the corpus's enums; each table lists every value once.
 template <typename Enum>
@@ -463,19 +463,77 @@ Json ValidationJson(const ValidationReport& report) {
   return out;
 }
 
+namespace {
+
+// The two summaries the gate holds: per group and per source.
+struct BaselineSection {
+  const char* key;  // "groups"
+  const char* what;  // "group"
+  std::map<std::string, ErrorSummary> ValidationReport::*summaries;
+};
+constexpr BaselineSection kBaselineSections[] = {
+    {"groups", "group", &ValidationReport::by_group},
+    {"sources", "source", &ValidationReport::by_source},
+};
+
+// The regressions of one recorded section against `now`, appended to
+// `regressions`; a malformed entry appends to `errors`.
+void SectionRegressions(const Json& recorded_section, const std::string& path,
+                        const std::string& label,
+                        const std::map<std::string, ErrorSummary>& now_by_key,
+                        std::vector<std::string>* regressions,
+                        std::vector<FieldError>* errors) {
+  for (const auto& [key, recorded] : recorded_section.items()) {
+    JsonObjectReader reader(recorded, MemberPath(path, key), errors);
+    int64_t rows = 0;
+    double mean = 0;
+    if (!reader.ReadInt("rows", &rows) ||
+        !reader.ReadDouble("mean_abs_error", &mean)) {
+      continue;
+    }
+    reader.RejectUnknownKeys();
+    const std::string name = absl::StrCat(label, " ", key);
+    const auto found = now_by_key.find(key);
+    if (found == now_by_key.end()) {
+      regressions->push_back(
+          absl::StrCat(name, ": no row predicted, ", rows, " recorded"));
+      continue;
+    }
+    const ErrorSummary& now = found->second;
+    if (now.rows < rows) {
+      regressions->push_back(absl::StrCat(name, ": ", now.rows,
+                                          " rows predicted, ", rows,
+                                          " recorded"));
+    }
+    // The figures are deterministic (the same bits natively and in wasm);
+    // the slack only absorbs the printed value's round trip.
+    if (now.mean_abs_error > mean * (1 + 1e-12)) {
+      regressions->push_back(absl::StrCat(
+          name, ": mean |error| ", FormatDouble(now.mean_abs_error),
+          " is worse than the recorded ", FormatDouble(mean)));
+    }
+  }
+}
+
+}  // namespace
+
 std::string BaselineText(const ValidationReport& calculon,
                          const ValidationReport& refined) {
   Json out = Json::object();
   out["format"] = kBaselineFormat;
   for (const ValidationReport* report : {&calculon, &refined}) {
-    Json groups = Json::object();
-    for (const auto& [group, summary] : report->by_group) {
-      Json g = Json::object();
-      g["rows"] = summary.rows;
-      g["mean_abs_error"] = summary.mean_abs_error;
-      groups[group] = std::move(g);
+    Json profile = Json::object();
+    for (const BaselineSection& section : kBaselineSections) {
+      Json entries = Json::object();
+      for (const auto& [key, summary] : report->*section.summaries) {
+        Json entry = Json::object();
+        entry["rows"] = summary.rows;
+        entry["mean_abs_error"] = summary.mean_abs_error;
+        entries[key] = std::move(entry);
+      }
+      profile[section.key] = std::move(entries);
     }
-    out[ModelProfileName(report->profile)] = std::move(groups);
+    out[ModelProfileName(report->profile)] = std::move(profile);
   }
   return CanonicalJson(out) + "\n";
 }
@@ -495,43 +553,30 @@ absl::StatusOr<std::vector<std::string>> BaselineRegressions(
   }
   const std::string profile = ModelProfileName(report.profile);
   std::vector<std::string> regressions;
-  const Json* groups = top.Member(profile);
-  if (groups != nullptr && !groups->is_object()) {
+  const Json* recorded = top.Member(profile);
+  if (recorded != nullptr && !recorded->is_object()) {
     errors.push_back({profile,
                       absl::StrCat(profile, ": expected an object, got ",
-                                   JsonTypeName(*groups)),
+                                   JsonTypeName(*recorded)),
                       ErrorCode::kWrongType});
-  } else if (groups != nullptr) {
-    for (const auto& [group, recorded] : groups->items()) {
-      JsonObjectReader reader(recorded, MemberPath(profile, group), &errors);
-      int64_t rows = 0;
-      double mean = 0;
-      if (!reader.ReadInt("rows", &rows) ||
-          !reader.ReadDouble("mean_abs_error", &mean)) {
-        continue;
-      }
-      reader.RejectUnknownKeys();
-      const auto found = report.by_group.find(group);
-      if (found == report.by_group.end()) {
-        regressions.push_back(absl::StrCat(
-            profile, " ", group, ": no row predicted, ", rows, " recorded"));
-        continue;
-      }
-      const ErrorSummary& now = found->second;
-      if (now.rows < rows) {
-        regressions.push_back(absl::StrCat(profile, " ", group, ": ",
-                                           now.rows, " rows predicted, ",
-                                           rows, " recorded"));
-      }
-      // The figures are deterministic (the same bits natively and in wasm);
-      // the slack only absorbs the printed value's round trip.
-      if (now.mean_abs_error > mean * (1 + 1e-12)) {
-        regressions.push_back(absl::StrCat(
-            profile, " ", group, ": mean |error| ",
-            FormatDouble(now.mean_abs_error), " is worse than the recorded ",
-            FormatDouble(mean)));
+  } else if (recorded != nullptr) {
+    JsonObjectReader sections(*recorded, profile, &errors);
+    for (const BaselineSection& section : kBaselineSections) {
+      const Json* entries = sections.Member(section.key);
+      const std::string path = MemberPath(profile, section.key);
+      if (entries == nullptr) continue;  // Member recorded it missing
+      if (!entries->is_object()) {
+        errors.push_back({path,
+                          absl::StrCat(path, ": expected an object, got ",
+                                       JsonTypeName(*entries)),
+                          ErrorCode::kWrongType});
+      } else {
+        SectionRegressions(*entries, path,
+                           absl::StrCat(profile, " ", section.what),
+                           report.*section.summaries, &regressions, &errors);
       }
     }
+    sections.RejectUnknownKeys();
   }
   if (!errors.empty()) return InvalidInputError(errors);
   return regressions;

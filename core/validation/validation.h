@@ -128,20 +128,22 @@ nlohmann::json ValidationJson(const ValidationReport& report);
 
 //----- The regression gate ---------------------------------------------------
 
-// The recorded mean |error| of every profile and group
+// The recorded mean |error| of every profile, group and source
 // (tests/validation/baseline.json):
-//   {"format": "blueprinting.validation_baseline/1",
-//    "calculon": {"bf16_dense": {"rows": 33, "mean_abs_error": 0.19...},
-//                 ...}, "refined": {...}}
+//   {"format": "blueprinting.validation_baseline/2",
+//    "calculon": {"groups": {"bf16_dense": {"rows": 41,
+//                                           "mean_abs_error": 0.15...}, ...},
+//                 "sources": {"S14": {"rows": 8, ...}, ...}},
+//    "refined": {...}}
 // rewritten only by `bazel run //tools:update_validation_baseline`.
 // BaselineText: that document for the reports of both profiles.
 std::string BaselineText(const ValidationReport& calculon,
                          const ValidationReport& refined);
 
-// BaselineRegressions: one line per group of `report` (under its profile)
-// that is worse than `baseline_json` records: a mean |error| above the
-// recorded one, fewer predicted rows (a row the model no longer handles), or
-// a recorded group gone. Empty: no regression. A malformed baseline is an
+// BaselineRegressions: one line per group or source of `report` (under its
+// profile) that is worse than `baseline_json` records: a mean |error| above
+// the recorded one, fewer predicted rows (a row the model no longer
+// handles), or a recorded group or source gone. Empty: no regression. A malformed baseline is an
 // error.
 absl::StatusOr<std::vector<std::string>> BaselineRegressions(
     const std::string& baseline_json, const ValidationReport& report);

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Derives tests/validation/corpus.json from the measured runs of
-../shared/measured (runs.csv, models.csv; their README gives every source).
+../shared/measured (runs.csv, models.csv; their README gives every source)
+and the runs this project added beside this script (added_runs.csv,
+added_models.csv, the same columns; README.md gives their sources).
 
 Run once when the measured runs change:
   python3 tests/validation/make_corpus.py /work/shared/measured > tests/validation/corpus.json
@@ -12,6 +14,7 @@ reason. No measured value is changed.
 """
 import csv
 import json
+import os
 import sys
 
 # The system presets (presets/systems) a measured GPU runs on.
@@ -26,7 +29,8 @@ SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141
 # (flash) attention by default.
 UNFUSED_ATTENTION_SOURCES = {"S7": "Megatron-LM 2021", "S10": "Megatron-DeepSpeed 2022",
                              "S11": "Metaseq 2022", "S12": "Megatron-LM 2022",
-                             "S13": "NeMo Megatron launcher 2022-09"}
+                             "S13": "NeMo Megatron launcher 2022-09",
+                             "S14": "Megatron-LM 2022"}
 
 # The FLOP count behind a source's TFLOP/s (measured/README.md).
 FLOP_DEFINITIONS = {
@@ -40,6 +44,7 @@ FLOP_DEFINITIONS = {
     "S11": "hardware",
     "S12": "megatron_model",
     "S13": "megatron_model",
+    "S14": "megatron_model",  # iteration times only
 }
 
 
@@ -174,9 +179,18 @@ def row_of(r, models):
     elif r["source_key"] == "S10":
         dist_opt, overlap = True, False
         a.append("ZeRO-1-like BF16 optimizer as Megatron-LM's distributed optimizer; no overlapped gradient reduction")
+    elif r["source_key"] == "S13":
+        # The launcher yaml at the table's commit (3579cdb3) names
+        # optim.name: distributed_fused_adam: Apex's DistributedFusedAdam
+        # shards the optimizer states over data parallelism and overlaps
+        # the gradient reduction with the backward (overlap_grad_sync, on by
+        # default).
+        dist_opt, overlap = True, True
+        a.append("distributed optimizer with overlapped gradient reduction (launcher yaml at 3579cdb3: optim distributed_fused_adam, Apex's overlap_grad_sync default)")
     else:
         dist_opt, overlap = False, False
-        a.append("plain data parallelism without overlap (Megatron-LM of the time)")
+        if d > 1:
+            a.append("plain data parallelism without overlap (Megatron-LM of the time)")
     if vp is None and p > 1:
         a.append("no interleaved schedule (V not given)")
     args = flags + ["--seq-length", str(seq)]
@@ -236,10 +250,16 @@ def row_of(r, models):
 
 def main():
     root = sys.argv[1]
-    models = {m["model"]: m for m in csv.DictReader(open(root + "/models.csv"))}
-    rows = [row_of(r, models) for r in csv.DictReader(open(root + "/runs.csv"))]
+    here = os.path.dirname(os.path.abspath(__file__))
+    models = {}
+    runs = []
+    for folder in (root, here):
+        prefix = "" if folder == root else "added_"
+        models.update({m["model"]: m for m in csv.DictReader(open(os.path.join(folder, prefix + "models.csv")))})
+        runs += list(csv.DictReader(open(os.path.join(folder, prefix + "runs.csv"))))
+    rows = [row_of(r, models) for r in runs]
     doc = {"format": "blueprinting.validation_corpus/1",
-           "derived_from": "shared/measured/runs.csv and models.csv (331 runs; README.md there gives every source)",
+           "derived_from": "shared/measured/runs.csv and models.csv (331 runs; README.md there gives every source), and tests/validation/added_runs.csv and added_models.csv (README.md gives their sources)",
            "rows": rows}
     json.dump(doc, sys.stdout, indent=1, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
