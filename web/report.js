@@ -66,6 +66,8 @@ export const HEADLINE = [
   ['system_efficiency', 'System efficiency'], ['fw_time', 'Forward time'],
   ['bw_time', 'Backward time'], ['recompute_time', 'Recompute time'],
   ['optim_step_time', 'Optimizer step'], ['bubble_time', 'Bubble time'],
+  ['simulated_bubble_time', 'Bubble, simulated timeline'],
+  ['simulated_total_time', 'Iteration, simulated timeline'],
   ['tp_comm_exposed_time', 'TP exposed'], ['pp_comm_exposed_time', 'PP exposed'],
   ['dp_comm_exposed_time', 'DP exposed'],
   ['bubble_chunks', 'Bubble chunks'], ['extra_interleaving_bubbles', 'Extra interleaving bubbles'],

@@ -16,6 +16,9 @@ absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program) {
   BP_ASSIGN_OR_RETURN(result.iteration,
                       AnalyzeIteration().Run(result.tasks, result.plan, program));
   BP_ASSIGN_OR_RETURN(result.memory, AnalyzeMemory().Run(result.plan, program));
+  BP_ASSIGN_OR_RETURN(result.schedule,
+                      SimulatePipelineSchedule().Run(
+                          program, result.plan.block, result.iteration));
   return result;
 }
 

@@ -1,6 +1,7 @@
 // The pipeline of passes for one mapping: TypedProgram ->
 // LowerTensorParallelBlock -> PlanPortable -> AnalyzeIteration and
-// AnalyzeMemory, each verified before and after. Keeps every IR so reports,
+// AnalyzeMemory -> SimulatePipelineSchedule (the concrete scheduler's
+// figures), each verified before and after. Keeps every IR so reports,
 // digests and lineage can read them.
 #ifndef BLUEPRINTING_CORE_PIPELINE_PIPELINE_H_
 #define BLUEPRINTING_CORE_PIPELINE_PIPELINE_H_
@@ -8,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/analysis/analyze.h"
 #include "core/plan/plan_ir.h"
+#include "core/schedule/from_analysis.h"
 #include "core/spec/program.h"
 #include "core/taskir/task_ir.h"
 
@@ -19,6 +21,7 @@ struct PipelineResult {
   PortablePlanIR plan;
   IterationAnalysis iteration;
   MemoryAnalysis memory;
+  ScheduleAnalysis schedule;
 };
 
 absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program);

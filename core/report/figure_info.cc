@@ -266,6 +266,12 @@ constexpr Row kRows[] = {
      "forward critical path of an edge block"},
     {"critical_path_edge_backward", s,
      "backward critical path of an edge block"},
+    // The concrete scheduler's (core/schedule/from_analysis.h
+    // SimulatePipelineSchedule), when the shape is within its limits.
+    {"simulated_bubble_time", s,
+     "pipeline bubble of the simulated command timeline"},
+    {"simulated_total_time", s,
+     "total_time with the simulated bubble in place of bubble_time"},
 };
 
 // The group of every figure the core lists, in the order the report writes

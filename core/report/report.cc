@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "core/analysis/lineage.h"
 #include "core/base/format.h"
@@ -63,7 +64,22 @@ nlohmann::json ReportJson(const PipelineResult& r) {
   for (const NamedFigure& f : r.iteration.rank_figures) {
     figures[f.name] = f.value;
   }
+  const ScheduleAnalysis& sim = r.schedule;
+  nlohmann::json schedule = nlohmann::json::object();
+  schedule["simulated"] = sim.simulated;
+  if (sim.simulated) {
+    figures["simulated_bubble_time"] = sim.simulated_bubble_time;
+    figures["simulated_total_time"] = sim.simulated_total_time;
+    schedule["makespan"] = sim.makespan;
+    schedule["stage_busy_times"] = sim.stage_busy_times;
+    schedule["stage_idle_times"] = sim.stage_idle_times;
+    schedule["stage_peak_live_microbatches"] =
+        sim.stage_peak_live_microbatches;
+  } else {
+    schedule["not_simulated"] = sim.not_simulated;
+  }
   report["figures"] = std::move(figures);
+  report["schedule"] = std::move(schedule);
   nlohmann::json memory = nlohmann::json::object();
   memory["fits"] = r.memory.violations.empty();
   std::vector<std::string> violations;
@@ -101,6 +117,7 @@ std::vector<StageText> StageTexts(const PipelineResult& r) {
       {"plan_ir", ToText(r.plan)},
       {"iteration", ToText(r.iteration)},
       {"memory", ToText(r.memory)},
+      {"schedule_analysis", ToText(r.schedule)},
       {"report", ReportText(r)},
   };
 }
@@ -169,6 +186,12 @@ class Explainer {
     for (const FigureLineage& f : r_.memory.lineage) {
       if (f.figure == figure) return "memory:" + figure;
     }
+    for (const FigureLineage& f : r_.schedule.lineage) {
+      if (f.figure != figure) continue;
+      // "stage[s]": a stage of the simulated timeline.
+      return (absl::StartsWith(figure, "stage[") ? "timeline:" : "schedule:") +
+             figure;
+    }
     bool block = false;
     ForEachBlockFigure(r_.plan.block, [&](const char* name, double) {
       block = block || figure == name;
@@ -209,6 +232,15 @@ class Explainer {
     const size_t colon = node.find(':');
     const std::string kind = node.substr(0, colon);
     const std::string name = node.substr(colon + 1);
+    if (kind == "schedule") {
+      for (const FigureLineage& f : r_.schedule.lineage) {
+        if (f.figure == name) {
+          return absl::StrCat(name, " = ", f.formula, " = ",
+                              FormatDouble(ScheduleValue(name)), "\n");
+        }
+      }
+      return "";
+    }
     if (kind != "iteration" && kind != "memory") return "";
     const FormulaScope scope =
         kind == "iteration" ? FormulaScope::kIteration : FormulaScope::kMemory;
@@ -260,6 +292,26 @@ class Explainer {
       label = absl::StrCat(node, " = ", FormatDouble(value), " [",
                            AnalyzeMemory::kName, "]");
       sources = SourcesOf(r_.memory.lineage, name);
+    } else if (kind == "schedule") {
+      label = absl::StrCat(node, " = ", FormatDouble(ScheduleValue(name)),
+                           " [", SimulatePipelineSchedule::kName, "]");
+      sources = SourcesOf(r_.schedule.lineage, name);
+    } else if (kind == "timeline") {
+      // "stage[s]": one physical stage of the simulated timeline.
+      size_t stage = 0;
+      const ScheduleAnalysis& sim = r_.schedule;
+      if (absl::StartsWith(name, "stage[") && absl::EndsWith(name, "]") &&
+          absl::SimpleAtoi(name.substr(6, name.size() - 7), &stage) &&
+          stage < sim.stage_idle_times.size()) {
+        label = absl::StrCat(
+            node, " busy ", FormatDouble(sim.stage_busy_times[stage]),
+            " idle ", FormatDouble(sim.stage_idle_times[stage]),
+            " peak_live_microbatches ",
+            FormatDouble(sim.stage_peak_live_microbatches[stage]), " of ",
+            FormatDouble(sim.makespan), " [", SimulatePipelineSchedule::kName,
+            "]");
+        sources = SourcesOf(sim.lineage, name);
+      }
     } else if (kind == "block") {
       double value = 0;
       ForEachBlockFigure(r_.plan.block, [&](const char* n, double x) {
@@ -317,6 +369,14 @@ class Explainer {
           node, " = ", Snippet(system ? JsonAt(*system, path) : nullptr));
     }
     if (label.empty()) label = node;
+  }
+
+  double ScheduleValue(const std::string& name) const {
+    if (name == "simulated_bubble_time") {
+      return r_.schedule.simulated_bubble_time;
+    }
+    if (name == "simulated_total_time") return r_.schedule.simulated_total_time;
+    return 0;
   }
 
   static std::vector<std::string> SourcesOf(

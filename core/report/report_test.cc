@@ -64,7 +64,8 @@ TEST(Report, DigestsAreStableAndCoverEveryStage) {
   BP_ASSERT_OK_AND_ASSIGN(const PipelineResult again, Analyse(m));
   EXPECT_EQ(digests, DigestText(again));
   for (const char* stage :
-       {"spec ", "task_ir ", "plan_ir ", "iteration ", "memory ", "report "}) {
+       {"spec ", "task_ir ", "plan_ir ", "iteration ", "memory ",
+        "schedule_analysis ", "report "}) {
     EXPECT_NE(digests.find(stage), std::string::npos) << stage;
   }
   for (const StageText& stage : StageTexts(r)) {
@@ -186,6 +187,60 @@ TEST(Report, ExplainDepthStopsTheTree) {
 
 // Every source of every iteration and memory figure resolves to a node the
 // explanation can describe (a value, never "?" or a bare id).
+// The scheduler's figures: in "figures" with the per-stage timeline in
+// "schedule", and `explain` follows them into the timeline's stages.
+TEST(Report, ExplainFollowsTheScheduleIntoTheTimeline) {
+  test_programs::TestMapping m;
+  m.p = 4;
+  m.global_batch = 8;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(m));
+  const nlohmann::json report = ReportJson(r);
+  const nlohmann::json& f = report["figures"];
+  ASSERT_TRUE(f.contains("simulated_bubble_time"));
+  BP_EXPECT_NEAR(f["simulated_bubble_time"].get<double>(),
+                 f["bubble_time"].get<double>(),
+                 1e-9 * f["bubble_time"].get<double>());
+  const nlohmann::json& schedule = report["schedule"];
+  EXPECT_TRUE(schedule["simulated"].get<bool>());
+  EXPECT_EQ(schedule["stage_idle_times"].size(), 4u);
+  EXPECT_EQ(schedule["stage_peak_live_microbatches"][0], 4);
+
+  absl::StatusOr<std::string> chain =
+      ExplainFigure(r, "simulated_total_time", 2);
+  ASSERT_THAT(chain, IsOk());
+  EXPECT_EQ(chain->rfind("simulated_total_time = total_time + "
+                         "simulated_bubble_time - bubble_time = ",
+                         0),
+            0u)
+      << *chain;
+  for (const char* node :
+       {"schedule:simulated_bubble_time = ", "iteration:total_time = ",
+        "timeline:stage[0] busy ", "timeline:stage[3] busy "}) {
+    EXPECT_NE(chain->find(node), std::string::npos) << node << "\n" << *chain;
+  }
+  chain = ExplainFigure(r, "stage[2]");
+  ASSERT_THAT(chain, IsOk());
+  for (const char* node :
+       {"timeline:stage[2] busy ", "[SimulatePipelineSchedule]",
+        "<- iteration:chunk_bw_weight_time = ",
+        "<- spec:parallelism.pipeline.schedule = "}) {
+    EXPECT_NE(chain->find(node), std::string::npos) << node << "\n" << *chain;
+  }
+  EXPECT_THAT(ExplainFigure(r, "stage[4]"), Not(IsOk()));
+
+  // Beyond the scheduler's limits: no simulated figure, and the reason.
+  m.p = 2;
+  m.global_batch = 100000;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult big, Analyse(m));
+  const nlohmann::json big_report = ReportJson(big);
+  EXPECT_FALSE(big_report["figures"].contains("simulated_bubble_time"));
+  EXPECT_FALSE(big_report["schedule"]["simulated"].get<bool>());
+  EXPECT_NE(big_report["schedule"]["not_simulated"].get<std::string>().find(
+                "100000"),
+            std::string::npos);
+  EXPECT_THAT(ExplainFigure(big, "simulated_bubble_time"), Not(IsOk()));
+}
+
 TEST(Report, EveryIterationAndMemoryFigureExplainsItsSources) {
   for (bool training : {true, false}) {
     test_programs::TestMapping m;

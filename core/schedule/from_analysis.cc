@@ -1,10 +1,13 @@
 #include "core/schedule/from_analysis.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/format.h"
 #include "core/base/field_errors.h"
 #include "core/base/sha256.h"
 
@@ -53,6 +56,107 @@ absl::StatusOr<SimulatedIteration> SimulateIteration(
                                             result.status().message()));
   }
   out.result = std::move(*result);
+  return out;
+}
+
+absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
+    const TypedProgram& program, const BlockFigures& block,
+    const IterationAnalysis& iteration) const {
+  ScheduleAnalysis out;
+  absl::StatusOr<SimulatedIteration> simulated =
+      SimulateIteration(program.pipeline().schedule, block, iteration);
+  if (!simulated.ok()) {
+    if (simulated.status().code() == absl::StatusCode::kInternal) {
+      return simulated.status();
+    }
+    out.not_simulated = std::string(simulated.status().message());
+    return out;
+  }
+  const SimulationResult& result = simulated->result;
+  const IterationFigures& figures = iteration.figures;
+  out.simulated = true;
+  out.simulated_total_time = SimulatedTotalTime(result, simulated->inputs);
+  out.simulated_bubble_time =
+      result.bubble - figures.bubble_reduction_time;
+  out.makespan = result.makespan;
+  for (const StageFigures& stage : result.stages) {
+    out.stage_idle_times.push_back(stage.idle);
+    out.stage_busy_times.push_back(stage.compute_busy);
+    out.stage_peak_live_microbatches.push_back(stage.peak_live_microbatches);
+  }
+  std::vector<std::string> stages;
+  for (size_t s = 0; s < result.stages.size(); ++s) {
+    stages.push_back(absl::StrCat("timeline:stage[", s, "]"));
+  }
+  out.lineage.push_back(
+      {"simulated_bubble_time",
+       "makespan - max(stage busy) - bubble_reduction_time",
+       {kName, [&] {
+          std::vector<std::string> sources = stages;
+          sources.push_back("iteration:bubble_reduction_time");
+          return sources;
+        }()}});
+  out.lineage.push_back(
+      {"simulated_total_time",
+       "total_time + simulated_bubble_time - bubble_time",
+       {kName,
+        {"iteration:total_time", "schedule:simulated_bubble_time",
+         "iteration:bubble_time"}}});
+  for (const std::string& stage : stages) {
+    out.lineage.push_back(
+        {stage.substr(stage.find(':') + 1), "",
+         {kName,
+          {"spec:parallelism.pipeline.schedule",
+           "spec:parallelism.pipeline.degree", "derived:virtual_stages",
+           "derived:microbatches", "iteration:chunk_fw_time",
+           "iteration:chunk_bw_input_time",
+           "iteration:chunk_bw_weight_time"}}});
+  }
+  // Verified after: every figure a finite number >= 0, one stage entry per
+  // physical stage (a violation is a bug, never bad input).
+  std::vector<double> values = {out.simulated_bubble_time,
+                                out.simulated_total_time, out.makespan};
+  for (const auto* list : {&out.stage_idle_times, &out.stage_busy_times,
+                           &out.stage_peak_live_microbatches}) {
+    if (static_cast<int64_t>(list->size()) != iteration.step.p) {
+      return absl::InternalError(absl::StrCat(
+          kName, ": ", list->size(), " stage figures for p = ",
+          iteration.step.p));
+    }
+    values.insert(values.end(), list->begin(), list->end());
+  }
+  for (double value : values) {
+    if (!std::isfinite(value) || value < 0) {
+      return absl::InternalError(absl::StrCat(
+          kName, ": a figure is ", FormatDouble(value),
+          ", not a finite number >= 0"));
+    }
+  }
+  return out;
+}
+
+std::string ToText(const ScheduleAnalysis& analysis) {
+  std::string out = absl::StrCat(ScheduleAnalysis::kFormat, "\n");
+  if (!analysis.simulated) {
+    absl::StrAppend(&out, "not_simulated ", analysis.not_simulated, "\n");
+    return out;
+  }
+  absl::StrAppend(
+      &out, "simulated_bubble_time ",
+      FormatDouble(analysis.simulated_bubble_time), "\nsimulated_total_time ",
+      FormatDouble(analysis.simulated_total_time), "\nmakespan ",
+      FormatDouble(analysis.makespan), "\n");
+  for (size_t s = 0; s < analysis.stage_idle_times.size(); ++s) {
+    absl::StrAppend(
+        &out, "stage ", s, " busy ", FormatDouble(analysis.stage_busy_times[s]),
+        " idle ", FormatDouble(analysis.stage_idle_times[s]),
+        " peak_live_microbatches ",
+        FormatDouble(analysis.stage_peak_live_microbatches[s]), "\n");
+  }
+  for (const FigureLineage& f : analysis.lineage) {
+    absl::StrAppend(&out, "lineage ", f.figure, " pass=", f.lineage.pass,
+                    " from [", absl::StrJoin(f.lineage.sources, ","), "]\n");
+  }
   return out;
 }
 

@@ -31,7 +31,7 @@ sys="$case_dir/sys.json"
 search_app="$search_dir/megatron-22B.json"
 search_sys="$search_dir/a100_80g.json"
 search_flags="--procs|16|--max-batch|32|--datatype|float16|--top|5"  # '|'-joined
-stages=(spec task_ir plan_ir iteration memory report)
+stages=(spec task_ir plan_ir iteration memory schedule_analysis report)
 for f in "$spec" "$app" "$exe" "$sys" "$search_app" "$search_sys"; do
   [[ -f "$f" ]] || { echo "missing test input $f" >&2; exit 1; }
 done

@@ -12,6 +12,9 @@ work="${TEST_TMPDIR:-$(mktemp -d)}/validate_cli"
 mkdir -p "$work"
 source tests/cli/cli_test_lib.sh  # fail, expect_exit
 
+# The corpus' row count (331 shared runs and the runs added beside them).
+total=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).rows.length)' "$corpus")
+((total > 331)) || fail "the corpus has $total rows"
 for profile in calculon refined; do
   "$blueprint" validate --profile "$profile" > "$work/$profile.txt" 2> "$work/err" ||
     fail "validate --profile $profile: $(cat "$work/err")"
@@ -19,13 +22,15 @@ for profile in calculon refined; do
     fail "$profile: first line $(head -1 "$work/$profile.txt")"
   grep -q '^overall rows=[1-9][0-9]* mean_abs_error=' "$work/$profile.txt" ||
     fail "$profile: no overall line"
+  # Korthikanti et al. Table 5 (added_runs.csv): all 8 rows predicted.
+  grep -q '^source S14 rows=8 ' "$work/$profile.txt" || fail "$profile: no S14 source line"
   for group in bf16_dense fp8 moe; do
     grep -q "^group $group rows=[1-9]" "$work/$profile.txt" || fail "$profile: no group $group"
   done
   # Every row of the corpus is either compared or skipped with a reason.
   rows=$(grep -c '^row ' "$work/$profile.txt")
-  skipped=$(grep -c '^skipped r[0-9]* S[0-9]* [a-z0-9_]*: .' "$work/$profile.txt")
-  ((rows + skipped == 331)) || fail "$profile: $rows rows + $skipped skipped != 331"
+  skipped=$(grep -c '^skipped [a-z][0-9]* S[0-9]* [a-z0-9_]*: .' "$work/$profile.txt")
+  ((rows + skipped == total)) || fail "$profile: $rows rows + $skipped skipped != $total"
   grep -q '^skipped r0001 S1 moe: no system preset for GB300' "$work/$profile.txt" ||
     fail "$profile: the GB300 row is not skipped with its reason"
   "$blueprint" validate --corpus "$corpus" --profile "$profile" > "$work/file.txt" 2> "$work/err" ||
@@ -38,12 +43,12 @@ for profile in calculon refined; do
   node -e '
     const fs = require("fs");
     const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-    const [profile, rows, mean] = process.argv.slice(2);
+    const [profile, rows, mean, total] = process.argv.slice(2);
     const ok = r.format === "blueprinting.validation/1" && r.profile === profile &&
         r.overall.rows === Number(rows) && String(r.overall.mean_abs_error) === mean &&
-        r.rows.length === Number(rows) && r.rows.length + r.skipped.length === 331;
+        r.rows.length === Number(rows) && r.rows.length + r.skipped.length === Number(total);
     if (!ok) { console.error(JSON.stringify(r.overall)); process.exit(1); }
-  ' "$work/$profile.json" "$profile" "$text_rows" "$text_mean" ||
+  ' "$work/$profile.json" "$profile" "$text_rows" "$text_mean" "$total" ||
     fail "$profile: --json does not match the text"
 done
 cmp -s "$work/calculon.txt" "$work/refined.txt" && fail "the two profiles give the same report"
