@@ -681,6 +681,10 @@ namespace {
 // simulation fails (unreachable after the checker; the verifier reports
 // it).
 double SimulatedInFlight(const StepShape& s) {
+  if (const std::optional<double> fixed =
+          OrderPeakLiveMicrobatches(*s.simulated_schedule, s.p, s.m)) {
+    return *fixed;
+  }
   ChunkDurations unit;
   unit.forward = 1;
   unit.backward_input = 1;
@@ -825,13 +829,18 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
             b.baseblock_recomm_time_exposed) +
        b.edgeblock_fw_tp_time_exposed + b.edgeblock_agrad_tp_time_exposed +
        b.edgeblock_recomm_time_exposed);
-  // A simulated schedule's bubble: at least MinimumBubbleForwards chunk
-  // forwards, each at least bpc blocks' forward compute.
+  // A simulated schedule's bubble: MinimumBubble at the chunks' compute
+  // (ChunkDurationsOf: F >= bpc forwards, W = bpc weight gradients, B the
+  // rest of the backward >= bpc recomputes and input gradients), a hair
+  // below it so that the simulation's rounding cannot fall under the bound.
   if (s.simulated_schedule.has_value()) {
+    ChunkDurations lower;
+    lower.forward = bpc * b.block_fw_time;
+    lower.backward_input = bpc * (b.block_re_time + b.block_agrad_time);
+    lower.backward_weight = bpc * b.block_wgrad_time;
     return compute + exposed +
-           static_cast<double>(
-               MinimumBubbleForwards(*s.simulated_schedule, s.p)) *
-               bpc * b.block_fw_time;
+           (1 - 1e-9) *
+               MinimumBubble(*s.simulated_schedule, s.p, s.m, lower);
   }
   const int64_t leftover = s.m % s.p;
   const double extra =

@@ -137,8 +137,8 @@ bool MemoryFits(const MemoryFigures& memory);
 // the flags that compare them): the compute of the step, its exposed TP and
 // re-communication time and the compute part of the pipeline bubble, the
 // same terms as ComputeIteration's (every other term of total_time is
-// >= 0); for a simulated schedule the bubble part is MinimumBubbleForwards
-// chunk forwards (core/schedule/schedule_ir.h). 0 (no bound) for an uneven
+// >= 0); for a simulated schedule the bubble part is MinimumBubble at the
+// chunks' compute (core/schedule/simulate.h). 0 (no bound) for an uneven
 // stage layout, whose bubble is shortened. The strategy search uses it to
 // skip mappings that cannot rank (and so their simulations).
 double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);

@@ -31,6 +31,26 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
   return Outcome(*ir, durations);
 }
 
+std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
+                                                int64_t m) {
+  switch (kind) {
+    case ScheduleKind::kGPipe:
+      return static_cast<double>(m);
+    case ScheduleKind::kZbH1:
+      return static_cast<double>(std::min(m, p));
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbH2:
+    case ScheduleKind::kZbV:
+    case ScheduleKind::kDualPipe:
+    case ScheduleKind::kDualPipeV:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
                                int64_t m, const ChunkDurations& durations) {
   const Key key{kind,

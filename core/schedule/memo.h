@@ -13,6 +13,7 @@
 #define BLUEPRINTING_CORE_SCHEDULE_MEMO_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -34,6 +35,17 @@ struct ShapeOutcome {
 absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
                                            int64_t v, int64_t m,
                                            const ChunkDurations& durations);
+
+// OrderPeakLiveMicrobatches: the busiest stage's peak live microbatches
+// where the command order fixes it whatever the durations (simulate_test
+// checks each against the simulation, exactly): gpipe m (every forward of a
+// stage precedes its first backward), zb_h1 min(m, p) (stage s holds at
+// most p - s forwards awaiting their B and s deferred W, and the first
+// stage reaches 1F1B's min(m, p)); nullopt for the others, which the
+// analyses simulate. It spares the strategy search a simulation at unit
+// durations for every shape it checks memory for.
+std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
+                                                int64_t m);
 
 class ScheduleMemo {
  public:

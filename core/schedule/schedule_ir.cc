@@ -752,24 +752,6 @@ absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
   return Build(kind, p, v, m, /*lineage=*/false);
 }
 
-int64_t MinimumBubbleForwards(ScheduleKind kind, int64_t p) {
-  switch (kind) {
-    case ScheduleKind::kGPipe:
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kZbH1:
-    case ScheduleKind::kZbH2:
-      return p - 1;
-    case ScheduleKind::kSingleStage:
-    case ScheduleKind::kForwardOnly:
-    case ScheduleKind::kInterleaved:
-    case ScheduleKind::kZbV:
-    case ScheduleKind::kDualPipe:
-    case ScheduleKind::kDualPipeV:
-      return 0;
-  }
-  return 0;
-}
-
 absl::Status AppendStepTail(PipelineScheduleIR& ir, double reduce_duration,
                             double optimizer_duration) {
   std::vector<FieldError> errors;

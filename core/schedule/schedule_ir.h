@@ -152,13 +152,6 @@ absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
 absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
     ScheduleKind kind, int64_t p, int64_t v, int64_t m);
 
-// A lower bound on the bubble of any schedule of `kind` with p stages, in
-// chunk forward times: with one route through the stages in order (gpipe,
-// 1f1b, zb_h1, zb_h2) the last stage starts its first forward after p - 1
-// forwards upstream and then has as much compute as every other stage, so
-// it idles at least (p - 1) T_F; 0 (no bound) for the others.
-int64_t MinimumBubbleForwards(ScheduleKind kind, int64_t p);
-
 // The microbatches of one group of Megatron-LM's interleaved table
 // (--microbatch-group-size-per-virtual-pipeline-stage, N): p, its default,
 // unless p does not divide m > p. Megatron-LM refuses 0 < m mod N < p (its

@@ -82,6 +82,25 @@ struct SimulationResult {
 absl::StatusOr<SimulationResult> Simulate(
     const PipelineScheduleIR& ir, const std::vector<ChunkDurations>& durations);
 
+// MinimumBubble: a lower bound on Simulate's bubble for the schedule of
+// `kind` with p stages and m microbatches when every chunk takes at least
+// `lower` (forward, backward_input, backward_weight; P2P folded, F&B not
+// shorter than its parts). Each case is nondecreasing in the durations and
+// at most what the simulation gives (simulate_test checks the bound on
+// random shapes):
+//   gpipe: (p-1)(F + B + W), its whole bubble (makespan (m+p-1)(F+B+W));
+//   zb_h1 with m >= p: (p-1) max(F, B), below its (p-1) max(F+B-W, F, B);
+//   1f1b, interleaved, zb_h2, zb_v, dualpipe_v and zb_h1 with m < p:
+//   (p-1) F: every route enters stage p - 1 after p - 1 forwards upstream,
+//   so its first command waits that long, and every stage has the same
+//   compute;
+//   dualpipe: (p/2 - 1) F, the middle stages' wait on either route;
+//   single_stage and forward_only: 0.
+// The strategy search bounds a mapping's step with it so that only
+// mappings that can rank are simulated.
+double MinimumBubble(ScheduleKind kind, int64_t p, int64_t m,
+                     const ChunkDurations& lower);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_SCHEDULE_SIMULATE_H_

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/schedule/memo.h"
 #include "core/schedule/reproof.h"
 #include "core/schedule/schedule_ir.h"
 #include "gtest/gtest.h"
@@ -192,6 +193,79 @@ TEST(Reproof, ZeroBubbleH1) {
     }
   }
   EXPECT_GT(paper_form, 50);
+}
+
+// MinimumBubble never exceeds the simulated bubble, for every schedule with
+// a bound, on random shapes (m < p included) and split durations; for
+// gpipe it is the whole bubble.
+TEST(Reproof, MinimumBubbleIsALowerBound) {
+  std::mt19937_64 random(29);
+  std::uniform_real_distribution<double> time(0.1, 3.0);
+  int bounded = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int64_t p = 1 + static_cast<int64_t>(random() % 10);
+    const int64_t m = 1 + static_cast<int64_t>(random() % (3 * p + 2));
+    const ChunkDurations d = Split(time(random), time(random), time(random));
+    struct Shape {
+      ScheduleKind kind;
+      int64_t v;
+      bool valid;
+    };
+    for (const Shape& shape : {
+             Shape{ScheduleKind::kGPipe, 1, true},
+             Shape{ScheduleKind::kOneForwardOneBackward, 1, p > 1},
+             Shape{ScheduleKind::kInterleaved, 2, p > 1},
+             Shape{ScheduleKind::kZbH1, 1, p > 1},
+             Shape{ScheduleKind::kZbH2, 1, p > 1},
+             Shape{ScheduleKind::kZbV, 2, p > 1},
+             Shape{ScheduleKind::kDualPipeV, 2, p > 1 && m >= 2 * p},
+             Shape{ScheduleKind::kDualPipe, 1,
+                   p > 1 && p % 2 == 0 && m % 2 == 0 && m >= 2 * p},
+         }) {
+      if (!shape.valid) continue;
+      const SimulationResult r = RunSchedule(shape.kind, p, shape.v, m, d);
+      const double bound = MinimumBubble(shape.kind, p, m, d);
+      const std::string what =
+          absl::StrCat(ScheduleKindName(shape.kind), " p=", p, " m=", m);
+      EXPECT_LE(bound, r.bubble * (1 + 1e-12) + 1e-12) << what;
+      if (shape.kind == ScheduleKind::kGPipe) ExpectClose(bound, r.bubble, what);
+      if (bound > 0) ++bounded;
+    }
+  }
+  EXPECT_GT(bounded, 400);
+  EXPECT_EQ(MinimumBubble(ScheduleKind::kSingleStage, 1, 4, Split(1, 1, 1)),
+            0);
+}
+
+// OrderPeakLiveMicrobatches is the simulated busiest stage's peak, exactly,
+// on every shape and at any durations.
+TEST(Reproof, OrderPeakLiveMicrobatchesIsTheSimulatedPeak) {
+  std::mt19937_64 random(31);
+  std::uniform_real_distribution<double> time(0.1, 3.0);
+  int checked = 0;
+  for (int64_t p = 1; p <= 12; ++p) {
+    for (int64_t m = 1; m <= 3 * p + 3; ++m) {
+      for (ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::kZbH1}) {
+        if (kind == ScheduleKind::kZbH1 && p == 1) continue;
+        const std::optional<double> fixed =
+            OrderPeakLiveMicrobatches(kind, p, m);
+        ASSERT_TRUE(fixed.has_value());
+        for (const ChunkDurations& d :
+             {Split(1, 1, 1), Split(time(random), time(random), time(random))}) {
+          const SimulationResult r = RunSchedule(kind, p, 1, m, d);
+          double peak = 0;
+          for (const StageFigures& stage : r.stages) {
+            peak = std::max(peak, stage.peak_live_microbatches);
+          }
+          EXPECT_EQ(peak, *fixed)
+              << ScheduleKindName(kind) << " p=" << p << " m=" << m;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 800);
+  EXPECT_FALSE(OrderPeakLiveMicrobatches(ScheduleKind::kDualPipeV, 4, 8));
 }
 
 // ZB-H1 keeps 1F1B's activation memory: stage s holds at most p - s
