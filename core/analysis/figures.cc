@@ -682,7 +682,7 @@ namespace {
 // it).
 double SimulatedInFlight(const StepShape& s) {
   if (const std::optional<double> fixed =
-          OrderPeakLiveMicrobatches(*s.simulated_schedule, s.p, s.m)) {
+          OrderPeakLiveMicrobatches(*s.simulated_schedule, s.p, s.v, s.m)) {
     return *fixed;
   }
   ChunkDurations unit;
@@ -696,6 +696,16 @@ double SimulatedInFlight(const StepShape& s) {
 
 double PeakInFlightMicrobatches(const StepShape& s) {
   if (s.simulated_schedule.has_value()) return SimulatedInFlight(s);
+  if (s.scheduled_in_flight && s.training) {
+    // The analytic schedules' orders: single_stage, 1f1b, interleaved.
+    const ScheduleKind kind = s.p == 1   ? ScheduleKind::kSingleStage
+                              : s.v > 1 ? ScheduleKind::kInterleaved
+                                        : ScheduleKind::kOneForwardOneBackward;
+    if (const std::optional<double> fixed =
+            OrderPeakLiveMicrobatches(kind, s.p, s.v, s.m)) {
+      return *fixed;
+    }
+  }
   // 1F1B keeps at most p microbatches in flight (m if fewer); interleaving
   // adds (p-1)/(v*p) of a microbatch per chunk.
   const double p = static_cast<double>(s.p);

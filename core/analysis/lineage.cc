@@ -50,6 +50,7 @@ namespace {
 // Microbatches in flight on stage 0 (ComputeMemory).
 #define BP_IN_FLIGHT                                                 \
   "(simulated_schedule ? simulated_in_flight(p, v, m) : " \
+  "scheduled_in_flight && training ? order_in_flight(p, v, m) : " \
   "v > 1 ? min(m, p) * (1 + (p - 1) / (v * p)) : min(m, p))"
 
 // Sources shared by several rows.
@@ -329,9 +330,9 @@ constexpr FigureFormula kIterationRows[] = {
       "block:block_wgrad_time", "derived:training"}},
     {"peak_inflight_microbatches",
      BP_IN_FLIGHT,
-     {"derived:microbatches", "derived:virtual_stages",
+     {"derived:microbatches", "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree",
-      "spec:parallelism.pipeline.schedule"}},
+      "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"block_dp_time",
      "training && d > 1 ? dp_time(block_dp_size, d, optimizer_sharding) : 0",
      {"iteration:block_dp_size", "derived:training",
@@ -461,14 +462,14 @@ constexpr FigureFormula kMemoryRows[] = {
       "derived:blocks_per_stage", "derived:microbatches",
       "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
-      "spec:parallelism.pipeline.schedule"}},
+      "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"act_checkpoint_size",
      "training && full_recompute ? blocks_per_stage * "
      "block_act_checkpoint_size * " BP_IN_FLIGHT " : 0",
      {"block:block_act_checkpoint_size", "derived:blocks_per_stage",
       "derived:microbatches", "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
-      "spec:parallelism.pipeline.schedule"}},
+      "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"act_grad_space",
      "training ? block_act_grad_space : 0",
      {"block:block_act_grad_space", "derived:training"}},
@@ -730,6 +731,9 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"simulated_schedule",
        flag(s.simulated_schedule.has_value()),
        {"spec:parallelism.pipeline.schedule"}},
+      {"scheduled_in_flight",
+       flag(s.scheduled_in_flight),
+       {"spec:options.profile"}},
       {"global_batch_size",
        count(s.global_batch),
        {"spec:batch.global_batch_size"}},
@@ -792,6 +796,13 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "the most microbatches one stage of the simulated schedule keeps "
        "live (an F's activations until its W or whole backward ends), at "
        "equal F, B and W times",
+       {"spec:parallelism.pipeline.schedule"}},
+      {"order_in_flight",
+       "the most microbatches the schedule's command order keeps live on "
+       "one stage whatever the durations (core/schedule memo.h "
+       "OrderPeakLiveMicrobatches): 1 for one stage, min(m, p) for 1f1b, "
+       "(2(p - 1) + (v - 1) N + 1) / v capped at m for interleaved (N its "
+       "group size)",
        {"spec:parallelism.pipeline.schedule"}},
       {"rate", "rate(bytes, window): bytes / window, 0 when window <= 0", {}},
       {"p2p_time",

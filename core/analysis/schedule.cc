@@ -58,6 +58,8 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
                      dv.pipeline > 1;
   s.accounted = accounted;
   s.padded_vocabulary = dv.padded_vocabulary;
+  s.scheduled_in_flight = CorrectionsFor(options.profile)
+                              .On(Correction::kScheduledInFlight);
   return s;
 }
 
@@ -67,6 +69,8 @@ StepShape MakeStepShape(const TypedProgram& program) {
                     program.batch(), program.options());
   shape.simulated_schedule =
       SimulatedScheduleKind(program.pipeline().schedule);
+  shape.scheduled_in_flight =
+      program.corrections.On(Correction::kScheduledInFlight);
   return shape;
 }
 

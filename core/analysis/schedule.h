@@ -31,6 +31,10 @@ struct StepShape {
   // search's, which asks for the same shape and durations many times);
   // nullptr: simulated on every use. Not owned; the same numbers either way.
   ScheduleMemo* schedule_memo = nullptr;
+  // Correction kScheduledInFlight (the refined profile): the memory analysis
+  // holds the in-flight microbatches of the schedule's command order for
+  // 1f1b and interleaved too, not Calculon's interleaving factor.
+  bool scheduled_in_flight = false;
   int64_t blocks_per_stage = 1;   // bpp
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;
@@ -67,7 +71,8 @@ struct StepShape {
 };
 
 // MakeStepShape: the step shape of a mapping from its derived values
-// (derive.h) and the parts of its spec they do not cover. Pure and
+// (derive.h) and the parts of its spec they do not cover (the corrections
+// of options.profile). Pure and
 // allocation-free (the strategy search builds one per mapping); the shape
 // points into `system`, which must outlive it.
 StepShape MakeStepShape(const DerivedValues& derived,
@@ -80,7 +85,8 @@ StepShape MakeStepShape(const DerivedValues& derived,
                         const Batch& batch, const ExecutionOptions& options,
                         const AccountedModel& accounted);
 
-// The same for a checked program; `program` must outlive the shape.
+// The same for a checked program, with the program's corrections in force;
+// `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
 // SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`

@@ -32,16 +32,19 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 }
 
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
-                                                int64_t m) {
+                                                int64_t v, int64_t m) {
   switch (kind) {
-    case ScheduleKind::kGPipe:
-      return static_cast<double>(m);
+    case ScheduleKind::kSingleStage:
+      return 1.0;
+    case ScheduleKind::kOneForwardOneBackward:
     case ScheduleKind::kZbH1:
       return static_cast<double>(std::min(m, p));
-    case ScheduleKind::kSingleStage:
-    case ScheduleKind::kForwardOnly:
-    case ScheduleKind::kOneForwardOneBackward:
     case ScheduleKind::kInterleaved:
+      return static_cast<double>(InterleavedFirstStagePeakChunks(p, v, m)) /
+             static_cast<double>(v);
+    case ScheduleKind::kGPipe:
+      return static_cast<double>(m);
+    case ScheduleKind::kForwardOnly:
     case ScheduleKind::kZbH2:
     case ScheduleKind::kZbV:
     case ScheduleKind::kDualPipe:

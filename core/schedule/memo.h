@@ -38,14 +38,17 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 
 // OrderPeakLiveMicrobatches: the busiest stage's peak live microbatches
 // where the command order fixes it whatever the durations (simulate_test
-// checks each against the simulation, exactly): gpipe m (every forward of a
-// stage precedes its first backward), zb_h1 min(m, p) (stage s holds at
-// most p - s forwards awaiting their B and s deferred W, and the first
-// stage reaches 1F1B's min(m, p)); nullopt for the others, which the
-// analyses simulate. It spares the strategy search a simulation at unit
-// durations for every shape it checks memory for.
+// checks each against the simulation, exactly, on every shape it sweeps):
+//   single_stage 1, 1f1b min(m, p) (the first stage's warm-up plus one);
+//   interleaved InterleavedFirstStagePeakChunks(p, v, m) / v (Megatron-LM's
+//   warm-up 2(p-1) + (v-1)N plus one, in chunks of 1/v microbatch);
+//   gpipe m (every forward of a stage precedes its first backward);
+//   zb_h1 min(m, p) (stage s holds at most p - s forwards awaiting their B
+//   and s deferred W, and the first stage reaches 1F1B's min(m, p));
+// nullopt for the others, which the analyses simulate. It spares the
+// strategy search a simulation per shape it checks memory for.
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
-                                                int64_t m);
+                                                int64_t v, int64_t m);
 
 class ScheduleMemo {
  public:

@@ -25,9 +25,4 @@ absl::StatusOr<double> InterleavedLeftoverDifference(
   return result->bubble - AnalyticBubble(p, v, m, chunk_time);
 }
 
-int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m) {
-  return std::min(2 * (p - 1) + (v - 1) * InterleavedGroupSize(p, m) + 1,
-                  m * v);
-}
-
 }  // namespace blueprint

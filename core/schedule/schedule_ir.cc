@@ -269,6 +269,11 @@ int64_t InterleavedGroupSize(int64_t p, int64_t m) {
   return m;
 }
 
+int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m) {
+  return std::min(2 * (p - 1) + (v - 1) * InterleavedGroupSize(p, m) + 1,
+                  m * v);
+}
+
 namespace {
 
 // Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_

@@ -243,29 +243,38 @@ TEST(Reproof, OrderPeakLiveMicrobatchesIsTheSimulatedPeak) {
   std::mt19937_64 random(31);
   std::uniform_real_distribution<double> time(0.1, 3.0);
   int checked = 0;
+  struct Kind {
+    ScheduleKind kind;
+    int64_t v;
+  };
   for (int64_t p = 1; p <= 12; ++p) {
     for (int64_t m = 1; m <= 3 * p + 3; ++m) {
-      for (ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::kZbH1}) {
-        if (kind == ScheduleKind::kZbH1 && p == 1) continue;
+      for (const Kind& k :
+           {Kind{ScheduleKind::kSingleStage, 1}, Kind{ScheduleKind::kGPipe, 1},
+            Kind{ScheduleKind::kOneForwardOneBackward, 1},
+            Kind{ScheduleKind::kZbH1, 1}, Kind{ScheduleKind::kInterleaved, 2},
+            Kind{ScheduleKind::kInterleaved, 3}}) {
+        if ((k.kind == ScheduleKind::kSingleStage) != (p == 1)) continue;
+        if (k.kind == ScheduleKind::kGPipe && p == 1) continue;
         const std::optional<double> fixed =
-            OrderPeakLiveMicrobatches(kind, p, m);
+            OrderPeakLiveMicrobatches(k.kind, p, k.v, m);
         ASSERT_TRUE(fixed.has_value());
         for (const ChunkDurations& d :
              {Split(1, 1, 1), Split(time(random), time(random), time(random))}) {
-          const SimulationResult r = RunSchedule(kind, p, 1, m, d);
+          const SimulationResult r = RunSchedule(k.kind, p, k.v, m, d);
           double peak = 0;
           for (const StageFigures& stage : r.stages) {
             peak = std::max(peak, stage.peak_live_microbatches);
           }
-          EXPECT_EQ(peak, *fixed)
-              << ScheduleKindName(kind) << " p=" << p << " m=" << m;
+          EXPECT_EQ(peak, *fixed) << ScheduleKindName(k.kind) << " p=" << p
+                                  << " v=" << k.v << " m=" << m;
           ++checked;
         }
       }
     }
   }
-  EXPECT_GT(checked, 800);
-  EXPECT_FALSE(OrderPeakLiveMicrobatches(ScheduleKind::kDualPipeV, 4, 8));
+  EXPECT_GT(checked, 1500);
+  EXPECT_FALSE(OrderPeakLiveMicrobatches(ScheduleKind::kDualPipeV, 4, 2, 8));
 }
 
 // ZB-H1 keeps 1F1B's activation memory: stage s holds at most p - s

@@ -39,9 +39,19 @@ enum class Correction {
   // fp8_dpa is set (Transformer Engine documentation, DelayedScaling /
   // "fp8_dpa: False" by default; NVIDIA FP8 primer).
   kAttentionInDatatype,
+  // The activations of the microbatches the schedule's command order keeps
+  // in flight (core/schedule memo.h OrderPeakLiveMicrobatches) instead of
+  // Calculon's interleaving factor min(m, p)(1 + (p-1)/(vp)): Megatron-LM's
+  // interleaved order runs 2(p-1) + (v-1)N warm-up forward chunks on the
+  // first stage (megatron/core/pipeline_parallel/schedules.py, the
+  // interleaved schedule's num_warmup_microbatches; N its
+  // microbatch_group_size_per_vp_stage), so it holds 2(p-1) + (v-1)N + 1
+  // chunks, capped at m v. The same as Calculon's when p | m and m v >= vp
+  // + p - 1; fewer for m < p, more for m > p not a multiple of p.
+  kScheduledInFlight,
 };
 
-inline constexpr int kCorrectionCount = 3;
+inline constexpr int kCorrectionCount = 4;
 
 struct CorrectionInfo {
   Correction correction;
@@ -56,6 +66,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
      "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Sec. 3.1.1"},
     {Correction::kAttentionInDatatype, "attention_in_datatype",
      "Transformer Engine: FP8 in te.Linear only, fp8_dpa off by default"},
+    {Correction::kScheduledInFlight, "scheduled_in_flight",
+     "Megatron-LM core pipeline_parallel/schedules.py: interleaved warm-up "
+     "2(p-1) + (v-1)N chunks"},
 };
 
 // Which corrections are on: a set of Correction values.
