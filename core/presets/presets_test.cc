@@ -32,7 +32,8 @@ TEST(Presets, AreTheFilesOfPresetsDirectory) {
 TEST(Presets, NamesTheShippedOnes) {
   const std::vector<std::string> systems = PresetNames(PresetKind::kSystem);
   EXPECT_EQ(systems,
-            (std::vector<std::string>{"a100_sxm_80g", "h100_sxm_80g", "h200_sxm_141g"}));
+            (std::vector<std::string>{"a100_sxm_80g", "h100_sxm_80g", "h200_sxm_141g",
+                                      "jean_zay_a100_80g"}));
   const std::vector<std::string> models = PresetNames(PresetKind::kModel);
   for (const char* name :
        {"llama2-7b", "llama2-13b", "llama2-70b", "llama3.1-8b", "llama3.1-70b",

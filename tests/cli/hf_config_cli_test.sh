@@ -29,7 +29,7 @@ gpt3=(--num-layers 96 --hidden-size 12288 --num-attention-heads 96
   fail "presets: $(cat "$work/err")"
 grep -q '^  "format": "blueprinting.presets/1",$' "$work/presets.json" ||
   fail "presets: no format line"
-systems=(a100_sxm_80g h100_sxm_80g h200_sxm_141g)
+systems=(a100_sxm_80g h100_sxm_80g h200_sxm_141g jean_zay_a100_80g)
 models=(llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b
         llama3.2-1b llama3.2-3b llama3.3-70b mistral-7b-v0.1 mistral-7b-v0.3
         qwen2.5-7b qwen2.5-14b qwen2.5-32b qwen2.5-72b qwen3-8b qwen3-14b
@@ -63,7 +63,7 @@ printf '{"hidden": 4096, "feedforward": 16384, "seq_size": 2048, "attn_heads": 3
   fail "search --system h200_sxm_141g: $(cat "$work/err")"
 
 # 3. Names that are neither a file nor a preset; bad command lines.
-expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems a100_sxm_80g, h100_sxm_80g, h200_sxm_141g)$" \
+expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems a100_sxm_80g, h100_sxm_80g, h200_sxm_141g, jean_zay_a100_80g)$" \
   "$blueprint" import megatron --system nosuch -- "${gpt3[@]}"
 expect_exit 2 "^error: cannot read llama9: .*(nor a preset: models deepseek-v3, llama2-13b, " \
   "$blueprint" import megatron --system h100_sxm_80g --hf-config llama9 -- --micro-batch-size 1

@@ -112,6 +112,11 @@ def row_of(r, models):
     fp8 = "FP8" in r["precision"] or "FP4" in r["precision"]
     out["group"] = "moe" if moe else ("fp8" if fp8 else "bf16_dense")
     system = SYSTEMS.get(r["gpu"])
+    # BLOOM's Jean Zay nodes: 8 A100 80GB on NVLink, but 4 Omni-Path links
+    # per node (the BLOOM README's hardware list), a quarter of a DGX A100's
+    # per-GPU InfiniBand: their own preset (presets/systems/README.md).
+    if system and r["system"].startswith("Jean Zay"):
+        system = "jean_zay_a100_80g"
     out["system"] = system or ""
     def skip(reason):
         out["skip"] = reason
