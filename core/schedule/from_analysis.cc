@@ -47,6 +47,11 @@ absl::StatusOr<SimulatedIteration> SimulateIteration(
   out.inputs.bubble_reduction_time = figures.bubble_reduction_time;
   out.inputs.unscheduled_bubble_time = UnscheduledBubbleTime(iteration);
   out.inputs.total_time = figures.total_time;
+  out.inputs.forward_source = "iteration:chunk_fw_time";
+  out.inputs.backward_input_source = "iteration:chunk_bw_input_time";
+  out.inputs.backward_weight_source = "iteration:chunk_bw_weight_time";
+  out.inputs.backward_source = "iteration:chunk_bw_time";
+  out.inputs.plan_source = "plan_ir:block";
   absl::StatusOr<SimulationResult> result =
       Simulate(out.ir, {out.inputs.durations});
   if (!result.ok()) {

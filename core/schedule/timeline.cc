@@ -26,6 +26,13 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
                   " backward_input ", FormatDouble(d.backward_input),
                   " backward_weight ", FormatDouble(d.backward_weight),
                   " p2p_link_time ", FormatDouble(d.p2p_link_time), "\n");
+  if (!inputs.forward_source.empty()) {
+    absl::StrAppend(&out, "priced_by forward ", inputs.forward_source,
+                    " backward_input ", inputs.backward_input_source,
+                    " backward_weight ", inputs.backward_weight_source,
+                    " backward ", inputs.backward_source, " plan ",
+                    inputs.plan_source, "\n");
+  }
   absl::StrAppend(
       &out, "makespan ", FormatDouble(result.makespan), "\nbubble ",
       FormatDouble(result.bubble), "\nanalysis_bubble_time ",
@@ -53,6 +60,42 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
   }
   return out;
 }
+
+namespace {
+
+// A command's lineage, and for a compute command the source of its
+// duration and the block plan behind it (when the inputs name them).
+std::string CommandLineage(const Command& c, const TimelineInputs& inputs) {
+  if (inputs.forward_source.empty()) return c.lineage;
+  const std::string* source = nullptr;
+  switch (c.kind) {
+    case CommandKind::kForward:
+      source = &inputs.forward_source;
+      break;
+    case CommandKind::kBackward:
+      source = c.defers_weight_gradient ? &inputs.backward_input_source
+                                        : &inputs.backward_source;
+      break;
+    case CommandKind::kWeightGradient:
+      source = &inputs.backward_weight_source;
+      break;
+    case CommandKind::kOverlappedForwardBackward:
+      return absl::StrCat(c.lineage, " priced_by ", inputs.forward_source,
+                          ",", inputs.backward_source, " <- ",
+                          inputs.plan_source);
+    case CommandKind::kSendActivation:
+    case CommandKind::kRecvActivation:
+    case CommandKind::kSendGradient:
+    case CommandKind::kRecvGradient:
+    case CommandKind::kDataParallelReduce:
+    case CommandKind::kOptimizerStep:
+      return c.lineage;
+  }
+  return absl::StrCat(c.lineage, " priced_by ", *source, " <- ",
+                      inputs.plan_source);
+}
+
+}  // namespace
 
 nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
                             const SimulationResult& result,
@@ -88,7 +131,7 @@ nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
       nlohmann::json command = {{"kind", std::string(CommandKindName(c.kind))},
                                 {"start", t.start},
                                 {"end", t.end},
-                                {"lineage", c.lineage}};
+                                {"lineage", CommandLineage(c, inputs)}};
       if (c.microbatch >= 0) {
         command["microbatch"] = c.microbatch;
         command["chunk"] = c.chunk;

@@ -31,6 +31,15 @@ struct TimelineInputs {
   // The analysis' whole step (total_time): the pipeline plus what lies
   // outside it (DP communication, the optimizer step, ...).
   double total_time = 0;
+  // What priced each duration (from_analysis.h SimulateIteration: the
+  // iteration analysis' chunk figures, which the plan's block figures
+  // price); empty when the durations were given directly. A compute
+  // command's lineage in TimelineJson ends with its duration's source.
+  std::string forward_source;         // "iteration:chunk_fw_time"
+  std::string backward_input_source;  // "iteration:chunk_bw_input_time"
+  std::string backward_weight_source;
+  std::string backward_source;  // a whole backward: "iteration:chunk_bw_time"
+  std::string plan_source;      // the block plan: "plan_ir:block"
 };
 
 // total_time with the analytic bubble (analysis_bubble_time +
@@ -40,7 +49,8 @@ struct TimelineInputs {
 double SimulatedTotalTime(const SimulationResult& result,
                           const TimelineInputs& inputs);
 
-// PrintTimeline: "pipeline_timeline/1", the schedule's shape, its inputs,
+// PrintTimeline: "pipeline_timeline/1", the schedule's shape, its inputs
+// (and, when given, a "priced_by" line naming each duration's source),
 // the pipeline's makespan (forward and backward passes only), the simulated
 // and analytic bubble, total_time and simulated_total_time, then per stage its
 // figures and one line per command: index, kind, microbatch and chunk (where it

@@ -85,5 +85,55 @@ TEST(Timeline, JsonListsEveryCommandWithItsTimes) {
   EXPECT_EQ(json["stages"][1]["commands"][1]["microbatch"], 0);
 }
 
+// With its sources named, the header says what priced each duration and
+// every compute command's lineage ends with its duration's source and the
+// block plan; P2P commands keep their own.
+TEST(Timeline, ComputeCommandsNameWhatPricedThem) {
+  Simulated s = OneForwardOneBackward();
+  s.inputs.forward_source = "iteration:chunk_fw_time";
+  s.inputs.backward_input_source = "iteration:chunk_bw_input_time";
+  s.inputs.backward_weight_source = "iteration:chunk_bw_weight_time";
+  s.inputs.backward_source = "iteration:chunk_bw_time";
+  s.inputs.plan_source = "plan_ir:block";
+  const std::string text = PrintTimeline(s.ir, s.result, s.inputs);
+  EXPECT_NE(text.find("\npriced_by forward iteration:chunk_fw_time "
+                      "backward_input iteration:chunk_bw_input_time "
+                      "backward_weight iteration:chunk_bw_weight_time "
+                      "backward iteration:chunk_bw_time plan plan_ir:block\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = TimelineJson(s.ir, s.result, s.inputs);
+  int compute = 0, p2p = 0;
+  for (const nlohmann::json& stage : json["stages"]) {
+    for (const nlohmann::json& c : stage["commands"]) {
+      const std::string lineage = c["lineage"].get<std::string>();
+      const std::string kind = c["kind"].get<std::string>();
+      if (kind == "F") {
+        EXPECT_NE(lineage.find(" F priced_by iteration:chunk_fw_time <- "
+                               "plan_ir:block"),
+                  std::string::npos)
+            << lineage;
+        ++compute;
+      } else if (kind == "B") {
+        // 1F1B's backward is whole: chunk_bw_time.
+        EXPECT_NE(lineage.find("priced_by iteration:chunk_bw_time <- "
+                               "plan_ir:block"),
+                  std::string::npos)
+            << lineage;
+        ++compute;
+      } else {
+        EXPECT_EQ(lineage.find("priced_by"), std::string::npos) << lineage;
+        ++p2p;
+      }
+    }
+  }
+  EXPECT_EQ(compute, 8);
+  EXPECT_GT(p2p, 0);
+  // Without sources (durations given directly) nothing is added.
+  EXPECT_EQ(PrintTimeline(s.ir, s.result, OneForwardOneBackward().inputs)
+                .find("priced_by"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace blueprint
