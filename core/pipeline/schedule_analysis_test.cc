@@ -5,6 +5,7 @@
 // reason) for a shape beyond the scheduler's limits.
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "core/analysis/figures.h"
 #include "core/pipeline/pipeline.h"
