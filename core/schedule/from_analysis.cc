@@ -32,13 +32,22 @@ double UnscheduledBubbleTime(const IterationAnalysis& iteration) {
   return iteration.figures.bubble_chunks * iteration.figures.chunk_bw_time;
 }
 
-absl::StatusOr<SimulatedIteration> SimulateIteration(
-    const PipelineSchedule& schedule, const BlockFigures& block,
-    const IterationAnalysis& iteration) {
+namespace {
+
+// SimulateIteration, with the commands' lineage strings or without them
+// (the analysis pass, which keeps only the figures: the strings are most of
+// a large schedule's build time and memory).
+absl::StatusOr<SimulatedIteration> Simulated(const PipelineSchedule& schedule,
+                                             const BlockFigures& block,
+                                             const IterationAnalysis& iteration,
+                                             bool with_lineage) {
   const StepShape& step = iteration.step;
   const IterationFigures& figures = iteration.figures;
-  absl::StatusOr<PipelineScheduleIR> ir = BuildSchedule(
-      ConcreteScheduleKind(schedule, step.training), step.p, step.v, step.m);
+  const ScheduleKind kind = ConcreteScheduleKind(schedule, step.training);
+  absl::StatusOr<PipelineScheduleIR> ir =
+      with_lineage
+          ? BuildSchedule(kind, step.p, step.v, step.m)
+          : BuildScheduleWithoutLineage(kind, step.p, step.v, step.m);
   if (!ir.ok()) return OnSpecFields(schedule, ir.status());
   SimulatedIteration out;
   out.ir = std::move(*ir);
@@ -64,12 +73,21 @@ absl::StatusOr<SimulatedIteration> SimulateIteration(
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<SimulatedIteration> SimulateIteration(
+    const PipelineSchedule& schedule, const BlockFigures& block,
+    const IterationAnalysis& iteration) {
+  return Simulated(schedule, block, iteration, /*with_lineage=*/true);
+}
+
 absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
     const TypedProgram& program, const BlockFigures& block,
     const IterationAnalysis& iteration) const {
   ScheduleAnalysis out;
   absl::StatusOr<SimulatedIteration> simulated =
-      SimulateIteration(program.pipeline().schedule, block, iteration);
+      Simulated(program.pipeline().schedule, block, iteration,
+                /*with_lineage=*/false);
   if (!simulated.ok()) {
     if (simulated.status().code() == absl::StatusCode::kInternal) {
       return simulated.status();
