@@ -584,6 +584,53 @@ TEST(AnalyzeIteration, ZeroBubbleH1AgainstOneForwardOneBackward) {
             a.memory.figures.proc_mem_tier1_cap_req);
 }
 
+// ZB-H2 fills ZB-H1's bubble with more warm-up forwards: at most its
+// bubble, and up to 2p - 1 microbatches in flight (the unit-time order's
+// peak), more activation memory than 1F1B's.
+TEST(AnalyzeIteration, ZeroBubbleH2AgainstZeroBubbleH1) {
+  TestMapping h1;
+  h1.p = 4;
+  h1.global_batch = 8;
+  h1.schedule = ZeroBubbleH1{};
+  TestMapping h2 = h1;
+  h2.schedule = ZeroBubbleH2{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(h1));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed z, Analyse(h2));
+  const IterationFigures& zf = z.iteration.figures;
+  ASSERT_TRUE(z.iteration.step.simulated_schedule.has_value());
+  EXPECT_GE(zf.bubble_time, 3 * zf.chunk_fw_time * (1 - 1e-12));
+  EXPECT_LE(zf.bubble_time, a.iteration.figures.bubble_time * (1 + 1e-12));
+  EXPECT_EQ(zf.peak_inflight_microbatches, 7);  // 2p - 1
+  EXPECT_GT(z.memory.figures.act_space, a.memory.figures.act_space);
+}
+
+// ZB-V holds two chunks per stage in a V, ordered for the mapping's F, B
+// and W times: 1F1B's in-flight microbatches and activation memory, and a
+// bubble between one iteration's least, (p - 1) F, and interleaved 1F1B's
+// at the same chunks.
+TEST(AnalyzeIteration, ZeroBubbleVAgainstInterleaved) {
+  TestMapping interleaved;
+  interleaved.p = 4;
+  interleaved.global_batch = 8;
+  interleaved.schedule = InterleavedOneForwardOneBackward{2};
+  TestMapping one_f_one_b = interleaved;
+  one_f_one_b.schedule = OneForwardOneBackward{};
+  TestMapping zero_bubble = interleaved;
+  zero_bubble.schedule = ZeroBubbleV{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed i, Analyse(interleaved));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed o, Analyse(one_f_one_b));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed z, Analyse(zero_bubble));
+  const IterationFigures& zf = z.iteration.figures;
+  ASSERT_TRUE(z.iteration.step.simulated_schedule.has_value());
+  EXPECT_EQ(z.iteration.step.v, 2);
+  const double p = 4;
+  EXPECT_GE(zf.bubble_time, (p - 1) * zf.chunk_fw_time * (1 - 1e-12));
+  EXPECT_LT(zf.bubble_time, i.iteration.figures.bubble_time);
+  EXPECT_EQ(zf.peak_inflight_microbatches,
+            o.iteration.figures.peak_inflight_microbatches);
+  EXPECT_EQ(z.memory.figures.act_space, o.memory.figures.act_space);
+}
+
 // The checker's rules of the simulated schedules: training with a pipeline,
 // an even layout, and the constructor's shape rules on the spec's fields.
 TEST(AnalyzeIteration, SimulatedScheduleRules) {

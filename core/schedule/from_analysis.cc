@@ -44,14 +44,15 @@ absl::StatusOr<SimulatedIteration> Simulated(const PipelineSchedule& schedule,
   const StepShape& step = iteration.step;
   const IterationFigures& figures = iteration.figures;
   const ScheduleKind kind = ConcreteScheduleKind(schedule, step.training);
+  const ChunkDurations durations = ChunkDurationsOf(block, step, figures);
   absl::StatusOr<PipelineScheduleIR> ir =
-      with_lineage
-          ? BuildSchedule(kind, step.p, step.v, step.m)
-          : BuildScheduleWithoutLineage(kind, step.p, step.v, step.m);
+      with_lineage ? BuildSchedule(kind, step.p, step.v, step.m, durations)
+                   : BuildScheduleWithoutLineage(kind, step.p, step.v, step.m,
+                                                 durations);
   if (!ir.ok()) return OnSpecFields(schedule, ir.status());
   SimulatedIteration out;
   out.ir = std::move(*ir);
-  out.inputs.durations = ChunkDurationsOf(block, step, figures);
+  out.inputs.durations = durations;
   out.inputs.analysis_bubble_time = figures.bubble_time;
   out.inputs.bubble_reduction_time = figures.bubble_reduction_time;
   out.inputs.unscheduled_bubble_time = UnscheduledBubbleTime(iteration);

@@ -25,8 +25,19 @@ absl::StatusOr<ShapeOutcome> Outcome(const PipelineScheduleIR& ir,
 absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
                                            int64_t v, int64_t m,
                                            const ChunkDurations& durations) {
+  if (OrderDependsOnDurations(kind) && durations.p2p_link_time == 0) {
+    // The constructor's own timing is the simulation's (P2P folded):
+    // spare the IR and its replay.
+    absl::StatusOr<TimedOrder> order = BuildTimedOrder(kind, p, v, m, durations);
+    if (!order.ok()) return order.status();
+    ShapeOutcome out;
+    out.bubble = order->makespan - order->max_compute_busy;
+    out.peak_live_microbatches = static_cast<double>(order->peak_live_chunks) /
+                                 static_cast<double>(v);
+    return out;
+  }
   absl::StatusOr<PipelineScheduleIR> ir =
-      BuildScheduleWithoutLineage(kind, p, v, m);
+      BuildScheduleWithoutLineage(kind, p, v, m, durations);
   if (!ir.ok()) return ir.status();
   return Outcome(*ir, durations);
 }
@@ -44,9 +55,11 @@ std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
              static_cast<double>(v);
     case ScheduleKind::kGPipe:
       return static_cast<double>(m);
-    case ScheduleKind::kForwardOnly:
     case ScheduleKind::kZbH2:
+      return static_cast<double>(std::min(m, 2 * p - 1));
     case ScheduleKind::kZbV:
+      return static_cast<double>(std::min(m, p));
+    case ScheduleKind::kForwardOnly:
     case ScheduleKind::kDualPipe:
     case ScheduleKind::kDualPipeV:
       return std::nullopt;
@@ -67,6 +80,17 @@ ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
                 durations.overlapped_forward_backward};
   auto it = outcomes_.find(key);
   if (it != outcomes_.end()) return it->second;
+  ++simulations_;
+  ShapeOutcome out;
+  out.bubble = out.peak_live_microbatches = std::nan("");
+  if (OrderDependsOnDurations(kind)) {
+    // Its order is made for these durations: nothing to share.
+    const absl::StatusOr<ShapeOutcome> r =
+        SimulateShape(kind, p, v, m, durations);
+    if (r.ok()) out = *r;
+    Remember(key, out);
+    return out;
+  }
   const Shape shape{kind, p, v, m};
   auto built = schedules_.find(shape);
   if (built == schedules_.end()) {
@@ -75,20 +99,22 @@ ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
       schedule_commands_ = 0;
     }
     built = schedules_
-                .emplace(shape, BuildScheduleWithoutLineage(kind, p, v, m))
+                .emplace(shape, BuildScheduleWithoutLineage(
+                                    kind, p, v, m, UnitSplitDurations()))
                 .first;
     if (built->second.ok()) schedule_commands_ += CommandCount(*built->second);
   }
-  ++simulations_;
-  ShapeOutcome out;
-  out.bubble = out.peak_live_microbatches = std::nan("");
   if (built->second.ok()) {
     const absl::StatusOr<ShapeOutcome> r = Outcome(*built->second, durations);
     if (r.ok()) out = *r;
   }
-  if (outcomes_.size() >= kMaxOutcomes) outcomes_.clear();
-  outcomes_.emplace(key, out);
+  Remember(key, out);
   return out;
+}
+
+void ScheduleMemo::Remember(const Key& key, const ShapeOutcome& outcome) {
+  if (outcomes_.size() >= kMaxOutcomes) outcomes_.clear();
+  outcomes_.emplace(key, outcome);
 }
 
 }  // namespace blueprint

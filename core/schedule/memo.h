@@ -29,8 +29,11 @@ struct ShapeOutcome {
   double peak_live_microbatches = 0;
 };
 
-// SimulateShape: BuildSchedule(kind, p, v, m) (without lineage) simulated
-// with `durations` for every chunk. Its errors (a shape the constructor
+// SimulateShape: BuildSchedule(kind, p, v, m, durations) (without lineage;
+// zb_h2 and zb_v ordered for the durations) simulated with `durations` for
+// every chunk. For zb_h2 and zb_v with P2P folded (p2p_link_time 0) the
+// constructor's own timing (BuildTimedOrder), equal to the simulation to
+// rounding (simulate_test: 1e-9 relative; the peak exactly). Its errors (a shape the constructor
 // refuses, a deadlock, bad durations).
 absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
                                            int64_t v, int64_t m,
@@ -45,6 +48,11 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 //   gpipe m (every forward of a stage precedes its first backward);
 //   zb_h1 min(m, p) (stage s holds at most p - s forwards awaiting their B
 //   and s deferred W, and the first stage reaches 1F1B's min(m, p));
+// and for the orders made for their durations, the order made for unit
+// durations (the memory analysis' convention): zb_h2 min(m, 2p - 1) and
+// zb_v min(m, p), their constructors' memory limits (so an upper bound at
+// any durations), reached at unit durations (simulate_test: every p <= 12,
+// m <= 3p + 3; every p <= 24, m <= 6p when this was written);
 // nullopt for the others, which the analyses simulate. It spares the
 // strategy search a simulation per shape it checks memory for.
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
@@ -52,8 +60,10 @@ std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
 
 class ScheduleMemo {
  public:
-  // SimulateShape, each distinct (kind, p, v, m, durations) simulated once;
-  // both figures NaN when it fails. Exactly SimulateShape's numbers.
+  // SimulateShape, each distinct (kind, p, v, m, durations) simulated once
+  // (each shape built once, except zb_v, whose order each durations
+  // remake); both figures NaN when it fails. Exactly SimulateShape's
+  // numbers.
   ShapeOutcome Get(ScheduleKind kind, int64_t p, int64_t v, int64_t m,
                    const ChunkDurations& durations);
 
@@ -91,6 +101,8 @@ class ScheduleMemo {
                         k.overlapped_forward_backward);
     }
   };
+  void Remember(const Key& key, const ShapeOutcome& outcome);
+
   // Forgotten when they reach this many outcomes or commands (memory stays
   // bounded on the largest searches; what is forgotten is made again).
   static constexpr size_t kMaxOutcomes = 1 << 16;

@@ -15,7 +15,8 @@
 #include "core/base/field_errors.h"
 #include "core/base/format.h"
 #include "core/schedule/simulate.h"     // the interleaved leftover check
-#include "core/schedule/zero_bubble.h"  // GreedyZeroBubbleStages
+#include "core/schedule/v_schedule.h"
+#include "core/schedule/zero_bubble.h"
 
 namespace blueprint {
 
@@ -605,9 +606,37 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
 
 namespace {
 
+// ScheduleShapeErrors and, for an order made for its durations, theirs.
+std::vector<FieldError> ShapeAndDurationErrors(ScheduleKind kind, int64_t p,
+                                               int64_t v, int64_t m,
+                                               const ChunkDurations& durations) {
+  std::vector<FieldError> errors = ScheduleShapeErrors(kind, p, v, m);
+  if (OrderDependsOnDurations(kind)) {
+    const std::pair<const char*, double> ordered[] = {
+        {"forward", durations.forward},
+        {"backward_input", durations.backward_input},
+        {"backward_weight", durations.backward_weight},
+        {"p2p_link_time", durations.p2p_link_time}};
+    for (const auto& [name, value] : ordered) {
+      if (!std::isfinite(value) || value < 0) {
+        errors.push_back(
+            {name,
+             absl::StrCat(name, " (", FormatDouble(value),
+                          ") must be finite and non-negative to order ",
+                          ScheduleKindName(kind)),
+             ErrorCode::kOutOfRange});
+      }
+    }
+  }
+  return errors;
+}
+
 absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
-                                         int64_t v, int64_t m, bool lineage) {
-  const std::vector<FieldError> errors = ScheduleShapeErrors(kind, p, v, m);
+                                         int64_t v, int64_t m,
+                                         const ChunkDurations& durations,
+                                         bool lineage) {
+  const std::vector<FieldError> errors =
+      ShapeAndDurationErrors(kind, p, v, m, durations);
   if (!errors.empty()) return InvalidInputError(errors);
 
   PipelineScheduleIR ir;
@@ -652,25 +681,18 @@ absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
       break;
     case ScheduleKind::kZbH2: {
       ir.routes.push_back(InterleavedRoute(p, 1));
-      // ZB-H2 lets stage s fill its whole warm-up wait with forwards,
-      // 2(p - s) - 1 of them (Qi et al. 2024, section 3). W are deferred
-      // without bound (README, "Known gaps").
-      std::vector<int64_t> limits(static_cast<size_t>(p));
-      std::vector<int64_t> pending(static_cast<size_t>(p), m);
-      for (int64_t s = 0; s < p; ++s) limits[s] = 2 * (p - s) - 1;
-      ir.stages =
-          GreedyZeroBubbleStages(p, m, 1, ir.routes[0], limits, pending);
+      absl::StatusOr<TimedOrder> order = ZeroBubbleH2Stages(p, m, durations);
+      if (!order.ok()) return order.status();
+      ir.stages = std::move(order->stages);
       break;
     }
     case ScheduleKind::kZbV: {
       ir.chunks_per_stage = 2;
       ir.routes.push_back(VShapeRoute(p));
-      // ZB-V's bound: 2p chunk-halves of a microbatch per stage, 1F1B's
-      // peak activation memory (Qi et al. 2024, section 6).
-      std::vector<int64_t> limits(static_cast<size_t>(p), 2 * p);
-      std::vector<int64_t> pending(static_cast<size_t>(p), 2 * p);
-      ir.stages =
-          GreedyZeroBubbleStages(p, m, 2, ir.routes[0], limits, pending);
+      absl::StatusOr<TimedOrder> order =
+          VShapeZeroBubbleStages(p, m, durations);
+      if (!order.ok()) return order.status();
+      ir.stages = std::move(order->stages);
       break;
     }
     case ScheduleKind::kDualPipe:
@@ -747,14 +769,73 @@ absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
 
 }  // namespace
 
+ChunkDurations UnitSplitDurations() {
+  ChunkDurations unit;
+  unit.forward = 1;
+  unit.backward_input = 1;
+  unit.backward_weight = 1;
+  return unit;
+}
+
+bool OrderDependsOnDurations(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kZbH2:
+    case ScheduleKind::kZbV:
+      return true;
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbH1:
+    case ScheduleKind::kDualPipe:
+    case ScheduleKind::kDualPipeV:
+      return false;
+  }
+  return false;
+}
+
+absl::StatusOr<TimedOrder> BuildTimedOrder(ScheduleKind kind, int64_t p,
+                                           int64_t v, int64_t m,
+                                           const ChunkDurations& durations) {
+  const std::vector<FieldError> errors =
+      ShapeAndDurationErrors(kind, p, v, m, durations);
+  if (!errors.empty()) return InvalidInputError(errors);
+  switch (kind) {
+    case ScheduleKind::kZbH2:
+      return ZeroBubbleH2Stages(p, m, durations);
+    case ScheduleKind::kZbV:
+      return VShapeZeroBubbleStages(p, m, durations);
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbH1:
+    case ScheduleKind::kDualPipe:
+    case ScheduleKind::kDualPipeV:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("schedule ", ScheduleKindName(kind),
+                   " has a fixed order: it does not time its own placements"));
+}
+
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m) {
-  return Build(kind, p, v, m, /*lineage=*/true);
+  return Build(kind, p, v, m, UnitSplitDurations(), /*lineage=*/true);
+}
+
+absl::StatusOr<PipelineScheduleIR> BuildSchedule(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations) {
+  return Build(kind, p, v, m, order_durations, /*lineage=*/true);
 }
 
 absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
-    ScheduleKind kind, int64_t p, int64_t v, int64_t m) {
-  return Build(kind, p, v, m, /*lineage=*/false);
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations) {
+  return Build(kind, p, v, m, order_durations, /*lineage=*/false);
 }
 
 absl::Status AppendStepTail(PipelineScheduleIR& ir, double reduce_duration,

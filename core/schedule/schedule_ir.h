@@ -111,6 +111,36 @@ struct PipelineScheduleIR {
   std::vector<std::vector<Command>> stages;
 };
 
+// One chunk's (virtual stage's) durations, in any time unit.
+struct ChunkDurations {
+  double forward = 0;
+  // The input-gradient backward; a backward that does not defer its weight
+  // gradient runs backward_input + backward_weight.
+  double backward_input = 0;
+  double backward_weight = 0;  // 0 when the backward is not split
+  double p2p_link_time = 0;    // each Send* command's duration
+  // DualPipe's F&B (one forward overlapped with one whole backward); a
+  // negative value means forward + backward_input + backward_weight.
+  double overlapped_forward_backward = -1;
+};
+
+// F = B = W = 1, P2P folded: the zero-bubble paper's handcrafted-schedule
+// assumption, and the durations BuildSchedule orders a duration-aware
+// constructor for when it is given none.
+ChunkDurations UnitSplitDurations();
+
+// The compute orders of a constructor that times its own placements (zb_h2,
+// zb_v: zero_bubble.h, v_schedule.h), with its timing: each command ends at
+// max(the stage's previous end, its input's end + p2p_link_time) + its
+// duration, which is the simulator's when p2p_link_time is 0 (P2P folded;
+// simulate_test checks them equal).
+struct TimedOrder {
+  std::vector<std::vector<Command>> stages;  // F, split B, W; no P2P
+  double makespan = 0;          // the latest end
+  double max_compute_busy = 0;  // the largest sum of a stage's durations
+  int64_t peak_live_chunks = 0;  // an F's activations live until its W
+};
+
 // Size limits, so that no request allocates without bound.
 inline constexpr int64_t kMaxStages = 4096;
 inline constexpr int64_t kMaxVirtualStages = 64;
@@ -146,11 +176,27 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
 
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m);
+// zb_v's order depends on the chunk durations (v_schedule.h: the reference
+// implementation's list schedule); the overloads with `order_durations`
+// order it for them (they must be finite and non-negative), the others use
+// UnitSplitDurations(). Every other kind ignores them.
+bool OrderDependsOnDurations(ScheduleKind kind);
+absl::StatusOr<PipelineScheduleIR> BuildSchedule(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations);
+// BuildTimedOrder: the compute orders and the constructor's own timing of
+// an order made for its durations (zb_h2, zb_v; BuildSchedule's errors on
+// the same arguments), without the IR: the analyses' figures when P2P is
+// folded (memo.h SimulateShape). InvalidArgument for a fixed-order kind.
+absl::StatusOr<TimedOrder> BuildTimedOrder(ScheduleKind kind, int64_t p,
+                                           int64_t v, int64_t m,
+                                           const ChunkDurations& durations);
 // The same commands without their lineage strings: for the analyses'
 // figures (core/schedule/memo.h), which simulate and never print the IR
 // (the lineage is most of a build's cost and memory).
 absl::StatusOr<PipelineScheduleIR> BuildScheduleWithoutLineage(
-    ScheduleKind kind, int64_t p, int64_t v, int64_t m);
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations);
 
 // The microbatches of one group of Megatron-LM's interleaved table
 // (--microbatch-group-size-per-virtual-pipeline-stage, N): p, its default,

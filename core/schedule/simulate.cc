@@ -563,6 +563,7 @@ absl::StatusOr<SimulationResult> Simulate(
   result.timings.resize(static_cast<size_t>(ir.p));
   result.stages.resize(static_cast<size_t>(ir.p));
   std::vector<std::pair<double, int>> events;  // (time, +1 live / -1 freed)
+  double longest_span = 0;
   events.reserve(static_cast<size_t>(2 * ir.m * chunks));
   for (int64_t s = 0; s < ir.p; ++s) {
     StageFigures& figures = result.stages[s];
@@ -571,9 +572,11 @@ absl::StatusOr<SimulationResult> Simulate(
                         timing.begin() + index.first_id[s] +
                             static_cast<int64_t>(ir.stages[s].size()));
     events.clear();
+    figures.start = stage_timing.empty() ? 0 : stage_timing.front().start;
     for (size_t i = 0; i < ir.stages[s].size(); ++i) {
       const Command& c = ir.stages[s][i];
       const CommandTiming& t = stage_timing[i];
+      figures.start = std::min(figures.start, t.start);
       figures.end = std::max(figures.end, t.end);
       if (StreamOf(c.kind) == StreamKind::kCompute) {
         figures.compute_busy += t.end - t.start;
@@ -603,11 +606,13 @@ absl::StatusOr<SimulationResult> Simulate(
     result.makespan = std::max(result.makespan, figures.end);
     result.max_compute_busy =
         std::max(result.max_compute_busy, figures.compute_busy);
+    longest_span = std::max(longest_span, figures.end - figures.start);
   }
   for (StageFigures& figures : result.stages) {
     figures.idle = result.makespan - figures.compute_busy;
   }
   result.bubble = result.makespan - result.max_compute_busy;
+  result.span_bubble = longest_span - result.max_compute_busy;
   return result;
 }
 

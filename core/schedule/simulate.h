@@ -30,19 +30,6 @@
 
 namespace blueprint {
 
-// One chunk's (virtual stage's) durations, in any time unit.
-struct ChunkDurations {
-  double forward = 0;
-  // The input-gradient backward; a backward that does not defer its weight
-  // gradient runs backward_input + backward_weight.
-  double backward_input = 0;
-  double backward_weight = 0;  // 0 when the backward is not split
-  double p2p_link_time = 0;    // each Send* command's duration
-  // DualPipe's F&B (one forward overlapped with one whole backward); a
-  // negative value means forward + backward_input + backward_weight.
-  double overlapped_forward_backward = -1;
-};
-
 struct CommandTiming {
   double start = 0;
   double end = 0;
@@ -51,6 +38,7 @@ struct CommandTiming {
 struct StageFigures {
   double compute_busy = 0;  // sum of compute-stream durations
   double idle = 0;          // makespan - compute_busy
+  double start = 0;         // the stage's first command's start
   double end = 0;           // the stage's last command's end
   // Most microbatch-chunks live at once: from an F's start to its W's end,
   // or its backward's end when the backward is whole (an FB's backward half
@@ -71,6 +59,12 @@ struct SimulationResult {
   // makespan - max_compute_busy: the time the busiest stage idles. With
   // equal stages this is the pipeline bubble of BubbleTerms.
   double bubble = 0;
+  // The longest stage span (its first command's start to its last's end)
+  // less max_compute_busy: the bubble once the next iteration may start
+  // while this one drains (the zero-bubble paper's optimizer
+  // post-validation), which its closed forms count (ZB-H2's
+  // (p-1)(T_F + T_B - 2T_W)). Not printed; at most `bubble`.
+  double span_bubble = 0;
 };
 
 // Simulate: `durations` holds one entry for every chunk, or p *

@@ -24,6 +24,8 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
           [](const GPipe&) { return ScheduleKind::kGPipe; },
           [](const DualPipeV&) { return ScheduleKind::kDualPipeV; },
           [](const ZeroBubbleH1&) { return ScheduleKind::kZbH1; },
+          [](const ZeroBubbleV&) { return ScheduleKind::kZbV; },
+          [](const ZeroBubbleH2&) { return ScheduleKind::kZbH2; },
       },
       schedule);
 }
@@ -44,12 +46,14 @@ std::optional<PipelineSchedule> SimulatedSpecSchedule(ScheduleKind kind) {
       return DualPipeV{};
     case ScheduleKind::kZbH1:
       return ZeroBubbleH1{};
+    case ScheduleKind::kZbV:
+      return ZeroBubbleV{};
+    case ScheduleKind::kZbH2:
+      return ZeroBubbleH2{};
     case ScheduleKind::kSingleStage:
     case ScheduleKind::kForwardOnly:
     case ScheduleKind::kOneForwardOneBackward:
     case ScheduleKind::kInterleaved:
-    case ScheduleKind::kZbH2:
-    case ScheduleKind::kZbV:
     case ScheduleKind::kDualPipe:
       return std::nullopt;
   }

@@ -1,34 +1,48 @@
-// The zero-bubble constructors' shared core (Qi et al. 2024, "Zero Bubble
-// Pipeline Parallelism"): list scheduling at unit durations (F = B = W = 1,
-// the paper's handcrafted-schedule assumption) that splits every backward
-// into B (input gradient) and W (weight gradient) and uses W to fill waits.
+// ZB-H2 (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", section 3):
+// the zero-bubble order of one chunk per stage with ZB-H2's activation
+// memory, 2p - 1 microbatches, as the paper's reference implementation
+// builds it for given durations (sail-sg/zero-bubble-pipeline-parallelism,
+// megatron/core/pipeline_parallel/zerobubble/scheduler/zb.py: the
+// automatic scheduler's heuristic, Graph.manual_order, best of
+// initial_solution's eight variants; its ILP refinement is not ported).
 #ifndef BLUEPRINTING_CORE_SCHEDULE_ZERO_BUBBLE_H_
 #define BLUEPRINTING_CORE_SCHEDULE_ZERO_BUBBLE_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/schedule/schedule_ir.h"
 
 namespace blueprint {
 
-// GreedyZeroBubbleStages: every stage's compute order (F, B split, W; no
-// lineage, no P2P) for m microbatches on `route` (p * chunks positions).
-// At each unit tick a free stage starts, in this priority:
-//   1. a ready B (its F done, the next position's B done), earliest
-//      microbatch first, then the deeper position;
-//   2. a ready F while fewer than live_limit[s] of its forwards await their
-//      B and at most max_pending_weights[s] W wait, earliest microbatch
-//      first, then the deeper position;
-//   3. the oldest deferred W;
-// else it idles for the tick. Per chunk, F and B run in microbatch order.
-// If the bound of ticks is hit (never, for the live limits >= 1 used by
-// the constructors) some stage lists fewer than 3*m*chunks commands.
-// Deterministic; O(ticks * p * chunks) time, O(m * p * chunks) memory.
-std::vector<std::vector<Command>> GreedyZeroBubbleStages(
-    int64_t p, int64_t m, int64_t chunks, const Route& route,
-    const std::vector<int64_t>& live_limit,
-    const std::vector<int64_t>& max_pending_weights);
+// ZeroBubbleH2Stages: every stage's compute order (F, split B, W; no P2P,
+// no lineage) for m microbatches over p stages, built for `durations`
+// (forward, backward_input, backward_weight; p2p_link_time is the
+// reference's cost_comm, 0 when P2P is folded into the chunks).
+//
+// The heuristic: the first microbatch's F on every stage, then as many
+// warm-up forwards as fit (in memory, and before the first B returns, or
+// just past it in the variant that allows a bubble before the first B),
+// non-increasing down the stages; then per microbatch one F per stage
+// (unless B is due first, in the variant that prioritises B) and one B
+// per stage from the last up, each after the deferred W that fill its wait
+// for its input (or, in the no-bubble-greedy variant, that one more W may
+// exceed the bubble budget); the remaining W last. Of the eight variants
+// the one with the shortest longest stage span (first F start to last W
+// end: the reference's objective, the iteration period once the optimizer
+// step is post-validated) wins, the first on ties.
+//
+// Memory is the reference's fixed-schedule convention (runtime.py): an F
+// adds one microbatch, its B frees nothing, its W frees it (the
+// simulator's live definition), limited to 2p - 1 per stage (ZB-H2's
+// memory in the paper's Table 3).
+//
+// Errors: Internal if the reference's own checks would fail ("Cannot fit
+// memory", or an order whose times break a dependency); no shape is known
+// to (simulate_test sweeps p and m at unit and random durations).
+absl::StatusOr<TimedOrder> ZeroBubbleH2Stages(int64_t p, int64_t m,
+                                              const ChunkDurations& durations);
 
 }  // namespace blueprint
 

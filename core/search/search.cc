@@ -458,8 +458,10 @@ std::vector<std::optional<ScheduleKind>> Searcher::Schedules(int64_t p,
   if (v == 1) {
     out.push_back(ScheduleKind::kGPipe);
     out.push_back(ScheduleKind::kZbH1);
+    out.push_back(ScheduleKind::kZbH2);
   } else if (v == 2) {
     out.push_back(ScheduleKind::kDualPipeV);
+    out.push_back(ScheduleKind::kZbV);
   }
   return out;
 }

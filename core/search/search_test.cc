@@ -398,7 +398,8 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   // How many of each kind are run through the pipeline.
   constexpr int kEach = 12;
   int best = 0, context = 0, ring = 0, expert = 0, expert_whole = 0,
-      zero2 = 0, zero3 = 0, gpipe = 0, zero_bubble = 0, dualpipe = 0;
+      zero2 = 0, zero3 = 0, gpipe = 0, zero_bubble = 0, dualpipe = 0,
+      zero_bubble_v = 0, zero_bubble_h2 = 0;
   for (const RankedExecution& r : result->top) {
     const ExecutionExtras& x = r.execution_extras;
     const bool is_ring =
@@ -414,7 +415,9 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
           {x.sharding == ShardingStage::kParameters, &zero3},
           {x.schedule == ScheduleKind::kGPipe, &gpipe},
           {x.schedule == ScheduleKind::kZbH1, &zero_bubble},
-          {x.schedule == ScheduleKind::kDualPipeV, &dualpipe}}) {
+          {x.schedule == ScheduleKind::kDualPipeV, &dualpipe},
+          {x.schedule == ScheduleKind::kZbV, &zero_bubble_v},
+          {x.schedule == ScheduleKind::kZbH2, &zero_bubble_h2}}) {
       if (in && *count < kEach) {
         ++*count;
         check = true;
@@ -452,6 +455,8 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   EXPECT_EQ(gpipe, kEach);
   EXPECT_EQ(zero_bubble, kEach);
   EXPECT_EQ(dualpipe, kEach);
+  EXPECT_EQ(zero_bubble_v, kEach);
+  EXPECT_EQ(zero_bubble_h2, kEach);
   if (model.moe.has_value()) {
     EXPECT_EQ(expert, kEach);
     EXPECT_EQ(expert_whole, kEach);

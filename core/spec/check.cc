@@ -920,7 +920,9 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
           },
           [&](const GPipe&) { return simulated(1); },
           [&](const DualPipeV&) { return simulated(2); },
-          [&](const ZeroBubbleH1&) { return simulated(1); }},
+          [&](const ZeroBubbleH1&) { return simulated(1); },
+          [&](const ZeroBubbleV&) { return simulated(2); },
+          [&](const ZeroBubbleH2&) { return simulated(1); }},
       schedule);
 }
 
@@ -999,7 +1001,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   const int64_t per_stage = BlocksPerStage(nb, p);
 
   if (!InterleavingFits(v, per_stage)) {
-    // dualpipe_v holds two chunks per stage without a field for it.
+    // dualpipe_v and zb_v hold two chunks per stage without a field for it.
     const std::string path =
         SpecFieldOfShapeField(view.pipeline->schedule, "v");
     const std::string chunks =

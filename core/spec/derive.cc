@@ -130,6 +130,8 @@ int64_t VirtualStages(const PipelineSchedule& schedule) {
           // Two chunks per stage, the second on the way back up (a V).
           [](const DualPipeV&) -> int64_t { return 2; },
           [](const ZeroBubbleH1&) -> int64_t { return 1; },
+          [](const ZeroBubbleV&) -> int64_t { return 2; },
+          [](const ZeroBubbleH2&) -> int64_t { return 1; },
       },
       schedule);
 }

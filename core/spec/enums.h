@@ -199,6 +199,14 @@ inline constexpr Spelling kPipelineScheduleTypes[] = {
      "zero bubble ZB-H1: 1F1B with the backward split into input and weight "
      "gradients, the weight gradients filling the cool-down; 1F1B's memory "
      "(p > 1, training; simulated)"},
+    {"zb_v", nullptr,
+     "zero bubble ZB-V: two chunks per stage in a V, the backward split, "
+     "ordered for the mapping's forward, input- and weight-gradient times; "
+     "1F1B's memory (p > 1, training; simulated)"},
+    {"zb_h2", nullptr,
+     "zero bubble ZB-H2: ZB-H1's split with more warm-up forwards, ordered "
+     "for the mapping's forward, input- and weight-gradient times; up to "
+     "2p - 1 microbatches in flight (p > 1, training; simulated)"},
 };
 
 // DataSharding's alternatives (ZeRO stages), in variant index order.

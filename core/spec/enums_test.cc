@@ -70,7 +70,8 @@ TEST(EnumsTest, SpellingsAreTheDocumentedOnes) {
   EXPECT_EQ(VariantChoices<PipelineSchedule>(),
             (std::vector<std::string>{"single_stage", "1f1b",
                                       "interleaved_1f1b", "forward_only",
-                                      "gpipe", "dualpipe_v", "zb_h1"}));
+                                      "gpipe", "dualpipe_v", "zb_h1", "zb_v",
+                                      "zb_h2"}));
   EXPECT_EQ(VariantCalculonChoices<TensorCommunication>(),
             (std::vector<std::string>{"ar", "rs_ag", "p2p_rs_ag"}));
   EXPECT_TRUE(EnumCalculonChoices<StageLayout>().empty());

@@ -210,10 +210,18 @@ struct DualPipeV {};  // DeepSeek's DualPipeV ("cut-in-half" DualPipe)
 // the input gradient B and the weight gradient W, W deferred into the
 // cool-down's waits; 1F1B's activation memory.
 struct ZeroBubbleH1 {};
+// Zero bubble ZB-V (Qi et al. 2024, section 6): two chunks per stage in a
+// V, B and W split, ordered for the mapping's F, B and W times by the
+// paper's reference list scheduler; 1F1B's activation memory.
+struct ZeroBubbleV {};
+// Zero bubble ZB-H2 (Qi et al. 2024, section 3): ZB-H1's split with more
+// warm-up forwards, ordered for the mapping's F, B and W times by the
+// reference's heuristic; up to 2p - 1 microbatches in flight.
+struct ZeroBubbleH2 {};
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
                  InterleavedOneForwardOneBackward, ForwardOnly, GPipe,
-                 DualPipeV, ZeroBubbleH1>;
+                 DualPipeV, ZeroBubbleH1, ZeroBubbleV, ZeroBubbleH2>;
 
 // How blocks are laid over stages. kEven requires p | num_blocks. kUneven is
 // Calculon's behaviour for num_blocks % p != 0: blocks per stage rounded up,

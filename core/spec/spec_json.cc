@@ -99,7 +99,8 @@ Json ScheduleToJson(const PipelineSchedule& schedule) {
                    out["virtual_stages"] = s.virtual_stages;
                  },
                  [](const GPipe&) {}, [](const DualPipeV&) {},
-                 [](const ZeroBubbleH1&) {}},
+                 [](const ZeroBubbleH1&) {}, [](const ZeroBubbleV&) {},
+                 [](const ZeroBubbleH2&) {}},
       schedule);
   return out;
 }
@@ -369,7 +370,8 @@ void ReadSchedule(const Json& value, const std::string& path,
                           reader.ReadInt("virtual_stages", &s.virtual_stages);
                         },
                         [](GPipe&) {}, [](DualPipeV&) {},
-                        [](ZeroBubbleH1&) {}},
+                        [](ZeroBubbleH1&) {}, [](ZeroBubbleV&) {},
+                        [](ZeroBubbleH2&) {}},
              *schedule);
   *out = *schedule;
   reader.RejectUnknownKeys();

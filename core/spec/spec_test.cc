@@ -31,7 +31,9 @@ constexpr auto kComplete =
                [](const ForwardOnly&) { return 4; },
                [](const GPipe&) { return 5; },
                [](const DualPipeV&) { return 6; },
-               [](const ZeroBubbleH1&) { return 7; }};
+               [](const ZeroBubbleH1&) { return 7; },
+               [](const ZeroBubbleV&) { return 8; },
+               [](const ZeroBubbleH2&) { return 9; }};
 constexpr auto kMissingForwardOnly =
     Overloaded{[](const SingleStage&) { return 1; },
                [](const OneForwardOneBackward&) { return 2; },
@@ -54,6 +56,8 @@ TEST(PipelineSchedule, VisitIsExhaustive) {
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ForwardOnly{}}), 4);
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{DualPipeV{}}), 6);
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleH1{}}), 7);
+  EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleV{}}), 8);
+  EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleH2{}}), 9);
   EXPECT_EQ(std::visit(kComplete,
                        PipelineSchedule{InterleavedOneForwardOneBackward{3}}),
             3);

@@ -258,7 +258,7 @@ void ExpectClose(double actual, double expected, const std::string& what) {
 
 TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   int reproved = 0, named_leftover = 0, simulated = 0,
-      zero_bubble_closed_forms = 0;
+      zero_bubble_closed_forms = 0, ordered_for_durations = 0;
   for (const std::string& name : CaseDirectories()) {
     const std::string text = ScheduleStage(name);
     if (text.empty()) continue;  // a rejected input has no schedule
@@ -278,7 +278,8 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
                             h.values.at("unscheduled_bubble_time");
     const int64_t p = ShapeInt(h, "p"), m = ShapeInt(h, "m");
     const std::string& kind = h.shape.at("schedule");
-    if (kind == "gpipe" || kind == "dualpipe_v" || kind == "zb_h1") {
+    if (kind == "gpipe" || kind == "dualpipe_v" || kind == "zb_h1" ||
+        kind == "zb_v" || kind == "zb_h2") {
       // The analysis took its bubble from this same simulation; GPipe's
       // also has a closed form, (p - 1)(F + B + W), and ZB-H1's with
       // m >= p (p - 1) max(F + B - W, F, B) (core/schedule simulate_test).
@@ -291,6 +292,17 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
       if (kind == "gpipe") {
         ExpectClose(h.values.at("bubble"), (p - 1) * (f + b + w),
                     name + " GPipe closed form");
+      }
+      if (kind == "zb_v" || kind == "zb_h2") {
+        // Ordered for these durations: between one iteration's least,
+        // (p - 1) F, and 1F1B's (p - 1)(F + B + W) at the same stage time
+        // (zb_v's stage holds two chunks).
+        ++ordered_for_durations;
+        const double chunks = kind == "zb_v" ? 2 : 1;
+        EXPECT_GE(h.values.at("bubble"), (p - 1) * f * (1 - 1e-9)) << name;
+        EXPECT_LE(h.values.at("bubble"),
+                  chunks * (p - 1) * (f + b + w) * (1 + 1e-9))
+            << name;
       }
       if (kind == "zb_h1" && m >= p) {
         ++zero_bubble_closed_forms;
@@ -325,8 +337,10 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   // The corpus' 1F1B, interleaved, single-stage and forward-only cases (71
   // of them when this was written): the test cannot pass on an empty one.
   EXPECT_GE(reproved, 60);
-  EXPECT_GE(simulated, 3);  // spec_gpipe, spec_dualpipe_v, spec_zb_h1
+  // spec_gpipe, spec_dualpipe_v, spec_zb_h1, spec_zb_v, spec_zb_h2
+  EXPECT_GE(simulated, 5);
   EXPECT_GE(zero_bubble_closed_forms, 1);  // spec_zb_h1
+  EXPECT_GE(ordered_for_durations, 2);     // spec_zb_v, spec_zb_h2
   EXPECT_GE(named_leftover, 2);  // the m = 60, p = 8 cases among them
   std::printf(
       "re-proved %d, leftover orders with the named difference %d, "
