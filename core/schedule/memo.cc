@@ -59,9 +59,11 @@ std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
       return static_cast<double>(std::min(m, 2 * p - 1));
     case ScheduleKind::kZbV:
       return static_cast<double>(std::min(m, p));
+    case ScheduleKind::kDualPipeV:
+      if (m < 2 * p) return std::nullopt;  // a shape it refuses
+      return static_cast<double>(p) + 0.5;
     case ScheduleKind::kForwardOnly:
     case ScheduleKind::kDualPipe:
-    case ScheduleKind::kDualPipeV:
       return std::nullopt;
   }
   return std::nullopt;

@@ -48,6 +48,7 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 //   gpipe m (every forward of a stage precedes its first backward);
 //   zb_h1 min(m, p) (stage s holds at most p - s forwards awaiting their B
 //   and s deferred W, and the first stage reaches 1F1B's min(m, p));
+//   dualpipe_v p + 1/2 for every m >= 2p (2p + 1 chunks of half a stage);
 // and for the orders made for their durations, the order made for unit
 // durations (the memory analysis' convention): zb_h2 min(m, 2p - 1) and
 // zb_v min(m, p), their constructors' memory limits (so an upper bound at
