@@ -300,6 +300,31 @@ try {
                /schedule:interleaved stage 0 mb 0 chunk 0 F/);
   console.log(`ok: the schedule chart draws the core's ${commands.length} simulated commands`);
 
+  // 5b. A schedule ordered for the mapping's times (zb_v): the figures are
+  // the CLI's, and the chart draws its split backward, B and W blocks, as
+  // the core's timeline lists them.
+  await page.getByLabel('Pipeline schedule', {exact: true}).selectOption('zb_v');
+  spec.parallelism.pipeline.schedule = {type: 'zb_v'};
+  await nextFrames(page);
+  await expectFigures(page, spec, 'zb_v');
+  const zbLabel = await page.locator('svg.schedule-chart').getAttribute('aria-label');
+  const zbDrawn = Number(/(\d+) microbatches drawn/.exec(zbLabel)[1]);
+  const zbSpec = structuredClone(spec);
+  zbSpec.batch.global_batch_size =
+      zbDrawn * spec.parallelism.data.degree * spec.batch.microbatch_size;
+  const zbRun = cli('schedule', '--json', specFile(zbSpec));
+  assert.equal(zbRun.code, 0, zbRun.stderr);
+  const zbWeights = JSON.parse(zbRun.stdout).stages.flatMap((st) => st.commands)
+      .filter((c) => c.kind === 'W').length;
+  assert.ok(zbWeights > 0, 'zb_v defers weight gradients');
+  assert.equal(await page.locator('svg.schedule-chart rect[data-kind="W"]').count(), zbWeights,
+               'one chart block per W command');
+  await page.getByLabel('Pipeline schedule', {exact: true}).selectOption('interleaved_1f1b');
+  spec.parallelism.pipeline.schedule = {type: 'interleaved_1f1b', virtual_stages: 3};
+  await nextFrames(page);
+  await expectFigures(page, spec, 'back to interleaved, v = 3');
+  console.log(`ok: zb_v's figures are the CLI's, its chart draws its ${zbWeights} W commands`);
+
   // 6. "Why this number": the lineage of a figure, as `blueprint explain` prints it.
   const specPath = specFile(spec);
   await page.locator('button[data-figure="total_time"]').first().click();
