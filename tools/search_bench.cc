@@ -13,7 +13,8 @@
 //      (54,389,248 executions); the same with every cp and both K/V
 //      exchanges (235,240,064); deepseek-v3 with cp up to 8 (13,126,720).
 //   4. With --schedules all (gpipe, zb_h1, zb_h2, dualpipe_v, zb_v beside
-//      Calculon's schedules): gpt3-175B as in 2, deepseek-v3 as in 3 (pruned only).
+//      Calculon's schedules): gpt3-175B as in 2, deepseek-v3 and
+//      qwen3-235B-A22B as in 3 (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned]
@@ -97,6 +98,9 @@ int Run(const std::string& data, int runs_override, int tiers,
       {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule",
        "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 8, true, false, true, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 3, 8, true, false, true, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
