@@ -631,6 +631,15 @@ std::vector<FieldError> ShapeAndDurationErrors(ScheduleKind kind, int64_t p,
   return errors;
 }
 
+// The constructor of an order made for its durations (zb_h2 or zb_v;
+// OrderDependsOnDurations), after ShapeAndDurationErrors.
+absl::StatusOr<TimedOrder> TimedOrderOf(ScheduleKind kind, int64_t p,
+                                        int64_t m,
+                                        const ChunkDurations& durations) {
+  return kind == ScheduleKind::kZbV ? VShapeZeroBubbleStages(p, m, durations)
+                                    : ZeroBubbleH2Stages(p, m, durations);
+}
+
 absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
                                          int64_t v, int64_t m,
                                          const ChunkDurations& durations,
@@ -681,7 +690,7 @@ absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
       break;
     case ScheduleKind::kZbH2: {
       ir.routes.push_back(InterleavedRoute(p, 1));
-      absl::StatusOr<TimedOrder> order = ZeroBubbleH2Stages(p, m, durations);
+      absl::StatusOr<TimedOrder> order = TimedOrderOf(kind, p, m, durations);
       if (!order.ok()) return order.status();
       ir.stages = std::move(order->stages);
       break;
@@ -689,8 +698,7 @@ absl::StatusOr<PipelineScheduleIR> Build(ScheduleKind kind, int64_t p,
     case ScheduleKind::kZbV: {
       ir.chunks_per_stage = 2;
       ir.routes.push_back(VShapeRoute(p));
-      absl::StatusOr<TimedOrder> order =
-          VShapeZeroBubbleStages(p, m, durations);
+      absl::StatusOr<TimedOrder> order = TimedOrderOf(kind, p, m, durations);
       if (!order.ok()) return order.status();
       ir.stages = std::move(order->stages);
       break;
@@ -798,27 +806,15 @@ bool OrderDependsOnDurations(ScheduleKind kind) {
 absl::StatusOr<TimedOrder> BuildTimedOrder(ScheduleKind kind, int64_t p,
                                            int64_t v, int64_t m,
                                            const ChunkDurations& durations) {
+  if (!OrderDependsOnDurations(kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule ", ScheduleKindName(kind),
+        " has a fixed order: it does not time its own placements"));
+  }
   const std::vector<FieldError> errors =
       ShapeAndDurationErrors(kind, p, v, m, durations);
   if (!errors.empty()) return InvalidInputError(errors);
-  switch (kind) {
-    case ScheduleKind::kZbH2:
-      return ZeroBubbleH2Stages(p, m, durations);
-    case ScheduleKind::kZbV:
-      return VShapeZeroBubbleStages(p, m, durations);
-    case ScheduleKind::kSingleStage:
-    case ScheduleKind::kForwardOnly:
-    case ScheduleKind::kGPipe:
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kInterleaved:
-    case ScheduleKind::kZbH1:
-    case ScheduleKind::kDualPipe:
-    case ScheduleKind::kDualPipeV:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("schedule ", ScheduleKindName(kind),
-                   " has a fixed order: it does not time its own placements"));
+  return TimedOrderOf(kind, p, m, durations);
 }
 
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,

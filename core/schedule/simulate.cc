@@ -563,7 +563,6 @@ absl::StatusOr<SimulationResult> Simulate(
   result.timings.resize(static_cast<size_t>(ir.p));
   result.stages.resize(static_cast<size_t>(ir.p));
   std::vector<std::pair<double, int>> events;  // (time, +1 live / -1 freed)
-  double longest_span = 0;
   events.reserve(static_cast<size_t>(2 * ir.m * chunks));
   for (int64_t s = 0; s < ir.p; ++s) {
     StageFigures& figures = result.stages[s];
@@ -606,14 +605,20 @@ absl::StatusOr<SimulationResult> Simulate(
     result.makespan = std::max(result.makespan, figures.end);
     result.max_compute_busy =
         std::max(result.max_compute_busy, figures.compute_busy);
-    longest_span = std::max(longest_span, figures.end - figures.start);
   }
   for (StageFigures& figures : result.stages) {
     figures.idle = result.makespan - figures.compute_busy;
   }
   result.bubble = result.makespan - result.max_compute_busy;
-  result.span_bubble = longest_span - result.max_compute_busy;
   return result;
+}
+
+double SpanBubble(const SimulationResult& result) {
+  double longest_span = 0;
+  for (const StageFigures& stage : result.stages) {
+    longest_span = std::max(longest_span, stage.end - stage.start);
+  }
+  return longest_span - result.max_compute_busy;
 }
 
 double MinimumBubble(ScheduleKind kind, int64_t p, int64_t m,

@@ -59,13 +59,14 @@ struct SimulationResult {
   // makespan - max_compute_busy: the time the busiest stage idles. With
   // equal stages this is the pipeline bubble of BubbleTerms.
   double bubble = 0;
-  // The longest stage span (its first command's start to its last's end)
-  // less max_compute_busy: the bubble once the next iteration may start
-  // while this one drains (the zero-bubble paper's optimizer
-  // post-validation), which its closed forms count (ZB-H2's
-  // (p-1)(T_F + T_B - 2T_W)). Not printed; at most `bubble`.
-  double span_bubble = 0;
 };
+
+// SpanBubble: the longest stage span (its first command's start to its
+// last's end) less max_compute_busy: the bubble once the next iteration may
+// start while this one drains (the zero-bubble paper's optimizer
+// post-validation), which its closed forms count (ZB-H2's
+// (p-1)(T_F + T_B - 2T_W)). Not printed; at most `bubble`.
+double SpanBubble(const SimulationResult& result);
 
 // Simulate: `durations` holds one entry for every chunk, or p *
 // chunks_per_stage entries indexed stage * chunks_per_stage + chunk.

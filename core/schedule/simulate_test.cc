@@ -335,7 +335,7 @@ TEST(Reproof, ZeroBubbleH2ClosedForm) {
                                               " F=", t.f, " B=", t.b,
                                               " W=", t.w);
         const double paper = (p - 1) * (t.f + t.b - 2 * t.w);
-        ExpectClose(r.span_bubble, paper, what + " span");
+        ExpectClose(SpanBubble(r), paper, what + " span");
         ExpectClose(r.bubble, std::max(paper, (p - 1) * t.f), what);
       }
     }
@@ -358,7 +358,7 @@ TEST(Reproof, ZeroBubbleH2Memory) {
           EXPECT_LE(stage.peak_live_chunks, 2 * p - 1)
               << "zb_h2 p=" << p << " m=" << m;
         }
-        EXPECT_LE(r.span_bubble, r.bubble + 1e-12);
+        EXPECT_LE(SpanBubble(r), r.bubble + 1e-12);
         ++checked;
       }
     }

@@ -62,6 +62,19 @@ async function pageFigures(page) {
 }
 
 // Every figure shown equals the CLI's literal, and every CLI figure is shown.
+// Every command of `blueprint schedule --json` for `spec` with the
+// microbatches the page's schedule chart says it draws.
+async function drawnTimeline(page, spec) {
+  const label = await page.locator('svg.schedule-chart').getAttribute('aria-label');
+  const drawn = Number(/(\d+) microbatches drawn/.exec(label)[1]);
+  const drawnSpec = structuredClone(spec);
+  drawnSpec.batch.global_batch_size =
+      drawn * spec.parallelism.data.degree * spec.batch.microbatch_size;
+  const run = cli('schedule', '--json', specFile(drawnSpec));
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout).stages.flatMap((st) => st.commands);
+}
+
 async function expectFigures(page, spec, what) {
   const expected = nativeFigures(spec);
   const shown = await pageFigures(page);
@@ -284,16 +297,8 @@ try {
   assert.equal(await page.locator('[data-stage-row]').count(), 4, 'one schedule row per stage');
   // The chart is the core's simulated timeline: `blueprint schedule --json`
   // of the spec with the drawn microbatches has the same compute commands.
-  const label = await page.locator('svg.schedule-chart').getAttribute('aria-label');
-  const drawn = Number(/(\d+) microbatches drawn/.exec(label)[1]);
-  const drawnSpec = structuredClone(spec);
-  drawnSpec.batch.global_batch_size =
-      drawn * spec.parallelism.data.degree * spec.batch.microbatch_size;
-  const timelineRun = cli('schedule', '--json', specFile(drawnSpec));
-  assert.equal(timelineRun.code, 0, timelineRun.stderr);
-  const timeline = JSON.parse(timelineRun.stdout);
   const computeKinds = new Set(['F', 'B', 'W', 'FB']);
-  const commands = timeline.stages.flatMap((st) => st.commands).filter((c) => computeKinds.has(c.kind));
+  const commands = (await drawnTimeline(page, spec)).filter((c) => computeKinds.has(c.kind));
   assert.equal(await page.locator('svg.schedule-chart rect[data-kind]').count(), commands.length,
                'one chart block per simulated compute command');
   assert.match(await page.locator('[data-stage-row="0"] rect[data-kind] title').first().textContent(),
@@ -307,15 +312,7 @@ try {
   spec.parallelism.pipeline.schedule = {type: 'zb_v'};
   await nextFrames(page);
   await expectFigures(page, spec, 'zb_v');
-  const zbLabel = await page.locator('svg.schedule-chart').getAttribute('aria-label');
-  const zbDrawn = Number(/(\d+) microbatches drawn/.exec(zbLabel)[1]);
-  const zbSpec = structuredClone(spec);
-  zbSpec.batch.global_batch_size =
-      zbDrawn * spec.parallelism.data.degree * spec.batch.microbatch_size;
-  const zbRun = cli('schedule', '--json', specFile(zbSpec));
-  assert.equal(zbRun.code, 0, zbRun.stderr);
-  const zbWeights = JSON.parse(zbRun.stdout).stages.flatMap((st) => st.commands)
-      .filter((c) => c.kind === 'W').length;
+  const zbWeights = (await drawnTimeline(page, spec)).filter((c) => c.kind === 'W').length;
   assert.ok(zbWeights > 0, 'zb_v defers weight gradients');
   assert.equal(await page.locator('svg.schedule-chart rect[data-kind="W"]').count(), zbWeights,
                'one chart block per W command');
