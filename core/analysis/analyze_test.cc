@@ -280,7 +280,7 @@ TEST(Lineage, SubstitutesValuesForNames) {
                 FormatDouble(it.chunk_fw_time) + ", " +
                 FormatDouble(it.chunk_bw_time) + ", " +
                 std::to_string(s.blocks_per_chunk) + " * " +
-                FormatDouble(a.plan.block.block_wgrad_time) + ") : " +
+                FormatDouble(a.plan.block.block_wgrad_time) + ", 0) : " +
                 FormatDouble(it.bubble_chunks) + " * " +
                 FormatDouble(it.chunk_time) + " - " +
                 FormatDouble(it.bubble_reduction_time));
@@ -554,6 +554,86 @@ TEST(AnalyzeIteration, SimulatedSchedulesBubbleAndInFlight) {
   EXPECT_TRUE(std::isfinite(d.memory.figures.act_space));
 }
 
+// DualPipeV's F&B hides each chunk's exposed communication (TP, pipeline
+// sends) under the other microbatch's compute: chunk_fb_time is less than
+// F + B, the step is the simulated timeline's makespan (the pipeline terms
+// less fb_overlap_saving_time plus the bubble) and shorter than the same
+// order run without the overlap; the other schedules overlap nothing.
+TEST(AnalyzeIteration, DualPipeVOverlapsForwardAndBackward) {
+  // The test model with t = 2 is bound by its TP communication; with t = 1
+  // and larger layers by its compute.
+  TestMapping comm_bound;
+  comm_bound.t = 2;
+  comm_bound.p = 2;
+  comm_bound.schedule = DualPipeV{};
+  TestMapping compute_bound = comm_bound;
+  compute_bound.t = 1;
+  compute_bound.hidden = 1024;
+  compute_bound.feedforward = 4096;
+  compute_bound.heads = 16;
+  compute_bound.head_size = 64;
+  compute_bound.seq = 2048;
+  for (const TestMapping& mapping : {comm_bound, compute_bound}) {
+    SCOPED_TRACE(mapping.t == 2 ? "communication-bound" : "compute-bound");
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed d, Analyse(mapping));
+    const IterationFigures& f = d.iteration.figures;
+    const BlockFigures& b = d.plan.block;
+    const StepShape& step = d.iteration.step;
+    const double serial =
+        f.chunk_fw_time + f.chunk_bw_input_time + f.chunk_bw_weight_time;
+    const double base = static_cast<double>(step.blocks_per_chunk) - 1;
+    const double comm =
+        base * (b.baseblock_fw_tp_time_exposed +
+                b.baseblock_recomm_time_exposed +
+                b.baseblock_agrad_tp_time_exposed) +
+        b.edgeblock_fw_tp_time_exposed + b.edgeblock_recomm_time_exposed +
+        b.edgeblock_agrad_tp_time_exposed + f.chunk_fw_pp_time +
+        f.chunk_bw_pp_time;
+    ASSERT_GT(comm, 0);
+    if (mapping.t == 2) {
+      ASSERT_GT(comm, serial - comm);
+      BP_EXPECT_NEAR(f.chunk_fb_time, comm, 1e-15);
+    } else {
+      ASSERT_LT(comm, serial - comm);
+      BP_EXPECT_NEAR(f.chunk_fb_time, serial - comm, 1e-15);
+    }
+    EXPECT_LT(f.chunk_fb_time, serial);
+    EXPECT_GT(f.fb_overlap_saving_time, 0);
+
+    // The step's pipeline part is the simulated timeline's makespan.
+    const ChunkDurations durations = ChunkDurationsOf(b, step, f);
+    EXPECT_EQ(durations.overlapped_forward_backward, f.chunk_fb_time);
+    BP_ASSERT_OK_AND_ASSIGN(
+        const PipelineScheduleIR ir,
+        BuildSchedule(ScheduleKind::kDualPipeV, step.p, step.v, step.m));
+    BP_ASSERT_OK_AND_ASSIGN(const SimulationResult sim,
+                            Simulate(ir, {durations}));
+    const double pipeline = f.fw_time + f.bw_time + f.recompute_time +
+                            f.recomm_exposed_time + f.tp_comm_exposed_time +
+                            f.pp_comm_exposed_time +
+                            f.fw_offload_exposed_time +
+                            f.bw_offload_exposed_time;
+    EXPECT_NEAR(pipeline - f.fb_overlap_saving_time + f.bubble_time,
+                sim.makespan, 1e-12 * sim.makespan);
+    // The same order without the overlap takes longer by the saving and
+    // the bubble's difference.
+    ChunkDurations serial_durations = durations;
+    serial_durations.overlapped_forward_backward = -1;
+    BP_ASSERT_OK_AND_ASSIGN(const SimulationResult no_overlap,
+                            Simulate(ir, {serial_durations}));
+    EXPECT_LT(sim.makespan, no_overlap.makespan);
+    EXPECT_NEAR(no_overlap.makespan - sim.makespan,
+                f.fb_overlap_saving_time + (no_overlap.bubble - f.bubble_time),
+                1e-12 * sim.makespan);
+  }
+
+  TestMapping zero_bubble = comm_bound;
+  zero_bubble.schedule = ZeroBubbleH1{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed z, Analyse(zero_bubble));
+  EXPECT_EQ(z.iteration.figures.chunk_fb_time, 0);
+  EXPECT_EQ(z.iteration.figures.fb_overlap_saving_time, 0);
+}
+
 // ZB-H1 keeps 1F1B's in-flight microbatches and activation memory; its
 // bubble, at the mapping's chunk times, is (p - 1) max(F + B - W, F, B)
 // against 1F1B's (p - 1)(F + B + W), and the step shortens by the
@@ -670,8 +750,8 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
             "blueprinting.iteration_analysis/2");
   EXPECT_NE(text.find("lineage bubble_time = simulated_schedule ? "
                       "simulated_bubble(p, v, m, chunk_fw_time, "
-                      "chunk_bw_time, blocks_per_chunk * block_wgrad_time) : "
-                      "bubble_chunks * chunk_time - bubble_reduction_time "
+                      "chunk_bw_time, blocks_per_chunk * block_wgrad_time, "
+                      "chunk_fb_time) : bubble_chunks * chunk_time - bubble_reduction_time "
                       "pass=AnalyzeIteration from ["),
             std::string::npos);
   const std::string memory = ToText(a.memory);

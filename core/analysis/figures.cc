@@ -233,8 +233,18 @@ void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
                           IterationFigures& it) {
   it.bubble_reduction_time = 0;
   it.extra_interleaving_bubbles = 0;
-  it.bubble_time = SimulatedOutcome(s, ChunkDurationsOf(b, s, it)).bubble;
+  const ChunkDurations d = ChunkDurationsOf(b, s, it);
+  const ShapeOutcome outcome = SimulatedOutcome(s, d);
+  it.bubble_time = outcome.bubble;
   it.bubble_chunks = it.chunk_time > 0 ? it.bubble_time / it.chunk_time : 0;
+  if (d.overlapped_forward_backward >= 0) {
+    // The busiest stage computes F + B less each F&B's gain.
+    it.chunk_fb_time = d.overlapped_forward_backward;
+    const double serial = d.forward + d.backward_input + d.backward_weight;
+    it.fb_overlap_saving_time =
+        static_cast<double>(outcome.overlapped_pairs) *
+        std::max(0.0, serial - d.overlapped_forward_backward);
+  }
 }
 
 void BubbleTerms(const BlockFigures& b, const StepShape& s,
@@ -431,7 +441,7 @@ double TotalTime(const IterationFigures& it) {
          it.fw_offload_exposed_time + it.bw_offload_exposed_time +
          it.recompute_time + it.recomm_exposed_time + it.bubble_time +
          it.tp_comm_exposed_time + it.pp_comm_exposed_time +
-         it.dp_comm_exposed_time;
+         it.dp_comm_exposed_time - it.fb_overlap_saving_time;
 }
 
 // The rate that hides `bytes` in `window`. A window <= 0 (every layer of the
@@ -660,6 +670,32 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
 
 }  // namespace
 
+namespace {
+
+// DualPipe's F&B (DeepSeek-V3 technical report, section 3.2.1): one chunk's
+// forward runs beside another microbatch's whole backward, and each one's
+// communication (the exposed TP, expert and context collectives and
+// exchanges of its blocks, and its pipeline send) hides under the other's
+// compute. The pair takes the longer of its compute and its communication:
+// max(F + B - comm, comm). Without communication it is F + B.
+double OverlappedForwardBackwardTime(const BlockFigures& b, const StepShape& s,
+                                     const ChunkDurations& d,
+                                     const IterationFigures& it) {
+  const double base = static_cast<double>(s.blocks_per_chunk) - 1;
+  const double fw_comm = base * b.baseblock_fw_tp_time_exposed +
+                         b.edgeblock_fw_tp_time_exposed + it.chunk_fw_pp_time;
+  const double bw_comm =
+      base * (b.baseblock_recomm_time_exposed +
+              b.baseblock_agrad_tp_time_exposed) +
+      b.edgeblock_recomm_time_exposed + b.edgeblock_agrad_tp_time_exposed +
+      it.chunk_bw_pp_time;
+  const double comm = fw_comm + bw_comm;
+  const double serial = d.forward + d.backward_input + d.backward_weight;
+  return std::max(serial - comm, comm);
+}
+
+}  // namespace
+
 ChunkDurations ChunkDurationsOf(const BlockFigures& b, const StepShape& s,
                                 const IterationFigures& it) {
   ChunkDurations d;
@@ -669,6 +705,10 @@ ChunkDurations ChunkDurationsOf(const BlockFigures& b, const StepShape& s,
       std::min(it.chunk_bw_time,
                static_cast<double>(s.blocks_per_chunk) * b.block_wgrad_time);
   d.backward_input = it.chunk_bw_time - d.backward_weight;
+  if (s.simulated_schedule.has_value() &&
+      OverlapsForwardBackward(*s.simulated_schedule)) {
+    d.overlapped_forward_backward = OverlappedForwardBackwardTime(b, s, d, it);
+  }
   return d;
 }
 
@@ -848,9 +888,32 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
     lower.forward = bpc * b.block_fw_time;
     lower.backward_input = bpc * (b.block_re_time + b.block_agrad_time);
     lower.backward_weight = bpc * b.block_wgrad_time;
-    return compute + exposed +
-           (1 - 1e-9) *
-               MinimumBubble(*s.simulated_schedule, s.p, s.m, lower);
+    double pipeline = compute + exposed;
+    if (OverlapsForwardBackward(*s.simulated_schedule)) {
+      // An F&B takes the larger of its two chunks' compute and their
+      // communication, a lone F or B both: each stage's F and B take at
+      // least the larger of their compute and their exposed communication.
+      const double chunk_compute = mult * b.block_fw_time +
+                                   mult * b.block_agrad_time +
+                                   mult * b.block_wgrad_time +
+                                   mult * b.block_re_time;
+      pipeline = std::max(chunk_compute, exposed) + bpp * b.block_optim_time;
+      // The forwards the last stage waits for are lone F: their exposed
+      // communication is not hidden.
+      lower.forward += (bpc - 1) * b.baseblock_fw_tp_time_exposed +
+                       b.edgeblock_fw_tp_time_exposed;
+    }
+    const double bounded =
+        pipeline +
+        (1 - 1e-9) * MinimumBubble(*s.simulated_schedule, s.p, s.m, lower);
+    if (!OverlapsForwardBackward(*s.simulated_schedule)) return bounded;
+    // The busiest stage, the one with the fewest F&B, hides at most their
+    // share of its exposed communication.
+    const double paired =
+        static_cast<double>(
+            OrderFewestOverlappedPairs(*s.simulated_schedule, s.p, s.m)) /
+        per_step;
+    return std::max(bounded, (1 - 1e-9) * (compute + exposed * (1 - paired)));
   }
   const int64_t leftover = s.m % s.p;
   const double extra =

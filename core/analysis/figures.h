@@ -32,7 +32,8 @@ namespace blueprint {
   X(chunk_bw_pp_time) X(baseblock_fw_time) X(edgeblock_fw_time)              \
   X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
   X(extra_interleaving_bubbles) X(bubble_chunks) X(chunk_bw_input_time)      \
-  X(chunk_bw_weight_time) X(peak_inflight_microbatches) X(block_dp_time)     \
+  X(chunk_bw_weight_time) X(chunk_fb_time) X(fb_overlap_saving_time)         \
+  X(peak_inflight_microbatches) X(block_dp_time)                             \
   X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
   X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
   X(stage_extra_dp_time) X(embedding_sync_time) X(first_stage_time)          \
@@ -143,12 +144,6 @@ bool MemoryFits(const MemoryFigures& memory);
 // skip mappings that cannot rank (and so their simulations).
 double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
 
-// One chunk's durations for the concrete scheduler (core/schedule), from a
-// computed iteration: F = chunk_fw_time; W = the weight-gradient GEMMs of
-// the chunk's blocks (blocks_per_chunk * block_wgrad_time, at most
-// chunk_bw_time), which zero-bubble orders run apart; B = the rest of the
-// backward (recompute, input gradients, exposed TP/PP, offload overhead).
-// Inference: B = W = 0. A schedule that does not split runs B + W as one.
 // The most microbatches whose activations one stage holds at once (in
 // units of a whole stage's): 1F1B's min(m, p), interleaving's
 // min(m, p)(1 + (p - 1)/(v p)), or a simulated schedule's busiest stage at
@@ -156,6 +151,14 @@ double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
 // the checker). The memory analysis multiplies activations by it.
 double PeakInFlightMicrobatches(const StepShape& step);
 
+// One chunk's durations for the concrete scheduler (core/schedule), from a
+// computed iteration: F = chunk_fw_time; W = the weight-gradient GEMMs of
+// the chunk's blocks (blocks_per_chunk * block_wgrad_time, at most
+// chunk_bw_time), which zero-bubble orders run apart; B = the rest of the
+// backward (recompute, input gradients, exposed TP/PP, offload overhead).
+// Inference: B = W = 0. A schedule that does not split runs B + W as one.
+// For the schedules that overlap one microbatch's forward with another's
+// backward (dualpipe_v; OverlapsForwardBackward), F&B = chunk_fb_time.
 ChunkDurations ChunkDurationsOf(const BlockFigures& block,
                                 const StepShape& step,
                                 const IterationFigures& it);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/format.h"
+#include "core/schedule/schedule_ir.h"
 #include "core/spec/accounting.h"
 
 namespace blueprint {
@@ -52,6 +53,15 @@ namespace {
   "(simulated_schedule ? simulated_in_flight(p, v, m) : " \
   "scheduled_in_flight && training ? order_in_flight(p, v, m) : " \
   "v > 1 ? min(m, p) * (1 + (p - 1) / (v * p)) : min(m, p))"
+
+// The exposed communication of one chunk's forward and backward, which
+// DualPipe's F&B hides under compute (figures.cc
+// OverlappedForwardBackwardTime).
+#define BP_CHUNK_COMM                                                        \
+  "((blocks_per_chunk - 1) * (baseblock_fw_tp_time_exposed + "              \
+  "baseblock_recomm_time_exposed + baseblock_agrad_tp_time_exposed) + "     \
+  "edgeblock_fw_tp_time_exposed + edgeblock_recomm_time_exposed + "         \
+  "edgeblock_agrad_tp_time_exposed + chunk_fw_pp_time + chunk_bw_pp_time)"
 
 // Sources shared by several rows.
 #define BP_FW_BLOCK_SOURCES                                           \
@@ -132,12 +142,14 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:virtual_stages", "derived:microbatches", "derived:training"}},
     {"bubble_time",
      "simulated_schedule ? simulated_bubble(p, v, m, "
-     "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time) : "
+     "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time, "
+     "chunk_fb_time) : "
      "bubble_chunks * chunk_time - bubble_reduction_time",
      {"iteration:bubble_chunks", "iteration:chunk_time",
       "iteration:bubble_reduction_time", "spec:parallelism.pipeline.schedule",
       "iteration:chunk_fw_time",
-      "iteration:chunk_bw_time", "block:block_wgrad_time",
+      "iteration:chunk_bw_time", "iteration:chunk_fb_time",
+      "block:block_wgrad_time",
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:microbatches", "spec:parallelism.pipeline.degree"}},
     {"tp_comm_link_time",
@@ -204,13 +216,16 @@ constexpr FigureFormula kIterationRows[] = {
      "fw_time + bw_time + optim_step_time + fw_offload_exposed_time + "
      "bw_offload_exposed_time + recompute_time + recomm_exposed_time + "
      "bubble_time + tp_comm_exposed_time + pp_comm_exposed_time + "
-     "dp_comm_exposed_time",
+     "dp_comm_exposed_time - fb_overlap_saving_time + stage_imbalance_time + "
+     "stage_extra_dp_time + embedding_sync_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:optim_step_time",
       "iteration:fw_offload_exposed_time",
       "iteration:bw_offload_exposed_time", "iteration:recompute_time",
       "iteration:recomm_exposed_time", "iteration:bubble_time",
       "iteration:tp_comm_exposed_time", "iteration:pp_comm_exposed_time",
-      "iteration:dp_comm_exposed_time"}},
+      "iteration:dp_comm_exposed_time", "iteration:fb_overlap_saving_time",
+      "iteration:stage_imbalance_time", "iteration:stage_extra_dp_time",
+      "iteration:embedding_sync_time"}},
     {"act_offload_bw_req",
      "rate(" BP_ACT_OFFLOAD ", " BP_FW_WINDOW ")",
      {"block:block_act_storage_space", "block:block_act_checkpoint_size",
@@ -328,6 +343,30 @@ constexpr FigureFormula kIterationRows[] = {
      "training ? min(chunk_bw_time, blocks_per_chunk * block_wgrad_time) : 0",
      {"iteration:chunk_bw_time", "derived:blocks_per_chunk",
       "block:block_wgrad_time", "derived:training"}},
+    {"chunk_fb_time",
+     "overlapped_forward_backward && training ? max(chunk_fw_time + "
+     "chunk_bw_input_time + chunk_bw_weight_time - " BP_CHUNK_COMM ", "
+     BP_CHUNK_COMM ") : 0",
+     {"iteration:chunk_fw_time", "iteration:chunk_bw_input_time",
+      "iteration:chunk_bw_weight_time",
+      "block:baseblock_fw_tp_time_exposed",
+      "block:baseblock_recomm_time_exposed",
+      "block:baseblock_agrad_tp_time_exposed",
+      "block:edgeblock_fw_tp_time_exposed",
+      "block:edgeblock_recomm_time_exposed",
+      "block:edgeblock_agrad_tp_time_exposed", "iteration:chunk_fw_pp_time",
+      "iteration:chunk_bw_pp_time", "derived:blocks_per_chunk",
+      "derived:training", "spec:parallelism.pipeline.schedule"}},
+    {"fb_overlap_saving_time",
+     "overlapped_forward_backward && training ? "
+     "simulated_fewest_fb_pairs(p, v, m) * "
+     "max(0, chunk_fw_time + chunk_bw_input_time + chunk_bw_weight_time - "
+     "chunk_fb_time) : 0",
+     {"iteration:chunk_fw_time", "iteration:chunk_bw_input_time",
+      "iteration:chunk_bw_weight_time", "iteration:chunk_fb_time",
+      "derived:virtual_stages", "derived:microbatches", "derived:training",
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"peak_inflight_microbatches",
      BP_IN_FLIGHT,
      {"derived:microbatches", "derived:virtual_stages", "derived:training",
@@ -604,6 +643,7 @@ constexpr FigureFormula kMemoryRows[] = {
 #undef BP_BW_WINDOW
 #undef BP_PER_STEP
 #undef BP_IN_FLIGHT
+#undef BP_CHUNK_COMM
 #undef BP_FW_BLOCK_SOURCES
 #undef BP_BW_BLOCK_SOURCES
 #undef BP_OFFLOAD_SOURCES
@@ -731,6 +771,10 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"simulated_schedule",
        flag(s.simulated_schedule.has_value()),
        {"spec:parallelism.pipeline.schedule"}},
+      {"overlapped_forward_backward",
+       flag(s.simulated_schedule.has_value() &&
+            OverlapsForwardBackward(*s.simulated_schedule)),
+       {"spec:parallelism.pipeline.schedule"}},
       {"scheduled_in_flight",
        flag(s.scheduled_in_flight),
        {"spec:options.profile"}},
@@ -791,6 +835,11 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "forward, backward input-gradient (chunk_bw_time less W) and "
        "weight-gradient (W) times; the makespan less the busiest stage's "
        "compute",
+       {"spec:parallelism.pipeline.schedule"}},
+      {"simulated_fewest_fb_pairs",
+       "the fewest overlapped F&B commands on one stage of the simulated "
+       "schedule (dualpipe_v), the busiest stage's: each saves F + B - "
+       "chunk_fb_time of its compute",
        {"spec:parallelism.pipeline.schedule"}},
       {"simulated_in_flight",
        "the most microbatches one stage of the simulated schedule keeps "

@@ -165,6 +165,13 @@ constexpr Row kRows[] = {
     {"chunk_bw_weight_time", s,
      "weight-gradient GEMM time of one chunk (T_W): chunk_bw_time = "
      "chunk_bw_input_time + chunk_bw_weight_time"},
+    {"chunk_fb_time", s,
+     "DualPipe's F&B: one chunk's forward beside another microbatch's "
+     "backward, each one's exposed communication hidden under the other's "
+     "compute (dualpipe_v; 0 for the other schedules)"},
+    {"fb_overlap_saving_time", s,
+     "what the F&B overlap takes off the busiest stage's step (subtracted "
+     "in total_time)"},
     {"peak_inflight_microbatches", n,
      "the most microbatches whose activations one stage holds at once, in "
      "whole-stage units (the memory analysis' factor)"},

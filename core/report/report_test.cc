@@ -117,7 +117,8 @@ TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
   EXPECT_TRUE(absl::StartsWith(
       lines[0],
       "bubble_time = simulated_schedule ? simulated_bubble(p, v, m, "
-      "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time) : "
+      "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time, "
+      "chunk_fb_time) : "
       "bubble_chunks * chunk_time - bubble_reduction_time = 0 ? "
       "simulated_bubble(4, 2, 8, "))
       << lines[0];
@@ -163,11 +164,11 @@ TEST(Report, ExplainDepthStopsTheTree) {
   absl::StatusOr<std::string> zero = ExplainFigure(r, "total_time", 0);
   ASSERT_TRUE(zero.ok()) << zero.status();
   EXPECT_EQ(Lines(*zero).size(), 2u) << *zero;
-  EXPECT_NE(Lines(*zero)[1].find("(11 sources not shown)"), std::string::npos)
+  EXPECT_NE(Lines(*zero)[1].find("(15 sources not shown)"), std::string::npos)
       << *zero;
   absl::StatusOr<std::string> one = ExplainFigure(r, "total_time", 1);
   ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_EQ(Lines(*one).size(), 2u + 11u) << *one;
+  EXPECT_EQ(Lines(*one).size(), 2u + 15u) << *one;
   EXPECT_NE(one->find("  <- iteration:bubble_time = "), std::string::npos);
   EXPECT_EQ(one->find("    <- "), std::string::npos) << *one;
   absl::StatusOr<std::string> two = ExplainFigure(r, "total_time", 2);

@@ -61,6 +61,9 @@ absl::StatusOr<SimulatedIteration> Simulated(const PipelineSchedule& schedule,
   out.inputs.backward_input_source = "iteration:chunk_bw_input_time";
   out.inputs.backward_weight_source = "iteration:chunk_bw_weight_time";
   out.inputs.backward_source = "iteration:chunk_bw_time";
+  if (durations.overlapped_forward_backward >= 0) {
+    out.inputs.overlapped_source = "iteration:chunk_fb_time";
+  }
   out.inputs.plan_source = "plan_ir:block";
   absl::StatusOr<SimulationResult> result =
       Simulate(out.ir, {out.inputs.durations});

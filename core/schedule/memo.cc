@@ -17,6 +17,13 @@ absl::StatusOr<ShapeOutcome> Outcome(const PipelineScheduleIR& ir,
     out.peak_live_microbatches =
         std::max(out.peak_live_microbatches, stage.peak_live_microbatches);
   }
+  for (size_t s = 0; s < ir.stages.size(); ++s) {
+    const int64_t pairs = static_cast<int64_t>(std::count_if(
+        ir.stages[s].begin(), ir.stages[s].end(), [](const Command& c) {
+          return c.kind == CommandKind::kOverlappedForwardBackward;
+        }));
+    out.overlapped_pairs = s == 0 ? pairs : std::min(out.overlapped_pairs, pairs);
+  }
   return out;
 }
 
@@ -67,6 +74,16 @@ std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+int64_t OrderFewestOverlappedPairs(ScheduleKind kind, int64_t p, int64_t m) {
+  if (!OverlapsForwardBackward(kind) || p < 1 || m < 2 * p) return 0;
+  if (kind == ScheduleKind::kDualPipeV) {
+    return p == 1 ? 2 * m - 3 : 2 * m - 3 * p + 1;
+  }
+  // DualPipe: two routes of m / 2 microbatches over an even p.
+  if (p % 2 != 0 || m % 2 != 0) return 0;
+  return p == 2 ? m - 3 : m - 3 * p / 2 + 1;
 }
 
 ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,

@@ -27,6 +27,11 @@ struct ShapeOutcome {
   double bubble = 0;  // SimulationResult::bubble
   // The largest StageFigures::peak_live_microbatches over the stages.
   double peak_live_microbatches = 0;
+  // The fewest overlapped F&B commands (DualPipe's) on one stage: with equal
+  // chunk durations every stage computes the same F and B, so the busiest
+  // stage is the one that overlaps the fewest pairs. 0 for the schedules
+  // without F&B.
+  int64_t overlapped_pairs = 0;
 };
 
 // SimulateShape: BuildSchedule(kind, p, v, m, durations) (without lineage;
@@ -58,6 +63,17 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 // strategy search a simulation per shape it checks memory for.
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
                                                 int64_t v, int64_t m);
+
+// OrderFewestOverlappedPairs: ShapeOutcome::overlapped_pairs, which the
+// command order fixes (simulate_test checks it against the built orders):
+//   dualpipe_v 2m - 3p + 1 for p > 1 (stage 0: step 4's 2(m - 2p + 1) F&B
+//     and step 5's p - 1), 2m - 3 for p = 1 (its first pair is lone F and
+//     B), for m >= 2p;
+//   dualpipe m - 3p/2 + 1 for p > 2, m - 3 for p = 2 (its first pair is the
+//     middle ranks' lone F and B), for even p and m >= 2p;
+//   0 for the schedules without F&B and the shapes they refuse.
+// The search's step-time bound reads it.
+int64_t OrderFewestOverlappedPairs(ScheduleKind kind, int64_t p, int64_t m);
 
 class ScheduleMemo {
  public:

@@ -785,6 +785,24 @@ ChunkDurations UnitSplitDurations() {
   return unit;
 }
 
+bool OverlapsForwardBackward(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kDualPipe:
+    case ScheduleKind::kDualPipeV:
+      return true;
+    case ScheduleKind::kSingleStage:
+    case ScheduleKind::kForwardOnly:
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneForwardOneBackward:
+    case ScheduleKind::kInterleaved:
+    case ScheduleKind::kZbH1:
+    case ScheduleKind::kZbH2:
+    case ScheduleKind::kZbV:
+      return false;
+  }
+  return false;
+}
+
 bool OrderDependsOnDurations(ScheduleKind kind) {
   switch (kind) {
     case ScheduleKind::kZbH2:

@@ -176,6 +176,10 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
 
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m);
+// Whether the schedule's steady state overlaps one microbatch's forward
+// with another's backward (DualPipe's F&B commands: dualpipe, dualpipe_v),
+// so that each one's communication hides under the other's compute.
+bool OverlapsForwardBackward(ScheduleKind kind);
 // zb_v's order depends on the chunk durations (v_schedule.h: the reference
 // implementation's list schedule); the overloads with `order_durations`
 // order it for them (they must be finite and non-negative), the others use

@@ -449,6 +449,46 @@ TEST(Reproof, DualPipeVBubble) {
   }
 }
 
+// OrderFewestOverlappedPairs is the fewest F&B commands of a built order's
+// stages, for every shape swept; 0 for a shape refused or without F&B.
+TEST(Reproof, OrderFewestOverlappedPairsCountsTheOrder) {
+  int checked = 0;
+  for (int64_t p = 1; p <= 12; ++p) {
+    for (int64_t m = 1; m <= 4 * p + 3; ++m) {
+      for (const auto& [kind, v] :
+           {std::pair{ScheduleKind::kDualPipeV, int64_t{2}},
+            std::pair{ScheduleKind::kDualPipe, int64_t{1}},
+            std::pair{ScheduleKind::kZbV, int64_t{2}},
+            std::pair{ScheduleKind::kOneForwardOneBackward, int64_t{1}}}) {
+        const absl::StatusOr<PipelineScheduleIR> ir =
+            BuildSchedule(kind, p, v, m);
+        const int64_t closed = OrderFewestOverlappedPairs(kind, p, m);
+        if (!ir.ok()) {
+          EXPECT_EQ(closed, 0) << ScheduleKindName(kind) << " p " << p
+                               << " m " << m;
+          continue;
+        }
+        int64_t fewest = -1;
+        for (const std::vector<Command>& stage : ir->stages) {
+          int64_t pairs = 0;
+          for (const Command& c : stage) {
+            pairs += c.kind == CommandKind::kOverlappedForwardBackward;
+          }
+          fewest = fewest < 0 ? pairs : std::min(fewest, pairs);
+        }
+        EXPECT_EQ(closed, fewest)
+            << ScheduleKindName(kind) << " p " << p << " m " << m;
+        const absl::StatusOr<ShapeOutcome> outcome =
+            SimulateShape(kind, p, v, m, Split(1, 1, 1));
+        ASSERT_TRUE(outcome.ok()) << outcome.status();
+        EXPECT_EQ(outcome->overlapped_pairs, fewest);
+        checked += OverlapsForwardBackward(kind) && fewest > 0;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 // (e) 1F1B keeps min(m, p - s) microbatches in flight on stage s.
 TEST(InFlight, OneForwardOneBackward) {
   for (int64_t p : {1, 2, 4, 7}) {

@@ -25,13 +25,22 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
   absl::StrAppend(&out, "durations forward ", FormatDouble(d.forward),
                   " backward_input ", FormatDouble(d.backward_input),
                   " backward_weight ", FormatDouble(d.backward_weight),
-                  " p2p_link_time ", FormatDouble(d.p2p_link_time), "\n");
+                  " p2p_link_time ", FormatDouble(d.p2p_link_time));
+  if (d.overlapped_forward_backward >= 0) {
+    absl::StrAppend(&out, " overlapped_forward_backward ",
+                    FormatDouble(d.overlapped_forward_backward));
+  }
+  out += "\n";
   if (!inputs.forward_source.empty()) {
     absl::StrAppend(&out, "priced_by forward ", inputs.forward_source,
                     " backward_input ", inputs.backward_input_source,
                     " backward_weight ", inputs.backward_weight_source,
-                    " backward ", inputs.backward_source, " plan ",
-                    inputs.plan_source, "\n");
+                    " backward ", inputs.backward_source);
+    if (!inputs.overlapped_source.empty()) {
+      absl::StrAppend(&out, " overlapped_forward_backward ",
+                      inputs.overlapped_source);
+    }
+    absl::StrAppend(&out, " plan ", inputs.plan_source, "\n");
   }
   absl::StrAppend(
       &out, "makespan ", FormatDouble(result.makespan), "\nbubble ",
@@ -80,6 +89,10 @@ std::string CommandLineage(const Command& c, const TimelineInputs& inputs) {
       source = &inputs.backward_weight_source;
       break;
     case CommandKind::kOverlappedForwardBackward:
+      if (!inputs.overlapped_source.empty()) {
+        source = &inputs.overlapped_source;
+        break;
+      }
       return absl::StrCat(c.lineage, " priced_by ", inputs.forward_source,
                           ",", inputs.backward_source, " <- ",
                           inputs.plan_source);
@@ -121,6 +134,10 @@ nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
         {"backward_weight", d.backward_weight},
         {"p2p_link_time", d.p2p_link_time}}},
   };
+  if (d.overlapped_forward_backward >= 0) {
+    out["durations"]["overlapped_forward_backward"] =
+        d.overlapped_forward_backward;
+  }
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < ir.stages.size(); ++s) {
     const StageFigures& f = result.stages[s];

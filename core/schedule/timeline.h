@@ -39,6 +39,9 @@ struct TimelineInputs {
   std::string backward_input_source;  // "iteration:chunk_bw_input_time"
   std::string backward_weight_source;
   std::string backward_source;  // a whole backward: "iteration:chunk_bw_time"
+  // F&B, when durations.overlapped_forward_backward is set:
+  // "iteration:chunk_fb_time".
+  std::string overlapped_source;
   std::string plan_source;      // the block plan: "plan_ir:block"
 };
 

@@ -258,7 +258,7 @@ void ExpectClose(double actual, double expected, const std::string& what) {
 
 TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   int reproved = 0, named_leftover = 0, simulated = 0,
-      zero_bubble_closed_forms = 0, ordered_for_durations = 0;
+      zero_bubble_closed_forms = 0, ordered_for_durations = 0, overlapped = 0;
   for (const std::string& name : CaseDirectories()) {
     const std::string text = ScheduleStage(name);
     if (text.empty()) continue;  // a rejected input has no schedule
@@ -304,6 +304,15 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
                   chunks * (p - 1) * (f + b + w) * (1 + 1e-9))
             << name;
       }
+      if (kind == "dualpipe_v") {
+        // Its F&B hides the chunk's communication: priced apart, at most
+        // F + B (core/analysis figures.h ChunkDurationsOf).
+        ++overlapped;
+        ASSERT_TRUE(h.values.count("overlapped_forward_backward")) << name;
+        const double fb = h.values.at("overlapped_forward_backward");
+        EXPECT_GT(fb, 0) << name;
+        EXPECT_LE(fb, f + b + w) << name;
+      }
       if (kind == "zb_h1" && m >= p) {
         ++zero_bubble_closed_forms;
         ExpectClose(h.values.at("bubble"),
@@ -340,6 +349,7 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   // spec_gpipe, spec_dualpipe_v, spec_zb_h1, spec_zb_v, spec_zb_h2
   EXPECT_GE(simulated, 5);
   EXPECT_GE(zero_bubble_closed_forms, 1);  // spec_zb_h1
+  EXPECT_GE(overlapped, 1);                // spec_dualpipe_v
   EXPECT_GE(ordered_for_durations, 2);     // spec_zb_v, spec_zb_h2
   EXPECT_GE(named_leftover, 2);  // the m = 60, p = 8 cases among them
   std::printf(
