@@ -17,13 +17,7 @@ absl::StatusOr<ShapeOutcome> Outcome(const PipelineScheduleIR& ir,
     out.peak_live_microbatches =
         std::max(out.peak_live_microbatches, stage.peak_live_microbatches);
   }
-  for (size_t s = 0; s < ir.stages.size(); ++s) {
-    const int64_t pairs = static_cast<int64_t>(std::count_if(
-        ir.stages[s].begin(), ir.stages[s].end(), [](const Command& c) {
-          return c.kind == CommandKind::kOverlappedForwardBackward;
-        }));
-    out.overlapped_pairs = s == 0 ? pairs : std::min(out.overlapped_pairs, pairs);
-  }
+  out.overlapped_pairs = OrderFewestOverlappedPairs(ir.kind, ir.p, ir.m);
   return out;
 }
 

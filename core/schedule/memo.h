@@ -27,10 +27,10 @@ struct ShapeOutcome {
   double bubble = 0;  // SimulationResult::bubble
   // The largest StageFigures::peak_live_microbatches over the stages.
   double peak_live_microbatches = 0;
-  // The fewest overlapped F&B commands (DualPipe's) on one stage: with equal
-  // chunk durations every stage computes the same F and B, so the busiest
-  // stage is the one that overlaps the fewest pairs. 0 for the schedules
-  // without F&B.
+  // The fewest overlapped F&B commands (DualPipe's) on one stage
+  // (OrderFewestOverlappedPairs): with equal chunk durations every stage
+  // computes the same F and B, so the busiest stage is the one that
+  // overlaps the fewest pairs. 0 for the schedules without F&B.
   int64_t overlapped_pairs = 0;
 };
 
