@@ -1,6 +1,8 @@
 #include "core/validation/validation.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/adapters/calculon.h"
 #include "core/adapters/megatron.h"
 #include "core/base/field_errors.h"
@@ -309,6 +312,79 @@ Json SummaryJson(const ErrorSummary& s) {
   return out;
 }
 
+// What makes two rows one run (RepeatedRun).
+std::string RunKey(const ValidationRow& row) {
+  return absl::StrCat(row.model, "\x1f", row.system, "\x1f", row.gpus, "\x1f",
+                      MeasuredMetricName(row.metric), "\x1f",
+                      FlopDefinitionName(row.flops), "\x1f", row.uneven_stages,
+                      "\x1f", row.unfused_attention, "\x1f",
+                      absl::StrJoin(row.megatron_args, "\x1f"));
+}
+
+// min over P of sum |P / m - 1|: reached at one of the measured values.
+double FloorAbsErrorSum(const std::vector<double>& measured) {
+  double best = 0;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    double sum = 0;
+    for (double m : measured) sum += std::fabs(measured[i] / m - 1);
+    if (i == 0 || sum < best) best = sum;
+  }
+  return best;
+}
+
+void RepeatedRunTerms(ValidationReport* report) {
+  std::map<std::string, std::vector<const RowResult*>> runs;
+  std::vector<std::string> order;  // the keys by their first row
+  for (const RowResult& r : report->rows) {
+    if (!r.predicted_ok) continue;
+    const std::string key = RunKey(*r.row);
+    std::vector<const RowResult*>& rows = runs[key];
+    if (rows.empty()) order.push_back(key);
+    rows.push_back(&r);
+    report->floor_by_group[r.row->group].rows += 1;
+    report->floor_overall.rows += 1;
+  }
+  for (const std::string& key : order) {
+    const std::vector<const RowResult*>& rows = runs[key];
+    if (rows.size() < 2) continue;
+    RepeatedRun run;
+    run.group = rows.front()->row->group;
+    std::vector<double> measured;
+    for (const RowResult* r : rows) {
+      run.ids.push_back(r->row->id);
+      measured.push_back(r->row->measured);
+    }
+    run.measured_min = *std::min_element(measured.begin(), measured.end());
+    run.measured_max = *std::max_element(measured.begin(), measured.end());
+    run.floor_abs_error_sum = FloorAbsErrorSum(measured);
+    report->floor_by_group[run.group].floor_mean_abs_error +=
+        run.floor_abs_error_sum;
+    report->floor_overall.floor_mean_abs_error += run.floor_abs_error_sum;
+    report->repeated_runs.push_back(std::move(run));
+  }
+  auto finish = [](ErrorFloor* floor) {
+    if (floor->rows > 0) {
+      floor->floor_mean_abs_error /= static_cast<double>(floor->rows);
+    }
+  };
+  for (auto& [group, floor] : report->floor_by_group) finish(&floor);
+  finish(&report->floor_overall);
+}
+
+std::string FloorText(const ErrorFloor& f) {
+  return absl::StrCat("rows=", f.rows, " floor_mean_abs_error=",
+                      FormatDouble(f.floor_mean_abs_error), " (",
+                      absl::StrFormat("%.2f%%", f.floor_mean_abs_error * 100),
+                      ")");
+}
+
+Json FloorJson(const ErrorFloor& f) {
+  Json out = Json::object();
+  out["rows"] = f.rows;
+  out["floor_mean_abs_error"] = f.floor_mean_abs_error;
+  return out;
+}
+
 }  // namespace
 
 const char* MeasuredMetricName(MeasuredMetric metric) {
@@ -377,6 +453,7 @@ ValidationReport Validate(const std::vector<ValidationRow>& rows,
   for (auto& [key, summary] : report.by_source) Finish(&summary);
   for (auto& [key, summary] : report.by_group) Finish(&summary);
   Finish(&report.overall);
+  RepeatedRunTerms(&report);
   return report;
 }
 
@@ -411,6 +488,18 @@ std::string ValidationText(const ValidationReport& report) {
   }
   absl::StrAppend(&out, "overall ", SummaryText(report.overall),
                   " skipped=", report.skipped, "\n");
+  for (const RepeatedRun& run : report.repeated_runs) {
+    absl::StrAppend(&out, "repeated ", absl::StrJoin(run.ids, ","), " ",
+                    run.group, " measured=", FormatDouble(run.measured_min),
+                    "..", FormatDouble(run.measured_max),
+                    " floor_abs_error_sum=",
+                    FormatDouble(run.floor_abs_error_sum), "\n");
+  }
+  for (const auto& [group, floor] : report.floor_by_group) {
+    absl::StrAppend(&out, "floor group ", group, " ", FloorText(floor), "\n");
+  }
+  absl::StrAppend(&out, "floor overall ", FloorText(report.floor_overall),
+                  "\n");
   return out;
 }
 
@@ -460,6 +549,23 @@ Json ValidationJson(const ValidationReport& report) {
   out["by_group"] = std::move(groups);
   out["overall"] = SummaryJson(report.overall);
   out["skipped_count"] = report.skipped;
+  Json repeated = Json::array();
+  for (const RepeatedRun& run : report.repeated_runs) {
+    Json item = Json::object();
+    item["ids"] = run.ids;
+    item["group"] = run.group;
+    item["measured_min"] = run.measured_min;
+    item["measured_max"] = run.measured_max;
+    item["floor_abs_error_sum"] = run.floor_abs_error_sum;
+    repeated.push_back(std::move(item));
+  }
+  out["repeated_runs"] = std::move(repeated);
+  Json floors = Json::object();
+  for (const auto& [group, floor] : report.floor_by_group) {
+    floors[group] = FloorJson(floor);
+  }
+  out["floor_by_group"] = std::move(floors);
+  out["floor_overall"] = FloorJson(report.floor_overall);
   return out;
 }
 

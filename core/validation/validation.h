@@ -101,6 +101,28 @@ struct ErrorSummary {
   std::string max_row;  // the id with the max |error|
 };
 
+// Predicted rows that describe one run (the same model, system, GPUs,
+// metric, FLOP definition, Megatron-LM arguments, stage layout and
+// attention kernel) measured more than once, e.g. in two software releases.
+// A model predicts one number for them all, and no number comes closer to
+// every measurement than floor_abs_error_sum = min over P of
+// sum |P / measured - 1| (reached at one of the measured values: the sum is
+// convex and piecewise linear in P).
+struct RepeatedRun {
+  std::vector<std::string> ids;  // corpus order
+  std::string group;
+  double measured_min = 0;
+  double measured_max = 0;
+  double floor_abs_error_sum = 0;
+};
+
+// The least mean |error| any model can reach over a group's (or every)
+// predicted row: the repeated runs' floors over the rows.
+struct ErrorFloor {
+  int64_t rows = 0;
+  double floor_mean_abs_error = 0;
+};
+
 struct ValidationReport {
   ModelProfile profile = ModelProfile::kCalculon;
   std::vector<Correction> without;
@@ -109,6 +131,10 @@ struct ValidationReport {
   std::map<std::string, ErrorSummary> by_group;   // group ->
   ErrorSummary overall;
   int64_t skipped = 0;
+  // In the order of their first rows.
+  std::vector<RepeatedRun> repeated_runs;
+  std::map<std::string, ErrorFloor> floor_by_group;  // group ->
+  ErrorFloor floor_overall;
 };
 
 // Validate: predicts every row of `rows` (which must outlive the report)
@@ -119,8 +145,11 @@ ValidationReport Validate(const std::vector<ValidationRow>& rows,
                           const std::vector<Correction>& without = {});
 
 // The report as text (first line "blueprinting.validation/1 profile=NAME"),
-// one line per row, per source, per group, overall; doubles by FormatDouble,
-// errors also as percentages with two decimals.
+// one line per row, per source, per group, overall, then per repeated run
+// ("repeated IDS GROUP measured=MIN..MAX floor_abs_error_sum=X") and the
+// floors ("floor group G rows=N floor_mean_abs_error=X (x%)", "floor
+// overall ..."); doubles by FormatDouble, errors also as percentages with
+// two decimals.
 std::string ValidationText(const ValidationReport& report);
 
 // The same, structured (canonical JSON).

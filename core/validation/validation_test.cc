@@ -81,6 +81,45 @@ TEST(Validation, MetricsAreConsistentConversionsOfOneStepTime) {
   EXPECT_EQ(report.overall.max_abs_error, max);
 }
 
+// Rows of one run measured apart give the floor no model can beat: with
+// 10 s and 20 s, predicting 10 s is 0% and 50% off, the least sum (0.5);
+// the rows of another run and the skipped rows do not count.
+TEST(Validation, RepeatedRunsBoundTheErrorFromBelow) {
+  std::string other = Row("o", "iteration_s", 30);
+  other.replace(other.find("\"512\""), 5, "\"256\"");  // another batch
+  absl::StatusOr<std::vector<ValidationRow>> rows = ParseCorpus(Corpus(
+      {Row("a", "iteration_s", 10), other, Row("b", "iteration_s", 20),
+       Row("s", "iteration_s", 40, R"("skip": "no source",)")}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const ValidationReport report = Validate(*rows, ModelProfile::kCalculon);
+  ASSERT_EQ(report.overall.rows, 3);
+  ASSERT_EQ(report.repeated_runs.size(), 1u);
+  const RepeatedRun& run = report.repeated_runs[0];
+  EXPECT_EQ(run.ids, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(run.group, "bf16_dense");
+  EXPECT_EQ(run.measured_min, 10);
+  EXPECT_EQ(run.measured_max, 20);
+  EXPECT_EQ(run.floor_abs_error_sum, 0.5);
+  EXPECT_EQ(report.floor_overall.rows, 3);
+  EXPECT_DOUBLE_EQ(report.floor_overall.floor_mean_abs_error, 0.5 / 3);
+  EXPECT_DOUBLE_EQ(report.floor_by_group.at("bf16_dense").floor_mean_abs_error,
+                   0.5 / 3);
+  // The model's own error can be no lower.
+  EXPECT_GE(report.overall.mean_abs_error,
+            report.floor_overall.floor_mean_abs_error);
+  const std::string text = ValidationText(report);
+  EXPECT_NE(text.find("repeated a,b bf16_dense measured=10..20 "
+                      "floor_abs_error_sum=0.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("floor overall rows=3 floor_mean_abs_error="),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = ValidationJson(report);
+  EXPECT_EQ(json["repeated_runs"][0]["ids"][1], "b");
+  EXPECT_EQ(json["floor_overall"]["rows"], 3);
+}
+
 TEST(Validation, SkippedAndRejectedRowsAreReportedWithTheirReason) {
   std::string bad = Row("bad", "iteration_s", 1);
   bad.replace(bad.find("\"24\""), 4, "\"25\"");  // 25 layers, fine

@@ -449,6 +449,12 @@ try {
     assert.equal(await page.locator('[data-validation-row]').count(), expected.rows.length);
     assert.equal(await page.textContent('[data-mean="overall"]'),
                  `${(expected.overall.mean_abs_error * 100).toFixed(2)}%`);
+    // The floor of the runs measured more than once, per group.
+    for (const [group, floor] of Object.entries(expected.floor_by_group)) {
+      assert.equal(await page.textContent(`[data-floor="${group}"]`),
+                   `${(floor.floor_mean_abs_error * 100).toFixed(2)}%`, `${profile} ${group} floor`);
+    }
+    assert.ok(expected.repeated_runs.length > 0);
     for (const r of expected.rows.slice(0, 5)) {
       const sign = r.error >= 0 ? '+' : '';
       assert.equal(await page.textContent(`[data-error="${r.id}"]`),
