@@ -833,8 +833,9 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "the concrete scheduler's bubble (core/schedule): the schedule's "
        "commands built for p, v and m and simulated with each chunk's "
        "forward, backward input-gradient (chunk_bw_time less W) and "
-       "weight-gradient (W) times; the makespan less the busiest stage's "
-       "compute",
+       "weight-gradient (W) times, and its F&B time (chunk_fb_time) where "
+       "the schedule overlaps a forward with a backward (dualpipe_v); the "
+       "makespan less the busiest stage's compute",
        {"spec:parallelism.pipeline.schedule"}},
       {"simulated_fewest_fb_pairs",
        "the fewest overlapped F&B commands on one stage of the simulated "
