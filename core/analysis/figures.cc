@@ -668,9 +668,6 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
       std::max(mem.first_stage_mem_tier1_req, mem.last_stage_mem_tier1_req);
 }
 
-}  // namespace
-
-namespace {
 
 // DualPipe's F&B (DeepSeek-V3 technical report, section 3.2.1): one chunk's
 // forward runs beside another microbatch's whole backward, and each one's
