@@ -341,9 +341,12 @@ void RepeatedRunTerms(ValidationReport* report) {
     std::vector<const RowResult*>& rows = runs[key];
     if (rows.empty()) order.push_back(key);
     rows.push_back(&r);
-    report->floor_by_group[r.row->group].rows += 1;
-    report->floor_overall.rows += 1;
   }
+  // Over the rows the error summaries count.
+  for (const auto& [group, summary] : report->by_group) {
+    report->floor_by_group[group].rows = summary.rows;
+  }
+  report->floor_overall.rows = report->overall.rows;
   for (const std::string& key : order) {
     const std::vector<const RowResult*>& rows = runs[key];
     if (rows.size() < 2) continue;
