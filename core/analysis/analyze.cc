@@ -119,14 +119,21 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const double m = static_cast<double>(s.m);
   const double v = static_cast<double>(s.v);
   const double bpp = static_cast<double>(s.blocks_per_stage);
+  // The blocks whose state the rank holds (dualpipe: two stages').
+  const double rank_blocks = static_cast<double>(s.stages_per_rank) * bpp;
+  // A dualpipe end rank holds the first and the last stage (of the two
+  // model copies) and runs each for the m / 2 microbatches of one direction.
+  const bool holds_both_ends = s.p == 1 || s.stages_per_rank == 2;
+  const double own_runs = s.p > 1 && s.stages_per_rank == 2 ? m / 2 : m;
   const double base_blocks =
       (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
   const double edge_blocks = v * m;
   // Stage 0's figures: its blocks and its own tasks (the embedding; the
-  // output layer too when p = 1), which run once per microbatch.
+  // output layer too when p = 1 or with dualpipe), which run once per
+  // microbatch (dualpipe: per microbatch of their direction, own_runs).
   const auto on_stage0 = [&](const Task& task) {
     return task.placement == Placement::kFirstStage ||
-           (task.placement == Placement::kLastStage && s.p == 1);
+           (task.placement == Placement::kLastStage && holds_both_ends);
   };
 
   // TP traffic per rank per step, by collective; the expert all-to-all and
@@ -146,7 +153,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
         // Exchanges are alike in base and edge blocks.
         const double runs = task.placement == Placement::kEveryBlock
                                 ? bpp * m * task.share
-                                : (on_stage0(task) ? m : 0);
+                                : (on_stage0(task) ? own_runs : 0);
         axis_bytes[base.axis] += runs * base.bytes;
         axis_exposed[base.axis] +=
             runs * plan.tasks[static_cast<size_t>(task.id)]
@@ -158,7 +165,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       }
       if (task.placement != Placement::kEveryBlock) {
         if (!on_stage0(task) || base.op == CollectiveOp::kNone) continue;
-        tp_bytes[base.op] += m * base.bytes;
+        tp_bytes[base.op] += own_runs * base.bytes;
       } else {
         if (base.op != CollectiveOp::kNone) {
           tp_bytes[base.op] += base_blocks * task.share * base.bytes;
@@ -185,8 +192,9 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
     add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
         "sum over the block tasks' collectives of this op: (blocks_per_chunk "
         "- 1) * virtual_stages * microbatches * base bytes + virtual_stages * "
-        "microbatches * edge bytes; plus microbatches * bytes of stage 0's own "
-        "tasks (embedding; output layer when p = 1)",
+        "microbatches * edge bytes; plus microbatches (dualpipe: half) * "
+        "bytes of stage 0's own tasks (embedding; output layer when p = 1 or "
+        "dualpipe)",
         tp_bytes[op], sources);
   }
   for (const auto& [axis, name, what] :
@@ -224,28 +232,31 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const bool dp = s.training && s.d > 1;
   const std::vector<std::string> dp_sources = {
       "iteration:block_dp_size", "derived:blocks_per_stage",
-      "spec:parallelism.data.sharding"};
+      "derived:stages_per_rank", "spec:parallelism.data.sharding"};
   add("dp_all_reduce_bytes",
-      "training && d > 1 && !optimizer_sharding ? blocks_per_stage * "
+      "training && d > 1 && !optimizer_sharding ? rank_blocks * "
       "block_dp_size : 0",
-      dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0,
+      dp_sources);
   add("dp_reduce_scatter_bytes",
-      "training && d > 1 && optimizer_sharding ? blocks_per_stage * "
+      "training && d > 1 && optimizer_sharding ? rank_blocks * "
       "block_dp_size : 0",
-      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0, dp_sources);
+      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0,
+      dp_sources);
   // ZeRO-3 gathers the weights before each pass instead of after the step.
   const double after_step_gather =
-      dp && s.optimizer_sharding && !s.shard_parameters ? bpp * it.block_dp_size
-                                                        : 0;
+      dp && s.optimizer_sharding && !s.shard_parameters
+          ? rank_blocks * it.block_dp_size
+          : 0;
   add("dp_all_gather_bytes",
       "training && d > 1 && optimizer_sharding and not ZeRO-3 ? "
-      "blocks_per_stage * block_dp_size : 0",
+      "rank_blocks * block_dp_size : 0",
       after_step_gather, dp_sources);
-  const double param_gather = dp && s.shard_parameters ? 2 * bpp * it.block_dp_size
-                                                       : 0;
+  const double param_gather =
+      dp && s.shard_parameters ? 2 * rank_blocks * it.block_dp_size : 0;
   add("dp_param_all_gather_bytes",
       "training && d > 1 && sharding parameters (ZeRO-3) ? 2 * "
-      "blocks_per_stage * block_dp_size (before the forward and the "
+      "rank_blocks * block_dp_size (before the forward and the "
       "backward pass) : 0",
       param_gather, dp_sources);
   // The breakdown by dimension (the page's communication table).
@@ -257,9 +268,9 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
        "iteration:tp_all_gather_bytes"});
   const double dp_all_reduce =
-      dp && !s.optimizer_sharding ? bpp * it.block_dp_size : 0;
+      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0;
   const double dp_reduce_scatter =
-      dp && s.optimizer_sharding ? bpp * it.block_dp_size : 0;
+      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0;
   add("dp_comm_bytes",
       "dp_all_reduce_bytes + dp_reduce_scatter_bytes + dp_all_gather_bytes + "
       "dp_param_all_gather_bytes",
@@ -309,40 +320,44 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                       {"derived:blocks_per_stage", "derived:microbatches"});
   add("gemm_flops_per_rank",
       "blocks_per_stage * microbatches * sum over the block's GEMM tasks of "
-      "(fw + agrad + wgrad) flops + microbatches * the same over stage 0's "
-      "own GEMM tasks (output layer when p = 1)",
-      bpp * m * gemm + m * stage_gemm, gemm_sources);
+      "(fw + agrad + wgrad) flops + microbatches (dualpipe: half) * the same "
+      "over stage 0's own GEMM tasks (output layer when p = 1 or dualpipe)",
+      bpp * m * gemm + own_runs * stage_gemm, gemm_sources);
   expert_sources.push_back("derived:blocks_per_stage");
+  expert_sources.push_back("derived:stages_per_rank");
   add("expert_parameters_per_rank",
-      "blocks_per_stage * sum over the routed experts' tasks of share * "
+      "rank_blocks * sum over the routed experts' tasks of share * "
       "weight bytes / bytes_per_element (the stage with most MoE blocks; ZeRO-3 "
       "keeps 1/shard of them)",
-      bpp * expert_weights / static_cast<double>(tasks.bytes_per_element),
+      rank_blocks * expert_weights /
+          static_cast<double>(tasks.bytes_per_element),
       expert_sources);
   add("recompute_gemm_flops_per_rank",
       "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "
       "flops",
       bpp * m * recompute_gemm, gemm_sources);
   const BlockFigures& b = plan.block;
-  // Stage 0's own work: the first stage's, and the last stage's when p = 1.
+  // Stage 0's own work: the first stage's, and the last stage's when p = 1
+  // or with dualpipe (each for the microbatches of one direction).
   double stage_flops = 0;
   for (const BlockFigures* x : {&plan.first_stage, &plan.last_stage}) {
-    if (x == &plan.last_stage && s.p != 1) continue;
-    stage_flops += m * (x->block_fw_flops + x->block_agrad_flops +
-                        x->block_wgrad_flops) +
+    if (x == &plan.last_stage && !holds_both_ends) continue;
+    stage_flops += own_runs * (x->block_fw_flops + x->block_agrad_flops +
+                               x->block_wgrad_flops) +
                    x->block_optim_flops;
   }
   add("flops_per_rank",
       "blocks_per_stage * microbatches * (block_fw_flops + block_agrad_flops "
-      "+ block_wgrad_flops + recomputed fw flops) + blocks_per_stage * "
-      "block_optim_flops + stage 0's own tasks' (microbatches * (fw + agrad + "
-      "wgrad) + optim) flops",
+      "+ block_wgrad_flops + recomputed fw flops) + rank_blocks * "
+      "block_optim_flops + stage 0's own tasks' (microbatches (dualpipe: "
+      "half) * (fw + agrad + wgrad) + optim) flops",
       bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
                  recompute_all) +
-          bpp * b.block_optim_flops + stage_flops,
+          rank_blocks * b.block_optim_flops + stage_flops,
       {"block:block_fw_flops", "block:block_agrad_flops",
        "block:block_wgrad_flops", "block:block_optim_flops",
-       "derived:blocks_per_stage", "derived:microbatches"});
+       "derived:blocks_per_stage", "derived:stages_per_rank",
+       "derived:microbatches"});
   add("bubble_fraction", "total_time > 0 ? bubble_time / total_time : 0",
       it.total_time > 0 ? it.bubble_time / it.total_time : 0,
       {"iteration:bubble_time", "iteration:total_time"});
@@ -375,6 +390,7 @@ std::vector<FigureLineage> DerivedLineage() {
         "spec:parallelism.pipeline.stage_layout"}},
       {"blocks_per_chunk",
        {"derived:blocks_per_stage", "derived:virtual_stages"}},
+      {"stages_per_rank", {"spec:parallelism.pipeline.schedule"}},
       {"virtual_stages", {"spec:parallelism.pipeline.schedule"}},
       {"microbatches",
        {"spec:batch.global_batch_size", "spec:parallelism.data.degree",
@@ -482,6 +498,7 @@ std::string ToText(const IterationAnalysis& a) {
                   " microbatches=", s.m, " d=", s.d,
                   " blocks_per_stage=", s.blocks_per_stage,
                   " blocks_per_chunk=", s.blocks_per_chunk,
+                  " stages_per_rank=", s.stages_per_rank,
                   " bubble_reduction_blocks=", s.bubble_reduction_blocks,
                   " training=", s.training ? 1 : 0, "\n");
   ForEachIterationFigure(a.figures, [&](const char* name, double value) {

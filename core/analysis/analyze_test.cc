@@ -1,12 +1,9 @@
 #include "core/analysis/analyze.h"
 
-#include "core/schedule/schedule_ir.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
-#include <set>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/analysis/lineage.h"
 #include "core/base/format.h"
+#include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/taskir/lower.h"
@@ -482,6 +480,11 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   TestMapping zero_bubble = base;
   zero_bubble.schedule = ZeroBubbleH1{};
   mappings.push_back(zero_bubble);
+  TestMapping twin = dp;  // dualpipe: two stages per rank, m = 8 >= 2p
+  twin.data_overlap = false;
+  twin.recompute = RecomputePolicy::kFull;
+  twin.schedule = DualPipe{};
+  mappings.push_back(twin);
   int evaluated = 0;
   for (const TestMapping& m : mappings) {
     BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
@@ -508,7 +511,7 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
     });
   }
   // Most formulas need no system function.
-  EXPECT_GT(evaluated, 5 * 40);
+  EXPECT_GT(evaluated, 6 * 40);
 }
 
 // GPipe re-proves 1F1B's bubble, (p - 1) chunk times, but keeps all m
@@ -713,6 +716,127 @@ TEST(AnalyzeIteration, ZeroBubbleVAgainstInterleaved) {
 
 // The checker's rules of the simulated schedules: training with a pipeline,
 // an even layout, and the constructor's shape rules on the spec's fields.
+// DualPipe: rank s holds stage s of one model copy and stage p - 1 - s of
+// the other. Each microbatch passes one of them, so the compute is 1F1B's;
+// the rank's state, its optimizer step and its DP reduction are of both
+// stages, its activations p + 1 stages' (the DeepSeek-V3 report's PP + 1),
+// and it sums its gradients with its twin's over the pipeline tier.
+TEST(AnalyzeIteration, DualPipeHoldsTwoStagesPerRank) {
+  TestMapping one_f_one_b;
+  one_f_one_b.p = 4;
+  one_f_one_b.d = 2;
+  one_f_one_b.global_batch = 32;  // m = 16
+  one_f_one_b.recompute = RecomputePolicy::kFull;
+  TestMapping dualpipe = one_f_one_b;
+  dualpipe.schedule = DualPipe{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(one_f_one_b));
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed d, Analyse(dualpipe));
+  const StepShape& step = d.iteration.step;
+  EXPECT_EQ(d.program.derived.stages_per_rank, 2);
+  EXPECT_EQ(a.program.derived.stages_per_rank, 1);
+  EXPECT_EQ(step.stages_per_rank, 2);
+  EXPECT_EQ(step.v, 1);
+  EXPECT_EQ(step.blocks_per_chunk, step.blocks_per_stage);
+  const IterationFigures& af = a.iteration.figures;
+  const IterationFigures& df = d.iteration.figures;
+  EXPECT_EQ(df.fw_time, af.fw_time);
+  EXPECT_EQ(df.bw_time, af.bw_time);
+  EXPECT_EQ(df.recompute_time, af.recompute_time);
+  EXPECT_EQ(df.chunk_time, af.chunk_time);
+  BP_EXPECT_NEAR(df.optim_step_time, 2 * af.optim_step_time, 1e-15);
+  BP_EXPECT_NEAR(df.dp_comm_exposed_time, 2 * af.dp_comm_exposed_time, 1e-15);
+  EXPECT_GT(af.dp_comm_exposed_time, 0);
+  const BlockFigures& b = d.plan.block;
+  const double bpp = static_cast<double>(step.blocks_per_stage);
+  EXPECT_EQ(af.twin_stage_sync_time, 0);
+  EXPECT_EQ(df.twin_stage_sync_time,
+            CollectiveTime(*step.pipeline_net, CollectiveOp::kAllReduce,
+                           2 * bpp * b.block_weight_grad_space_no_sharding,
+                           2));
+  EXPECT_GT(df.twin_stage_sync_time, 0);
+  EXPECT_GT(df.fb_overlap_saving_time, 0);
+  const MemoryFigures& am = a.memory.figures;
+  const MemoryFigures& dm = d.memory.figures;
+  BP_EXPECT_NEAR(dm.weight_space, 2 * am.weight_space, 1e-15);
+  BP_EXPECT_NEAR(dm.optimizer_space, 2 * am.optimizer_space, 1e-15);
+  BP_EXPECT_NEAR(dm.weight_grad_space,
+                 b.block_weight_grad_space_no_sharding +
+                     b.block_weight_grad_space * (2 * bpp - 1),
+                 1e-15);
+  // (p + 1) / 2 in units of the rank's two stages: p + 1 stages.
+  EXPECT_EQ(df.peak_inflight_microbatches, 2.5);
+  BP_EXPECT_NEAR(dm.act_checkpoint_size,
+                 5 * bpp * b.block_act_checkpoint_size, 1e-15);
+}
+
+// DualPipe's end ranks each hold the first stage of one copy and the last
+// of the other: the embedding and the output layer, each run for the m / 2
+// microbatches of one direction, reduced over DP, summed with the twin's;
+// a tied table is held once (no copy to synchronise on its own).
+TEST(AnalyzeIteration, DualPipeEndRanksHoldTheEmbeddingAndTheHead) {
+  TestMapping mapping;
+  mapping.p = 4;
+  mapping.d = 2;
+  mapping.global_batch = 32;  // m = 16
+  mapping.schedule = DualPipe{};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed d, Analyse(mapping));
+  const StepShape& step = d.iteration.step;
+  StageExtras x;
+  x.first.block_fw_time = 1e-3;
+  x.first.block_agrad_time = 2e-3;
+  x.first.block_optim_time = 1e-4;
+  x.first.block_weight_space = 1e6;
+  x.first.block_weight_grad_space = 2e6;
+  x.first.block_weight_grad_space_no_sharding = 2e6;
+  x.first.block_optimizer_space = 6e6;
+  x.last = x.first;
+  x.last.block_fw_time = 3e-3;
+  x.last.block_wgrad_time = 4e-3;
+  x.last.block_weight_grad_space_no_sharding = 3e6;
+  IterationFigures it;
+  ComputeIteration(d.plan.block, x, step, it);
+  const double first = 1e-3 + 2e-3;
+  const double last = 3e-3 + 2e-3 + 4e-3;
+  BP_EXPECT_NEAR(it.first_stage_extra_time,
+                 16.0 / 2 * (first + last) + 2 * 1e-4, 1e-15);
+  EXPECT_EQ(it.last_stage_extra_time, it.first_stage_extra_time);
+  EXPECT_EQ(it.stage_imbalance_time, it.first_stage_extra_time);
+  EXPECT_EQ(it.embedding_sync_time, 0);
+  BP_EXPECT_NEAR(
+      it.stage_extra_dp_time,
+      2 * CollectiveTime(*step.data_net, CollectiveOp::kAllReduce, 1e6, 2),
+      1e-15);
+  const double bpp = static_cast<double>(step.blocks_per_stage);
+  EXPECT_EQ(it.twin_stage_sync_time,
+            CollectiveTime(
+                *step.pipeline_net, CollectiveOp::kAllReduce,
+                2 * bpp * d.plan.block.block_weight_grad_space_no_sharding +
+                    2e6 + 3e6,
+                2));
+  MemoryFigures memory;
+  ComputeMemory(d.plan.block, x, step, memory);
+  const double blocks = memory.weight_space + memory.weight_grad_space +
+                        memory.optimizer_space;
+  BP_EXPECT_NEAR(memory.first_stage_weight_and_optimizer_bytes,
+                 blocks + 2 * (1e6 + 2e6 + 6e6), 1e-15);
+  EXPECT_EQ(memory.last_stage_weight_and_optimizer_bytes,
+            memory.first_stage_weight_and_optimizer_bytes);
+
+  // A tied table: 1F1B's last stage keeps a copy, a dualpipe end rank
+  // holds the one table both of its ends read.
+  TransformerModel model = d.program.model();
+  model.vocabulary.tied = true;
+  DerivedValues dv = d.program.derived;
+  dv.padded_vocabulary = 128;
+  EXPECT_FALSE(MakeStepShape(dv, model, d.program.system(), d.program.batch(),
+                             d.program.options())
+                   .embedding_copy);
+  dv.stages_per_rank = 1;
+  EXPECT_TRUE(MakeStepShape(dv, model, d.program.system(), d.program.batch(),
+                            d.program.options())
+                  .embedding_copy);
+}
+
 TEST(AnalyzeIteration, SimulatedScheduleRules) {
   TestMapping dualpipe;
   dualpipe.p = 4;
@@ -724,6 +848,24 @@ TEST(AnalyzeIteration, SimulatedScheduleRules) {
               ::testing::HasSubstr(
                   "parallelism.pipeline.schedule dualpipe_v: m (4) must be at "
                   "least 2p (8)"));
+  TestMapping twin;
+  twin.p = 3;
+  twin.d = 2;
+  twin.blocks = 12;
+  twin.global_batch = 10;  // m = 5
+  twin.data_overlap = true;
+  twin.schedule = DualPipe{};
+  const absl::StatusOr<TypedProgram> twin_rules = TestProgram(twin);
+  ASSERT_FALSE(twin_rules.ok());
+  for (const char* rule :
+       {"p (3) must be even for schedule dualpipe",
+        "m (5) must be even for schedule dualpipe",
+        "m (5) must be at least 2p (6)",
+        "parallelism.data.overlap cannot be combined with "
+        "parallelism.pipeline.schedule dualpipe"}) {
+    EXPECT_THAT(std::string(twin_rules.status().message()),
+                ::testing::HasSubstr(rule));
+  }
   TestMapping inference;
   inference.p = 2;
   inference.training = false;
@@ -758,14 +900,16 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
   EXPECT_EQ(memory.substr(0, memory.find('\n')),
             "blueprinting.memory_analysis/2");
   EXPECT_NE(memory.find("lineage weight_space = block_weight_space * "
-                        "blocks_per_stage pass=AnalyzeMemory from "
-                        "[block:block_weight_space,derived:blocks_per_stage]"),
+                        "rank_blocks pass=AnalyzeMemory from "
+                        "[block:block_weight_space,derived:blocks_per_stage,"
+                        "derived:stages_per_rank]"),
             std::string::npos);
   EXPECT_NE(text.find("\nbubble_fraction="), std::string::npos);
   EXPECT_NE(text.find("lineage gemm_flops_per_rank = blocks_per_stage * "
                       "microbatches * sum over the block's GEMM tasks of (fw "
-                      "+ agrad + wgrad) flops + microbatches * the same over "
-                      "stage 0's own GEMM tasks (output layer when p = 1) "
+                      "+ agrad + wgrad) flops + microbatches (dualpipe: "
+                      "half) * the same over stage 0's own GEMM tasks "
+                      "(output layer when p = 1 or dualpipe) "
                       "pass=AnalyzeIteration"),
             std::string::npos);
   // Every per-rank figure has its formula and sources too.

@@ -19,6 +19,7 @@ namespace {
 struct StepCounts {
   double p, v, m;
   double bpp;             // blocks per stage
+  double rank_blocks;     // the blocks whose state a rank holds
   double bpc;             // blocks per chunk
   double base_per_chunk;  // bpc - 1: the edge block is the last one
   double per_step;        // m * v: chunk executions per step
@@ -30,6 +31,7 @@ StepCounts CountsOf(const StepShape& s) {
   c.v = static_cast<double>(s.v);
   c.m = static_cast<double>(s.m);
   c.bpp = static_cast<double>(s.blocks_per_stage);
+  c.rank_blocks = static_cast<double>(s.stages_per_rank) * c.bpp;
   c.bpc = static_cast<double>(s.blocks_per_chunk);
   c.base_per_chunk = c.bpc - 1;
   c.per_step = c.m * c.v;
@@ -87,14 +89,15 @@ double BackwardMemTime(const BlockFigures& b) {
 }
 
 // Compute on the critical path: every block of the stage runs forward,
-// recompute and backward once per microbatch, the optimizer once per step.
+// recompute and backward once per microbatch, the optimizer once per step
+// (over every stage the rank holds).
 void ComputeTerms(const BlockFigures& b, const StepCounts& c,
                   IterationFigures& it) {
   const double mult = c.bpp * c.m;
   it.fw_time = mult * b.block_fw_time;
   it.recompute_time = mult * b.block_re_time;
   it.bw_time = mult * b.block_agrad_time + mult * b.block_wgrad_time;
-  it.optim_step_time = c.bpp * b.block_optim_time;
+  it.optim_step_time = c.rank_blocks * b.block_optim_time;
 }
 
 // TP communication over the step: the plan priced each block's collectives
@@ -418,7 +421,7 @@ void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
                          : b.block_weight_space;
   it.block_dp_time = BlockDataParallelTime(s, it.block_dp_size);
   if (!s.data_overlap) {
-    it.dp_comm_exposed_time = c.bpp * it.block_dp_time;
+    it.dp_comm_exposed_time = c.rank_blocks * it.block_dp_time;
     it.dp_comm_link_time = it.dp_comm_exposed_time;
     return;
   }
@@ -432,7 +435,7 @@ void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
   it.dp_bw_overlap_req_chunk = chunks.bandwidth_req;
   it.dp_bw_overlap_req_tail = last.bandwidth_req;
   it.dp_comm_exposed_time = it.block_dp_time + chunks.exposed + last.exposed;
-  it.dp_comm_link_time = c.bpp * it.block_dp_time;
+  it.dp_comm_link_time = c.rank_blocks * it.block_dp_time;
 }
 
 // The step: every compute, exposed communication, offload and bubble term.
@@ -510,6 +513,28 @@ double StageDataParallelTime(const BlockFigures& x, const StepShape& s) {
   return BlockDataParallelTime(s, x.block_weight_space);
 }
 
+// DualPipe's end ranks: rank 0 holds the first stage of one model copy and
+// the last of the other, rank p - 1 the reverse, so each holds the
+// embedding and the output layer (a tied table once: the two copies' tables
+// are the same, summed with the twin's like every other gradient) and runs
+// each for the m / 2 microbatches of one direction. Both end ranks carry
+// the same extra, so neither waits for the other: the step grows by one
+// end rank's extra work and its DP reduction.
+void TwinEndStageTerms(const StageExtras& x, const StepShape& s,
+                       const StepCounts& c, double first, double last,
+                       IterationFigures& it) {
+  const double optim =
+      s.training ? x.first.block_optim_time + x.last.block_optim_time : 0;
+  it.first_stage_microbatch_time = first;
+  it.last_stage_microbatch_time = last;
+  it.first_stage_extra_time = c.m / 2 * (first + last) + optim;
+  it.last_stage_extra_time = it.first_stage_extra_time;
+  it.stage_imbalance_time = it.first_stage_extra_time;
+  it.stage_extra_dp_time =
+      StageDataParallelTime(x.first, s) + StageDataParallelTime(x.last, s);
+  it.embedding_sync_time = 0;
+}
+
 // The first and last stage's extra work (MODEL.md has none: Calculon models
 // blocks only). With per-microbatch extras e_first and e_last on stages of
 // equal blocks, a pipeline of p > 1 stages runs m microbatches in about
@@ -520,6 +545,10 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
                 IterationFigures& it) {
   const double first = StageMicrobatchTime(x.first, s);
   const double last = StageMicrobatchTime(x.last, s);
+  if (s.stages_per_rank == 2 && s.p > 1) {
+    TwinEndStageTerms(x, s, c, first, last, it);
+    return;
+  }
   const double first_optim = s.training ? x.first.block_optim_time : 0;
   // The last stage's copy of a tied table takes its own optimizer step.
   const double last_optim =
@@ -554,6 +583,24 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
           ? CollectiveTime(*s.pipeline_net, CollectiveOp::kAllReduce,
                            x.first.block_weight_grad_space_no_sharding, 2)
           : 0;
+}
+
+// DualPipe: rank s and its twin, rank p - 1 - s, hold the same two stages
+// (of the two model copies), so each sums its gradients with the twin's
+// (deepseek-ai/DualPipe's example adds each copy's gradient to the other's)
+// after the last backward, before the optimizer step: one all-reduce of two
+// ranks over the pipeline tier, of float32 main gradients as Megatron-LM
+// sums a tied table's. The end ranks' also hold the embedding and the
+// output layer: theirs is the longest, the step's.
+void TwinStageSyncTerms(const BlockFigures& b, const StageExtras& x,
+                        const StepShape& s, const StepCounts& c,
+                        IterationFigures& it) {
+  if (!s.training || s.stages_per_rank != 2 || s.p < 2) return;
+  const double bytes = c.rank_blocks * b.block_weight_grad_space_no_sharding +
+                       x.first.block_weight_grad_space_no_sharding +
+                       x.last.block_weight_grad_space_no_sharding;
+  it.twin_stage_sync_time =
+      CollectiveTime(*s.pipeline_net, CollectiveOp::kAllReduce, bytes, 2);
 }
 
 // Per-stage time of the step: the compute of the blocks (fw, bw, recompute,
@@ -608,9 +655,12 @@ void ComputeIteration(const BlockFigures& b, const StageExtras& x,
   BubbleTerms(b, s, c, it);
   DataParallelCommTerms(b, s, c, it);
   StageTerms(x, s, c, it);
-  // The stage terms are 0 without a vocabulary: Calculon's total exactly.
+  TwinStageSyncTerms(b, x, s, c, it);
+  // The stage terms are 0 without a vocabulary and the twin sync without
+  // dualpipe: Calculon's total exactly.
   it.total_time = TotalTime(it) + it.stage_imbalance_time +
-                  it.stage_extra_dp_time + it.embedding_sync_time;
+                  it.stage_extra_dp_time + it.embedding_sync_time +
+                  it.twin_stage_sync_time;
   OffloadRequirementTerms(b, s, fw, bw, offload, it);
   EfficiencyTerms(b, s, c, it);
   StageTimeTerms(s, it);
@@ -651,7 +701,8 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
     last += first;
     last_tier1 += first;
   }
-  if (s.p == 1) {  // one stage holds both
+  // One stage holds both, or each dualpipe end rank (TwinEndStageTerms).
+  if (s.p == 1 || s.stages_per_rank == 2) {
     first += last;
     last = first;
     first_tier1 += last_tier1;
@@ -754,7 +805,11 @@ double PeakInFlightMicrobatches(const StepShape& s) {
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   mem = MemoryFigures();
-  const double bpp = static_cast<double>(s.blocks_per_stage);
+  // Every stage the rank holds (in-flight microbatches count in units of
+  // all of them).
+  const double bpp = static_cast<double>(s.stages_per_rank) *
+                     static_cast<double>(s.blocks_per_stage);
+  const int64_t rank_blocks = s.stages_per_rank * s.blocks_per_stage;
   const bool full = s.recompute == RecomputePolicy::kFull;
   double act_space = b.block_act_working_space;
   double checkpoint = 0;
@@ -780,7 +835,7 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
       !s.training ? 0
       : s.precision == PrecisionAccounting::kMegatronMixed
           ? b.block_weight_grad_space * bpp
-      : s.blocks_per_stage == 1
+      : rank_blocks == 1
           ? b.block_weight_grad_space_no_sharding
           : b.block_weight_grad_space_no_sharding +
                 b.block_weight_grad_space * (bpp - 1);
@@ -865,8 +920,10 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
   const double bpp = static_cast<double>(s.blocks_per_stage);
   const double bpc = static_cast<double>(s.blocks_per_chunk);
   const double mult = bpp * m;
+  const double optim =
+      static_cast<double>(s.stages_per_rank) * bpp * b.block_optim_time;
   const double compute = mult * b.block_fw_time + mult * b.block_agrad_time +
-                         mult * b.block_wgrad_time + bpp * b.block_optim_time +
+                         mult * b.block_wgrad_time + optim +
                          mult * b.block_re_time;
   const double per_step = m * v;
   const double exposed =
@@ -894,7 +951,7 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
                                    mult * b.block_agrad_time +
                                    mult * b.block_wgrad_time +
                                    mult * b.block_re_time;
-      pipeline = std::max(chunk_compute, exposed) + bpp * b.block_optim_time;
+      pipeline = std::max(chunk_compute, exposed) + optim;
       // The forwards the last stage waits for are lone F: their exposed
       // communication is not hidden.
       lower.forward += (bpc - 1) * b.baseblock_fw_tp_time_exposed +

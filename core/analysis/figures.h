@@ -36,8 +36,9 @@ namespace blueprint {
   X(peak_inflight_microbatches) X(block_dp_time)                             \
   X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
   X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
-  X(stage_extra_dp_time) X(embedding_sync_time) X(first_stage_time)          \
-  X(last_stage_time) X(parameters_total) X(parameters_active)                \
+  X(stage_extra_dp_time) X(embedding_sync_time) X(twin_stage_sync_time)     \
+  X(first_stage_time) X(last_stage_time) X(parameters_total)                 \
+  X(parameters_active)                                                       \
   X(model_flops_per_iteration) X(mfu)
 
 struct IterationFigures {

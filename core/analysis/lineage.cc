@@ -122,8 +122,8 @@ constexpr FigureFormula kIterationRows[] = {
      {"block:block_agrad_time", "block:block_wgrad_time",
       "derived:blocks_per_stage", "derived:microbatches"}},
     {"optim_step_time",
-     "blocks_per_stage * block_optim_time",
-     {"block:block_optim_time", "derived:blocks_per_stage"}},
+     "rank_blocks * block_optim_time",
+     {"block:block_optim_time", "derived:blocks_per_stage", "derived:stages_per_rank"}},
     {"recompute_time",
      "blocks_per_stage * m * block_re_time",
      {"block:block_re_time", "derived:blocks_per_stage",
@@ -166,8 +166,8 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:virtual_stages", "derived:microbatches", "derived:training",
       "spec:parallelism.pipeline.degree"}},
     {"dp_comm_link_time",
-     "training && d > 1 ? blocks_per_stage * block_dp_time : 0",
-     {"iteration:block_dp_time", "derived:blocks_per_stage",
+     "training && d > 1 ? rank_blocks * block_dp_time : 0",
+     {"iteration:block_dp_time", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training", "spec:parallelism.data.degree"}},
     {"tp_comm_exposed_time",
      BP_PER_STEP("baseblock_fw_tp_time_exposed",
@@ -189,12 +189,12 @@ constexpr FigureFormula kIterationRows[] = {
      "block_re_flops_time, block_optim_time, optimizer_sharding, "
      "blocks_per_chunk, p, v) + last_chunk_exposed(block_dp_time, "
      "baseblock_bw_time, edgeblock_bw_time, chunk_bw_pp_time, "
-     "blocks_per_chunk) : blocks_per_stage * block_dp_time) : 0",
+     "blocks_per_chunk) : rank_blocks * block_dp_time) : 0",
      {"iteration:block_dp_time", "iteration:chunk_bw_time",
       "iteration:chunk_bw_pp_time", "iteration:baseblock_bw_time",
       "iteration:edgeblock_bw_time", "block:block_agrad_flops_time",
       "block:block_wgrad_flops_time", "block:block_re_flops_time",
-      "block:block_optim_time", "derived:blocks_per_stage",
+      "block:block_optim_time", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.overlap",
@@ -217,7 +217,7 @@ constexpr FigureFormula kIterationRows[] = {
      "bw_offload_exposed_time + recompute_time + recomm_exposed_time + "
      "bubble_time + tp_comm_exposed_time + pp_comm_exposed_time + "
      "dp_comm_exposed_time - fb_overlap_saving_time + stage_imbalance_time + "
-     "stage_extra_dp_time + embedding_sync_time",
+     "stage_extra_dp_time + embedding_sync_time + twin_stage_sync_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:optim_step_time",
       "iteration:fw_offload_exposed_time",
       "iteration:bw_offload_exposed_time", "iteration:recompute_time",
@@ -225,7 +225,7 @@ constexpr FigureFormula kIterationRows[] = {
       "iteration:tp_comm_exposed_time", "iteration:pp_comm_exposed_time",
       "iteration:dp_comm_exposed_time", "iteration:fb_overlap_saving_time",
       "iteration:stage_imbalance_time", "iteration:stage_extra_dp_time",
-      "iteration:embedding_sync_time"}},
+      "iteration:embedding_sync_time", "iteration:twin_stage_sync_time"}},
     {"act_offload_bw_req",
      "rate(" BP_ACT_OFFLOAD ", " BP_FW_WINDOW ")",
      {"block:block_act_storage_space", "block:block_act_checkpoint_size",
@@ -391,41 +391,51 @@ constexpr FigureFormula kIterationRows[] = {
      {"last_stage:block_fw_time", "last_stage:baseblock_fw_tp_time_exposed", "last_stage:block_agrad_time", "last_stage:block_wgrad_time", "last_stage:baseblock_agrad_tp_time_exposed",
       "derived:training"}},
     {"first_stage_extra_time",
-     "m * first_stage_microbatch_time + (training ? "
-     "first_stage.block_optim_time : 0)",
-     {"iteration:first_stage_microbatch_time", "first_stage:block_optim_time",
-      "derived:microbatches", "derived:training"}},
+     "twin_stages ? m / 2 * (first_stage_microbatch_time + "
+     "last_stage_microbatch_time) + (training ? first_stage.block_optim_time "
+     "+ last_stage.block_optim_time : 0) : m * first_stage_microbatch_time + "
+     "(training ? first_stage.block_optim_time : 0)",
+     {"iteration:first_stage_microbatch_time",
+      "iteration:last_stage_microbatch_time", "first_stage:block_optim_time",
+      "last_stage:block_optim_time", "derived:microbatches",
+      "derived:training", "spec:parallelism.pipeline.schedule",
+      "spec:parallelism.pipeline.degree"}},
     {"last_stage_extra_time",
-     "m * last_stage_microbatch_time + (training ? "
-     "last_stage.block_optim_time + (embedding_copy ? "
+     "twin_stages ? first_stage_extra_time : m * last_stage_microbatch_time + "
+     "(training ? last_stage.block_optim_time + (embedding_copy ? "
      "first_stage.block_optim_time : 0) : 0)",
      {"iteration:last_stage_microbatch_time", "last_stage:block_optim_time",
+      "iteration:first_stage_extra_time",
       "derived:microbatches", "derived:training", "first_stage:block_optim_time",
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
-      "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule"}},
     {"stage_imbalance_time",
-     "p == 1 ? first_stage_extra_time + last_stage_extra_time : m * "
+     "twin_stages ? first_stage_extra_time : (p == 1 ? "
+     "first_stage_extra_time + last_stage_extra_time : m * "
      "max(first_stage_microbatch_time, last_stage_microbatch_time) + "
      "min(first_stage_microbatch_time, last_stage_microbatch_time) + "
      "(training ? max(first_stage.block_optim_time, "
      "last_stage.block_optim_time + (embedding_copy ? "
-     "first_stage.block_optim_time : 0)) : 0)",
+     "first_stage.block_optim_time : 0)) : 0))",
      {"iteration:first_stage_microbatch_time",
       "iteration:last_stage_microbatch_time",
       "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
       "first_stage:block_optim_time", "last_stage:block_optim_time",
       "derived:microbatches", "derived:training",
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
-      "spec:parallelism.pipeline.degree",  "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"stage_extra_dp_time",
-     "training && d > 1 ? (p == 1 ? dp_time(first_stage.block_weight_space) "
+     "training && d > 1 ? (holds_both_ends ? "
+     "dp_time(first_stage.block_weight_space) "
      "+ dp_time(last_stage.block_weight_space) : "
      "max(dp_time(first_stage.block_weight_space), "
      "dp_time(last_stage.block_weight_space) + (embedding_copy ? "
      "dp_time(first_stage.block_weight_space) : 0))) : 0",
      {"first_stage:block_weight_space", "last_stage:block_weight_space",
       "spec:parallelism.data.degree", "spec:model.vocabulary.tied",
-      "derived:padded_vocabulary", "derived:training", "spec:parallelism.pipeline.degree",
+      "derived:padded_vocabulary", "derived:training",
+      "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule",
       "system:networks[$dp]"}},
     {"embedding_sync_time",
      "embedding_sync ? "
@@ -434,7 +444,18 @@ constexpr FigureFormula kIterationRows[] = {
      {"first_stage:block_weight_grad_space_no_sharding",
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
       "derived:training", "spec:parallelism.pipeline.degree",
-      "system:networks[$pp]"}},
+      "spec:parallelism.pipeline.schedule", "system:networks[$pp]"}},
+    {"twin_stage_sync_time",
+     "training && twin_stages ? pp_all_reduce_time(rank_blocks * "
+     "block_weight_grad_space_no_sharding + "
+     "first_stage.block_weight_grad_space_no_sharding + "
+     "last_stage.block_weight_grad_space_no_sharding) : 0",
+     {"block:block_weight_grad_space_no_sharding",
+      "first_stage:block_weight_grad_space_no_sharding",
+      "last_stage:block_weight_grad_space_no_sharding",
+      "derived:blocks_per_stage", "derived:stages_per_rank",
+      "derived:training", "spec:parallelism.pipeline.schedule",
+      "spec:parallelism.pipeline.degree", "system:networks[$pp]"}},
     {"first_stage_time",
      "fw_time + bw_time + recompute_time + optim_step_time + "
      "first_stage_extra_time + (p == 1 ? last_stage_extra_time : 0)",
@@ -491,21 +512,21 @@ constexpr FigureFormula kMemoryRows[] = {
      "training ? block_optimizer_space * 2 : 0",
      {"block:block_optimizer_space", "derived:training"}},
     {"weight_space",
-     "block_weight_space * blocks_per_stage",
-     {"block:block_weight_space", "derived:blocks_per_stage"}},
+     "block_weight_space * rank_blocks",
+     {"block:block_weight_space", "derived:blocks_per_stage", "derived:stages_per_rank"}},
     {"act_space",
      "training && !full_recompute ? block_act_working_space + "
-     "block_act_storage_space * (blocks_per_stage * " BP_IN_FLIGHT
+     "block_act_storage_space * (rank_blocks * " BP_IN_FLIGHT
      " - 1) : block_act_working_space",
      {"block:block_act_working_space", "block:block_act_storage_space",
-      "derived:blocks_per_stage", "derived:microbatches",
+      "derived:blocks_per_stage", "derived:stages_per_rank", "derived:microbatches",
       "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"act_checkpoint_size",
-     "training && full_recompute ? blocks_per_stage * "
+     "training && full_recompute ? rank_blocks * "
      "block_act_checkpoint_size * " BP_IN_FLIGHT " : 0",
-     {"block:block_act_checkpoint_size", "derived:blocks_per_stage",
+     {"block:block_act_checkpoint_size", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:microbatches", "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
@@ -513,16 +534,16 @@ constexpr FigureFormula kMemoryRows[] = {
      "training ? block_act_grad_space : 0",
      {"block:block_act_grad_space", "derived:training"}},
     {"weight_grad_space",
-     "training ? (blocks_per_stage == 1 ? "
+     "training ? (rank_blocks == 1 ? "
      "block_weight_grad_space_no_sharding : "
      "block_weight_grad_space_no_sharding + block_weight_grad_space * "
-     "(blocks_per_stage - 1)) : 0",
+     "(rank_blocks - 1)) : 0",
      {"block:block_weight_grad_space",
-      "block:block_weight_grad_space_no_sharding", "derived:blocks_per_stage",
+      "block:block_weight_grad_space_no_sharding", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training"}},
     {"optimizer_space",
-     "training ? block_optimizer_space * blocks_per_stage : 0",
-     {"block:block_optimizer_space", "derived:blocks_per_stage",
+     "training ? block_optimizer_space * rank_blocks : 0",
+     {"block:block_optimizer_space", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training"}},
     {"proc_mem_tier1_cap_req",
      "(offload_weights ? weight_space_with_offload : weight_space) + "
@@ -542,18 +563,18 @@ constexpr FigureFormula kMemoryRows[] = {
     {"proc_mem_tier2_cap_req",
      "(offload_weights ? weight_space : 0) + (offload_activations ? "
      "(full_recompute ? act_checkpoint_size : act_space) : 0) + "
-     "(offload_optimizer ? block_weight_grad_space * blocks_per_stage + "
+     "(offload_optimizer ? block_weight_grad_space * rank_blocks + "
      "optimizer_space : 0)",
      {"memory:weight_space", "memory:act_space", "memory:act_checkpoint_size",
       "memory:optimizer_space", "block:block_weight_grad_space",
-      "derived:blocks_per_stage", "spec:parallelism.recompute",
+      "derived:blocks_per_stage", "derived:stages_per_rank", "spec:parallelism.recompute",
       "spec:options.offload"}},
     // BP_MEMORY_TERMS
     {"first_stage_weight_and_optimizer_bytes",
      "weight_space + weight_grad_space + optimizer_space + "
      "first_stage.block_weight_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     ": 0) + (p == 1 ? last_stage.block_weight_space + (training ? "
+     ": 0) + (holds_both_ends ? last_stage.block_weight_space + (training ? "
      "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
      "0) : 0)",
      {"memory:weight_space", "memory:weight_grad_space",
@@ -561,12 +582,13 @@ constexpr FigureFormula kMemoryRows[] = {
       "first_stage:block_weight_grad_space",
       "first_stage:block_optimizer_space", "last_stage:block_weight_space",
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
-      "derived:training", "spec:parallelism.pipeline.degree"}},
+      "derived:training", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"last_stage_weight_and_optimizer_bytes",
      "weight_space + weight_grad_space + optimizer_space + "
      "last_stage.block_weight_space + (training ? "
      "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
-     "0) + (p == 1 ? first_stage.block_weight_space + (training ? "
+     "0) + (holds_both_ends ? first_stage.block_weight_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      ": 0) : 0) + (embedding_copy ? "
      "first_stage.block_weight_space + (training ? "
@@ -578,7 +600,8 @@ constexpr FigureFormula kMemoryRows[] = {
       "first_stage:block_optimizer_space", "last_stage:block_weight_space",
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
       "derived:training", "spec:model.vocabulary.tied",
-      "derived:padded_vocabulary", "spec:parallelism.pipeline.degree"}},
+      "derived:padded_vocabulary", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"weight_and_optimizer_bytes",
      "max(first_stage_weight_and_optimizer_bytes, "
      "last_stage_weight_and_optimizer_bytes)",
@@ -589,7 +612,7 @@ constexpr FigureFormula kMemoryRows[] = {
      "first_stage.block_act_working_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
-     ": 0) + (p == 1 ? last_stage.block_weight_space + "
+     ": 0) + (holds_both_ends ? last_stage.block_weight_space + "
      "last_stage.block_act_working_space + (training ? "
      "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
      "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
@@ -602,13 +625,14 @@ constexpr FigureFormula kMemoryRows[] = {
       "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
       "last_stage:block_act_grad_space", "derived:training",
-      "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"last_stage_mem_tier1_req",
      "proc_mem_tier1_cap_req + last_stage.block_weight_space + "
      "last_stage.block_act_working_space + (training ? "
      "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
      "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
-     "0) + (p == 1 ? first_stage.block_weight_space + "
+     "0) + (holds_both_ends ? first_stage.block_weight_space + "
      "first_stage.block_act_working_space + (training ? "
      "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
      "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
@@ -625,7 +649,8 @@ constexpr FigureFormula kMemoryRows[] = {
       "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
       "last_stage:block_act_grad_space", "derived:training", "spec:model.vocabulary.tied",
       "derived:padded_vocabulary",
-      "spec:parallelism.pipeline.degree"}},
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
     {"max_stage_mem_tier1_req",
      "max(first_stage_mem_tier1_req, last_stage_mem_tier1_req)",
      {"memory:first_stage_mem_tier1_req", "memory:last_stage_mem_tier1_req"}},
@@ -764,6 +789,17 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"blocks_per_chunk",
        count(s.blocks_per_chunk),
        {"derived:blocks_per_chunk"}},
+      {"rank_blocks",
+       count(s.stages_per_rank) * count(s.blocks_per_stage),
+       {"derived:blocks_per_stage", "derived:stages_per_rank"}},
+      {"twin_stages",
+       flag(s.stages_per_rank == 2 && s.p > 1),
+       {"spec:parallelism.pipeline.schedule",
+        "spec:parallelism.pipeline.degree"}},
+      {"holds_both_ends",
+       flag(s.p == 1 || s.stages_per_rank == 2),
+       {"spec:parallelism.pipeline.schedule",
+        "spec:parallelism.pipeline.degree"}},
       {"bubble_reduction_blocks",
        count(s.bubble_reduction_blocks),
        {"derived:bubble_reduction_blocks"}},
@@ -802,11 +838,12 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"embedding_copy",
        flag(s.embedding_copy),
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
-        "derived:padded_vocabulary"}},
+        "derived:padded_vocabulary", "spec:parallelism.pipeline.schedule"}},
       {"embedding_sync",
        flag(s.training && s.embedding_copy),
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
-        "derived:padded_vocabulary", "derived:training"}},
+        "derived:padded_vocabulary", "derived:training",
+        "spec:parallelism.pipeline.schedule"}},
       {"megatron_parameters",
        parameters.total,
        {"spec:model", "derived:padded_vocabulary"}},

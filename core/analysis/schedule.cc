@@ -25,6 +25,7 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.d = dv.data;
   s.v = dv.virtual_stages;
   s.blocks_per_stage = dv.blocks_per_stage;
+  s.stages_per_rank = dv.stages_per_rank;
   s.blocks_per_chunk = dv.blocks_per_chunk;
   s.bubble_reduction_blocks = dv.bubble_reduction_blocks;
   s.global_batch = batch.global_batch_size;
@@ -55,7 +56,7 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
       rate == system.matrix.rates.end() ? 0 : rate->second.tflops * kTFLOP;
   s.t = dv.tensor;
   s.embedding_copy = dv.padded_vocabulary > 0 && model.vocabulary.tied &&
-                     dv.pipeline > 1;
+                     dv.pipeline > 1 && dv.stages_per_rank == 1;
   s.accounted = accounted;
   s.padded_vocabulary = dv.padded_vocabulary;
   s.scheduled_in_flight = CorrectionsFor(options.profile)

@@ -36,6 +36,12 @@ struct StepShape {
   // 1f1b and interleaved too, not Calculon's interleaving factor.
   bool scheduled_in_flight = false;
   int64_t blocks_per_stage = 1;   // bpp
+  // The stages one rank holds (dualpipe 2: stage s of one model copy and
+  // p - 1 - s of the other). A microbatch passes one of them, so the
+  // compute is blocks_per_stage's; the state (weights, gradients, optimizer)
+  // and the live activations are of stages_per_rank * blocks_per_stage
+  // blocks, and in training each rank sums its gradients with its twin's.
+  int64_t stages_per_rank = 1;
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;
   int64_t global_batch = 1;
@@ -59,9 +65,10 @@ struct StepShape {
   const MemoryTier* mem2 = nullptr;
   double matrix_peak_flops = 0;  // tflops*kTFLOP of the datatype
   int64_t t = 1;
-  // Tied embedding and output layer on different stages (p > 1): the last
-  // stage keeps a copy of the table, and in training their gradients are
-  // summed between the first and the last stage each step.
+  // Tied embedding and output layer on different stages (p > 1, one stage
+  // per rank): the last stage keeps a copy of the table, and in training
+  // their gradients are summed between the first and the last stage each
+  // step. (A dualpipe end rank holds both: one table serves both.)
   bool embedding_copy = false;
   // What Megatron-LM's accounting of the model reads (core/spec/accounting.h;
   // computed by the iteration analysis, not per shape: the strategy search

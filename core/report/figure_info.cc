@@ -190,6 +190,9 @@ constexpr Row kRows[] = {
      "DP communication of the embedding and output layer's gradients"},
     {"embedding_sync_time", s,
      "all-reduce of tied embedding gradients between first and last stage"},
+    {"twin_stage_sync_time", s,
+     "dualpipe: all-reduce of each rank's gradients with its twin's (rank "
+     "p - 1 - s holds the same two stages); 0 for the other schedules"},
     {"first_stage_time", s, "compute time of the first stage per step"},
     {"last_stage_time", s, "compute time of the last stage per step"},
     {"parameters_total", n, "parameters, as Megatron-LM counts them"},

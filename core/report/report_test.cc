@@ -136,7 +136,7 @@ TEST(Report, ExplainStartsWithTheFormulaAndItsValues) {
   EXPECT_EQ(
       Lines(*memory)[0],
       absl::StrCat("weight_space = block_weight_space * "
-                   "blocks_per_stage = ",
+                   "rank_blocks = ",
                    FormatDouble(r.plan.block.block_weight_space),
                    " * 2 = ", FormatDouble(r.memory.figures.weight_space)));
   // A block figure has no formula line.
@@ -164,11 +164,11 @@ TEST(Report, ExplainDepthStopsTheTree) {
   absl::StatusOr<std::string> zero = ExplainFigure(r, "total_time", 0);
   ASSERT_TRUE(zero.ok()) << zero.status();
   EXPECT_EQ(Lines(*zero).size(), 2u) << *zero;
-  EXPECT_NE(Lines(*zero)[1].find("(15 sources not shown)"), std::string::npos)
+  EXPECT_NE(Lines(*zero)[1].find("(16 sources not shown)"), std::string::npos)
       << *zero;
   absl::StatusOr<std::string> one = ExplainFigure(r, "total_time", 1);
   ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_EQ(Lines(*one).size(), 2u + 15u) << *one;
+  EXPECT_EQ(Lines(*one).size(), 2u + 16u) << *one;
   EXPECT_NE(one->find("  <- iteration:bubble_time = "), std::string::npos);
   EXPECT_EQ(one->find("    <- "), std::string::npos) << *one;
   absl::StatusOr<std::string> two = ExplainFigure(r, "total_time", 2);

@@ -8,8 +8,9 @@ namespace blueprint {
 namespace {
 
 absl::StatusOr<ShapeOutcome> Outcome(const PipelineScheduleIR& ir,
+                                     const ScheduleGraph& graph,
                                      const ChunkDurations& durations) {
-  absl::StatusOr<SimulationResult> r = Simulate(ir, {durations});
+  absl::StatusOr<SimulationResult> r = Simulate(ir, graph, {durations});
   if (!r.ok()) return r.status();
   ShapeOutcome out;
   out.bubble = r->bubble;
@@ -40,7 +41,9 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
   absl::StatusOr<PipelineScheduleIR> ir =
       BuildScheduleWithoutLineage(kind, p, v, m, durations);
   if (!ir.ok()) return ir.status();
-  return Outcome(*ir, durations);
+  absl::StatusOr<ScheduleGraph> graph = ScheduleGraph::Build(*ir);
+  if (!graph.ok()) return graph.status();
+  return Outcome(*ir, *graph, durations);
 }
 
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
@@ -63,8 +66,11 @@ std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
     case ScheduleKind::kDualPipeV:
       if (m < 2 * p) return std::nullopt;  // a shape it refuses
       return static_cast<double>(p) + 0.5;
-    case ScheduleKind::kForwardOnly:
     case ScheduleKind::kDualPipe:
+      // A shape it refuses.
+      if (p < 2 || p % 2 != 0 || m % 2 != 0 || m < 2 * p) return std::nullopt;
+      return static_cast<double>(p + 1) / 2;
+    case ScheduleKind::kForwardOnly:
       return std::nullopt;
   }
   return std::nullopt;
@@ -78,6 +84,16 @@ int64_t OrderFewestOverlappedPairs(ScheduleKind kind, int64_t p, int64_t m) {
   // DualPipe: two routes of m / 2 microbatches over an even p.
   if (p % 2 != 0 || m % 2 != 0) return 0;
   return p == 2 ? m - 3 : m - 3 * p / 2 + 1;
+}
+
+absl::StatusOr<ScheduleMemo::Built> ScheduleMemo::BuildShape(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m) {
+  absl::StatusOr<PipelineScheduleIR> ir =
+      BuildScheduleWithoutLineage(kind, p, v, m, UnitSplitDurations());
+  if (!ir.ok()) return ir.status();
+  absl::StatusOr<ScheduleGraph> graph = ScheduleGraph::Build(*ir);
+  if (!graph.ok()) return graph.status();
+  return Built{*std::move(ir), *std::move(graph)};
 }
 
 ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
@@ -111,14 +127,14 @@ ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
       schedules_.clear();
       schedule_commands_ = 0;
     }
-    built = schedules_
-                .emplace(shape, BuildScheduleWithoutLineage(
-                                    kind, p, v, m, UnitSplitDurations()))
-                .first;
-    if (built->second.ok()) schedule_commands_ += CommandCount(*built->second);
+    built = schedules_.emplace(shape, BuildShape(kind, p, v, m)).first;
+    if (built->second.ok()) {
+      schedule_commands_ += CommandCount(built->second->ir);
+    }
   }
   if (built->second.ok()) {
-    const absl::StatusOr<ShapeOutcome> r = Outcome(*built->second, durations);
+    const absl::StatusOr<ShapeOutcome> r =
+        Outcome(built->second->ir, built->second->graph, durations);
     if (r.ok()) out = *r;
   }
   Remember(key, out);

@@ -54,6 +54,8 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 //   zb_h1 min(m, p) (stage s holds at most p - s forwards awaiting their B
 //   and s deferred W, and the first stage reaches 1F1B's min(m, p));
 //   dualpipe_v p + 1/2 for every m >= 2p (2p + 1 chunks of half a stage);
+//   dualpipe (p + 1)/2 for even p, even m >= 2p (p + 1 chunks, each one
+//     of the rank's two stages: the DeepSeek-V3 report's PP + 1);
 // and for the orders made for their durations, the order made for unit
 // durations (the memory analysis' convention): zb_h2 min(m, 2p - 1) and
 // zb_v min(m, p), their constructors' memory limits (so an upper bound at
@@ -126,8 +128,15 @@ class ScheduleMemo {
   static constexpr int64_t kMaxCommands = 1 << 20;
 
   absl::flat_hash_map<Key, ShapeOutcome> outcomes_;
-  // Each shape's commands, built once (its status when it cannot be).
-  absl::flat_hash_map<Shape, absl::StatusOr<PipelineScheduleIR>> schedules_;
+  // Each shape's commands and their dependency graph, built once (the
+  // status when they cannot be).
+  struct Built {
+    PipelineScheduleIR ir;
+    ScheduleGraph graph;
+  };
+  static absl::StatusOr<Built> BuildShape(ScheduleKind kind, int64_t p,
+                                          int64_t v, int64_t m);
+  absl::flat_hash_map<Shape, absl::StatusOr<Built>> schedules_;
   int64_t schedule_commands_ = 0;
   int64_t simulations_ = 0;
 };

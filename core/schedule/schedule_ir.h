@@ -180,6 +180,11 @@ absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
 // with another's backward (DualPipe's F&B commands: dualpipe, dualpipe_v),
 // so that each one's communication hides under the other's compute.
 bool OverlapsForwardBackward(ScheduleKind kind);
+// Whether a rank holds two pipeline stages (dualpipe: stage s of one model
+// copy and stage p - 1 - s of the other), whose gradients it sums with the
+// twin rank's. The analyses do not model DP overlap for it (its windows are
+// one stage's backward per rank): the checker and the search refuse it.
+bool HoldsTwinStages(ScheduleKind kind);
 // zb_v's order depends on the chunk durations (v_schedule.h: the reference
 // implementation's list schedule); the overloads with `order_durations`
 // order it for them (they must be finite and non-negative), the others use

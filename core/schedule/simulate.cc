@@ -402,14 +402,112 @@ bool ValidDuration(double d) { return std::isfinite(d) && d >= 0; }
 
 }  // namespace
 
-absl::StatusOr<SimulationResult> Simulate(
-    const PipelineScheduleIR& ir,
-    const std::vector<ChunkDurations>& durations) {
+absl::StatusOr<ScheduleGraph> ScheduleGraph::Build(
+    const PipelineScheduleIR& ir) {
   Index index;
   {
     const absl::Status status = BuildIndex(ir, index);
     if (!status.ok()) return status;
   }
+  const std::vector<int64_t> position_table = PositionTable(ir);
+  const int32_t total = static_cast<int32_t>(index.stage_of.size());
+  ScheduleGraph graph;
+  graph.first_id_ = index.first_id;
+  graph.stage_of_ = index.stage_of;
+  // Stream predecessors.
+  graph.stream_previous_.assign(static_cast<size_t>(total), kNone);
+  for (int64_t s = 0; s < ir.p; ++s) {
+    int32_t last[3] = {kNone, kNone, kNone};
+    for (size_t i = 0; i < ir.stages[s].size(); ++i) {
+      const int32_t id = static_cast<int32_t>(index.first_id[s] + i);
+      const int stream = static_cast<int>(StreamOf(ir.stages[s][i].kind));
+      graph.stream_previous_[id] = last[stream];
+      last[stream] = id;
+    }
+  }
+  const std::vector<int32_t>& stream_previous = graph.stream_previous_;
+  // Data dependencies and dependents in CSR form, and the count of unmet
+  // dependencies.
+  std::vector<int32_t> unmet(static_cast<size_t>(total), 0);
+  std::vector<int64_t> dependents_begin(static_cast<size_t>(total) + 1, 0);
+  graph.deps_begin_.assign(static_cast<size_t>(total) + 1, 0);
+  graph.deps_.reserve(static_cast<size_t>(total) * 2);
+  int32_t deps[4];
+  for (int32_t id = 0; id < total; ++id) {
+    const int n = DataDependencies(ir, index, position_table, id, deps);
+    graph.deps_.insert(graph.deps_.end(), deps, deps + n);
+    graph.deps_begin_[id + 1] = static_cast<int64_t>(graph.deps_.size());
+    for (int k = 0; k < n; ++k) ++dependents_begin[deps[k] + 1];
+    if (stream_previous[id] != kNone)
+      ++dependents_begin[stream_previous[id] + 1];
+    unmet[id] = n + (stream_previous[id] != kNone ? 1 : 0);
+  }
+  for (int32_t id = 0; id < total; ++id) {
+    dependents_begin[id + 1] += dependents_begin[id];
+  }
+  std::vector<int32_t> dependents(static_cast<size_t>(dependents_begin[total]));
+  {
+    std::vector<int64_t> fill(dependents_begin.begin(),
+                              dependents_begin.end() - 1);
+    for (int32_t id = 0; id < total; ++id) {
+      for (int64_t k = graph.deps_begin_[id]; k < graph.deps_begin_[id + 1];
+           ++k) {
+        dependents[fill[graph.deps_[k]]++] = id;
+      }
+      if (stream_previous[id] != kNone) {
+        dependents[fill[stream_previous[id]]++] = id;
+      }
+    }
+  }
+
+  // A topological (Kahn, FIFO) order: every command after what it waits
+  // for, whatever the durations.
+  std::vector<int32_t>& queue = graph.order_;
+  queue.reserve(static_cast<size_t>(total));
+  for (int32_t id = 0; id < total; ++id) {
+    if (unmet[id] == 0) queue.push_back(id);
+  }
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const int32_t id = queue[head];
+    for (int64_t e = dependents_begin[id]; e < dependents_begin[id + 1]; ++e) {
+      if (--unmet[dependents[e]] == 0) queue.push_back(dependents[e]);
+    }
+  }
+  if (static_cast<int32_t>(queue.size()) != total) {
+    // Every stream's first command that never ran.
+    std::vector<std::string> blocked;
+    for (int64_t s = 0; s < ir.p; ++s) {
+      bool seen[3] = {false, false, false};
+      for (size_t i = 0; i < ir.stages[s].size(); ++i) {
+        const int32_t id = static_cast<int32_t>(index.first_id[s] + i);
+        const int stream = static_cast<int>(StreamOf(ir.stages[s][i].kind));
+        if (unmet[id] > 0 && !seen[stream]) {
+          seen[stream] = true;
+          if (blocked.size() < kMaxListedProblems) {
+            blocked.push_back(Describe(ir, s, i));
+          }
+        }
+      }
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deadlock: ", total - static_cast<int32_t>(queue.size()), " of ", total,
+        " commands can never start; blocked stream heads:\n",
+        absl::StrJoin(blocked, "\n")));
+  }
+  return graph;
+}
+
+absl::StatusOr<SimulationResult> Simulate(
+    const PipelineScheduleIR& ir,
+    const std::vector<ChunkDurations>& durations) {
+  absl::StatusOr<ScheduleGraph> graph = ScheduleGraph::Build(ir);
+  if (!graph.ok()) return graph.status();
+  return Simulate(ir, *graph, durations);
+}
+
+absl::StatusOr<SimulationResult> Simulate(
+    const PipelineScheduleIR& ir, const ScheduleGraph& graph,
+    const std::vector<ChunkDurations>& durations) {
   const int64_t chunks = ir.chunks_per_stage;
   const size_t chunk_count = static_cast<size_t>(ir.p * chunks);
   if (durations.size() != 1 && durations.size() != chunk_count) {
@@ -467,96 +565,30 @@ absl::StatusOr<SimulationResult> Simulate(
     return 0;
   };
 
-  const std::vector<int64_t> position_table = PositionTable(ir);
-  const int32_t total = static_cast<int32_t>(index.stage_of.size());
-  // Stream predecessors.
-  std::vector<int32_t> stream_previous(static_cast<size_t>(total), kNone);
-  for (int64_t s = 0; s < ir.p; ++s) {
-    int32_t last[3] = {kNone, kNone, kNone};
-    for (size_t i = 0; i < ir.stages[s].size(); ++i) {
-      const int32_t id = static_cast<int32_t>(index.first_id[s] + i);
-      const int stream = static_cast<int>(StreamOf(ir.stages[s][i].kind));
-      stream_previous[id] = last[stream];
-      last[stream] = id;
-    }
-  }
-  // Dependents in CSR form, and the count of unmet dependencies.
-  std::vector<int32_t> unmet(static_cast<size_t>(total), 0);
-  std::vector<int64_t> dependents_begin(static_cast<size_t>(total) + 1, 0);
-  int32_t deps[4];
-  for (int32_t id = 0; id < total; ++id) {
-    const int n = DataDependencies(ir, index, position_table, id, deps);
-    for (int k = 0; k < n; ++k) ++dependents_begin[deps[k] + 1];
-    if (stream_previous[id] != kNone)
-      ++dependents_begin[stream_previous[id] + 1];
-    unmet[id] = n + (stream_previous[id] != kNone ? 1 : 0);
-  }
-  for (int32_t id = 0; id < total; ++id) {
-    dependents_begin[id + 1] += dependents_begin[id];
-  }
-  std::vector<int32_t> dependents(static_cast<size_t>(dependents_begin[total]));
-  {
-    std::vector<int64_t> fill(dependents_begin.begin(),
-                              dependents_begin.end() - 1);
-    for (int32_t id = 0; id < total; ++id) {
-      const int n = DataDependencies(ir, index, position_table, id, deps);
-      for (int k = 0; k < n; ++k) dependents[fill[deps[k]]++] = id;
-      if (stream_previous[id] != kNone) {
-        dependents[fill[stream_previous[id]]++] = id;
-      }
-    }
-  }
-
-  // Longest paths in topological (Kahn, FIFO) order.
+  const int32_t total = static_cast<int32_t>(graph.stage_of_.size());
+  // Longest paths, in the graph's topological order (any such order gives
+  // the same times).
   std::vector<CommandTiming> timing(static_cast<size_t>(total));
-  std::vector<int32_t> queue;
-  queue.reserve(static_cast<size_t>(total));
-  for (int32_t id = 0; id < total; ++id) {
-    if (unmet[id] == 0) queue.push_back(id);
-  }
-  for (size_t head = 0; head < queue.size(); ++head) {
-    const int32_t id = queue[head];
-    const int64_t s = index.stage_of[id];
-    const Command& c = CommandAt(ir, index, id);
-    const double ready =
-        stream_previous[id] != kNone ? timing[stream_previous[id]].end : 0.0;
+  for (const int32_t id : graph.order_) {
+    const int64_t s = graph.stage_of_[id];
+    const Command& c =
+        ir.stages[s][static_cast<size_t>(id - graph.first_id_[s])];
+    const int32_t previous = graph.stream_previous_[id];
+    const double ready = previous != kNone ? timing[previous].end : 0.0;
     CommandTiming& t = timing[id];
-    const int n = DataDependencies(ir, index, position_table, id, deps);
+    const int64_t first = graph.deps_begin_[id];
+    const int64_t last = graph.deps_begin_[id + 1];
     if (c.kind == CommandKind::kRecvActivation ||
         c.kind == CommandKind::kRecvGradient) {
-      const CommandTiming& send = timing[deps[0]];
+      const CommandTiming& send = timing[graph.deps_[first]];
       t.start = std::max(ready, send.start);
       t.end = std::max(t.start, send.end);
     } else {
       t.start = ready;
-      for (int k = 0; k < n; ++k)
-        t.start = std::max(t.start, timing[deps[k]].end);
+      for (int64_t k = first; k < last; ++k)
+        t.start = std::max(t.start, timing[graph.deps_[k]].end);
       t.end = t.start + duration_of(s, c);
     }
-    for (int64_t e = dependents_begin[id]; e < dependents_begin[id + 1]; ++e) {
-      if (--unmet[dependents[e]] == 0) queue.push_back(dependents[e]);
-    }
-  }
-  if (static_cast<int32_t>(queue.size()) != total) {
-    // Every stream's first command that never ran.
-    std::vector<std::string> blocked;
-    for (int64_t s = 0; s < ir.p; ++s) {
-      bool seen[3] = {false, false, false};
-      for (size_t i = 0; i < ir.stages[s].size(); ++i) {
-        const int32_t id = static_cast<int32_t>(index.first_id[s] + i);
-        const int stream = static_cast<int>(StreamOf(ir.stages[s][i].kind));
-        if (unmet[id] > 0 && !seen[stream]) {
-          seen[stream] = true;
-          if (blocked.size() < kMaxListedProblems) {
-            blocked.push_back(Describe(ir, s, i));
-          }
-        }
-      }
-    }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "deadlock: ", total - static_cast<int32_t>(queue.size()), " of ", total,
-        " commands can never start; blocked stream heads:\n",
-        absl::StrJoin(blocked, "\n")));
   }
 
   SimulationResult result;
@@ -567,8 +599,8 @@ absl::StatusOr<SimulationResult> Simulate(
   for (int64_t s = 0; s < ir.p; ++s) {
     StageFigures& figures = result.stages[s];
     auto& stage_timing = result.timings[s];
-    stage_timing.assign(timing.begin() + index.first_id[s],
-                        timing.begin() + index.first_id[s] +
+    stage_timing.assign(timing.begin() + graph.first_id_[s],
+                        timing.begin() + graph.first_id_[s] +
                             static_cast<int64_t>(ir.stages[s].size()));
     events.clear();
     figures.start = stage_timing.empty() ? 0 : stage_timing.front().start;

@@ -77,6 +77,34 @@ double SpanBubble(const SimulationResult& result);
 absl::StatusOr<SimulationResult> Simulate(
     const PipelineScheduleIR& ir, const std::vector<ChunkDurations>& durations);
 
+// A schedule's commands as a dependency graph in an order that respects
+// every dependency: what Simulate needs besides the durations. Building it
+// checks the IR and finds a deadlock; ScheduleMemo builds it once per shape
+// and replays it at each durations.
+class ScheduleGraph {
+ public:
+  // Simulate's errors for `ir` other than the durations'.
+  static absl::StatusOr<ScheduleGraph> Build(const PipelineScheduleIR& ir);
+
+ private:
+  friend absl::StatusOr<SimulationResult> Simulate(
+      const PipelineScheduleIR& ir, const ScheduleGraph& graph,
+      const std::vector<ChunkDurations>& durations);
+  std::vector<int64_t> first_id_;         // per stage: its first command id
+  std::vector<int32_t> stage_of_;         // per command id
+  std::vector<int32_t> stream_previous_;  // per id, -1 for a stream's first
+  std::vector<int64_t> deps_begin_;       // per id, into deps_ (CSR)
+  std::vector<int32_t> deps_;             // data dependencies; a receive's
+                                          // is its send
+  std::vector<int32_t> order_;            // topological
+};
+
+// Simulate with `graph` = ScheduleGraph::Build(ir) (the same IR): the same
+// result as Simulate(ir, durations), without rebuilding the graph.
+absl::StatusOr<SimulationResult> Simulate(
+    const PipelineScheduleIR& ir, const ScheduleGraph& graph,
+    const std::vector<ChunkDurations>& durations);
+
 // MinimumBubble: a lower bound on Simulate's bubble for the schedule of
 // `kind` with p stages and m microbatches when every chunk takes at least
 // `lower` (forward, backward_input, backward_weight; P2P folded, F&B not

@@ -26,6 +26,7 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
           [](const ZeroBubbleH1&) { return ScheduleKind::kZbH1; },
           [](const ZeroBubbleV&) { return ScheduleKind::kZbV; },
           [](const ZeroBubbleH2&) { return ScheduleKind::kZbH2; },
+          [](const DualPipe&) { return ScheduleKind::kDualPipe; },
       },
       schedule);
 }
@@ -50,11 +51,12 @@ std::optional<PipelineSchedule> SimulatedSpecSchedule(ScheduleKind kind) {
       return ZeroBubbleV{};
     case ScheduleKind::kZbH2:
       return ZeroBubbleH2{};
+    case ScheduleKind::kDualPipe:
+      return DualPipe{};
     case ScheduleKind::kSingleStage:
     case ScheduleKind::kForwardOnly:
     case ScheduleKind::kOneForwardOneBackward:
     case ScheduleKind::kInterleaved:
-    case ScheduleKind::kDualPipe:
       return std::nullopt;
   }
   return std::nullopt;

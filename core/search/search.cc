@@ -219,6 +219,15 @@ struct Group {
   double weight = 0;  // the most executions it can have, for progress
 };
 
+// Whether the checker accepts the group's simulated schedule with this
+// choice and microbatch size: its shape rules (schedule_fits) and, for
+// dualpipe, no DP overlap (HoldsTwinStages).
+bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
+  if (!g.schedule.has_value()) return true;
+  return g.schedule_fits[microbatch] &&
+         !(c.dp_overlap && HoldsTwinStages(*g.schedule));
+}
+
 struct Ranked {
   CalculonExecution execution;
   ExecutionExtras execution_extras;
@@ -360,7 +369,8 @@ class Searcher {
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
-  // --schedules all and p > 1 gpipe and zb_h1 (v = 1) or dualpipe_v (v = 2).
+  // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and (even p) dualpipe
+  // (v = 1), or dualpipe_v and zb_v (v = 2).
   std::vector<std::optional<ScheduleKind>> Schedules(int64_t p,
                                                      int64_t v) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
@@ -459,6 +469,7 @@ std::vector<std::optional<ScheduleKind>> Searcher::Schedules(int64_t p,
     out.push_back(ScheduleKind::kGPipe);
     out.push_back(ScheduleKind::kZbH1);
     out.push_back(ScheduleKind::kZbH2);
+    if (p % 2 == 0) out.push_back(ScheduleKind::kDualPipe);
   } else if (v == 2) {
     out.push_back(ScheduleKind::kDualPipeV);
     out.push_back(ScheduleKind::kZbV);
@@ -739,8 +750,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   const size_t sizes = g.microbatch_sizes.size();
   result_.total_executions += gs.assignments;
   if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
-      gs.valid_assignments == 0 ||
-      (g.schedule.has_value() && !g.schedule_fits[microbatch])) {
+      gs.valid_assignments == 0 || !ScheduleAllows(g, c, microbatch)) {
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
@@ -932,8 +942,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           const bool valid = AssignmentValid(g, tn, cn, pn, dn) &&
                              gs.structure_ok &&
                              OffloadFits(c.offload, gs.blocks_per_stage) &&
-                             (!g.schedule.has_value() ||
-                              g.schedule_fits[microbatch]);
+                             ScheduleAllows(g, c, microbatch);
           if (!valid) {
             ++result_.bad_executions;
             continue;

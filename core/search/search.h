@@ -14,9 +14,10 @@
 //     the smallest network tier that holds ep * etp;
 //   - the ZeRO stage (--sharding all): none, optimizer, gradients or
 //     parameters over all d ranks, in place of Calculon's boolean;
-//   - the pipeline schedule (--schedules all): gpipe, zb_h1, zb_h2 (v = 1) or
-//     dualpipe_v and zb_v (v = 2) beside Calculon's, for p > 1, simulated
-//     through a ScheduleMemo (core/schedule/memo.h).
+//   - the pipeline schedule (--schedules all): gpipe, zb_h1, zb_h2 and, for
+//     even p without DP overlap, dualpipe (v = 1), or dualpipe_v and zb_v
+//     (v = 2) beside Calculon's, for p > 1, simulated through a
+//     ScheduleMemo (core/schedule/memo.h).
 // TP overlap is not tried for a model with MoE or latent attention (the
 // checker does not model it there). A dense model without these options
 // enumerates exactly Calculon's space.
@@ -82,8 +83,9 @@ struct SearchOptions {
   // or not), or every ZeRO stage (none, optimizer, gradients, parameters).
   bool every_sharding = false;
   // --schedules calculon|all: Calculon's schedule (1f1b, interleaved_1f1b
-  // with v > 1), or also the simulated ones: gpipe, zb_h1, zb_h2 (v = 1) and
-  // dualpipe_v and zb_v (v = 2), for p > 1.
+  // with v > 1), or also the simulated ones: gpipe, zb_h1, zb_h2, dualpipe
+  // (v = 1; dualpipe for even p, without DP overlap) and dualpipe_v and zb_v
+  // (v = 2), for p > 1.
   bool every_schedule = false;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;

@@ -399,7 +399,7 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   constexpr int kEach = 12;
   int best = 0, context = 0, ring = 0, expert = 0, expert_whole = 0,
       zero2 = 0, zero3 = 0, gpipe = 0, zero_bubble = 0, dualpipe = 0,
-      zero_bubble_v = 0, zero_bubble_h2 = 0;
+      zero_bubble_v = 0, zero_bubble_h2 = 0, two_stages = 0;
   for (const RankedExecution& r : result->top) {
     const ExecutionExtras& x = r.execution_extras;
     const bool is_ring =
@@ -417,7 +417,8 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
           {x.schedule == ScheduleKind::kZbH1, &zero_bubble},
           {x.schedule == ScheduleKind::kDualPipeV, &dualpipe},
           {x.schedule == ScheduleKind::kZbV, &zero_bubble_v},
-          {x.schedule == ScheduleKind::kZbH2, &zero_bubble_h2}}) {
+          {x.schedule == ScheduleKind::kZbH2, &zero_bubble_h2},
+          {x.schedule == ScheduleKind::kDualPipe, &two_stages}}) {
       if (in && *count < kEach) {
         ++*count;
         check = true;
@@ -430,6 +431,9 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     EXPECT_EQ(program->derived.context, x.context);
     EXPECT_EQ(program->derived.expert, x.expert);
     EXPECT_EQ(program->derived.sharding, x.sharding);
+    // dualpipe: two stages per rank, never with DP overlap (the checker's).
+    EXPECT_EQ(program->derived.stages_per_rank,
+              x.schedule == ScheduleKind::kDualPipe ? 2 : 1);
     EXPECT_EQ(program->options().precision, options.precision);
     EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule),
               x.schedule);
@@ -457,6 +461,7 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
   EXPECT_EQ(dualpipe, kEach);
   EXPECT_EQ(zero_bubble_v, kEach);
   EXPECT_EQ(zero_bubble_h2, kEach);
+  EXPECT_EQ(two_stages, kEach);
   if (model.moe.has_value()) {
     EXPECT_EQ(expert, kEach);
     EXPECT_EQ(expert_whole, kEach);

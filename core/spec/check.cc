@@ -922,7 +922,8 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
           [&](const DualPipeV&) { return simulated(2); },
           [&](const ZeroBubbleH1&) { return simulated(1); },
           [&](const ZeroBubbleV&) { return simulated(2); },
-          [&](const ZeroBubbleH2&) { return simulated(1); }},
+          [&](const ZeroBubbleH2&) { return simulated(1); },
+          [&](const DualPipe&) { return simulated(1); }},
       schedule);
 }
 
@@ -943,6 +944,16 @@ void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
                           "combined with ", field, " ", name,
                           ": the simulated schedules price equal stages; use "
                           "even (or 1f1b, interleaved_1f1b)"));
+  }
+  if (HoldsTwinStages(*kind) && view.data_overlap) {
+    out->Add("parallelism.data.overlap", ErrorCode::kUnsupported,
+             absl::StrCat("parallelism.data.overlap cannot be combined with ",
+                          field, " ", name,
+                          ": the overlap windows are one stage's backward "
+                          "passes per rank, while a dualpipe rank holds two "
+                          "stages whose gradients are summed with the twin "
+                          "rank's first; set parallelism.data.overlap to "
+                          "false"));
   }
   const Batch& batch = *view.batch;
   if (batch.global_batch_size < 1 || batch.microbatch_size < 1 ||

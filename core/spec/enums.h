@@ -207,6 +207,11 @@ inline constexpr Spelling kPipelineScheduleTypes[] = {
      "zero bubble ZB-H2: ZB-H1's split with more warm-up forwards, ordered "
      "for the mapping's forward, input- and weight-gradient times; up to "
      "2p - 1 microbatches in flight (p > 1, training; simulated)"},
+    {"dualpipe", nullptr,
+     "DeepSeek's DualPipe: two copies of the model fed from both ends, each "
+     "rank holding two stages (twice their weights and optimizer state), "
+     "forward and backward of two microbatches overlapped (p even, m even, "
+     "m >= 2p, training; simulated)"},
 };
 
 // DataSharding's alternatives (ZeRO stages), in variant index order.

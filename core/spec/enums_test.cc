@@ -71,7 +71,7 @@ TEST(EnumsTest, SpellingsAreTheDocumentedOnes) {
             (std::vector<std::string>{"single_stage", "1f1b",
                                       "interleaved_1f1b", "forward_only",
                                       "gpipe", "dualpipe_v", "zb_h1", "zb_v",
-                                      "zb_h2"}));
+                                      "zb_h2", "dualpipe"}));
   EXPECT_EQ(VariantCalculonChoices<TensorCommunication>(),
             (std::vector<std::string>{"ar", "rs_ag", "p2p_rs_ag"}));
   EXPECT_TRUE(EnumCalculonChoices<StageLayout>().empty());

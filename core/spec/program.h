@@ -30,6 +30,11 @@ const char* ShardingStageName(ShardingStage s);
 //   microbatches             m = global_batch / (d * microbatch_size)
 //   blocks_per_stage         ceil(num_blocks / p) (num_blocks / p if even)
 //   blocks_per_chunk         blocks_per_stage / v
+//   stages_per_rank          2 for dualpipe (rank s also holds stage
+//                            p - 1 - s of the second model copy), else 1:
+//                            a rank's weights, gradients, optimizer state
+//                            and activations are of stages_per_rank *
+//                            blocks_per_stage blocks
 //   bubble_reduction_blocks  p - num_blocks % p when uneven, else 0
 //   bytes_per_element        of the datatype
 //   recompute                kNone for inference
@@ -62,6 +67,7 @@ const char* ShardingStageName(ShardingStage s);
   X(int64_t, microbatches, 0)                           \
   X(int64_t, blocks_per_stage, 0)                       \
   X(int64_t, blocks_per_chunk, 0)                       \
+  X(int64_t, stages_per_rank, 1)                        \
   X(int64_t, bubble_reduction_blocks, 0)                \
   X(int, bytes_per_element, 2)                          \
   X(RecomputePolicy, recompute, RecomputePolicy::kNone) \

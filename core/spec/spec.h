@@ -218,10 +218,16 @@ struct ZeroBubbleV {};
 // warm-up forwards, ordered for the mapping's F, B and W times by the
 // reference's heuristic; up to 2p - 1 microbatches in flight.
 struct ZeroBubbleH2 {};
+// DeepSeek's DualPipe (DeepSeek-V3 report, section 3.2.1): two copies of
+// the model fed from both ends; rank s holds stage s of one and stage
+// p - 1 - s of the other, so twice a stage's weights, gradients and
+// optimizer state, and its gradients are summed with rank p - 1 - s's.
+struct DualPipe {};
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
                  InterleavedOneForwardOneBackward, ForwardOnly, GPipe,
-                 DualPipeV, ZeroBubbleH1, ZeroBubbleV, ZeroBubbleH2>;
+                 DualPipeV, ZeroBubbleH1, ZeroBubbleV, ZeroBubbleH2,
+                 DualPipe>;
 
 // How blocks are laid over stages. kEven requires p | num_blocks. kUneven is
 // Calculon's behaviour for num_blocks % p != 0: blocks per stage rounded up,

@@ -100,7 +100,7 @@ Json ScheduleToJson(const PipelineSchedule& schedule) {
                  },
                  [](const GPipe&) {}, [](const DualPipeV&) {},
                  [](const ZeroBubbleH1&) {}, [](const ZeroBubbleV&) {},
-                 [](const ZeroBubbleH2&) {}},
+                 [](const ZeroBubbleH2&) {}, [](const DualPipe&) {}},
       schedule);
   return out;
 }
@@ -371,7 +371,7 @@ void ReadSchedule(const Json& value, const std::string& path,
                         },
                         [](GPipe&) {}, [](DualPipeV&) {},
                         [](ZeroBubbleH1&) {}, [](ZeroBubbleV&) {},
-                        [](ZeroBubbleH2&) {}},
+                        [](ZeroBubbleH2&) {}, [](DualPipe&) {}},
              *schedule);
   *out = *schedule;
   reader.RejectUnknownKeys();

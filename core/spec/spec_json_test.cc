@@ -300,7 +300,7 @@ TEST(ProgramJson, HoldsSpecAndDerivedValues) {
   EXPECT_EQ(value["format"], kProgramFormat);
   EXPECT_EQ(value["derived"]["blocks_per_chunk"], 4);
   EXPECT_EQ(value["derived"]["recompute"], "full");
-  EXPECT_EQ(value["derived"].size(), 32u);
+  EXPECT_EQ(value["derived"].size(), 33u);
   EXPECT_EQ(value["spec"], SpecToJsonValue(*spec));
   EXPECT_EQ(text.back(), '\n');
 }

@@ -33,7 +33,8 @@ constexpr auto kComplete =
                [](const DualPipeV&) { return 6; },
                [](const ZeroBubbleH1&) { return 7; },
                [](const ZeroBubbleV&) { return 8; },
-               [](const ZeroBubbleH2&) { return 9; }};
+               [](const ZeroBubbleH2&) { return 9; },
+               [](const DualPipe&) { return 10; }};
 constexpr auto kMissingForwardOnly =
     Overloaded{[](const SingleStage&) { return 1; },
                [](const OneForwardOneBackward&) { return 2; },
@@ -58,6 +59,7 @@ TEST(PipelineSchedule, VisitIsExhaustive) {
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleH1{}}), 7);
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleV{}}), 8);
   EXPECT_EQ(std::visit(kComplete, PipelineSchedule{ZeroBubbleH2{}}), 9);
+  EXPECT_EQ(std::visit(kComplete, PipelineSchedule{DualPipe{}}), 10);
   EXPECT_EQ(std::visit(kComplete,
                        PipelineSchedule{InterleavedOneForwardOneBackward{3}}),
             3);
