@@ -583,8 +583,8 @@ const std::vector<Subcommand>& Subcommands() {
        "gated MLP, vocabulary; mixture of experts: expert parallelism is "
        "searched too); --max-context adds context parallelism up to N, "
        "--sharding all every ZeRO stage, --schedules all the simulated "
-       "schedules gpipe, zb_h1, zb_h2, dualpipe_v and zb_v beside 1f1b and "
-       "interleaved_1f1b; --specs adds each mapping's canonical spec to the "
+       "schedules gpipe, zb_h1, zb_h2, dualpipe (even p, no DP overlap), "
+       "dualpipe_v and zb_v beside 1f1b and interleaved_1f1b; --specs adds each mapping's canonical spec to the "
        "JSON",
        &RunSearch},
       {{"validate"},

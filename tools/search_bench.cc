@@ -12,8 +12,8 @@
 //      ZeRO stage; pruned mode only): qwen3-235B-A22B with cp up to 8
 //      (54,389,248 executions); the same with every cp and both K/V
 //      exchanges (235,240,064); deepseek-v3 with cp up to 8 (13,126,720).
-//   4. With --schedules all (gpipe, zb_h1, zb_h2, dualpipe_v, zb_v beside
-//      Calculon's schedules): gpt3-175B as in 2, deepseek-v3 and
+//   4. With --schedules all (gpipe, zb_h1, zb_h2, dualpipe, dualpipe_v, zb_v
+//      beside Calculon's schedules): gpt3-175B as in 2, deepseek-v3 and
 //      qwen3-235B-A22B as in 3 (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]

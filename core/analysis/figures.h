@@ -159,7 +159,8 @@ double PeakInFlightMicrobatches(const StepShape& step);
 // backward (recompute, input gradients, exposed TP/PP, offload overhead).
 // Inference: B = W = 0. A schedule that does not split runs B + W as one.
 // For the schedules that overlap one microbatch's forward with another's
-// backward (dualpipe_v; OverlapsForwardBackward), F&B = chunk_fb_time.
+// backward (dualpipe, dualpipe_v; OverlapsForwardBackward), F&B =
+// chunk_fb_time.
 ChunkDurations ChunkDurationsOf(const BlockFigures& block,
                                 const StepShape& step,
                                 const IterationFigures& it);

@@ -871,13 +871,13 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "commands built for p, v and m and simulated with each chunk's "
        "forward, backward input-gradient (chunk_bw_time less W) and "
        "weight-gradient (W) times, and its F&B time (chunk_fb_time) where "
-       "the schedule overlaps a forward with a backward (dualpipe_v); the "
-       "makespan less the busiest stage's compute",
+       "the schedule overlaps a forward with a backward (dualpipe, "
+       "dualpipe_v); the makespan less the busiest stage's compute",
        {"spec:parallelism.pipeline.schedule"}},
       {"simulated_fewest_fb_pairs",
        "the fewest overlapped F&B commands on one stage of the simulated "
-       "schedule (dualpipe_v), the busiest stage's: each saves F + B - "
-       "chunk_fb_time of its compute",
+       "schedule (dualpipe, dualpipe_v), the busiest stage's: each saves F + "
+       "B - chunk_fb_time of its compute",
        {"spec:parallelism.pipeline.schedule"}},
       {"simulated_in_flight",
        "the most microbatches one stage of the simulated schedule keeps "

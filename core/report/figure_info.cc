@@ -168,7 +168,7 @@ constexpr Row kRows[] = {
     {"chunk_fb_time", s,
      "DualPipe's F&B: one chunk's forward beside another microbatch's "
      "backward, each one's exposed communication hidden under the other's "
-     "compute (dualpipe_v; 0 for the other schedules)"},
+     "compute (dualpipe, dualpipe_v; 0 for the other schedules)"},
     {"fb_overlap_saving_time", s,
      "what the F&B overlap takes off the busiest stage's step (subtracted "
      "in total_time)"},

@@ -19,7 +19,8 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
                                   bool training);
 
 // The constructor of a schedule whose bubble and in-flight microbatches the
-// analyses take from the simulation (gpipe, dualpipe_v, zb_h1); nullopt for
+// analyses take from the simulation (gpipe, dualpipe, dualpipe_v, zb_h1,
+// zb_h2, zb_v); nullopt for
 // the analytic ones (single_stage, 1f1b, interleaved_1f1b, forward_only).
 std::optional<ScheduleKind> SimulatedScheduleKind(
     const PipelineSchedule& schedule);
