@@ -101,6 +101,10 @@ int Run(const std::string& data, int runs_override, int tiers,
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 3, 8, true, false, true, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 every cp, both exchanges, zero, "
+       "every schedule",
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 2048, true, true, true, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
