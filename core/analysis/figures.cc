@@ -805,11 +805,10 @@ double PeakInFlightMicrobatches(const StepShape& s) {
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   mem = MemoryFigures();
-  // Every stage the rank holds (in-flight microbatches count in units of
-  // all of them).
-  const double bpp = static_cast<double>(s.stages_per_rank) *
-                     static_cast<double>(s.blocks_per_stage);
-  const int64_t rank_blocks = s.stages_per_rank * s.blocks_per_stage;
+  // The blocks of every stage the rank holds (in-flight microbatches count
+  // in units of all of them).
+  const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
+  const double rank_blocks = static_cast<double>(rank_block_count);
   const bool full = s.recompute == RecomputePolicy::kFull;
   double act_space = b.block_act_working_space;
   double checkpoint = 0;
@@ -817,14 +816,14 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   if (s.training) {
     const double factor = PeakInFlightMicrobatches(s);
     if (full) {
-      checkpoint = bpp * b.block_act_checkpoint_size * factor;
+      checkpoint = rank_blocks * b.block_act_checkpoint_size * factor;
     } else {
       act_space = b.block_act_working_space +
-                  b.block_act_storage_space * (bpp * factor - 1);
+                  b.block_act_storage_space * (rank_blocks * factor - 1);
     }
     act_grad = b.block_act_grad_space;
   }
-  mem.weight_space = b.block_weight_space * bpp;
+  mem.weight_space = b.block_weight_space * rank_blocks;
   mem.act_space = act_space;
   mem.act_checkpoint_size = s.training && full ? checkpoint : 0;
   mem.act_grad_space = s.training ? act_grad : 0;
@@ -834,12 +833,12 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   mem.weight_grad_space =
       !s.training ? 0
       : s.precision == PrecisionAccounting::kMegatronMixed
-          ? b.block_weight_grad_space * bpp
-      : rank_blocks == 1
+          ? b.block_weight_grad_space * rank_blocks
+      : rank_block_count == 1
           ? b.block_weight_grad_space_no_sharding
           : b.block_weight_grad_space_no_sharding +
-                b.block_weight_grad_space * (bpp - 1);
-  mem.optimizer_space = s.training ? b.block_optimizer_space * bpp : 0;
+                b.block_weight_grad_space * (rank_blocks - 1);
+  mem.optimizer_space = s.training ? b.block_optimizer_space * rank_blocks : 0;
 
   mem.weight_space_with_offload = b.block_weight_space * 2;
   mem.act_space_with_offload =
@@ -881,7 +880,7 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   if (s.offload.optimizer) {
     tier1 += mem.weight_grad_space_with_offload;
     tier1 += mem.optimizer_space_with_offload;
-    tier2 += b.block_weight_grad_space * bpp;
+    tier2 += b.block_weight_grad_space * rank_blocks;
     tier2 += mem.optimizer_space;
   } else {
     tier1 += mem.weight_grad_space + mem.optimizer_space;
