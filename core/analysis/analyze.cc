@@ -123,8 +123,8 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const double rank_blocks = static_cast<double>(s.stages_per_rank) * bpp;
   // A dualpipe end rank holds the first and the last stage (of the two
   // model copies) and runs each for the m / 2 microbatches of one direction.
-  const bool holds_both_ends = s.p == 1 || s.stages_per_rank == 2;
-  const double own_runs = s.p > 1 && s.stages_per_rank == 2 ? m / 2 : m;
+  const bool holds_both_ends = HoldsBothEnds(s);
+  const double own_runs = HasTwinStages(s) ? m / 2 : m;
   const double base_blocks =
       (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
   const double edge_blocks = v * m;

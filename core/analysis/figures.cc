@@ -545,7 +545,7 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
                 IterationFigures& it) {
   const double first = StageMicrobatchTime(x.first, s);
   const double last = StageMicrobatchTime(x.last, s);
-  if (s.stages_per_rank == 2 && s.p > 1) {
+  if (HasTwinStages(s)) {
     TwinEndStageTerms(x, s, c, first, last, it);
     return;
   }
@@ -595,7 +595,7 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
 void TwinStageSyncTerms(const BlockFigures& b, const StageExtras& x,
                         const StepShape& s, const StepCounts& c,
                         IterationFigures& it) {
-  if (!s.training || s.stages_per_rank != 2 || s.p < 2) return;
+  if (!s.training || !HasTwinStages(s)) return;
   const double bytes = c.rank_blocks * b.block_weight_grad_space_no_sharding +
                        x.first.block_weight_grad_space_no_sharding +
                        x.last.block_weight_grad_space_no_sharding;
@@ -702,7 +702,7 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
     last_tier1 += first;
   }
   // One stage holds both, or each dualpipe end rank (TwinEndStageTerms).
-  if (s.p == 1 || s.stages_per_rank == 2) {
+  if (HoldsBothEnds(s)) {
     first += last;
     last = first;
     first_tier1 += last_tier1;

@@ -77,6 +77,17 @@ struct StepShape {
   int64_t padded_vocabulary = 0;
 };
 
+// HasTwinStages: each rank holds two stages of a pipeline (dualpipe), sums
+// its gradients with its twin's, and both end ranks hold the first and the
+// last stage. HoldsBothEnds: one rank holds the first and the last stage's
+// own work (p = 1, or a dualpipe end rank).
+inline bool HasTwinStages(const StepShape& s) {
+  return s.stages_per_rank == 2 && s.p > 1;
+}
+inline bool HoldsBothEnds(const StepShape& s) {
+  return s.p == 1 || HasTwinStages(s);
+}
+
 // MakeStepShape: the step shape of a mapping from its derived values
 // (derive.h) and the parts of its spec they do not cover (the corrections
 // of options.profile). Pure and

@@ -804,21 +804,7 @@ bool OverlapsForwardBackward(ScheduleKind kind) {
 }
 
 bool HoldsTwinStages(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kDualPipe:
-      return true;
-    case ScheduleKind::kSingleStage:
-    case ScheduleKind::kForwardOnly:
-    case ScheduleKind::kGPipe:
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kInterleaved:
-    case ScheduleKind::kZbH1:
-    case ScheduleKind::kZbH2:
-    case ScheduleKind::kZbV:
-    case ScheduleKind::kDualPipeV:
-      return false;
-  }
-  return false;
+  return kind == ScheduleKind::kDualPipe;
 }
 
 bool OrderDependsOnDurations(ScheduleKind kind) {

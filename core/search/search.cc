@@ -369,8 +369,9 @@ class Searcher {
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
-  // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and (even p) dualpipe
-  // (v = 1), or dualpipe_v and zb_v (v = 2).
+  // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and dualpipe (v = 1), or
+  // dualpipe_v and zb_v (v = 2); a group whose shape fits no microbatch
+  // size is not made.
   std::vector<std::optional<ScheduleKind>> Schedules(int64_t p,
                                                      int64_t v) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
@@ -469,7 +470,7 @@ std::vector<std::optional<ScheduleKind>> Searcher::Schedules(int64_t p,
     out.push_back(ScheduleKind::kGPipe);
     out.push_back(ScheduleKind::kZbH1);
     out.push_back(ScheduleKind::kZbH2);
-    if (p % 2 == 0) out.push_back(ScheduleKind::kDualPipe);
+    out.push_back(ScheduleKind::kDualPipe);
   } else if (v == 2) {
     out.push_back(ScheduleKind::kDualPipeV);
     out.push_back(ScheduleKind::kZbV);
@@ -550,6 +551,13 @@ std::vector<Group> Searcher::EnumerateGroups() {
                 with_schedule.schedule_fits.push_back(
                     ScheduleShapeErrors(*schedule, p, v, base.batch / d / b)
                         .empty());
+              }
+              // A shape no microbatch size fits (dualpipe with an odd p,
+              // dualpipe_v with m < 2p for every size): nothing to try.
+              if (std::none_of(with_schedule.schedule_fits.begin(),
+                               with_schedule.schedule_fits.end(),
+                               [](bool fits) { return fits; })) {
+                continue;
               }
             }
             for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {

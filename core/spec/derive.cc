@@ -4,6 +4,8 @@
 #include <variant>
 
 #include "core/base/status_macros.h"
+#include "core/schedule/schedule_ir.h"
+#include "core/schedule/spec_schedule.h"
 #include "core/spec/spec_view.h"
 
 namespace blueprint {
@@ -28,7 +30,10 @@ DerivedValues Derive(const SpecView& s) {
   dv.microbatches = dv.local_batch / s.batch->microbatch_size;
   dv.blocks_per_stage = BlocksPerStage(nb, p);
   dv.blocks_per_chunk = dv.blocks_per_stage / dv.virtual_stages;
-  dv.stages_per_rank = StagesPerRank(s.pipeline->schedule);
+  // Two stages per rank where the concrete schedule says so (dualpipe).
+  dv.stages_per_rank =
+      HoldsTwinStages(ConcreteScheduleKind(s.pipeline->schedule, true)) ? 2
+                                                                       : 1;
   dv.bubble_reduction_blocks = BubbleReductionBlocks(nb, p);
   dv.bytes_per_element = BytesPerElement(s.options->datatype);
   dv.recompute = s.recompute;
@@ -135,25 +140,6 @@ int64_t VirtualStages(const PipelineSchedule& schedule) {
           [](const ZeroBubbleH2&) -> int64_t { return 1; },
           // Two stages per rank, but one chunk of each microbatch.
           [](const DualPipe&) -> int64_t { return 1; },
-      },
-      schedule);
-}
-
-int64_t StagesPerRank(const PipelineSchedule& schedule) {
-  return std::visit(
-      Overloaded{
-          [](const SingleStage&) -> int64_t { return 1; },
-          [](const OneForwardOneBackward&) -> int64_t { return 1; },
-          [](const InterleavedOneForwardOneBackward&) -> int64_t { return 1; },
-          [](const ForwardOnly&) -> int64_t { return 1; },
-          [](const GPipe&) -> int64_t { return 1; },
-          // Its two chunks are one stage's blocks split in two.
-          [](const DualPipeV&) -> int64_t { return 1; },
-          [](const ZeroBubbleH1&) -> int64_t { return 1; },
-          [](const ZeroBubbleV&) -> int64_t { return 1; },
-          [](const ZeroBubbleH2&) -> int64_t { return 1; },
-          // Stage s of one model copy and stage p - 1 - s of the other.
-          [](const DualPipe&) -> int64_t { return 2; },
       },
       schedule);
 }

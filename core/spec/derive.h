@@ -64,10 +64,6 @@ int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline);
 // and forward_only, 1 otherwise).
 int64_t VirtualStages(const PipelineSchedule& schedule);
 
-// StagesPerRank: the pipeline stages one rank holds: 2 for dualpipe (stage
-// s of one model copy and stage p - 1 - s of the other), 1 otherwise.
-int64_t StagesPerRank(const PipelineSchedule& schedule);
-
 // SplitsActivations: rs_ag and p2p_rs_ag split the activations (microbatch *
 // sequence rows) t ways, so pipeline sends carry 1/t of them.
 inline bool SplitsActivations(const TensorCommunication& communication) {
