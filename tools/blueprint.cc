@@ -576,15 +576,18 @@ const std::vector<Subcommand>& Subcommands() {
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
        "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
        "[--max-context N] [--context-exchange ring|all_gather|all] "
-       "[--sharding calculon|all] [--schedules calculon|all] [--exhaustive] "
-       "[--json [--specs]]",
+       "[--sharding calculon|all] [--schedules calculon|all] "
+       "[--stage-layouts calculon|all] [--exhaustive] [--json [--specs]]",
        "every valid mapping of Calculon's search space, best first; APP is "
        "Calculon's application JSON or a spec/2 or spec/3 model object (GQA, "
        "gated MLP, vocabulary; mixture of experts: expert parallelism is "
        "searched too); --max-context adds context parallelism up to N, "
        "--sharding all every ZeRO stage, --schedules all the simulated "
        "schedules gpipe, zb_h1, zb_h2, dualpipe (even p, no DP overlap), "
-       "dualpipe_v and zb_v beside 1f1b and interleaved_1f1b; --specs adds each mapping's canonical spec to the "
+       "dualpipe_v and zb_v beside 1f1b and interleaved_1f1b (even stages); "
+       "--stage-layouts all also every p that does not divide the blocks, "
+       "with uneven stages (blocks per stage rounded up, 1f1b and "
+       "interleaved_1f1b); --specs adds each mapping's canonical spec to the "
        "JSON",
        &RunSearch},
       {{"validate"},

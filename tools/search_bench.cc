@@ -15,6 +15,9 @@
 //   4. With --schedules all (gpipe, zb_h1, zb_h2, dualpipe, dualpipe_v, zb_v
 //      beside Calculon's schedules): gpt3-175B as in 2, deepseek-v3 and
 //      qwen3-235B-A22B as in 3 (pruned only).
+//   5. deepseek-v3 (61 blocks: Calculon's space has p = 1 only) and
+//      qwen3-235B-A22B (94 blocks: p <= 2) as in 4 with --stage-layouts all:
+//      every p up to the block count, uneven stages (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned]
@@ -65,6 +68,7 @@ struct Case {
   bool every_exchange = false;
   bool pruned_only = false;  // the exhaustive mode would take minutes
   bool every_schedule = false;  // --schedules all
+  bool uneven_stages = false;   // --stage-layouts all
 };
 
 
@@ -105,6 +109,14 @@ int Run(const std::string& data, int runs_override, int tiers,
        "every schedule",
        "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 2048, true, true, true, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
+       "uneven stages",
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, true, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
+       "uneven stages",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, true, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -139,6 +151,7 @@ int Run(const std::string& data, int runs_override, int tiers,
       options.max_context = c.max_context;
       options.every_sharding = c.every_sharding;
       options.every_schedule = c.every_schedule;
+      options.uneven_stages = c.uneven_stages;
       if (c.every_exchange) {
         options.context_exchange = {ContextExchange::kRing,
                                     ContextExchange::kAllGather};

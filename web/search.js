@@ -15,6 +15,7 @@ const COLUMNS = [
   ['v', (e) => e.pipeline_interleaving],
   // Keys the search adds only for the dimensions it tried.
   ['Schedule', (e) => e.pipeline_schedule ?? '—'],
+  ['Layout', (e) => e.pipeline_stage_layout ?? '—'],
   ['cp', (e) => (e.context_par ?? 1) +
       ((e.context_par ?? 1) > 1 ? ` ${e.context_par_exchange}` : '')],
   ['ep × etp', (e) => e.expert_par === undefined ? '—'
@@ -95,7 +96,8 @@ export class SearchPanel {
                   '--max-context', value('search-max-context'),
                   '--context-exchange', value('search-context-exchange'),
                   '--sharding', value('search-sharding'),
-                  '--schedules', value('search-schedules'), '--json', '--specs'];
+                  '--schedules', value('search-schedules'),
+                  '--stage-layouts', value('search-stage-layouts'), '--json', '--specs'];
     if (byId('search-mbs-break').checked) args.push('--mbs-break');
     if (!byId('search-tp-overlap').checked) args.push('--no-tp-overlap');
     if (!byId('search-dp-overlap').checked) args.push('--no-dp-overlap');

@@ -250,6 +250,27 @@ void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
   }
 }
 
+// The blocks an uneven stage layout leaves out, at the block times: half
+// a base and half an edge block each, or a whole edge block when a chunk
+// holds one block (MODEL.md §4.6).
+double BubbleReductionTime(const StepShape& s, const BaseEdge& fw,
+                           const BaseEdge& bw) {
+  const double reduction_blocks =
+      static_cast<double>(s.bubble_reduction_blocks);
+  if (s.blocks_per_chunk > 1) {
+    return reduction_blocks * (fw.base + fw.edge + bw.base + bw.edge) / 2;
+  }
+  return reduction_blocks * (fw.edge + bw.edge);
+}
+
+// The idle chunks interleaving leaves when p does not divide m.
+double ExtraInterleavingBubbles(const StepShape& s) {
+  const int64_t leftover = s.m % s.p;
+  return leftover != 0 ? static_cast<double>(s.v - 1) *
+                             static_cast<double>(s.p - leftover)
+                       : 0;
+}
+
 void BubbleTerms(const BlockFigures& b, const StepShape& s,
                  const StepCounts& c, IterationFigures& it) {
   const ChunkDurations d = ChunkDurationsOf(b, s, it);
@@ -260,19 +281,10 @@ void BubbleTerms(const BlockFigures& b, const StepShape& s,
     SimulatedBubbleTerms(b, s, it);
     return;
   }
-  const double reduction_blocks =
-      static_cast<double>(s.bubble_reduction_blocks);
-  if (s.blocks_per_chunk > 1) {
-    it.bubble_reduction_time =
-        reduction_blocks * (it.baseblock_fw_time + it.edgeblock_fw_time +
-                            it.baseblock_bw_time + it.edgeblock_bw_time) / 2;
-  } else {
-    it.bubble_reduction_time =
-        reduction_blocks * (it.edgeblock_fw_time + it.edgeblock_bw_time);
-  }
-  const int64_t leftover = s.m % s.p;
-  it.extra_interleaving_bubbles =
-      leftover != 0 ? (c.v - 1) * static_cast<double>(s.p - leftover) : 0;
+  it.bubble_reduction_time = BubbleReductionTime(
+      s, {it.baseblock_fw_time, it.edgeblock_fw_time},
+      {it.baseblock_bw_time, it.edgeblock_bw_time});
+  it.extra_interleaving_bubbles = ExtraInterleavingBubbles(s);
   it.bubble_chunks = (c.p - 1) + it.extra_interleaving_bubbles;
   it.bubble_time = (c.p - 1) * it.chunk_time +
                    (it.extra_interleaving_bubbles * it.chunk_time -
@@ -908,11 +920,9 @@ bool MemoryFits(const MemoryFigures& m) {
 
 // Bounds ComputeIteration's total_time term by term: fw_time + bw_time +
 // optim_step_time + recompute_time (the compute), tp_comm_exposed_time +
-// recomm_exposed_time (exposed), and the bubble's (p - 1 +
-// extra_interleaving_bubbles) chunks at their compute only; offload, PP and DP
+// recomm_exposed_time (exposed), and the bubble (below); offload, PP and DP
 // terms are left out (each >= 0).
 double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
-  if (s.bubble_reduction_blocks != 0) return 0;
   const double p = static_cast<double>(s.p);
   const double v = static_cast<double>(s.v);
   const double m = static_cast<double>(s.m);
@@ -968,12 +978,18 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
         per_step;
     return std::max(bounded, (1 - 1e-9) * (compute + exposed * (1 - paired)));
   }
-  const int64_t leftover = s.m % s.p;
-  const double extra =
-      leftover != 0 ? (v - 1) * static_cast<double>(s.p - leftover) : 0;
-  const double bubble = (p - 1 + extra) * bpc *
-                        (b.block_fw_time + b.block_re_time +
-                         b.block_agrad_time + b.block_wgrad_time);
+  // Calculon's closed form at the block times without their PP sends and
+  // offload overheads (terms >= 0): the bubble does not decrease with any
+  // block time, since an uneven layout's reduction takes at most half of a
+  // chunk's blocks per missing block (bpc > 1), or R <= p - 1 of the
+  // p - 1 + extra chunks (bpc = 1).
+  const BaseEdge fw = ForwardBlockTimes(b, 0);
+  const BaseEdge bw = BackwardBlockTimes(b, 0);
+  const double chunk =
+      (bpc - 1) * fw.base + fw.edge + ((bpc - 1) * bw.base + bw.edge);
+  const double extra = ExtraInterleavingBubbles(s);
+  const double bubble = std::max(
+      0.0, (p - 1) * chunk + (extra * chunk - BubbleReductionTime(s, fw, bw)));
   return compute + exposed + bubble;
 }
 

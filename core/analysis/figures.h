@@ -136,13 +136,14 @@ bool MemoryFits(const MemoryFigures& memory);
 
 // StepTimeLowerBound: a lower bound on ComputeIteration(block, step)
 // .total_time whatever step's PP and DP tiers (pipeline_net, data_net and
-// the flags that compare them): the compute of the step, its exposed TP and
-// re-communication time and the compute part of the pipeline bubble, the
-// same terms as ComputeIteration's (every other term of total_time is
-// >= 0); for a simulated schedule the bubble part is MinimumBubble at the
-// chunks' compute (core/schedule/simulate.h). 0 (no bound) for an uneven
-// stage layout, whose bubble is shortened. The strategy search uses it to
-// skip mappings that cannot rank (and so their simulations).
+// the flags that compare them): the compute of the step and its exposed TP
+// and re-communication time, the same terms as ComputeIteration's (every
+// other term of total_time is >= 0), and a bound on the pipeline bubble:
+// for a simulated schedule the bubble part is MinimumBubble at the
+// chunks' compute (core/schedule/simulate.h), else Calculon's closed form
+// at the block times without their PP and offload terms (an uneven stage
+// layout's reduction included). The strategy search uses it to skip
+// mappings that cannot rank (and so their simulations).
 double StepTimeLowerBound(const BlockFigures& block, const StepShape& step);
 
 // The most microbatches whose activations one stage holds at once (in

@@ -1,5 +1,6 @@
 #include "core/schedule/from_analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -103,8 +104,13 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
   const IterationFigures& figures = iteration.figures;
   out.simulated = true;
   out.simulated_total_time = SimulatedTotalTime(result, simulated->inputs);
+  // Calculon's bubble reduction (uneven stages) can take the whole bubble:
+  // with one block per chunk and p - 1 blocks missing, (p - 1) chunks of
+  // bubble less (p - 1) chunks. The simulation sums its chunk times in
+  // another order than the analysis, so the difference, 0 in exact
+  // arithmetic, may round below it.
   out.simulated_bubble_time =
-      result.bubble - figures.bubble_reduction_time;
+      std::max(0.0, result.bubble - figures.bubble_reduction_time);
   out.makespan = result.makespan;
   for (const StageFigures& stage : result.stages) {
     out.stage_idle_times.push_back(stage.idle);
@@ -117,7 +123,7 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
   }
   out.lineage.push_back(
       {"simulated_bubble_time",
-       "makespan - max(stage busy) - bubble_reduction_time",
+       "max(0, makespan - max(stage busy) - bubble_reduction_time)",
        {kName, [&] {
           std::vector<std::string> sources = stages;
           sources.push_back("iteration:bubble_reduction_time");

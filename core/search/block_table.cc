@@ -1,6 +1,7 @@
 #include "core/search/block_table.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <variant>
@@ -116,7 +117,7 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   return lowered;
 }
 
-BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
+BlockConfig BlockTable::Canonical(const BlockConfig& config) {
   BlockConfig out = config;
   if (config.context <= 1) out.context_exchange = ContextExchange::kRing;
   if (!model_.moe.has_value()) {
@@ -124,7 +125,24 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) const {
   } else if (out.expert_tensor == 0) {
     out.expert_tensor = config.tensor;
   }
-  if (!shares_vary_by_stage_) out.pipeline = 1;
+  if (!shares_vary_by_stage_) {
+    out.pipeline = 1;
+    return out;
+  }
+  // The lowering reads p only as the shares moe / per_stage and
+  // (per_stage - moe) / per_stage (lower.cc), which are the same doubles for
+  // the same reduced fraction.
+  auto [known, inserted] = share_pipeline_.try_emplace(config.pipeline, 0);
+  if (inserted) {
+    const int64_t per_stage = BlocksPerStage(model_.num_blocks, config.pipeline);
+    const int64_t moe = StageMoeBlocks(model_, config.pipeline);
+    const int64_t common = std::gcd(moe, per_stage);
+    known->second =
+        pipeline_of_share_
+            .try_emplace({moe / common, per_stage / common}, config.pipeline)
+            .first->second;
+  }
+  out.pipeline = known->second;
   return out;
 }
 

@@ -219,8 +219,9 @@ class BlockTable {
   // An empty entry for Find to fill: a released one, or a new one.
   Lowered& NextEntry();
   // The config as a key: the fields its lowering does not read at their
-  // defaults.
-  BlockConfig Canonical(const BlockConfig& config) const;
+  // defaults, and p (read only through the dense and MoE shares of the
+  // priced stage) as the first p Find saw with the same shares.
+  BlockConfig Canonical(const BlockConfig& config);
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
                                                const BlockNets& nets);
   // The stage's variant, made for `shard` when it was for another.
@@ -243,6 +244,10 @@ class BlockTable {
   std::optional<TypedProgram> program_;
   // Whether the dense and MoE shares of a block depend on p.
   bool shares_vary_by_stage_;
+  // With shares_vary_by_stage_: the representative p of each p seen, and of
+  // each share StageMoeBlocks / BlocksPerStage as a reduced fraction.
+  absl::flat_hash_map<int64_t, int64_t> share_pipeline_;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> pipeline_of_share_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   // The entries in use are the first lowered_used_; the rest are storage
   // that Clear() released, reused by NextEntry.

@@ -370,10 +370,10 @@ class Searcher {
   std::vector<int64_t> ContextDegrees(int64_t t) const;
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
   // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and dualpipe (v = 1), or
-  // dualpipe_v and zb_v (v = 2); a group whose shape fits no microbatch
-  // size is not made.
-  std::vector<std::optional<ScheduleKind>> Schedules(int64_t p,
-                                                     int64_t v) const;
+  // dualpipe_v and zb_v (v = 2), all with an even layout only; a group
+  // whose shape fits no microbatch size is not made.
+  std::vector<std::optional<ScheduleKind>> Schedules(int64_t p, int64_t v,
+                                                     bool even) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
   std::vector<std::pair<int64_t, int64_t>> ExpertDegrees(int64_t t,
                                                          int64_t ranks) const;
@@ -462,10 +462,11 @@ std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
   return out;
 }
 
-std::vector<std::optional<ScheduleKind>> Searcher::Schedules(int64_t p,
-                                                             int64_t v) const {
+std::vector<std::optional<ScheduleKind>> Searcher::Schedules(
+    int64_t p, int64_t v, bool even) const {
   std::vector<std::optional<ScheduleKind>> out = {std::nullopt};
-  if (!options_.every_schedule || p < 2) return out;
+  // The checker's rule: the simulated schedules price equal stages.
+  if (!options_.every_schedule || p < 2 || !even) return out;
   if (v == 1) {
     out.push_back(ScheduleKind::kGPipe);
     out.push_back(ScheduleKind::kZbH1);
@@ -512,12 +513,20 @@ std::vector<Group> Searcher::EnumerateGroups() {
     if (model_.hidden % t != 0 || model_.attn_heads % t != 0) continue;
     for (int64_t cp : ContextDegrees(t)) {
       const int64_t ranks = n / (t * cp);  // p * d
-      for (int64_t p : Divisors(std::min(ranks, blocks))) {
-        if (ranks % p != 0 || blocks % p != 0) continue;
+      // Calculon's p divide the blocks (the even layout); with
+      // --stage-layouts all, every p up to the block count does, those that
+      // do not divide it with the uneven layout (the adapter's
+      // ExecutionParts sets it): each stage priced with blocks_per_stage =
+      // ceil(blocks / p), v dividing that. The same increasing order.
+      for (int64_t p : Divisors(ranks)) {
+        if (p > blocks) break;
+        const bool even = blocks % p == 0;
+        if (!even && !options_.uneven_stages) continue;
         const int64_t d = ranks / p;
         if (d > options_.max_batch) continue;
         const std::vector<int64_t> interleavings =
-            p == 1 ? std::vector<int64_t>{1} : Divisors(blocks / p);
+            p == 1 ? std::vector<int64_t>{1}
+                   : Divisors(BlocksPerStage(blocks, p));
         for (int64_t v : interleavings) {
           Group base;
           base.t = t;
@@ -543,7 +552,7 @@ std::vector<Group> Searcher::EnumerateGroups() {
                         static_cast<double>(base.microbatch_sizes.size()) *
                         assignments;
           for (const std::optional<ScheduleKind>& schedule :
-               Schedules(p, v)) {
+               Schedules(p, v, even)) {
             Group with_schedule = base;
             with_schedule.schedule = schedule;
             if (schedule.has_value()) {
@@ -1066,6 +1075,7 @@ absl::StatusOr<SearchResult> Searcher::Run() {
   result_.dimensions.expert = model_.moe.has_value();
   result_.dimensions.sharding = options_.every_sharding;
   result_.dimensions.schedule = options_.every_schedule;
+  result_.dimensions.stage_layout = options_.uneven_stages;
   result_.work.schedule_simulations = schedule_memo_.simulations();
   return std::move(result_);
 }

@@ -87,6 +87,11 @@ struct SearchOptions {
   // (v = 1; dualpipe for even p, without DP overlap) and dualpipe_v and zb_v
   // (v = 2), for p > 1.
   bool every_schedule = false;
+  // --stage-layouts calculon|all: Calculon's pipeline degrees (p divides
+  // the block count: the even layout), or also every p up to the block
+  // count that does not, with the uneven layout (blocks_per_stage rounded
+  // up, Calculon's pricing of it) and Calculon's schedules only.
+  bool uneven_stages = false;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
@@ -123,6 +128,7 @@ struct ExtraDimensions {
   bool expert = false;    // the model has a mixture of experts
   bool sharding = false;  // --sharding all
   bool schedule = false;  // --schedules all
+  bool stage_layout = false;  // --stage-layouts all
 };
 
 // One ranked mapping with the figures Calculon's stats JSON prints.

@@ -76,7 +76,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
       "--precision", "--max-context", "--context-exchange", "--sharding",
-      "--schedules", "--app", "--system"};
+      "--schedules", "--stage-layouts", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--specs", "--exhaustive"};
@@ -201,6 +201,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
       ParseCalculonOrAll(flag, *value, &problems, &options.every_sharding);
     } else if (flag == "--schedules") {
       ParseCalculonOrAll(flag, *value, &problems, &options.every_schedule);
+    } else if (flag == "--stage-layouts") {
+      ParseCalculonOrAll(flag, *value, &problems, &options.uneven_stages);
     } else if (flag == "--fused-activation") {
       if (*value == "true") {
         options.fused_activation = {true};
@@ -270,6 +272,10 @@ nlohmann::json ExecutionJson(const TransformerModel& model,
     out["pipeline_schedule"] =
         PipelineScheduleName(program.pipeline().schedule);
   }
+  if (dimensions.stage_layout) {
+    out["pipeline_stage_layout"] =
+        StageLayoutName(program.pipeline().stage_layout);
+  }
   return out;
 }
 
@@ -315,6 +321,7 @@ std::string SearchResultText(const SearchResult& result) {
   if (extra.context) absl::StrAppendFormat(&out, " %5s %-10s", "cp", "cp_x");
   if (extra.expert) absl::StrAppendFormat(&out, " %4s %4s", "ep", "etp");
   if (extra.schedule) absl::StrAppendFormat(&out, " %-16s", "schedule");
+  if (extra.stage_layout) absl::StrAppendFormat(&out, " %-6s", "layout");
   absl::StrAppendFormat(
       &out, " %6s %4s %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9s %9s %6s\n",
       "batch", "mbs", "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl",
@@ -339,12 +346,18 @@ std::string SearchResultText(const SearchResult& result) {
                                                               x.expert_net},
                                                e.tensor));
     }
-    if (extra.schedule) {
+    if (extra.schedule || extra.stage_layout) {
       const MappingSpec spec = ExecutionSpec(result.model, result.system, e, x);
-      absl::StrAppendFormat(
-          &out, " %-16s",
-          PipelineScheduleName(std::get<TransformerTrainingMappingSpec>(spec)
-                                   .parallelism.pipeline.schedule));
+      const PipelineParallel& pipeline =
+          std::get<TransformerTrainingMappingSpec>(spec).parallelism.pipeline;
+      if (extra.schedule) {
+        absl::StrAppendFormat(&out, " %-16s",
+                              PipelineScheduleName(pipeline.schedule));
+      }
+      if (extra.stage_layout) {
+        absl::StrAppendFormat(&out, " %-6s",
+                              StageLayoutName(pipeline.stage_layout));
+      }
     }
     std::string nets =
         absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net);

@@ -226,9 +226,11 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
             std::vector<ContextExchange>{ContextExchange::kRing});
   EXPECT_FALSE(o->every_sharding);
   EXPECT_FALSE(o->every_schedule);
+  EXPECT_FALSE(o->uneven_stages);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "4", "--context-exchange",
-                        "all", "--sharding", "all", "--schedules", "all"});
+                        "all", "--sharding", "all", "--schedules", "all",
+                        "--stage-layouts", "all"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->max_context, 4);
   EXPECT_EQ(o->context_exchange,
@@ -236,23 +238,28 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
                                           ContextExchange::kAllGather}));
   EXPECT_TRUE(o->every_sharding);
   EXPECT_TRUE(o->every_schedule);
+  EXPECT_TRUE(o->uneven_stages);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--context-exchange=all_gather",
-                        "--sharding=calculon", "--schedules=calculon"});
+                        "--sharding=calculon", "--schedules=calculon",
+                        "--stage-layouts=calculon"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->context_exchange,
             std::vector<ContextExchange>{ContextExchange::kAllGather});
   EXPECT_FALSE(o->every_sharding);
   EXPECT_FALSE(o->every_schedule);
+  EXPECT_FALSE(o->uneven_stages);
   EXPECT_THAT(
       ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "0", "--context-exchange",
-                        "p2p", "--sharding", "zero3", "--schedules", "zb_h1"}),
+                        "p2p", "--sharding", "zero3", "--schedules", "zb_h1",
+                        "--stage-layouts", "uneven"}),
       FieldsAndCodesAre(ElementsAre(
           Pair("--max-context", ErrorCode::kOutOfRange),
           Pair("--context-exchange", ErrorCode::kUnknownChoice),
           Pair("--sharding", ErrorCode::kUnknownChoice),
-          Pair("--schedules", ErrorCode::kUnknownChoice))));
+          Pair("--schedules", ErrorCode::kUnknownChoice),
+          Pair("--stage-layouts", ErrorCode::kUnknownChoice))));
 }
 
 TEST(ParseSearchFlagsTest, SpecsNeedJson) {
@@ -268,7 +275,7 @@ TEST(ParseSearchFlagsTest, SpecsNeedJson) {
 }
 
 // A MoE model searched over every new dimension: the execution objects name
-// them (Calculon's 23 keys and 7 more), the table has their columns.
+// them (Calculon's 23 keys and 9 more), the table has their columns.
 TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   TransformerModel model = CalculonModel("small-moe", 256, 1024, 16, 16, 8, 64);
   model.mlp = MlpType::kGated;
@@ -284,6 +291,7 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   o.max_context = 2;
   o.every_sharding = true;
   o.every_schedule = true;
+  o.uneven_stages = true;
   absl::StatusOr<SearchResult> r =
       RunSearch(model, test_programs::A100System(), o);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -291,8 +299,9 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   const nlohmann::json json = SearchResultJsonValue(*r);
   for (size_t i = 0; i < r->top.size(); ++i) {
     const nlohmann::json& e = json["top"][i]["execution"];
-    EXPECT_EQ(e.size(), 23u + 8u);
+    EXPECT_EQ(e.size(), 23u + 9u);
     EXPECT_TRUE(e["pipeline_schedule"].is_string());
+    EXPECT_EQ(e["pipeline_stage_layout"], "even");  // 8 blocks, p <= 8
     const ExecutionExtras& x = r->top[i].execution_extras;
     EXPECT_EQ(e["context_par"], x.context);
     EXPECT_EQ(e["context_par_net"], x.context_net);
@@ -306,7 +315,8 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
     EXPECT_EQ(e["num_procs"], 8);
   }
   const std::string text = SearchResultText(*r);
-  for (const char* column : {" cp ", "cp_x", " ep ", " etp ", " schedule "}) {
+  for (const char* column :
+       {" cp ", "cp_x", " ep ", " etp ", " schedule ", " layout "}) {
     EXPECT_TRUE(absl::StrContains(text, column)) << column << "\n" << text;
   }
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 3);

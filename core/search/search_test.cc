@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -15,6 +16,7 @@
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
+#include "core/spec/spec_json.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
 
@@ -477,6 +479,60 @@ TEST(SearchTest, NewDimensionsRankAndMatchTheFullPipeline) {
   o.precision = PrecisionAccounting::kMegatronMixed;
   ExpectRankedMappingsMatchThePipeline(MoeModel(true, true), system, o);
   ExpectRankedMappingsMatchThePipeline(SmallModel(), system, o);
+}
+
+// --stage-layouts all on 9 blocks over 8 processors: p = 2, 4 and 8 do not
+// divide the blocks, so Calculon's space has p = 1 only. Every p is ranked
+// with the uneven layout and Calculon's schedules only; one mapping of each
+// p passes the checker and gives the full pipeline's figures bit for bit.
+// With the layer pattern, p = 4 and p = 8 price the same all-MoE stage, so
+// the block table lowers one block for both (BlockTable::Canonical): the
+// full pipeline on each p's spec proves the figures the same.
+TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
+  for (bool pattern : {false, true}) {
+    const TransformerModel model = test_models::WithExperts(
+        CalculonModel("nine", 256, 1024, 16, 16, 9, 64), 5000,
+        test_models::Experts(8, 2, 128, 0, pattern ? "011111111" : ""),
+        std::nullopt);
+    System system = test_programs::A100System();
+    SearchOptions o = Options(8, 16, 20000);
+    o.every_schedule = true;
+    absl::StatusOr<SearchResult> calculon = RunSearch(model, system, o);
+    ASSERT_TRUE(calculon.ok()) << calculon.status();
+    for (const RankedExecution& r : calculon->top) {
+      EXPECT_EQ(r.execution.pipeline, 1);
+    }
+    o.uneven_stages = true;
+    absl::StatusOr<SearchResult> result = RunSearch(model, system, o);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_TRUE(result->dimensions.stage_layout);
+    EXPECT_GT(result->total_executions, calculon->total_executions);
+    std::set<int64_t> checked;
+    for (const RankedExecution& r : result->top) {
+      const int64_t p = r.execution.pipeline;
+      if (p > 1) {
+        // The simulated schedules need equal stages.
+        EXPECT_FALSE(r.execution_extras.schedule.has_value());
+      }
+      if (!checked.insert(p).second) continue;
+      absl::StatusOr<TypedProgram> program = CheckSpec(
+          ExecutionSpec(model, system, r.execution, r.execution_extras));
+      ASSERT_TRUE(program.ok()) << program.status();
+      EXPECT_EQ(program->pipeline().stage_layout,
+                p > 1 ? StageLayout::kUneven : StageLayout::kEven);
+      absl::StatusOr<PipelineResult> full = RunPipeline(*program);
+      ASSERT_TRUE(full.ok()) << full.status() << SpecToJson(program->spec);
+      EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
+      EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
+      EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
+                full->memory.figures.max_stage_mem_tier1_req);
+      EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
+                full->memory.figures.weight_and_optimizer_bytes);
+    }
+    EXPECT_EQ(checked, (std::set<int64_t>{1, 2, 4, 8}));
+    o.top = 5;
+    ExpectExhaustiveEqualsPruned(model, system, o);
+  }
 }
 
 // TP overlap is not modelled with MoE or latent attention (the checker

@@ -393,6 +393,7 @@ try {
   await page.getByLabel('Context exchanges', {exact: true}).selectOption('all');
   await page.getByLabel('Data-parallel sharding', {exact: true}).selectOption('all');
   await page.getByLabel('Pipeline schedules', {exact: true}).selectOption('all');
+  await page.getByLabel('Pipeline degrees', {exact: true}).selectOption('all');
   await page.getByRole('button', {name: 'Search', exact: true}).click();
   await page.locator('#search-results button.load').first().waitFor({timeout: 60000});
   const app = JSON.parse(readFileSync(path.join(siteDir, 'presets/models/megatron-126M.json')));
@@ -405,7 +406,7 @@ try {
                      '--max-batch', '16', '--datatype', 'float16', '--top', '3',
                      '--fused-activation', 'true', '--precision', 'calculon',
                      '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
-                     '--schedules', 'all', '--json', '--specs');
+                     '--schedules', 'all', '--stage-layouts', 'all', '--json', '--specs');
   assert.equal(native.code, 0, native.stderr);
   const nativeSearch = JSON.parse(native.stdout);
   assert.match(await page.textContent('#search-status'),
@@ -420,6 +421,15 @@ try {
                (best.context_par > 1 ? ` ${best.context_par_exchange}` : ''), 'the cp column');
   assert.equal(cell('ZeRO'), best.data_par_sharding, 'the ZeRO column');
   assert.equal(cell('Schedule'), best.pipeline_schedule, 'the schedule column');
+  assert.equal(cell('Layout'), best.pipeline_stage_layout, 'the stage layout column');
+  // 12 blocks on 8 processors: p = 8 is tried only with uneven stages.
+  assert.ok(nativeSearch.total_executions >
+            JSON.parse(cli('search', '--app', appPath, '--system', sysPath, '--procs', '8',
+                           '--max-batch', '16', '--datatype', 'float16', '--top', '3',
+                           '--fused-activation', 'true', '--precision', 'calculon',
+                           '--max-context', '2', '--context-exchange', 'all',
+                           '--sharding', 'all', '--schedules', 'all', '--json').stdout)
+                .total_executions, 'uneven stages add mappings');
   await page.locator('#search-results button.load').first().click();
   await nextFrames(page);
   const loaded = structuredClone(nativeSearch.top[0].spec);
