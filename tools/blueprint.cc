@@ -577,7 +577,8 @@ const std::vector<Subcommand>& Subcommands() {
        "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
        "[--max-context N] [--context-exchange ring|all_gather|all] "
        "[--sharding calculon|all] [--schedules calculon|all] "
-       "[--stage-layouts calculon|all] [--exhaustive] [--json [--specs]]",
+       "[--stage-layouts calculon|all] [--threads N] [--exhaustive] "
+       "[--json [--specs]]",
        "every valid mapping of Calculon's search space, best first; APP is "
        "Calculon's application JSON or a spec/2 or spec/3 model object (GQA, "
        "gated MLP, vocabulary; mixture of experts: expert parallelism is "
@@ -587,8 +588,9 @@ const std::vector<Subcommand>& Subcommands() {
        "dualpipe_v and zb_v beside 1f1b and interleaved_1f1b (even stages); "
        "--stage-layouts all also every p that does not divide the blocks, "
        "with uneven stages (blocks per stage rounded up, 1f1b and "
-       "interleaved_1f1b); --specs adds each mapping's canonical spec to the "
-       "JSON",
+       "interleaved_1f1b); --threads N runs N workers (default: one per "
+       "core; the result is the same); --specs adds each mapping's canonical "
+       "spec to the JSON",
        &RunSearch},
       {{"validate"},
        "[--profile calculon|refined] [--without CORRECTION]... [--json] "

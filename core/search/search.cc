@@ -1,13 +1,19 @@
 #include "core/search/search.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
+#if !defined(__EMSCRIPTEN__)
+#include <thread>
+#endif
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -234,6 +240,29 @@ struct Ranked {
   StagedBlock block;
 };
 
+// A run of groups of one (t, cp), which share their blocks: the unit of
+// work a worker takes.
+struct GroupRun {
+  size_t first, end;  // groups [first, end)
+  double weight;
+};
+
+// What the workers of one search share: the runs, heaviest first, and the
+// next one to take; the caller's progress and cancel functions, which only
+// worker 0 (the caller's thread) calls; the weight each worker has done and
+// whether the search was cancelled.
+struct SharedProgress {
+  static constexpr int kMaxWorkers = SearchOptions::kMaxThreads;
+  std::vector<GroupRun> runs;
+  std::atomic<size_t> next_run{0};
+  ProgressFn progress;
+  CancelFn cancel;
+  double total = 0;  // the weight of every group
+  int workers = 1;
+  std::atomic<double> done[kMaxWorkers] = {};
+  std::atomic<bool> cancelled{false};
+};
+
 // The choices' spelling of a ZeRO stage (group 0: all d ranks).
 DataSharding ShardingOf(ShardingStage stage) {
   switch (stage) {
@@ -307,14 +336,15 @@ bool ExpertsAndLatentsSplit(const TransformerModel& model, int64_t t,
 
 class Searcher {
  public:
+  // Worker `worker` of a search whose workers share `shared`.
   Searcher(const TransformerModel& model, const System& system,
-           const SearchOptions& options, ProgressFn progress, CancelFn cancel)
+           const SearchOptions& options, SharedProgress* shared, int worker)
       : model_(model),
         accounted_(AccountedModelOf(model)),
         system_(system),
         options_(options),
-        progress_(std::move(progress)),
-        cancel_(std::move(cancel)),
+        shared_(shared),
+        worker_(worker),
         blocks_(model, system, options.datatype, options.precision),
         top_(static_cast<size_t>(options.top)),
         tp_overlap_modelled_(!model.moe.has_value() &&
@@ -329,7 +359,14 @@ class Searcher {
     candidates_.reserve(nets);
   }
 
-  absl::StatusOr<SearchResult> Run();
+  // The groups of the space, in enumeration order (their choice lists
+  // live in this searcher).
+  std::vector<Group> EnumerateGroups();
+  // Takes the shared runs of `groups` one at a time until none is left.
+  absl::Status RunGroups(const std::vector<Group>& groups);
+  // The workers' counts and rankings merged, the best `top` with their
+  // figures.
+  static SearchResult Merge(std::vector<std::unique_ptr<Searcher>>& workers);
 
  private:
   // The network-tier assignments of one group, in enumeration order
@@ -365,7 +402,6 @@ class Searcher {
     std::vector<TierPrefix> prefixes;  // in enumeration order
   };
 
-  std::vector<Group> EnumerateGroups();
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
@@ -389,7 +425,11 @@ class Searcher {
   void DataCandidates(const GroupState& gs, const TierPrefix& prefix,
                       bool bounded, double step_time_without_dp,
                       double batch);
-  absl::Status RunGroup(const Group& group, double done, double total);
+  absl::Status RunGroup(const Group& group, double done);
+  // Whether the search was cancelled (worker 0 polls the caller's cancel).
+  bool Cancelled();
+  // This worker has done `done` of the weight; worker 0 reports the sum.
+  void ReportProgress(double done);
   CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
   ExecutionExtras Extras(const Group& g, const Choice& c) const;
   BlockConfig ConfigOf(const Group& g, const Choice& c, int64_t b) const;
@@ -419,8 +459,10 @@ class Searcher {
   const AccountedModel accounted_;  // AccountedModelOf(model_)
   const System& system_;
   const SearchOptions& options_;
-  ProgressFn progress_;
-  CancelFn cancel_;
+  SharedProgress* shared_;
+  int worker_;
+  uint64_t group_index_ = 0;  // of the group being run
+  uint64_t offers_ = 0;
   BlockTable blocks_;
   TopN<Ranked> top_;
   SearchResult result_;
@@ -728,8 +770,11 @@ BlockConfig Searcher::ConfigOf(const Group& g, const Choice& c,
 void Searcher::Offer(double rate, const CalculonExecution& e,
                      const ExecutionExtras& x, const Assignment& a,
                      const StagedBlock& block) {
-  if (!top_.Admits(rate)) return;
-  Ranked& slot = top_.Insert(rate);
+  // Ties rank in enumeration order: by group, then as offered (a group's
+  // offers come in enumeration order).
+  const TopN<Ranked>::Key key{group_index_, offers_++};
+  if (!top_.Admits(rate, key)) return;
+  Ranked& slot = top_.Insert(rate, key);
   slot.execution = e;
   slot.execution.tensor_net = a.tn;
   slot.execution.pipeline_net = a.pn;
@@ -991,7 +1036,30 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
   return absl::OkStatus();
 }
 
-absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
+bool Searcher::Cancelled() {
+  if (shared_->cancelled.load(std::memory_order_relaxed)) return true;
+  if (worker_ == 0 && shared_->cancel && shared_->cancel()) {
+    shared_->cancelled.store(true, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+void Searcher::ReportProgress(double done) {
+  shared_->done[worker_].store(done, std::memory_order_relaxed);
+  if (worker_ != 0 || !shared_->progress || shared_->total <= 0) return;
+  double all = 0;
+  for (int w = 0; w < shared_->workers; ++w) {
+    all += shared_->done[w].load(std::memory_order_relaxed);
+  }
+  const double fraction = all / shared_->total;
+  if (fraction - last_progress_ >= 1e-3) {
+    last_progress_ = fraction;
+    shared_->progress(std::min(fraction, 1.0));
+  }
+}
+
+absl::Status Searcher::RunGroup(const Group& g, double done) {
   const GroupState gs = StartGroup(g);
   const std::vector<Choice>& choices = g.choices->choices;
   const size_t sizes = g.microbatch_sizes.size();
@@ -1002,7 +1070,7 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
   for (size_t i = 0; i < choices.size(); ++i) {
-    if (cancel_ && cancel_()) return absl::CancelledError("search cancelled");
+    if (Cancelled()) return absl::CancelledError("search cancelled");
     const Choice& c = choices[i];
     // The spec parts of the choice, built once: only the microbatch size
     // varies below, and the tiers are moved per assignment (SetStepNetworks).
@@ -1024,60 +1092,90 @@ absl::Status Searcher::RunGroup(const Group& g, double done, double total) {
               : EvaluatePruned(gs, i, j, shard, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
-    if (progress_ && total > 0) {
-      const double fraction =
-          (done + per_choice * static_cast<double>(i + 1)) / total;
-      if (fraction - last_progress_ >= 1e-3) {
-        last_progress_ = fraction;
-        progress_(std::min(fraction, 1.0));
-      }
+    ReportProgress(done + per_choice * static_cast<double>(i + 1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Searcher::RunGroups(const std::vector<Group>& groups) {
+  double done = 0;
+  for (;;) {
+    const size_t r =
+        shared_->next_run.fetch_add(1, std::memory_order_relaxed);
+    if (r >= shared_->runs.size()) break;
+    // No block is shared across t or cp.
+    blocks_.Clear();
+    const GroupRun& run = shared_->runs[r];
+    for (size_t index = run.first; index < run.end; ++index) {
+      group_index_ = index;
+      BP_RETURN_IF_ERROR(RunGroup(groups[index], done));
+      done += groups[index].weight;
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<SearchResult> Searcher::Run() {
-  const std::vector<Group> groups = EnumerateGroups();
-  double total = 0;
-  for (const Group& g : groups) total += g.weight;
-  double done = 0;
-  int64_t current_t = 0, current_cp = 0;
-  for (const Group& g : groups) {
-    // No block is shared across t or cp: keep the table to one (t, cp) at
-    // a time.
-    if (g.t != current_t || g.cp != current_cp) {
-      blocks_.Clear();
-      current_t = g.t;
-      current_cp = g.cp;
+SearchResult Searcher::Merge(
+    std::vector<std::unique_ptr<Searcher>>& workers) {
+  Searcher& first = *workers.front();
+  SearchResult result;
+  // Every worker's ranking, best first and in enumeration order among equal
+  // rates, as one worker would rank them all: a mapping a worker did not
+  // keep had `top` better ones, or equal ones before it, so it would not
+  // rank here either; and the bounds skip only mappings strictly worse than
+  // a worker's last kept one (kBoundSlack).
+  struct Candidate {
+    double rate;
+    TopN<Ranked>::Key key;
+    const Ranked* ranked;
+  };
+  std::vector<Candidate> ranked;
+  for (const std::unique_ptr<Searcher>& w : workers) {
+    const SearchResult& r = w->result_;
+    result.total_executions += r.total_executions;
+    result.good_executions += r.good_executions;
+    result.bad_executions += r.bad_executions;
+    SearchWork& work = result.work;
+    work.memory_evaluations += r.work.memory_evaluations;
+    work.iteration_evaluations += r.work.iteration_evaluations;
+    work.tier_pairs_examined += r.work.tier_pairs_examined;
+    work.tier_triples_examined += r.work.tier_triples_examined;
+    work.step_time_bounds += r.work.step_time_bounds;
+    work.blocks_lowered += w->blocks_.blocks_lowered();
+    work.blocks_planned += w->blocks_.blocks_planned();
+    work.blocks_resharded += w->blocks_.blocks_resharded();
+    work.schedule_simulations += w->schedule_memo_.simulations();
+    for (size_t i = 0; i < w->top_.size(); ++i) {
+      ranked.push_back({w->top_.score(i), w->top_.key(i), &w->top_.entry(i)});
     }
-    BP_RETURN_IF_ERROR(RunGroup(g, done, total));
-    done += g.weight;
   }
-  if (progress_) progress_(1.0);
-
-  for (size_t i = 0; i < top_.size(); ++i) {
-    const Ranked& r = top_.entry(i);
+  std::sort(ranked.begin(), ranked.end(),
+            [](const Candidate& a, const Candidate& b) {
+              if (a.rate != b.rate) return a.rate > b.rate;
+              return a.key < b.key;
+            });
+  const size_t kept =
+      std::min(ranked.size(), static_cast<size_t>(first.options_.top));
+  for (size_t i = 0; i < kept; ++i) {
+    const Ranked& r = *ranked[i].ranked;
     RankedExecution out;
     out.execution = r.execution;
     out.execution_extras = r.execution_extras;
     out.block = r.block.block;
     out.extras = r.block.extras;
-    const StepShape step = ExecutionStepShape(model_, system_, r.execution,
-                                              r.execution_extras);
+    const StepShape step = ExecutionStepShape(
+        first.model_, first.system_, r.execution, r.execution_extras);
     ComputeIteration(out.block, out.extras, step, out.iteration);
     ComputeMemory(out.block, out.extras, step, out.memory);
-    result_.top.push_back(out);
+    result.top.push_back(out);
   }
-  result_.work.blocks_lowered = blocks_.blocks_lowered();
-  result_.work.blocks_planned = blocks_.blocks_planned();
-  result_.work.blocks_resharded = blocks_.blocks_resharded();
-  result_.dimensions.context = options_.max_context > 1;
-  result_.dimensions.expert = model_.moe.has_value();
-  result_.dimensions.sharding = options_.every_sharding;
-  result_.dimensions.schedule = options_.every_schedule;
-  result_.dimensions.stage_layout = options_.uneven_stages;
-  result_.work.schedule_simulations = schedule_memo_.simulations();
-  return std::move(result_);
+  const SearchOptions& options = first.options_;
+  result.dimensions.context = options.max_context > 1;
+  result.dimensions.expert = first.model_.moe.has_value();
+  result.dimensions.sharding = options.every_sharding;
+  result.dimensions.schedule = options.every_schedule;
+  result.dimensions.stage_layout = options.uneven_stages;
+  return result;
 }
 
 // Options, model and system problems, one per line. The model and system are
@@ -1098,6 +1196,14 @@ absl::Status ValidateInputs(const TransformerModel& model,
                         absl::StrCat("--max-batch (", options.max_batch,
                                      ") must be between 1 and ", kMaxBatch),
                         ErrorCode::kOutOfRange});
+  }
+  if (options.threads < 0 || options.threads > SearchOptions::kMaxThreads) {
+    problems.push_back(
+        {"--threads",
+         absl::StrCat("--threads (", options.threads,
+                      ") must be between 1 and ", SearchOptions::kMaxThreads,
+                      ", or 0 for the machine's cores"),
+         ErrorCode::kOutOfRange});
   }
   if (options.top < 1) {
     problems.push_back(
@@ -1171,18 +1277,99 @@ StepShape ExecutionStepShape(const TransformerModel& model,
                      AccountedModelOf(model), extras.schedule);
 }
 
+namespace {
+
+// The workers a search runs on: --threads, or (0) the machine's cores; one
+// in WebAssembly, which is built without threads.
+int SearchThreads(const SearchOptions& options) {
+#if defined(__EMSCRIPTEN__)
+  (void)options;
+  return 1;
+#else
+  int64_t threads = options.threads;
+  if (threads <= 0) {
+    threads = static_cast<int64_t>(std::thread::hardware_concurrency());
+  }
+  return static_cast<int>(
+      std::clamp<int64_t>(threads, 1, SharedProgress::kMaxWorkers));
+#endif
+}
+
+// The runs of groups of one (t, cp), heaviest first (the first of equal
+// ones), so that the workers, which take them in this order, finish
+// together.
+std::vector<GroupRun> GroupRuns(const std::vector<Group>& groups) {
+  std::vector<GroupRun> runs;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (runs.empty() || groups[i].t != groups[runs.back().first].t ||
+        groups[i].cp != groups[runs.back().first].cp) {
+      runs.push_back({i, i, 0});
+    }
+    runs.back().end = i + 1;
+    runs.back().weight += groups[i].weight;
+  }
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const GroupRun& a, const GroupRun& b) {
+                     return a.weight > b.weight;
+                   });
+  return runs;
+}
+
+// Runs work(0) on this thread and work(1..workers-1) on their own.
+void RunWorkers(int workers, const std::function<void(int)>& work) {
+#if defined(__EMSCRIPTEN__)
+  for (int w = 0; w < workers; ++w) work(w);
+#else
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (std::thread& thread : threads) thread.join();
+#endif
+}
+
+}  // namespace
+
 absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        const System& system,
                                        const SearchOptions& options,
                                        ProgressFn progress, CancelFn cancel) {
   BP_RETURN_IF_ERROR(ValidateInputs(model, system, options));
-  absl::StatusOr<SearchResult> result =
-      Searcher(model, system, options, std::move(progress), std::move(cancel))
-          .Run();
-  if (result.ok()) {
-    result->model = model;
-    result->system = system;
+  SharedProgress shared;
+  shared.progress = std::move(progress);
+  shared.cancel = std::move(cancel);
+  std::vector<std::unique_ptr<Searcher>> workers;
+  workers.push_back(
+      std::make_unique<Searcher>(model, system, options, &shared, 0));
+  const std::vector<Group> groups = workers.front()->EnumerateGroups();
+  for (const Group& g : groups) shared.total += g.weight;
+  shared.runs = GroupRuns(groups);
+  shared.workers = static_cast<int>(std::max<size_t>(
+      1, std::min(shared.runs.size(),
+                  static_cast<size_t>(SearchThreads(options)))));
+  for (int w = 1; w < shared.workers; ++w) {
+    workers.push_back(
+        std::make_unique<Searcher>(model, system, options, &shared, w));
   }
+  std::vector<absl::Status> statuses(static_cast<size_t>(shared.workers));
+  RunWorkers(shared.workers, [&](int w) {
+    statuses[static_cast<size_t>(w)] =
+        workers[static_cast<size_t>(w)]->RunGroups(groups);
+    // A failed worker stops the others.
+    if (!statuses[static_cast<size_t>(w)].ok()) {
+      shared.cancelled.store(true, std::memory_order_relaxed);
+    }
+  });
+  // The first failure other than a cancellation it caused, else that.
+  for (const absl::Status& status : statuses) {
+    if (!status.ok() && !absl::IsCancelled(status)) return status;
+  }
+  for (const absl::Status& status : statuses) {
+    if (!status.ok()) return status;
+  }
+  if (shared.progress) shared.progress(1.0);
+  SearchResult result = Searcher::Merge(workers);
+  result.model = model;
+  result.system = system;
   return result;
 }
 

@@ -92,6 +92,13 @@ struct SearchOptions {
   // count that does not, with the uneven layout (blocks_per_stage rounded
   // up, Calculon's pricing of it) and Calculon's schedules only.
   bool uneven_stages = false;
+  // --threads N (1..kMaxThreads): the worker threads; 0, the default: the
+  // machine's cores, at most kMaxThreads. Always 1 in WebAssembly. The
+  // result does not depend on it: each worker takes whole runs of groups of
+  // one (t, cp) and the rankings merge in enumeration order; the work
+  // counters do (each worker prunes by its own ranking).
+  static constexpr int64_t kMaxThreads = 64;
+  int64_t threads = 0;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.

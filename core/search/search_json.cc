@@ -76,7 +76,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
       "--precision", "--max-context", "--context-exchange", "--sharding",
-      "--schedules", "--stage-layouts", "--app", "--system"};
+      "--schedules", "--stage-layouts", "--threads", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--specs", "--exhaustive"};
@@ -178,6 +178,9 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
                  ", got ", QuoteExcerpt(*value)),
              ErrorCode::kUnknownChoice});
       }
+    } else if (flag == "--threads") {
+      ParsePositive(flag, *value, SearchOptions::kMaxThreads, &problems,
+                    &options.threads);
     } else if (flag == "--max-context") {
       ParsePositive(flag, *value, int64_t{1} << 31, &problems,
                     &options.max_context);

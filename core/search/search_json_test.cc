@@ -227,10 +227,11 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
   EXPECT_FALSE(o->every_sharding);
   EXPECT_FALSE(o->every_schedule);
   EXPECT_FALSE(o->uneven_stages);
+  EXPECT_EQ(o->threads, 0);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "4", "--context-exchange",
                         "all", "--sharding", "all", "--schedules", "all",
-                        "--stage-layouts", "all"});
+                        "--stage-layouts", "all", "--threads", "3"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->max_context, 4);
   EXPECT_EQ(o->context_exchange,
@@ -239,6 +240,7 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
   EXPECT_TRUE(o->every_sharding);
   EXPECT_TRUE(o->every_schedule);
   EXPECT_TRUE(o->uneven_stages);
+  EXPECT_EQ(o->threads, 3);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--context-exchange=all_gather",
                         "--sharding=calculon", "--schedules=calculon",
@@ -253,13 +255,14 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
       ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "0", "--context-exchange",
                         "p2p", "--sharding", "zero3", "--schedules", "zb_h1",
-                        "--stage-layouts", "uneven"}),
+                        "--stage-layouts", "uneven", "--threads", "0"}),
       FieldsAndCodesAre(ElementsAre(
           Pair("--max-context", ErrorCode::kOutOfRange),
           Pair("--context-exchange", ErrorCode::kUnknownChoice),
           Pair("--sharding", ErrorCode::kUnknownChoice),
           Pair("--schedules", ErrorCode::kUnknownChoice),
-          Pair("--stage-layouts", ErrorCode::kUnknownChoice))));
+          Pair("--stage-layouts", ErrorCode::kUnknownChoice),
+          Pair("--threads", ErrorCode::kOutOfRange))));
 }
 
 TEST(ParseSearchFlagsTest, SpecsNeedJson) {

@@ -535,6 +535,29 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
   }
 }
 
+// The workers split the space by (t, cp) and take the heaviest runs first;
+// the result is the single-threaded one, ties (many equal rates here: the
+// offload variants of a mapping) in enumeration order, for any number of
+// threads and any top size.
+TEST(SearchTest, ThreadsDoNotChangeTheResult) {
+  const System system = test_programs::A100System();
+  for (const TransformerModel& model : {SmallModel(), MoeModel(true, false)}) {
+    for (int top : {1, 7, 500}) {
+      SearchOptions o = EveryDimension(8, 8, top);
+      o.threads = 1;
+      absl::StatusOr<SearchResult> one = RunSearch(model, system, o);
+      ASSERT_TRUE(one.ok()) << one.status();
+      for (int64_t threads : {2, 3, 5}) {
+        o.threads = threads;
+        absl::StatusOr<SearchResult> many = RunSearch(model, system, o);
+        ASSERT_TRUE(many.ok()) << many.status();
+        EXPECT_EQ(Observable(*many), Observable(*one))
+            << threads << " threads, top " << top;
+      }
+    }
+  }
+}
+
 // TP overlap is not modelled with MoE or latent attention (the checker
 // rejects it): never tried for those models, so allowing it changes
 // nothing.

@@ -1,6 +1,7 @@
 #include "core/search/top_n.h"
 
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -40,6 +41,28 @@ TEST(TopNTest, EqualScoresKeepOfferOrder) {
   EXPECT_EQ(top.entry(0), "better");
   EXPECT_EQ(top.entry(1), "first");
   EXPECT_EQ(top.entry(2), "second");
+}
+
+// Keyed entries may come out of key order (the search's workers take runs
+// of groups heaviest first): equal scores rank by key, and an equal score
+// with a smaller key displaces the last one.
+TEST(TopNTest, EqualScoresRankByKey) {
+  TopN<std::string> top(3);
+  const std::pair<TopN<std::string>::Key, const char*> offers[] = {
+      {{5, 0}, "g5"}, {{7, 1}, "g7"}, {{2, 2}, "g2 a"}, {{2, 3}, "g2 b"},
+      {{9, 4}, "g9"}};
+  for (const auto& [key, name] : offers) {
+    if (top.Admits(2.0, key)) top.Insert(2.0, key) = name;
+  }
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top.entry(0), "g2 a");
+  EXPECT_EQ(top.entry(1), "g2 b");
+  EXPECT_EQ(top.entry(2), "g5");
+  EXPECT_EQ(top.key(2), (TopN<std::string>::Key{5, 0}));
+  EXPECT_FALSE(top.Admits(2.0, {5, 1}));
+  EXPECT_TRUE(top.Admits(2.0, {4, 9}));
+  EXPECT_FALSE(top.Admits(2.0));  // no key: after every kept one
+  EXPECT_TRUE(top.Admits(2.5, {99, 0}));
 }
 
 TEST(TopNTest, CapacityOne) {
