@@ -57,18 +57,20 @@ std::vector<int64_t> Divisors(int64_t x) {
 }
 
 // MakeStepShape of the training spec with these parts (calculon.h
-// TrainingPartsOf), its values derived as the checker derives them, and the
-// simulated schedule they hold (`schedule`, the extras' or the group's: the
-// spec's pipeline.schedule is made from it, so it is not derived again per
+// TrainingPartsOf), with `derived`, their values derived as the checker
+// derives them at any microbatch size (so once per choice: only the
+// microbatch count depends on it, set here), and the simulated schedule
+// they hold (`schedule`, the extras' or the group's: the spec's
+// pipeline.schedule is made from it, so it is not derived again per
 // mapping).
-StepShape StepShapeOf(const TransformerModel& model, const System& system,
+StepShape StepShapeOf(DerivedValues derived, const TransformerModel& model,
+                      const System& system,
                       const CalculonTrainingParts& parts,
                       const AccountedModel& accounted,
                       std::optional<ScheduleKind> schedule) {
-  StepShape step =
-      MakeStepShape(DeriveTrainingValues(model, parts.parallelism,
-                                         parts.batch, parts.options),
-                    model, system, parts.batch, parts.options, accounted);
+  SetMicrobatchSize(derived, parts.batch.microbatch_size);
+  StepShape step = MakeStepShape(derived, model, system, parts.batch,
+                                 parts.options, accounted);
   step.simulated_schedule = schedule;
   return step;
 }
@@ -442,14 +444,17 @@ class Searcher {
   }
   // Both count the executions of one (choice, microbatch size) and offer the
   // valid ones to the ranking. `parts` are the choice's spec parts
-  // (ExecutionParts), whose microbatch size they set; `shard` is the
-  // choice's block shard. EvaluatePruned takes the choice's index in the
-  // group's list and the microbatch size's in microbatch_sizes.
+  // (ExecutionParts), whose microbatch size they set, `derived` their
+  // derived values (at any microbatch size) and `shard` the choice's block
+  // shard. EvaluatePruned takes the choice's index in the group's list and
+  // the microbatch size's in microbatch_sizes.
   absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
                               size_t microbatch, const BlockShard& shard,
+                              const DerivedValues& derived,
                               CalculonTrainingParts& parts);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   size_t microbatch, const BlockShard& shard,
+                                  const DerivedValues& derived,
                                   CalculonTrainingParts& parts);
   void Offer(double rate, const CalculonExecution& e,
              const ExecutionExtras& x, const Assignment& a,
@@ -804,6 +809,7 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
                                       size_t microbatch,
                                       const BlockShard& shard,
+                                      const DerivedValues& derived,
                                       CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   const ChoiceList& list = *g.choices;
@@ -831,7 +837,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   }
   parts.batch.microbatch_size = b;
   StepShape step =
-      StepShapeOf(model_, system_, parts, accounted_, g.schedule);
+      StepShapeOf(derived, model_, system_, parts, accounted_, g.schedule);
   step.schedule_memo = &schedule_memo_;
   if (verdict == Verdict::kUnknown) {
     // The memory figures read footprints only: the block need not be
@@ -983,6 +989,7 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
 absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                           size_t microbatch,
                                           const BlockShard& shard,
+                                          const DerivedValues& derived,
                                           CalculonTrainingParts& parts) {
   const Group& g = *gs.group;
   const int64_t b = g.microbatch_sizes[microbatch];
@@ -1013,7 +1020,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
                               blocks_.Get(config, NetsOf(g, tn, cn), shard));
           if (!shaped) {
             parts.batch.microbatch_size = b;
-            step = StepShapeOf(model_, system_, parts, accounted_,
+            step = StepShapeOf(derived, model_, system_, parts, accounted_,
                                g.schedule);
             step.schedule_memo = &schedule_memo_;
             shaped = true;
@@ -1081,15 +1088,17 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
     ExecutionExtras x = Extras(g, c);
     x.context_net = gs.first_valid.cn;
     CalculonTrainingParts parts = ExecutionParts(e, x, model_);
-    // The shard does not depend on the microbatch size.
-    const BlockShard shard = BlockShardOf(DeriveTrainingValues(
-        model_, parts.parallelism, parts.batch, parts.options));
+    // The derived values and the shard depend on the microbatch size only
+    // through the microbatch count (StepShapeOf sets it).
+    const DerivedValues derived = DeriveTrainingValues(
+        model_, parts.parallelism, parts.batch, parts.options);
+    const BlockShard shard = BlockShardOf(derived);
     for (size_t j = 0; j < sizes; ++j) {
       const int64_t good_before = result_.good_executions;
       BP_RETURN_IF_ERROR(
           options_.exhaustive
-              ? EvaluateExhaustive(gs, c, j, shard, parts)
-              : EvaluatePruned(gs, i, j, shard, parts));
+              ? EvaluateExhaustive(gs, c, j, shard, derived, parts)
+              : EvaluatePruned(gs, i, j, shard, derived, parts));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     ReportProgress(done + per_choice * static_cast<double>(i + 1));
@@ -1273,8 +1282,11 @@ TypedProgram ExecutionProgram(const TransformerModel& model,
 StepShape ExecutionStepShape(const TransformerModel& model,
                              const System& system, const CalculonExecution& e,
                              const ExecutionExtras& extras) {
-  return StepShapeOf(model, system, ExecutionParts(e, extras, model),
-                     AccountedModelOf(model), extras.schedule);
+  const CalculonTrainingParts parts = ExecutionParts(e, extras, model);
+  return StepShapeOf(DeriveTrainingValues(model, parts.parallelism,
+                                          parts.batch, parts.options),
+                     model, system, parts, AccountedModelOf(model),
+                     extras.schedule);
 }
 
 namespace {

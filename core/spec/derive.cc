@@ -27,7 +27,7 @@ DerivedValues Derive(const SpecView& s) {
   const int64_t cp = s.context != nullptr ? s.context->degree : 1;
   dv.world_size = t * cp * p * d;
   dv.local_batch = s.batch->global_batch_size / d;
-  dv.microbatches = dv.local_batch / s.batch->microbatch_size;
+  SetMicrobatchSize(dv, s.batch->microbatch_size);
   dv.blocks_per_stage = BlocksPerStage(nb, p);
   dv.blocks_per_chunk = dv.blocks_per_stage / dv.virtual_stages;
   // Two stages per rank where the concrete schedule says so (dualpipe).

@@ -136,6 +136,13 @@ DerivedValues DeriveTrainingValues(
     const TransformerTrainingParallelism& parallelism, const Batch& batch,
     const ExecutionOptions& options);
 
+// SetMicrobatchSize: `derived` of a spec given another microbatch size;
+// only the microbatch count depends on it (Derive calls it too).
+inline void SetMicrobatchSize(DerivedValues& derived,
+                              int64_t microbatch_size) {
+  derived.microbatches = derived.local_batch / microbatch_size;
+}
+
 // DeriveValues: the derived values of a spec of either kind.
 DerivedValues DeriveValues(const MappingSpec& spec);
 
