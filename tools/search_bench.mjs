@@ -59,6 +59,16 @@ const cases = [
     runs: 2,
     prunedOnly: true,
   },
+  {
+    name: 'qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule, uneven stages',
+    model: 'qwen3-235B-A22B.model.json',
+    system: 'h100_80g_nvl8.json',
+    args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
+           '--max-context', '8', '--sharding', 'all', '--schedules', 'all',
+           '--stage-layouts', 'all'],
+    runs: 1,
+    prunedOnly: true,
+  },
 ];
 
 const entry = path.resolve(packageDir, 'blueprinting.mjs');

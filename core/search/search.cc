@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -242,6 +243,8 @@ struct Ranked {
   StagedBlock block;
 };
 
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 // A run of groups of one (t, cp), which share their blocks: the unit of
 // work a worker takes.
 struct GroupRun {
@@ -261,8 +264,15 @@ struct SharedProgress {
   CancelFn cancel;
   double total = 0;  // the weight of every group
   int workers = 1;
-  std::atomic<double> done[kMaxWorkers] = {};
-  std::atomic<bool> cancelled{false};
+  // Each on its own cache line: workers write them as they go.
+  struct alignas(64) Done {
+    std::atomic<double> weight{0};
+  };
+  Done done[kMaxWorkers];
+  alignas(64) std::atomic<bool> cancelled{false};
+  // The best last kept rate of a worker whose ranking is full (-inf: none
+  // is): `top` mappings reach it.
+  alignas(64) std::atomic<double> threshold{-kInfinity};
 };
 
 // The choices' spelling of a ZeRO stage (group 0: all d ranks).
@@ -430,6 +440,15 @@ class Searcher {
   absl::Status RunGroup(const Group& group, double done);
   // Whether the search was cancelled (worker 0 polls the caller's cancel).
   bool Cancelled();
+  // Whether some worker has kept `top` mappings; then threshold_ is the
+  // best last kept rate of any worker, which `top` mappings reach: a
+  // mapping whose bound is at most it cannot rank (the bounds are strict,
+  // kBoundSlack).
+  bool Ranking() {
+    threshold_ = std::max(threshold_,
+                          shared_->threshold.load(std::memory_order_relaxed));
+    return threshold_ > -kInfinity;
+  }
   // This worker has done `done` of the weight; worker 0 reports the sum.
   void ReportProgress(double done);
   CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
@@ -466,6 +485,7 @@ class Searcher {
   const SearchOptions& options_;
   SharedProgress* shared_;
   int worker_;
+  double threshold_ = -kInfinity;  // see Ranking()
   uint64_t group_index_ = 0;  // of the group being run
   uint64_t offers_ = 0;
   BlockTable blocks_;
@@ -780,6 +800,14 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
   const TopN<Ranked>::Key key{group_index_, offers_++};
   if (!top_.Admits(rate, key)) return;
   Ranked& slot = top_.Insert(rate, key);
+  if (top_.full() && top_.worst_score() > threshold_) {
+    threshold_ = top_.worst_score();
+    double shared = shared_->threshold.load(std::memory_order_relaxed);
+    while (shared < threshold_ &&
+           !shared_->threshold.compare_exchange_weak(
+               shared, threshold_, std::memory_order_relaxed)) {
+    }
+  }
   slot.execution = e;
   slot.execution.tensor_net = a.tn;
   slot.execution.pipeline_net = a.pn;
@@ -874,10 +902,10 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
           block, blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), shard));
       ruled_out = false;
       dp_bounds_ready = false;
-      if (top_.full()) {
+      if (Ranking()) {
         const double bound = StepTimeLowerBound(block->block, step);
         const double best_rate = batch / (bound * (1 - kBoundSlack));
-        ruled_out = best_rate <= top_.worst_score();
+        ruled_out = best_rate <= threshold_;
       }
     }
     if (ruled_out) continue;
@@ -887,7 +915,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
     // A few data tiers are evaluated as they come; bounding them would cost
     // about as much (with Calculon's systems of 2 or 3 tiers, always so).
-    const bool bounded = top_.full() && prefix.valid > kDirectDataTiers;
+    const bool bounded = Ranking() && prefix.valid > kDirectDataTiers;
     double without_dp = 0;
     if (bounded) {
       // The iteration without DP: d = 1 (step.data_net stays a valid tier).
@@ -898,7 +926,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       ++result_.work.step_time_bounds;
       without_dp = iteration.total_time;
       const double best_rate = batch / (without_dp * (1 - kBoundSlack));
-      if (best_rate <= top_.worst_score()) continue;
+      if (best_rate <= threshold_) continue;
       if (!dp_bounds_ready) {
         // Per data tier, a lower bound on dp_comm_exposed_time that holds
         // whatever the pipeline tier and whether the data tier is also the
@@ -962,7 +990,7 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
     if (bounded && gs.data_tier_holds[static_cast<size_t>(dn)]) {
       const double total =
           without_dp + dp_time_bound_[static_cast<size_t>(dn)];
-      if (batch / (total * (1 - kBoundSlack)) <= top_.worst_score()) continue;
+      if (batch / (total * (1 - kBoundSlack)) <= threshold_) continue;
     }
     candidates_.push_back(dn);
   }
@@ -975,7 +1003,7 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
       if (bounded) {
         const double total =
             without_dp + dp_time_bound_[static_cast<size_t>(dn)];
-        if (batch / (total * (1 - kBoundSlack)) <= top_.worst_score()) break;
+        if (batch / (total * (1 - kBoundSlack)) <= threshold_) break;
       }
       if (std::find(same, same + used, dn) != same + used) continue;
       candidates_.push_back(dn);
@@ -1053,11 +1081,11 @@ bool Searcher::Cancelled() {
 }
 
 void Searcher::ReportProgress(double done) {
-  shared_->done[worker_].store(done, std::memory_order_relaxed);
+  shared_->done[worker_].weight.store(done, std::memory_order_relaxed);
   if (worker_ != 0 || !shared_->progress || shared_->total <= 0) return;
   double all = 0;
   for (int w = 0; w < shared_->workers; ++w) {
-    all += shared_->done[w].load(std::memory_order_relaxed);
+    all += shared_->done[w].weight.load(std::memory_order_relaxed);
   }
   const double fraction = all / shared_->total;
   if (fraction - last_progress_ >= 1e-3) {

@@ -484,7 +484,8 @@ TEST(SearchTest, NewDimensionsRankAndMatchTheFullPipeline) {
 // --stage-layouts all on 9 blocks over 8 processors: p = 2, 4 and 8 do not
 // divide the blocks, so Calculon's space has p = 1 only. Every p is ranked
 // with the uneven layout and Calculon's schedules only; one mapping of each
-// p passes the checker and gives the full pipeline's figures bit for bit.
+// (p, v) passes the checker and gives the full pipeline's figures bit for
+// bit.
 // With the layer pattern, p = 4 and p = 8 price the same all-MoE stage, so
 // the block table lowers one block for both (BlockTable::Canonical): the
 // full pipeline on each p's spec proves the figures the same.
@@ -507,14 +508,14 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_TRUE(result->dimensions.stage_layout);
     EXPECT_GT(result->total_executions, calculon->total_executions);
-    std::set<int64_t> checked;
+    std::set<std::pair<int64_t, int64_t>> checked;  // (p, v)
     for (const RankedExecution& r : result->top) {
       const int64_t p = r.execution.pipeline;
       if (p > 1) {
         // The simulated schedules need equal stages.
         EXPECT_FALSE(r.execution_extras.schedule.has_value());
       }
-      if (!checked.insert(p).second) continue;
+      if (!checked.insert({p, r.execution.interleaving}).second) continue;
       absl::StatusOr<TypedProgram> program = CheckSpec(
           ExecutionSpec(model, system, r.execution, r.execution_extras));
       ASSERT_TRUE(program.ok()) << program.status();
@@ -529,7 +530,11 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
       EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
                 full->memory.figures.weight_and_optimizer_bytes);
     }
-    EXPECT_EQ(checked, (std::set<int64_t>{1, 2, 4, 8}));
+    // v divides ceil(9 / p): 5 blocks per stage for p = 2, 3 for p = 4, 2
+    // for p = 8.
+    EXPECT_EQ(checked, (std::set<std::pair<int64_t, int64_t>>{
+                           {1, 1}, {2, 1}, {2, 5}, {4, 1}, {4, 3}, {8, 1},
+                           {8, 2}}));
     o.top = 5;
     ExpectExhaustiveEqualsPruned(model, system, o);
   }
