@@ -134,7 +134,8 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) {
   // the same reduced fraction.
   auto [known, inserted] = share_pipeline_.try_emplace(config.pipeline, 0);
   if (inserted) {
-    const int64_t per_stage = BlocksPerStage(model_.num_blocks, config.pipeline);
+    const int64_t per_stage =
+        BlocksPerStage(model_.num_blocks, config.pipeline);
     const int64_t moe = StageMoeBlocks(model_, config.pipeline);
     const int64_t common = std::gcd(moe, per_stage);
     known->second =

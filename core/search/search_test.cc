@@ -546,7 +546,8 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
 // threads and any top size.
 TEST(SearchTest, ThreadsDoNotChangeTheResult) {
   const System system = test_programs::A100System();
-  for (const TransformerModel& model : {SmallModel(), MoeModel(true, false)}) {
+  for (const TransformerModel& model :
+       {SmallModel(), MoeModel(true, false)}) {
     for (int top : {1, 7, 500}) {
       SearchOptions o = EveryDimension(8, 8, top);
       o.threads = 1;
