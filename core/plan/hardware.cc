@@ -12,18 +12,29 @@ int EfficiencyRowIndex(const std::vector<EfficiencyRow>& table, double size,
   return table.empty() ? -1 : static_cast<int>(table.size()) - 1;
 }
 
+const ProcessorRate* EngineRate(const Processor& engine, DataType datatype) {
+  auto it = engine.rates.find(datatype);
+  return it == engine.rates.end() ? nullptr : &it->second;
+}
+
+double RateThroughput(const ProcessorRate* rate, double flops) {
+  if (rate == nullptr) return 0;  // the checker rejects this first
+  const int row = EfficiencyRowIndex(rate->gflops_efficiency, flops, kGFLOP);
+  const double eff = row < 0 ? 1.0 : rate->gflops_efficiency[row].efficiency;
+  return rate->tflops * kTFLOP * eff;
+}
+
+double FlopTime(const ProcessorRate* rate, double flops) {
+  return flops / RateThroughput(rate, flops);
+}
+
 double EngineThroughput(const Processor& engine, DataType datatype,
                         double flops) {
-  auto it = engine.rates.find(datatype);
-  if (it == engine.rates.end()) return 0;  // the checker rejects this first
-  const ProcessorRate& rate = it->second;
-  const int row = EfficiencyRowIndex(rate.gflops_efficiency, flops, kGFLOP);
-  const double eff = row < 0 ? 1.0 : rate.gflops_efficiency[row].efficiency;
-  return rate.tflops * kTFLOP * eff;
+  return RateThroughput(EngineRate(engine, datatype), flops);
 }
 
 double FlopTime(const Processor& engine, DataType datatype, double flops) {
-  return flops / EngineThroughput(engine, datatype, flops);
+  return FlopTime(EngineRate(engine, datatype), flops);
 }
 
 double MemoryTime(const MemoryTier& memory, double bytes) {

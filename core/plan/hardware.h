@@ -17,6 +17,15 @@ namespace blueprint {
 int EfficiencyRowIndex(const std::vector<EfficiencyRow>& table, double size,
                        double unit);
 
+// The rate of `engine` in `datatype`, nullptr when it has none (the checker
+// rejects that first): looked up once, for many FlopTime calls.
+const ProcessorRate* EngineRate(const Processor& engine, DataType datatype);
+// FLOP/s at `rate` (nullptr: 0) for an operation of `flops` FLOPs.
+double RateThroughput(const ProcessorRate* rate, double flops);
+// Seconds for `flops` FLOPs at `rate`: FlopTime(engine, datatype, flops)
+// with the rate looked up.
+double FlopTime(const ProcessorRate* rate, double flops);
+
 // FLOP/s of `engine` for an operation of `flops` FLOPs in `datatype`.
 double EngineThroughput(const Processor& engine, DataType datatype,
                         double flops);

@@ -53,6 +53,8 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   tasks_.clear();
   collectives_.clear();
   tasks_.reserve(tasks.tasks.size());
+  const ProcessorRate* matrix = EngineRate(system.matrix, datatype);
+  const ProcessorRate* vector = EngineRate(system.vector, datatype);
   for (const Task& task : tasks.tasks) {
     PricedTask p;
     p.kind = std::visit(
@@ -83,8 +85,7 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
       const StageWork& w = task.work[s];
       p.flops[s] = w.flops;
       p.bytes[s] = w.bytes;
-      p.flop_time[s] = FlopTime(w.matrix_engine ? system.matrix : system.vector,
-                                datatype, w.flops);
+      p.flop_time[s] = FlopTime(w.matrix_engine ? matrix : vector, w.flops);
       p.mem_time[s] = MemoryTime(system.mem1, w.bytes);
     }
     // Only TPComm and exchanges have network times; any other task's

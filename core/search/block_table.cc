@@ -261,13 +261,14 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
   const bool shard_weights = shard.stage == ShardingStage::kParameters;
   const bool shard_gradients = shard.stage >= ShardingStage::kGradients;
   terms = {};
+  const ProcessorRate* vector = EngineRate(system_.vector, datatype_);
   for (const TaskShardInputs& in : lowered.shard_inputs) {
     ShardTerms& b = terms[static_cast<size_t>(in.placement)];
     const double s = in.expert_state ? shard.expert : group;
     const double w = in.share;
     const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
-    const double flop_time = FlopTime(system_.vector, datatype_, flops);
+    const double flop_time = FlopTime(vector, flops);
     const double mem_time = MemoryTime(system_.mem1, bytes);
     b.optim_flops += w * flops;
     b.optim_flops_time += w * flop_time;
