@@ -28,11 +28,6 @@ double FlopTime(const ProcessorRate* rate, double flops) {
   return flops / RateThroughput(rate, flops);
 }
 
-double EngineThroughput(const Processor& engine, DataType datatype,
-                        double flops) {
-  return RateThroughput(EngineRate(engine, datatype), flops);
-}
-
 double FlopTime(const Processor& engine, DataType datatype, double flops) {
   return FlopTime(EngineRate(engine, datatype), flops);
 }

@@ -26,10 +26,7 @@ double RateThroughput(const ProcessorRate* rate, double flops);
 // with the rate looked up.
 double FlopTime(const ProcessorRate* rate, double flops);
 
-// FLOP/s of `engine` for an operation of `flops` FLOPs in `datatype`.
-double EngineThroughput(const Processor& engine, DataType datatype,
-                        double flops);
-// Seconds for `flops` FLOPs (0 FLOPs take 0 s).
+// Seconds for `flops` FLOPs of `engine` in `datatype` (0 FLOPs take 0 s).
 double FlopTime(const Processor& engine, DataType datatype, double flops);
 // Seconds to move `bytes` through a memory tier.
 double MemoryTime(const MemoryTier& memory, double bytes);

@@ -26,8 +26,10 @@ TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
   EXPECT_EQ(EfficiencyRowIndex(table, 0.5e9, 1e9), 3);
   EXPECT_EQ(EfficiencyRowIndex(table, 0, 1e9), 3);
   const System s = A100System();
-  BP_EXPECT_DOUBLE_EQ(EngineThroughput(s.matrix, DataType::kFloat16, 200e9),
-                      312e12 * 0.95);
+  BP_EXPECT_DOUBLE_EQ(
+      RateThroughput(EngineRate(s.matrix, DataType::kFloat16), 200e9),
+      312e12 * 0.95);
+  EXPECT_EQ(EngineRate(s.matrix, DataType::kFloat8), nullptr);
   BP_EXPECT_DOUBLE_EQ(MemoryTime(s.mem1, 50e6), 50e6 / (2048e9 * 0.75));
 }
 

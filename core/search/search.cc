@@ -254,9 +254,9 @@ struct GroupRun {
 
 // What the workers of one search share: the runs, heaviest first, and the
 // next one to take; the caller's progress and cancel functions, which only
-// worker 0 (the caller's thread) calls; the weight each worker has done and
-// whether the search was cancelled.
-struct SharedProgress {
+// worker 0 (the caller's thread) calls; the weight each worker has done,
+// whether the search was cancelled and the rate a mapping must beat.
+struct SharedSearch {
   static constexpr int kMaxWorkers = SearchOptions::kMaxThreads;
   std::vector<GroupRun> runs;
   std::atomic<size_t> next_run{0};
@@ -350,7 +350,7 @@ class Searcher {
  public:
   // Worker `worker` of a search whose workers share `shared`.
   Searcher(const TransformerModel& model, const System& system,
-           const SearchOptions& options, SharedProgress* shared, int worker)
+           const SearchOptions& options, SharedSearch* shared, int worker)
       : model_(model),
         accounted_(AccountedModelOf(model)),
         system_(system),
@@ -378,7 +378,8 @@ class Searcher {
   absl::Status RunGroups(const std::vector<Group>& groups);
   // The workers' counts and rankings merged, the best `top` with their
   // figures.
-  static SearchResult Merge(std::vector<std::unique_ptr<Searcher>>& workers);
+  static SearchResult Merge(
+      const std::vector<std::unique_ptr<Searcher>>& workers);
 
  private:
   // The network-tier assignments of one group, in enumeration order
@@ -444,7 +445,7 @@ class Searcher {
   // best last kept rate of any worker, which `top` mappings reach: a
   // mapping whose bound is at most it cannot rank (the bounds are strict,
   // kBoundSlack).
-  bool Ranking() {
+  bool ThresholdKnown() {
     threshold_ = std::max(threshold_,
                           shared_->threshold.load(std::memory_order_relaxed));
     return threshold_ > -kInfinity;
@@ -483,9 +484,9 @@ class Searcher {
   const AccountedModel accounted_;  // AccountedModelOf(model_)
   const System& system_;
   const SearchOptions& options_;
-  SharedProgress* shared_;
+  SharedSearch* shared_;
   int worker_;
-  double threshold_ = -kInfinity;  // see Ranking()
+  double threshold_ = -kInfinity;  // see ThresholdKnown()
   uint64_t group_index_ = 0;  // of the group being run
   uint64_t offers_ = 0;
   BlockTable blocks_;
@@ -902,7 +903,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
           block, blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), shard));
       ruled_out = false;
       dp_bounds_ready = false;
-      if (Ranking()) {
+      if (ThresholdKnown()) {
         const double bound = StepTimeLowerBound(block->block, step);
         const double best_rate = batch / (bound * (1 - kBoundSlack));
         ruled_out = best_rate <= threshold_;
@@ -915,7 +916,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
     // A few data tiers are evaluated as they come; bounding them would cost
     // about as much (with Calculon's systems of 2 or 3 tiers, always so).
-    const bool bounded = Ranking() && prefix.valid > kDirectDataTiers;
+    const bool bounded = ThresholdKnown() && prefix.valid > kDirectDataTiers;
     double without_dp = 0;
     if (bounded) {
       // The iteration without DP: d = 1 (step.data_net stays a valid tier).
@@ -1149,12 +1150,16 @@ absl::Status Searcher::RunGroups(const std::vector<Group>& groups) {
       done += groups[index].weight;
     }
   }
+  result_.work.blocks_lowered = blocks_.blocks_lowered();
+  result_.work.blocks_planned = blocks_.blocks_planned();
+  result_.work.blocks_resharded = blocks_.blocks_resharded();
+  result_.work.schedule_simulations = schedule_memo_.simulations();
   return absl::OkStatus();
 }
 
 SearchResult Searcher::Merge(
-    std::vector<std::unique_ptr<Searcher>>& workers) {
-  Searcher& first = *workers.front();
+    const std::vector<std::unique_ptr<Searcher>>& workers) {
+  const Searcher& first = *workers.front();
   SearchResult result;
   // Every worker's ranking, best first and in enumeration order among equal
   // rates, as one worker would rank them all: a mapping a worker did not
@@ -1172,16 +1177,7 @@ SearchResult Searcher::Merge(
     result.total_executions += r.total_executions;
     result.good_executions += r.good_executions;
     result.bad_executions += r.bad_executions;
-    SearchWork& work = result.work;
-    work.memory_evaluations += r.work.memory_evaluations;
-    work.iteration_evaluations += r.work.iteration_evaluations;
-    work.tier_pairs_examined += r.work.tier_pairs_examined;
-    work.tier_triples_examined += r.work.tier_triples_examined;
-    work.step_time_bounds += r.work.step_time_bounds;
-    work.blocks_lowered += w->blocks_.blocks_lowered();
-    work.blocks_planned += w->blocks_.blocks_planned();
-    work.blocks_resharded += w->blocks_.blocks_resharded();
-    work.schedule_simulations += w->schedule_memo_.simulations();
+    result.work += r.work;
     for (size_t i = 0; i < w->top_.size(); ++i) {
       ranked.push_back({w->top_.score(i), w->top_.key(i), &w->top_.entry(i)});
     }
@@ -1331,7 +1327,7 @@ int SearchThreads(const SearchOptions& options) {
     threads = static_cast<int64_t>(std::thread::hardware_concurrency());
   }
   return static_cast<int>(
-      std::clamp<int64_t>(threads, 1, SharedProgress::kMaxWorkers));
+      std::clamp<int64_t>(threads, 1, SharedSearch::kMaxWorkers));
 #endif
 }
 
@@ -1374,7 +1370,7 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        const SearchOptions& options,
                                        ProgressFn progress, CancelFn cancel) {
   BP_RETURN_IF_ERROR(ValidateInputs(model, system, options));
-  SharedProgress shared;
+  SharedSearch shared;
   shared.progress = std::move(progress);
   shared.cancel = std::move(cancel);
   std::vector<std::unique_ptr<Searcher>> workers;

@@ -148,7 +148,8 @@ struct RankedExecution {
   MemoryFigures memory;
 };
 
-// How much work the search did (for the benchmark; not part of the output).
+// How much work the search did (for the benchmark; not part of the output;
+// with several workers it depends on when each one's ranking fills).
 struct SearchWork {
   int64_t blocks_lowered = 0;     // Lower runs (per block)
   int64_t blocks_planned = 0;     // Plan runs (per block and its tiers)
@@ -165,6 +166,20 @@ struct SearchWork {
   int64_t step_time_bounds = 0;
   // Simulations of a schedule shape at chunk durations (ScheduleMemo).
   int64_t schedule_simulations = 0;
+
+  // The sum of two searches' work (the workers' of one search).
+  SearchWork& operator+=(const SearchWork& o) {
+    blocks_lowered += o.blocks_lowered;
+    blocks_planned += o.blocks_planned;
+    blocks_resharded += o.blocks_resharded;
+    memory_evaluations += o.memory_evaluations;
+    iteration_evaluations += o.iteration_evaluations;
+    tier_pairs_examined += o.tier_pairs_examined;
+    tier_triples_examined += o.tier_triples_examined;
+    step_time_bounds += o.step_time_bounds;
+    schedule_simulations += o.schedule_simulations;
+    return *this;
+  }
 };
 
 struct SearchResult {

@@ -39,6 +39,23 @@ SearchOptions Options(int64_t procs, int64_t max_batch, int top) {
 // their stats, as JSON text.
 std::string Observable(const SearchResult& r) { return SearchResultJson(r); }
 
+// The full pipeline on a ranked mapping's checked program gives the
+// figures the search ranked it by, bit for bit.
+void ExpectTheFullPipelinesFigures(const RankedExecution& r,
+                                   const TypedProgram& program) {
+  absl::StatusOr<PipelineResult> full = RunPipeline(program);
+  ASSERT_TRUE(full.ok()) << full.status() << "\n" << SpecToJson(program.spec);
+  EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
+  EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
+  EXPECT_EQ(r.iteration.mfu, full->iteration.figures.mfu);
+  EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
+            full->memory.figures.max_stage_mem_tier1_req);
+  EXPECT_EQ(r.memory.proc_mem_tier2_cap_req,
+            full->memory.figures.proc_mem_tier2_cap_req);
+  EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
+            full->memory.figures.weight_and_optimizer_bytes);
+}
+
 void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
                                   const System& system, SearchOptions options) {
   options.exhaustive = false;
@@ -304,15 +321,8 @@ TEST(SearchTest, VocabularyModelsRankWithTheirStagesWork) {
     absl::StatusOr<TypedProgram> program =
         CheckSpec(SpecOf(r.execution, model, system));
     ASSERT_TRUE(program.ok()) << program.status();
-    absl::StatusOr<PipelineResult> full = RunPipeline(*program);
-    ASSERT_TRUE(full.ok()) << full.status();
     EXPECT_GT(r.iteration.stage_imbalance_time, 0);
-    EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
-    EXPECT_EQ(r.iteration.mfu, full->iteration.figures.mfu);
-    EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
-              full->memory.figures.max_stage_mem_tier1_req);
-    EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
-              full->memory.figures.weight_and_optimizer_bytes);
+    ExpectTheFullPipelinesFigures(r, *program);
   }
   ExpectExhaustiveEqualsPruned(model, system, options);
 }
@@ -442,17 +452,7 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     EXPECT_EQ(ExecutionStepShape(model, system, r.execution, x)
                   .simulated_schedule,
               MakeStepShape(*program).simulated_schedule);
-    absl::StatusOr<PipelineResult> full = RunPipeline(*program);
-    ASSERT_TRUE(full.ok()) << full.status();
-    EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
-    EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
-    EXPECT_EQ(r.iteration.mfu, full->iteration.figures.mfu);
-    EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
-              full->memory.figures.max_stage_mem_tier1_req);
-    EXPECT_EQ(r.memory.proc_mem_tier2_cap_req,
-              full->memory.figures.proc_mem_tier2_cap_req);
-    EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
-              full->memory.figures.weight_and_optimizer_bytes);
+    ExpectTheFullPipelinesFigures(r, *program);
   }
   EXPECT_EQ(context, kEach);
   EXPECT_EQ(ring, kEach);
@@ -521,14 +521,7 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
       ASSERT_TRUE(program.ok()) << program.status();
       EXPECT_EQ(program->pipeline().stage_layout,
                 p > 1 ? StageLayout::kUneven : StageLayout::kEven);
-      absl::StatusOr<PipelineResult> full = RunPipeline(*program);
-      ASSERT_TRUE(full.ok()) << full.status() << SpecToJson(program->spec);
-      EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
-      EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
-      EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
-                full->memory.figures.max_stage_mem_tier1_req);
-      EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
-                full->memory.figures.weight_and_optimizer_bytes);
+      ExpectTheFullPipelinesFigures(r, *program);
     }
     // v divides ceil(9 / p): 5 blocks per stage for p = 2, 3 for p = 4, 2
     // for p = 8.

@@ -402,11 +402,12 @@ try {
   writeFileSync(appPath, JSON.stringify(app));
   const {name: systemName, ...system} = spec.system;
   writeFileSync(sysPath, JSON.stringify(system));
-  const native = cli('search', '--app', appPath, '--system', sysPath, '--procs', '8',
-                     '--max-batch', '16', '--datatype', 'float16', '--top', '3',
-                     '--fused-activation', 'true', '--precision', 'calculon',
-                     '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
-                     '--schedules', 'all', '--stage-layouts', 'all', '--json', '--specs');
+  const searchArgs = ['search', '--app', appPath, '--system', sysPath, '--procs', '8',
+                      '--max-batch', '16', '--datatype', 'float16', '--top', '3',
+                      '--fused-activation', 'true', '--precision', 'calculon',
+                      '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
+                      '--schedules', 'all', '--json'];
+  const native = cli(...searchArgs, '--stage-layouts', 'all', '--specs');
   assert.equal(native.code, 0, native.stderr);
   const nativeSearch = JSON.parse(native.stdout);
   assert.match(await page.textContent('#search-status'),
@@ -423,13 +424,8 @@ try {
   assert.equal(cell('Schedule'), best.pipeline_schedule, 'the schedule column');
   assert.equal(cell('Layout'), best.pipeline_stage_layout, 'the stage layout column');
   // 12 blocks on 8 processors: p = 8 is tried only with uneven stages.
-  assert.ok(nativeSearch.total_executions >
-            JSON.parse(cli('search', '--app', appPath, '--system', sysPath, '--procs', '8',
-                           '--max-batch', '16', '--datatype', 'float16', '--top', '3',
-                           '--fused-activation', 'true', '--precision', 'calculon',
-                           '--max-context', '2', '--context-exchange', 'all',
-                           '--sharding', 'all', '--schedules', 'all', '--json').stdout)
-                .total_executions, 'uneven stages add mappings');
+  assert.ok(nativeSearch.total_executions > JSON.parse(cli(...searchArgs).stdout).total_executions,
+            'uneven stages add mappings');
   await page.locator('#search-results button.load').first().click();
   await nextFrames(page);
   const loaded = structuredClone(nativeSearch.top[0].spec);
