@@ -113,6 +113,10 @@ int Run(const std::string& data, int runs_override, int tiers,
        "uneven stages",
        "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 8, true, false, true, true, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, "
+       "zero, every schedule",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 2048, true, true, true, true},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
        "uneven stages",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,

@@ -112,7 +112,11 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   lowered.unpriced.reset();
   lowered.planned.clear();
   for (std::unique_ptr<Sharded>& sharded : lowered.sharded) {
-    if (sharded != nullptr) *sharded = Sharded();
+    if (sharded == nullptr) continue;
+    sharded->group = 0;  // none made yet; the storage is kept
+    sharded->expert = 0;
+    sharded->footprint_made = false;
+    sharded->composed_used = 0;
   }
   return lowered;
 }
@@ -320,7 +324,7 @@ BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
     sharded.group = shard.group;
     sharded.expert = shard.expert;
     sharded.footprint_made = false;
-    sharded.composed_made = false;
+    sharded.composed_used = 0;
     Reshard(lowered, shard, sharded.terms);
     ++blocks_resharded_;
   }
@@ -350,15 +354,20 @@ absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
   if (key.expert <= 1) used.expert = 0;
   if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
   Sharded& sharded = ShardedOf(*entry, shard);
-  if (sharded.composed_made && SameNets(sharded.composed.nets, used)) {
-    return &sharded.composed.staged;
+  for (size_t i = 0; i < sharded.composed_used; ++i) {
+    if (SameNets(sharded.composed[i].nets, used)) {
+      return &sharded.composed[i].staged;
+    }
   }
   BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
-  sharded.composed.nets = used;
-  sharded.composed.staged = *unsharded;
-  ApplyShardTerms(sharded.terms, shard.stage, sharded.composed.staged);
-  sharded.composed_made = true;
-  return &sharded.composed.staged;
+  if (sharded.composed_used == sharded.composed.size()) {
+    sharded.composed.emplace_back();
+  }
+  Planned& composed = sharded.composed[sharded.composed_used++];
+  composed.nets = used;
+  composed.staged = *unsharded;
+  ApplyShardTerms(sharded.terms, shard.stage, composed.staged);
+  return &composed.staged;
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,

@@ -150,8 +150,8 @@ class BlockTable {
   // tens of megabytes per t, and giving that back to the system and taking
   // it again for the next t cost the search half its time in page faults.
   // Sharded variants are kept for one (group, expert shard) per entry and
-  // ZeRO stage: asking for another replaces them (the search asks for one
-  // d after another).
+  // ZeRO stage, for every tiers asked: asking for another shard replaces
+  // them (the search asks for one d after another).
   void Clear();
 
   int64_t blocks_lowered() const { return blocks_lowered_; }
@@ -193,9 +193,11 @@ class BlockTable {
     std::array<ShardTerms, kNumPlacements> terms{};
     bool footprint_made = false;
     StagedBlock footprint;
-    // The planned figures last asked for, with the terms applied.
-    bool composed_made = false;
-    Planned composed;
+    // The planned figures with the terms applied, per tiers: the first
+    // composed_used of composed (the rest is storage a reshard released;
+    // a deque, so that the figures Get returned stay where they are).
+    std::deque<Planned> composed;
+    size_t composed_used = 0;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its
   // program and lowering.

@@ -174,14 +174,18 @@ std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
 
 // A group's choices and what they share: the choices that differ only in
 // DP overlap, offload or the ZeRO stage share a block configuration
-// (block_part), and those that differ only in DP overlap, which no memory
-// figure reads, share their memory check (memory_twin); both are dense
-// numberings in order of first appearance.
+// (block_part); those that differ only in DP overlap and offload share the
+// block's figures with its shard, and with them StepTimeLowerBound, which
+// reads neither (bound_part); and those that differ only in DP overlap,
+// which no memory figure reads, share their memory check (memory_twin).
+// All are dense numberings in order of first appearance.
 struct ChoiceList {
   std::vector<Choice> choices;
   std::vector<int> block_part;
+  std::vector<int> bound_part;
   std::vector<int> memory_twin;
   int block_parts = 0;
+  int bound_parts = 0;
   int memory_twins = 0;
 };
 
@@ -189,8 +193,10 @@ ChoiceList MakeChoiceList(std::vector<Choice> choices) {
   ChoiceList list;
   using BlockKey = std::tuple<RecomputePolicy, size_t, bool, ContextExchange,
                               TensorOverlap, bool>;
+  using BoundKey = std::tuple<BlockKey, ShardingStage>;
   using MemoryKey = std::tuple<BlockKey, ShardingStage, bool, bool, bool>;
   std::map<BlockKey, int> parts;
+  std::map<BoundKey, int> bound_parts;
   std::map<MemoryKey, int> twins;
   for (const Choice& c : choices) {
     const BlockKey block{c.recompute,        c.comm.index(),
@@ -200,10 +206,16 @@ ChoiceList MakeChoiceList(std::vector<Choice> choices) {
                            c.offload.activations, c.offload.optimizer};
     list.block_part.push_back(
         parts.emplace(block, static_cast<int>(parts.size())).first->second);
+    list.bound_part.push_back(
+        bound_parts
+            .emplace(BoundKey{block, c.sharding},
+                     static_cast<int>(bound_parts.size()))
+            .first->second);
     list.memory_twin.push_back(
         twins.emplace(memory, static_cast<int>(twins.size())).first->second);
   }
   list.block_parts = static_cast<int>(parts.size());
+  list.bound_parts = static_cast<int>(bound_parts.size());
   list.memory_twins = static_cast<int>(twins.size());
   list.choices = std::move(choices);
   return list;
@@ -395,6 +407,7 @@ class Searcher {
     int64_t tn, cn, pn;
     bool others_ok;
     int64_t valid;  // how many data_net make a valid assignment
+    int64_t pair;   // the index of (tn, cn) among the group's pairs
   };
   struct GroupState {
     const Group* group = nullptr;
@@ -413,7 +426,20 @@ class Searcher {
     std::vector<int64_t> data_tiers;
     std::vector<bool> data_tier_holds;
     std::vector<TierPrefix> prefixes;  // in enumeration order
+    int64_t pairs = 0;  // distinct (tn, cn) of the prefixes
   };
+  // A choice's spec parts (ExecutionParts, at microbatch size 1), derived
+  // values (at any microbatch size) and block shard, made on first use:
+  // most (choice, microbatch size) pairs need none of them, their memory
+  // verdict being their twin's and their bounds their bound part's.
+  struct ChoiceSpec {
+    bool made = false;
+    CalculonTrainingParts parts;
+    DerivedValues derived;
+    BlockShard shard;
+  };
+  // The choice's spec, made if not yet.
+  ChoiceSpec& SpecOf(const GroupState& gs, const Choice& c, ChoiceSpec& spec);
 
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
@@ -469,13 +495,9 @@ class Searcher {
   // shard. EvaluatePruned takes the choice's index in the group's list and
   // the microbatch size's in microbatch_sizes.
   absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
-                              size_t microbatch, const BlockShard& shard,
-                              const DerivedValues& derived,
-                              CalculonTrainingParts& parts);
+                              size_t microbatch, ChoiceSpec& spec);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                  size_t microbatch, const BlockShard& shard,
-                                  const DerivedValues& derived,
-                                  CalculonTrainingParts& parts);
+                                  size_t microbatch, ChoiceSpec& spec);
   void Offer(double rate, const CalculonExecution& e,
              const ExecutionExtras& x, const Assignment& a,
              const StagedBlock& block);
@@ -507,6 +529,16 @@ class Searcher {
   enum class Verdict : int8_t { kUnknown, kFits, kOver };
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
+  // By (bound part, microbatch index, tier pair): StepTimeLowerBound, valid
+  // where its generation is the group's (no clearing per group).
+  struct KnownBound {
+    uint64_t generation = 0;
+    double bound = 0;
+  };
+  std::vector<KnownBound> bounds_;
+  uint64_t bounds_generation_ = 0;
+  // The spec of the choice being run (reused: no allocation per choice).
+  ChoiceSpec choice_spec_;
   // Scratch of EvaluatePruned, sized once to the tier count (no allocation
   // per mapping): a lower bound on the DP exposed time per data_net for the
   // current (tensor_net, context_net) (NaN: unknown), the data tiers in
@@ -725,6 +757,12 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
           gs.first_valid = {tn, cn, pn, first_dn};
         }
         gs.valid_assignments += prefix.valid;
+        // The prefixes come in (tn, cn, pn) order: a pair's are adjacent.
+        if (gs.prefixes.empty() || gs.prefixes.back().tn != tn ||
+            gs.prefixes.back().cn != cn) {
+          ++gs.pairs;
+        }
+        prefix.pair = gs.pairs - 1;
         gs.prefixes.push_back(prefix);
       }
     }
@@ -835,11 +873,29 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
 // rate is at most the bound's, which is at most the N-th best rate when it
 // was computed, and that only grows; the assignments evaluated are offered in
 // enumeration order, so ties rank as in Calculon.
+Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
+                                       ChoiceSpec& spec) {
+  if (spec.made) return spec;
+  // Built once per choice: only the microbatch size varies, and the tiers
+  // are moved per assignment (SetStepNetworks).
+  CalculonExecution e = Execution(*gs.group, c, /*b=*/1);
+  e.tensor_net = gs.first_valid.tn;
+  e.pipeline_net = gs.first_valid.pn;
+  e.data_net = gs.first_valid.dn;
+  ExecutionExtras x = Extras(*gs.group, c);
+  x.context_net = gs.first_valid.cn;
+  spec.parts = ExecutionParts(e, x, model_);
+  // The derived values and the shard depend on the microbatch size only
+  // through the microbatch count (StepShapeOf sets it).
+  spec.derived = DeriveTrainingValues(model_, spec.parts.parallelism,
+                                      spec.parts.batch, spec.parts.options);
+  spec.shard = BlockShardOf(spec.derived);
+  spec.made = true;
+  return spec;
+}
+
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
-                                      size_t microbatch,
-                                      const BlockShard& shard,
-                                      const DerivedValues& derived,
-                                      CalculonTrainingParts& parts) {
+                                      size_t microbatch, ChoiceSpec& spec) {
   const Group& g = *gs.group;
   const ChoiceList& list = *g.choices;
   const Choice& c = list.choices[choice];
@@ -858,21 +914,34 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     result_.bad_executions += gs.assignments;
     return absl::OkStatus();
   }
+  // The block, the spec and the step shape, made when first needed: a
+  // choice whose memory verdict is its twin's and whose bounds rule it out
+  // needs none of them.
   BlockTable::Entry*& entry =
       entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
                microbatch];
-  if (entry == nullptr) {
-    BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
-  }
-  parts.batch.microbatch_size = b;
-  StepShape step =
-      StepShapeOf(derived, model_, system_, parts, accounted_, g.schedule);
-  step.schedule_memo = &schedule_memo_;
+  StepShape step;
+  bool shaped = false;
+  const auto shape = [&]() -> absl::StatusOr<StepShape*> {
+    if (!shaped) {
+      if (entry == nullptr) {
+        BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
+      }
+      SpecOf(gs, c, spec);
+      spec.parts.batch.microbatch_size = b;
+      step = StepShapeOf(spec.derived, model_, system_, spec.parts,
+                         accounted_, g.schedule);
+      step.schedule_memo = &schedule_memo_;
+      shaped = true;
+    }
+    return &step;
+  };
   if (verdict == Verdict::kUnknown) {
+    BP_RETURN_IF_ERROR(shape().status());
     // The memory figures read footprints only: the block need not be
     // planned.
     MemoryFigures memory;
-    const StagedBlock* footprint = blocks_.Footprint(entry, shard);
+    const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
     verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
@@ -881,15 +950,18 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       return absl::OkStatus();
     }
   }
-  CalculonExecution e = Execution(g, c, b);
-  const ExecutionExtras x = Extras(g, c);
-  e.tensor_net = gs.first_valid.tn;
-  e.pipeline_net = gs.first_valid.pn;
-  e.data_net = gs.first_valid.dn;
-  const StagedBlock* block = nullptr;
   result_.good_executions += gs.valid_assignments;
   result_.bad_executions += gs.assignments - gs.valid_assignments;
 
+  // The bounds of this (bound part, microbatch size), by tier pair.
+  KnownBound* bounds =
+      &bounds_[(static_cast<size_t>(list.bound_part[choice]) * sizes +
+                microbatch) *
+               static_cast<size_t>(gs.pairs)];
+  CalculonExecution e;
+  ExecutionExtras x;
+  bool offerable = false;  // e and x made
+  const StagedBlock* block = nullptr;
   const double batch = static_cast<double>(g.batch);
   IterationFigures iteration;
   int64_t planned_tn = -1, planned_cn = -1;
@@ -899,18 +971,39 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     if (prefix.tn != planned_tn || prefix.cn != planned_cn) {
       planned_tn = prefix.tn;
       planned_cn = prefix.cn;
-      BP_ASSIGN_OR_RETURN(
-          block, blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), shard));
+      block = nullptr;
       ruled_out = false;
       dp_bounds_ready = false;
       if (ThresholdKnown()) {
-        const double bound = StepTimeLowerBound(block->block, step);
-        const double best_rate = batch / (bound * (1 - kBoundSlack));
+        KnownBound& known = bounds[prefix.pair];
+        if (known.generation != bounds_generation_) {
+          BP_RETURN_IF_ERROR(shape().status());
+          BP_ASSIGN_OR_RETURN(
+              block,
+              blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
+          known.bound = StepTimeLowerBound(block->block, step);
+          known.generation = bounds_generation_;
+        }
+        const double best_rate = batch / (known.bound * (1 - kBoundSlack));
         ruled_out = best_rate <= threshold_;
       }
     }
     if (ruled_out) continue;
     ++result_.work.tier_pairs_examined;
+    BP_RETURN_IF_ERROR(shape().status());
+    if (block == nullptr) {
+      BP_ASSIGN_OR_RETURN(
+          block,
+          blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
+    }
+    if (!offerable) {
+      e = Execution(g, c, b);
+      x = Extras(g, c);
+      e.tensor_net = gs.first_valid.tn;
+      e.pipeline_net = gs.first_valid.pn;
+      e.data_net = gs.first_valid.dn;
+      offerable = true;
+    }
     // The data tier stays the first valid one until a data tier is chosen
     // below (the bound without DP does not read it).
     SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
@@ -1016,11 +1109,12 @@ void Searcher::DataCandidates(const GroupState& gs, const TierPrefix& prefix,
 // Each execution on its own, as Calculon runs it: tier check, interleaving
 // and offload checks, memory, iteration.
 absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
-                                          size_t microbatch,
-                                          const BlockShard& shard,
-                                          const DerivedValues& derived,
-                                          CalculonTrainingParts& parts) {
+                                          size_t microbatch, ChoiceSpec& spec) {
   const Group& g = *gs.group;
+  SpecOf(gs, c, spec);
+  const BlockShard& shard = spec.shard;
+  const DerivedValues& derived = spec.derived;
+  CalculonTrainingParts& parts = spec.parts;
   const int64_t b = g.microbatch_sizes[microbatch];
   CalculonExecution e = Execution(g, c, b);
   const ExecutionExtras x = Extras(g, c);
@@ -1103,31 +1197,21 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
                   nullptr);
   verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
                    Verdict::kUnknown);
+  const size_t bound_slots = static_cast<size_t>(g.choices->bound_parts) *
+                             sizes * static_cast<size_t>(gs.pairs);
+  if (bounds_.size() < bound_slots) bounds_.resize(bound_slots);
+  ++bounds_generation_;
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
   for (size_t i = 0; i < choices.size(); ++i) {
     if (Cancelled()) return absl::CancelledError("search cancelled");
-    const Choice& c = choices[i];
-    // The spec parts of the choice, built once: only the microbatch size
-    // varies below, and the tiers are moved per assignment (SetStepNetworks).
-    CalculonExecution e = Execution(g, c, /*b=*/1);
-    e.tensor_net = gs.first_valid.tn;
-    e.pipeline_net = gs.first_valid.pn;
-    e.data_net = gs.first_valid.dn;
-    ExecutionExtras x = Extras(g, c);
-    x.context_net = gs.first_valid.cn;
-    CalculonTrainingParts parts = ExecutionParts(e, x, model_);
-    // The derived values and the shard depend on the microbatch size only
-    // through the microbatch count (StepShapeOf sets it).
-    const DerivedValues derived = DeriveTrainingValues(
-        model_, parts.parallelism, parts.batch, parts.options);
-    const BlockShard shard = BlockShardOf(derived);
+    ChoiceSpec& spec = choice_spec_;
+    spec.made = false;
     for (size_t j = 0; j < sizes; ++j) {
       const int64_t good_before = result_.good_executions;
-      BP_RETURN_IF_ERROR(
-          options_.exhaustive
-              ? EvaluateExhaustive(gs, c, j, shard, derived, parts)
-              : EvaluatePruned(gs, i, j, shard, derived, parts));
+      BP_RETURN_IF_ERROR(options_.exhaustive
+                             ? EvaluateExhaustive(gs, choices[i], j, spec)
+                             : EvaluatePruned(gs, i, j, spec));
       if (options_.mbs_break && result_.good_executions == good_before) break;
     }
     ReportProgress(done + per_choice * static_cast<double>(i + 1));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
 #include "core/spec/derive.h"
 #include "core/taskir/optimizer.h"
@@ -99,7 +101,7 @@ class BlockBuilder {
   int64_t ResidualActivation() const {
     return ctx_.sequence_parallel ? ctx_.seq_par_activation : ctx_.activation;
   }
-  Task& Add(std::string name, TaskKind kind, const RawLayer& raw,
+  Task& Add(absl::string_view name, TaskKind kind, const RawLayer& raw,
             TaskFlags flags, Sources sources);
   // A linear layer's bias (k elements), when the model has biases: weights,
   // gradients and optimizer state. Its additions run in the GEMM's epilogue
@@ -115,28 +117,28 @@ class BlockBuilder {
   // Linear(M, N, K) with per-class getters.
   // `unsharded` is the FLOPs of the whole model-level GEMM this task is a
   // shard of, computed from the unsplit model dimensions.
-  Task& AddLinear(std::string name, int64_t m, int64_t n, int64_t k,
+  Task& AddLinear(absl::string_view name, int64_t m, int64_t n, int64_t k,
                   double unsharded, TaskFlags flags,
                   Sources sources);
-  Task& AddOverlappedLinear(std::string name, int64_t m, int64_t n, int64_t k,
+  Task& AddOverlappedLinear(absl::string_view name, int64_t m, int64_t n, int64_t k,
                             bool conjugate, double unsharded, TaskFlags flags,
                             Sources sources);
-  Task& AddBatchMatMul(std::string name, int64_t batch, int64_t m, int64_t n,
+  Task& AddBatchMatMul(absl::string_view name, int64_t batch, int64_t m, int64_t n,
                        int64_t k, double unsharded, TaskFlags flags,
                        Sources sources);
-  Task& AddLayerNorm(std::string name, int64_t elements, TaskFlags flags);
-  Task& AddDropOut(std::string name, int64_t elements, TaskFlags flags,
+  Task& AddLayerNorm(absl::string_view name, int64_t elements, TaskFlags flags);
+  Task& AddDropOut(absl::string_view name, int64_t elements, TaskFlags flags,
                    Sources sources);
-  Task& AddGeLU(std::string name, int64_t elements, TaskFlags flags);
-  Task& AddSoftMax(std::string name, int64_t elements, TaskFlags flags);
-  Task& AddElementWise(std::string name, int64_t lhs, int64_t rhs,
+  Task& AddGeLU(absl::string_view name, int64_t elements, TaskFlags flags);
+  Task& AddSoftMax(absl::string_view name, int64_t elements, TaskFlags flags);
+  Task& AddElementWise(absl::string_view name, int64_t lhs, int64_t rhs,
                        TaskFlags flags);
-  Task& AddFork(std::string name, int64_t elements, int64_t users,
+  Task& AddFork(absl::string_view name, int64_t elements, int64_t users,
                 TaskFlags flags, Sources sources);
-  Task& AddTensorComm(std::string name, bool conjugate, TaskFlags flags);
-  Task& AddGatedActivation(std::string name, int64_t elements,
+  Task& AddTensorComm(absl::string_view name, bool conjugate, TaskFlags flags);
+  Task& AddGatedActivation(absl::string_view name, int64_t elements,
                            TaskFlags flags);
-  Task& AddEmbedding(std::string name);
+  Task& AddEmbedding(absl::string_view name);
   // The activation after an MLP's first linear: `prefix`_GatedActivation
   // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
   int32_t AddMlpActivation(const std::string& prefix, int64_t elements,
@@ -145,12 +147,12 @@ class BlockBuilder {
   // routed tokens, capacity included) through n x k on each of the rank's
   // `local_experts` experts, whose weights and optimizer state shard over
   // the expert data-parallel ranks.
-  Task& AddExpertLinear(std::string name, double tokens, int64_t n, int64_t k,
+  Task& AddExpertLinear(absl::string_view name, double tokens, int64_t n, int64_t k,
                         double local_experts, Sources sources,
                         TaskFlags flags);
   // An exchange over the expert or context ranks (ExchangeTask): `elements`
   // per rank, `fw`/`bw` its forward and backward collectives (bytes each).
-  Task& AddExchange(std::string name, MeshAxis axis, int64_t peers,
+  Task& AddExchange(absl::string_view name, MeshAxis axis, int64_t peers,
                     double elements, CollectiveOp fw, double fw_bytes,
                     CollectiveOp bw, double bw_bytes, int32_t overlapped_by,
                     Sources sources);
@@ -188,8 +190,12 @@ class BlockBuilder {
   void BuildFirstStage();
   void BuildLastStage();
 
+  // The next task of the block: ir_.tasks[used_], reset, or a new one.
+  Task& NextTask();
+
   BlockContext ctx_;  // a copy: the placement changes as the build goes
   DistributedTaskIR& ir_;
+  size_t used_ = 0;  // tasks of this build; ir_'s others are reused storage
 };
 
 // Activation-sized tasks on the residual path depend on these fields.
@@ -223,16 +229,18 @@ void BlockBuilder::FillDefaultFootprint(Task& task, const RawLayer& raw) const {
       OptimizerStateBytes(raw.weight_space, raw.optim_space, bpe, ctx_.shard);
 }
 
-Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
+Task& BlockBuilder::Add(absl::string_view name, TaskKind kind, const RawLayer& raw,
                         TaskFlags flags, Sources sources) {
   // Built in place: a task is some 700 bytes, and the search lowers
-  // thousands of blocks of about a hundred tasks.
-  const int32_t id = static_cast<int32_t>(ir_.tasks.size());
-  Task& task = ir_.tasks.emplace_back();
+  // thousands of blocks of about a hundred tasks into one IR, whose tasks
+  // it reuses with their strings and vectors (malloc and free were a sixth
+  // of its time).
+  const int32_t id = static_cast<int32_t>(used_);
+  Task& task = NextTask();
   task.id = id;
   task.placement = ctx_.placement;
   task.share = ctx_.share;
-  task.name = std::move(name);
+  task.name.assign(name.data(), name.size());
   task.kind = std::move(kind);
   const double bpe = ctx_.bpe;
   StageWork& fw = task.work[static_cast<int>(Stage::kForward)];
@@ -274,7 +282,7 @@ Task& BlockBuilder::Add(std::string name, TaskKind kind, const RawLayer& raw,
   return task;
 }
 
-Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
+Task& BlockBuilder::AddLinear(absl::string_view name, int64_t m, int64_t n,
                               int64_t k, double unsharded, TaskFlags flags,
                               Sources sources) {
   RawLayer r;
@@ -288,13 +296,13 @@ Task& BlockBuilder::AddLinear(std::string name, int64_t m, int64_t n,
   r.optim_space = 2.0 * n * k;
   r.matrix = true;
   AddBias(k, r);
-  Task& task = Add(std::move(name), LinearTask{m, n, k}, r, flags,
+  Task& task = Add(name, LinearTask{m, n, k}, r, flags,
                    std::move(sources));
   task.unsharded_gemm_flops = unsharded;
   return task;
 }
 
-Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
+Task& BlockBuilder::AddOverlappedLinear(absl::string_view name, int64_t m, int64_t n,
                                         int64_t k, bool conjugate,
                                         double unsharded, TaskFlags flags,
                                         Sources sources) {
@@ -337,7 +345,7 @@ Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
   r.optim_space = 2.0 * n * k;
   r.matrix = true;
   AddBias(k, r);
-  Task& task = Add(std::move(name),
+  Task& task = Add(name,
                    OverlappedLinearTask{m, n, k, conjugate, ctx_.overlap,
                                         tiles},
                    r, flags, std::move(sources));
@@ -377,7 +385,7 @@ Task& BlockBuilder::AddOverlappedLinear(std::string name, int64_t m, int64_t n,
   return task;
 }
 
-Task& BlockBuilder::AddBatchMatMul(std::string name, int64_t batch, int64_t m,
+Task& BlockBuilder::AddBatchMatMul(absl::string_view name, int64_t batch, int64_t m,
                                    int64_t n, int64_t k, double unsharded,
                                    TaskFlags flags,
                                    Sources sources) {
@@ -390,7 +398,7 @@ Task& BlockBuilder::AddBatchMatMul(std::string name, int64_t batch, int64_t m,
   r.activation_space = r.inputs;
   r.activation_grads = r.outputs;
   r.matrix = true;
-  Task& task = Add(std::move(name), BatchMatMulTask{batch, m, n, k}, r, flags,
+  Task& task = Add(name, BatchMatMulTask{batch, m, n, k}, r, flags,
                    std::move(sources));
   task.unsharded_gemm_flops = unsharded;
   return task;
@@ -450,7 +458,7 @@ void BlockBuilder::FuseAttention(int32_t scores, int32_t softmax,
   pv.footprint.activation_grad = value_bytes;
 }
 
-Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
+Task& BlockBuilder::AddLayerNorm(absl::string_view name, int64_t elements,
                                  TaskFlags flags) {
   RawLayer r;
   const double x = static_cast<double>(elements);
@@ -468,11 +476,11 @@ Task& BlockBuilder::AddLayerNorm(std::string name, int64_t elements,
       "spec:parallelism.tensor.communication"};
   // Calculon's block (LayerNorm) depends on no architecture field.
   if (ctx_.rms_norm) sources.push_back("spec:model.norm");
-  return Add(std::move(name), LayerNormTask{elements, ctx_.h}, r, flags,
+  return Add(name, LayerNormTask{elements, ctx_.h}, r, flags,
              std::move(sources));
 }
 
-Task& BlockBuilder::AddDropOut(std::string name, int64_t elements,
+Task& BlockBuilder::AddDropOut(absl::string_view name, int64_t elements,
                                TaskFlags flags,
                                Sources sources) {
   RawLayer r;
@@ -480,7 +488,7 @@ Task& BlockBuilder::AddDropOut(std::string name, int64_t elements,
   r.fw_flops = r.agrad_flops = x;
   r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
   Task& task =
-      Add(std::move(name), DropOutTask{elements}, r, flags, std::move(sources));
+      Add(name, DropOutTask{elements}, r, flags, std::move(sources));
   // The mask (1 byte per element) is the only activation kept.
   const double fw_bytes = (r.inputs + r.outputs) * ctx_.bpe + x;
   task.work[static_cast<int>(Stage::kForward)].bytes = fw_bytes;
@@ -490,7 +498,7 @@ Task& BlockBuilder::AddDropOut(std::string name, int64_t elements,
   return task;
 }
 
-Task& BlockBuilder::AddGeLU(std::string name, int64_t elements,
+Task& BlockBuilder::AddGeLU(absl::string_view name, int64_t elements,
                             TaskFlags flags) {
   RawLayer r;
   const double x = static_cast<double>(elements);
@@ -499,7 +507,7 @@ Task& BlockBuilder::AddGeLU(std::string name, int64_t elements,
   r.inputs = r.outputs = x;
   // A fused GeLU runs inside the preceding linear and keeps nothing.
   r.activation_space = r.activation_grads = ctx_.fused ? 0 : x;
-  Task& task = Add(std::move(name), GeLUTask{elements, ctx_.fused}, r, flags,
+  Task& task = Add(name, GeLUTask{elements, ctx_.fused}, r, flags,
                    {"spec:model.feedforward", "spec:batch.microbatch_size",
                     "spec:model.seq_size", "spec:parallelism.tensor.degree",
                     "spec:options.fused_activation"});
@@ -508,14 +516,14 @@ Task& BlockBuilder::AddGeLU(std::string name, int64_t elements,
   return task;
 }
 
-Task& BlockBuilder::AddSoftMax(std::string name, int64_t elements,
+Task& BlockBuilder::AddSoftMax(absl::string_view name, int64_t elements,
                                TaskFlags flags) {
   RawLayer r;
   const double x = static_cast<double>(elements);
   r.fw_flops = 5 * x;
   r.agrad_flops = 8 * x;
   r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
-  Task& task = Add(std::move(name), SoftMaxTask{elements}, r, flags,
+  Task& task = Add(name, SoftMaxTask{elements}, r, flags,
                    {"spec:model.attn_heads", "spec:model.seq_size",
                     "spec:batch.microbatch_size",
                     "spec:parallelism.tensor.degree"});
@@ -524,7 +532,7 @@ Task& BlockBuilder::AddSoftMax(std::string name, int64_t elements,
   return task;
 }
 
-Task& BlockBuilder::AddElementWise(std::string name, int64_t lhs, int64_t rhs,
+Task& BlockBuilder::AddElementWise(absl::string_view name, int64_t lhs, int64_t rhs,
                                    TaskFlags flags) {
   RawLayer r;
   const double x = static_cast<double>(lhs > rhs ? lhs : rhs);
@@ -534,12 +542,12 @@ Task& BlockBuilder::AddElementWise(std::string name, int64_t lhs, int64_t rhs,
   r.outputs = x;
   r.activation_space = r.inputs;
   r.activation_grads = x;
-  return Add(std::move(name), ElementWiseTask{lhs, rhs}, r, flags,
+  return Add(name, ElementWiseTask{lhs, rhs}, r, flags,
              {"spec:model.hidden", "spec:batch.microbatch_size",
               "spec:model.seq_size", "spec:parallelism.tensor.communication"});
 }
 
-Task& BlockBuilder::AddFork(std::string name, int64_t elements, int64_t users,
+Task& BlockBuilder::AddFork(absl::string_view name, int64_t elements, int64_t users,
                             TaskFlags flags,
                             Sources sources) {
   RawLayer r;
@@ -549,7 +557,7 @@ Task& BlockBuilder::AddFork(std::string name, int64_t elements, int64_t users,
   r.activation_space = x;
   // Gradients of the users accumulate in storage accounted elsewhere.
   r.activation_grads = 0;
-  Task& task = Add(std::move(name), ForkTask{elements, users}, r, flags,
+  Task& task = Add(name, ForkTask{elements, users}, r, flags,
                    std::move(sources));
   task.work[static_cast<int>(Stage::kForward)].bytes = 0;
   task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
@@ -557,7 +565,7 @@ Task& BlockBuilder::AddFork(std::string name, int64_t elements, int64_t users,
   return task;
 }
 
-Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
+Task& BlockBuilder::AddTensorComm(absl::string_view name, bool conjugate,
                                   TaskFlags flags) {
   const int64_t t = ctx_.t;
   const double x = static_cast<double>(ctx_.activation);
@@ -572,7 +580,7 @@ Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
   }
   r.activation_space = r.inputs;
   r.activation_grads = r.outputs;
-  Task& task = Add(std::move(name), TensorCommTask{ctx_.activation, conjugate},
+  Task& task = Add(name, TensorCommTask{ctx_.activation, conjugate},
                    r, flags,
                    {"spec:model.hidden", "spec:batch.microbatch_size",
                     "spec:model.seq_size", "spec:parallelism.tensor.degree",
@@ -621,7 +629,7 @@ Task& BlockBuilder::AddTensorComm(std::string name, bool conjugate,
   return task;
 }
 
-Task& BlockBuilder::AddGatedActivation(std::string name, int64_t elements,
+Task& BlockBuilder::AddGatedActivation(absl::string_view name, int64_t elements,
                                        TaskFlags flags) {
   RawLayer r;
   const double x = static_cast<double>(elements);
@@ -634,7 +642,7 @@ Task& BlockBuilder::AddGatedActivation(std::string name, int64_t elements,
   // otherwise both halves are kept for the backward pass.
   r.activation_space = r.activation_grads = ctx_.fused ? 0 : 2 * x;
   Task& task =
-      Add(std::move(name), GatedActivationTask{elements, ctx_.fused}, r, flags,
+      Add(name, GatedActivationTask{elements, ctx_.fused}, r, flags,
           {"spec:model.feedforward", "spec:model.mlp",
            "spec:batch.microbatch_size", "spec:model.seq_size",
            "spec:parallelism.tensor.degree", "spec:options.fused_activation"});
@@ -643,7 +651,7 @@ Task& BlockBuilder::AddGatedActivation(std::string name, int64_t elements,
   return task;
 }
 
-Task& BlockBuilder::AddEmbedding(std::string name) {
+Task& BlockBuilder::AddEmbedding(absl::string_view name) {
   const BlockContext& c = ctx_;
   const int64_t rows = c.vocab / c.t;
   RawLayer r;
@@ -668,7 +676,7 @@ Task& BlockBuilder::AddEmbedding(std::string name) {
   if (c.positions > 0) {
     sources.push_back("spec:model.vocabulary.max_positions");
   }
-  Task& task = Add(std::move(name), EmbeddingTask{c.batch_seq, rows, c.h}, r,
+  Task& task = Add(name, EmbeddingTask{c.batch_seq, rows, c.h}, r,
                    TaskFlags().WithActivationStored(false), std::move(sources));
   // Only the rows touched are read (not the whole table); the gradient's
   // scatter reads and writes as many.
@@ -681,7 +689,7 @@ Task& BlockBuilder::AddEmbedding(std::string name) {
   return task;
 }
 
-Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
+Task& BlockBuilder::AddExpertLinear(absl::string_view name, double tokens,
                                     int64_t n, int64_t k,
                                     double local_experts,
                                     Sources sources,
@@ -699,7 +707,7 @@ Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
   // The experts' state shards over the expert data-parallel ranks.
   const double dense_shard = ctx_.shard;
   ctx_.shard = ctx_.expert_shard;
-  Task& task = Add(std::move(name),
+  Task& task = Add(name,
                    LinearTask{static_cast<int64_t>(tokens), n, k}, r, flags,
                    std::move(sources));
   ctx_.shard = dense_shard;
@@ -710,7 +718,7 @@ Task& BlockBuilder::AddExpertLinear(std::string name, double tokens,
   return task;
 }
 
-Task& BlockBuilder::AddExchange(std::string name, MeshAxis axis,
+Task& BlockBuilder::AddExchange(absl::string_view name, MeshAxis axis,
                                 int64_t peers, double elements,
                                 CollectiveOp fw_op, double fw_bytes,
                                 CollectiveOp bw_op, double bw_bytes,
@@ -720,7 +728,7 @@ Task& BlockBuilder::AddExchange(std::string name, MeshAxis axis,
   r.inputs = r.outputs = elements;
   // The exchange keeps nothing: its output is the next task's input.
   Task& task =
-      Add(std::move(name),
+      Add(name,
           ExchangeTask{static_cast<int64_t>(elements), axis, overlapped_by}, r,
           TaskFlags().WithActivationStored(false), std::move(sources));
   task.footprint.output = 0;
@@ -852,7 +860,7 @@ int32_t BlockBuilder::BuildContextExchange(int32_t key, int32_t value) {
                   ring ? CollectiveOp::kPointToPoint
                        : CollectiveOp::kReduceScatter,
                   ring ? others * block_bytes : c.cp * block_bytes,
-                  ring ? static_cast<int32_t>(ir_.tasks.size()) + 1 : -1,
+                  ring ? static_cast<int32_t>(used_) + 1 : -1,
                   {"spec:parallelism.context.degree",
                    "spec:parallelism.context.exchange", "spec:model.seq_size",
                    "spec:batch.microbatch_size", "spec:model.attn_size"})
@@ -1298,8 +1306,35 @@ void BlockBuilder::BuildLastStage() {
   }
 }
 
+Task& BlockBuilder::NextTask() {
+  if (used_ == ir_.tasks.size()) {
+    ++used_;
+    return ir_.tasks.emplace_back();
+  }
+  Task& task = ir_.tasks[used_++];
+  // Every field back to its default, the storage of the name, the
+  // dependencies and the lineage kept.
+  std::string name = std::move(task.name);
+  std::vector<int32_t> deps = std::move(task.deps);
+  std::string pass = std::move(task.lineage.pass);
+  std::vector<std::string> sources = std::move(task.lineage.sources);
+  name.clear();
+  deps.clear();
+  pass.clear();
+  sources.clear();
+  // Rebuilt in place: assigning a new Task would build it and then move
+  // each of its some 700 bytes over.
+  task.~Task();
+  new (&task) Task();
+  task.name = std::move(name);
+  task.deps = std::move(deps);
+  task.lineage.pass = std::move(pass);
+  task.lineage.sources = std::move(sources);
+  return task;
+}
+
 void BlockBuilder::Build() {
-  ir_.tasks.clear();
+  used_ = 0;
   ir_.mesh.tp = ctx_.t;
   ir_.mesh.ep = ctx_.ep;
   ir_.mesh.cp = ctx_.cp;
@@ -1318,6 +1353,8 @@ void BlockBuilder::Build() {
     BuildFirstStage();
     BuildLastStage();
   }
+  ir_.tasks.erase(ir_.tasks.begin() + static_cast<std::ptrdiff_t>(used_),
+                  ir_.tasks.end());
 }
 
 // The block of `program` into `ir`, with or without each task's lineage.
