@@ -1538,11 +1538,12 @@ void OptionsRules(Conversion* c) {
     bf16_reduce |=
         other.entry->name == absl::string_view("--grad-reduce-in-bf16");
   }
-  if (bf16 && !fp16 && !bf16_reduce && c->spec.parallelism.data.degree > 1) {
+  if (bf16 && !fp16 && bf16_reduce && c->spec.parallelism.data.degree > 1) {
     c->notes.push_back(
-        "with --bf16, Megatron-LM accumulates and reduces the data-parallel "
-        "gradients in fp32 unless --grad-reduce-in-bf16 is given; the model "
-        "counts that traffic in bfloat16");
+        "--grad-reduce-in-bf16: Megatron-LM then reduces the data-parallel "
+        "gradients in bfloat16, but the refined profile counts them in fp32 "
+        "(correction fp32_gradient_reduction, Megatron-LM's default): the "
+        "gradient reduction's bytes and time are counted twice");
   }
 }
 

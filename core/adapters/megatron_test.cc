@@ -1249,17 +1249,24 @@ TEST(MegatronPrecision, MixedPrecisionAccounting) {
             PrecisionAccounting::kMegatronMixed);
   EXPECT_EQ(Import(std::string(kModel) + "--bf16").options.datatype,
             DataType::kBFloat16);
+  // The refined profile counts the fp32 gradient reduction Megatron-LM
+  // does with --bf16 (correction fp32_gradient_reduction): nothing to note.
   EXPECT_EQ(Notes(std::string(kModel) + "--bf16 --world-size 2"),
-            std::vector<std::string>{
-                "with --bf16, Megatron-LM accumulates and reduces the "
-                "data-parallel gradients in fp32 unless --grad-reduce-in-bf16 "
-                "is given; the model counts that traffic in bfloat16"});
+            std::vector<std::string>{});
+  // A reduction in bf16 is not represented: the import says so.
   EXPECT_EQ(Notes(std::string(kModel) +
                   "--bf16 --world-size 2 --grad-reduce-in-bf16"),
-            std::vector<std::string>{
+            (std::vector<std::string>{
                 "ignored 1 Megatron-LM flag that does not change what is "
-                "modelled: --grad-reduce-in-bf16 (what the model assumes "
-                "already: gradients reduced in the datatype)"});
+                "modelled: --grad-reduce-in-bf16 (not represented: the "
+                "refined profile counts bfloat16 gradient reduction in fp32 "
+                "(Megatron-LM's default, correction fp32_gradient_reduction); "
+                "the import notes it)",
+                "--grad-reduce-in-bf16: Megatron-LM then reduces the "
+                "data-parallel gradients in bfloat16, but the refined profile "
+                "counts them in fp32 (correction fp32_gradient_reduction, "
+                "Megatron-LM's default): the gradient reduction's bytes and "
+                "time are counted twice"}));
 }
 
 //----- Megatron-LM's own launch scripts
@@ -1336,7 +1343,10 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
       std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
-  ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
+  // The third: its --grad-reduce-in-bf16 is counted in fp32 (below).
+  ASSERT_EQ(notes.size(), 3u) << absl::StrJoin(notes, "\n");
+  EXPECT_TRUE(absl::StartsWith(notes[2], "--grad-reduce-in-bf16: "))
+      << notes[2];
   // --context-parallel-size 1 is modelled, not ignored.
   EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 47 Megatron-LM flags"))
       << notes[0];

@@ -233,16 +233,23 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const std::vector<std::string> dp_sources = {
       "iteration:block_dp_size", "derived:blocks_per_stage",
       "derived:stages_per_rank", "spec:parallelism.data.sharding"};
+  // The gradients' collectives move block_dp_grad_size (float32 gradients
+  // under correction fp32_gradient_reduction), the weights' block_dp_size.
+  const std::vector<std::string> dp_grad_sources = {
+      "iteration:block_dp_grad_size", "derived:blocks_per_stage",
+      "derived:stages_per_rank", "spec:parallelism.data.sharding"};
+  const double dp_all_reduce =
+      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
+  const double dp_reduce_scatter =
+      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
   add("dp_all_reduce_bytes",
       "training && d > 1 && !optimizer_sharding ? rank_blocks * "
-      "block_dp_size : 0",
-      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0,
-      dp_sources);
+      "block_dp_grad_size : 0",
+      dp_all_reduce, dp_grad_sources);
   add("dp_reduce_scatter_bytes",
       "training && d > 1 && optimizer_sharding ? rank_blocks * "
-      "block_dp_size : 0",
-      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0,
-      dp_sources);
+      "block_dp_grad_size : 0",
+      dp_reduce_scatter, dp_grad_sources);
   // ZeRO-3 gathers the weights before each pass instead of after the step.
   const double after_step_gather =
       dp && s.optimizer_sharding && !s.shard_parameters
@@ -267,10 +274,6 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
           tp_bytes[CollectiveOp::kAllGather],
       {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
        "iteration:tp_all_gather_bytes"});
-  const double dp_all_reduce =
-      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0;
-  const double dp_reduce_scatter =
-      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_size : 0;
   add("dp_comm_bytes",
       "dp_all_reduce_bytes + dp_reduce_scatter_bytes + dp_all_gather_bytes + "
       "dp_param_all_gather_bytes",

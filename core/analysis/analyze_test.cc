@@ -14,6 +14,7 @@
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/spec/check.h"
 #include "core/taskir/lower.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
@@ -36,10 +37,10 @@ struct Analysed {
 
 // With `corrections` in force (default: the spec's, none for the test
 // mappings' calculon profile).
-absl::StatusOr<Analysed> Analyse(
-    const TestMapping& m, std::optional<Corrections> corrections = {}) {
+absl::StatusOr<Analysed> AnalyseProgram(
+    absl::StatusOr<TypedProgram> program,
+    std::optional<Corrections> corrections = {}) {
   Analysed a;
-  absl::StatusOr<TypedProgram> program = TestProgram(m);
   if (!program.ok()) return program.status();
   a.program = *program;
   if (corrections.has_value()) a.program.corrections = *corrections;
@@ -57,6 +58,11 @@ absl::StatusOr<Analysed> Analyse(
   if (!mem.ok()) return mem.status();
   a.memory = *mem;
   return a;
+}
+
+absl::StatusOr<Analysed> Analyse(
+    const TestMapping& m, std::optional<Corrections> corrections = {}) {
+  return AnalyseProgram(TestProgram(m), corrections);
 }
 
 TEST(AnalyzeIteration, SingleStageHasNoBubbleAndNoPipelineTraffic) {
@@ -929,6 +935,64 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
                                   &value));
   BP_EXPECT_DOUBLE_EXACT(value, a.plan.critical_path[0].forward);
   EXPECT_FALSE(FindIterationFigure(a.iteration, "no_such_figure", &value));
+}
+
+// Correction fp32_gradient_reduction: with bfloat16 under Megatron-LM's
+// precision, the DP gradient collectives move the float32 main gradients
+// (twice the bf16 weights' bytes), the weights' all-gathers stay in bf16;
+// with float16, or the correction off, the gradients move in the datatype.
+TEST(AnalyzeIteration, Fp32GradientReductionCorrection) {
+  Corrections fp32_grads;
+  fp32_grads.Set(Correction::kFp32GradientReduction, true);
+  for (DataType datatype : {DataType::kBFloat16, DataType::kFloat16}) {
+    for (bool sharded : {false, true}) {
+      TestMapping mapping;
+      mapping.d = 4;
+      mapping.optimizer_sharding = sharded;
+      MappingSpec spec = TestSpec(mapping);
+      auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+      training.options.datatype = datatype;
+      training.options.precision = PrecisionAccounting::kMegatronMixed;
+      // The test system's bfloat16 rates: its float16 ones.
+      for (auto* engine : {&training.system.matrix, &training.system.vector}) {
+        engine->rates[DataType::kBFloat16] = engine->rates[DataType::kFloat16];
+      }
+      BP_ASSERT_OK_AND_ASSIGN(const Analysed off,
+                              AnalyseProgram(CheckSpec(spec)));
+      BP_ASSERT_OK_AND_ASSIGN(const Analysed on,
+                              AnalyseProgram(CheckSpec(spec), fp32_grads));
+      const std::string what = absl::StrCat(
+          datatype == DataType::kBFloat16 ? "bf16" : "fp16",
+          sharded ? " sharded" : "");
+      const IterationFigures& a = off.iteration.figures;
+      const IterationFigures& b = on.iteration.figures;
+      ASSERT_GT(a.block_dp_size, 0) << what;
+      EXPECT_EQ(a.block_dp_grad_size, a.block_dp_size) << what;
+      const bool applies = datatype == DataType::kBFloat16;
+      EXPECT_EQ(b.block_dp_size, a.block_dp_size) << what;
+      BP_EXPECT_DOUBLE_EXACT(b.block_dp_grad_size,
+                             applies ? 2 * a.block_dp_size : a.block_dp_size);
+      BP_EXPECT_DOUBLE_EXACT(on.plan.block.block_weight_grad_space_no_sharding,
+                             2 * a.block_dp_size);
+      if (applies) {
+        EXPECT_GT(b.block_dp_time, a.block_dp_time) << what;
+        EXPECT_GT(b.total_time, a.total_time) << what;
+      } else {
+        EXPECT_EQ(b.block_dp_time, a.block_dp_time) << what;
+        EXPECT_EQ(b.total_time, a.total_time) << what;
+      }
+      double grads = 0, gathers = 0;
+      ASSERT_TRUE(FindIterationFigure(
+          on.iteration,
+          sharded ? "dp_reduce_scatter_bytes" : "dp_all_reduce_bytes", &grads));
+      ASSERT_TRUE(FindIterationFigure(on.iteration, "dp_all_gather_bytes",
+                                      &gathers));
+      const double blocks =
+          static_cast<double>(on.iteration.step.blocks_per_stage);
+      BP_EXPECT_DOUBLE_EXACT(grads, blocks * b.block_dp_grad_size);
+      BP_EXPECT_DOUBLE_EXACT(gathers, sharded ? blocks * b.block_dp_size : 0);
+    }
+  }
 }
 
 // Correction scheduled_in_flight: the memory analysis holds the command

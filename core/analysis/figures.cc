@@ -293,19 +293,42 @@ void BubbleTerms(const BlockFigures& b, const StepShape& s,
 
 // One block's DP collective: the weight gradients reduce-scattered and the
 // weights all-gathered with a sharded optimizer, else one all-reduce.
-double BlockDataParallelTime(const StepShape& s, double bytes) {
+double BlockDataParallelTime(const StepShape& s, double param_bytes,
+                             double grad_bytes) {
   const NetworkTier& net = *s.data_net;
   if (s.shard_parameters) {
     // ZeRO-3: the gradients reduce-scattered, the weights all-gathered for
     // the forward and again for the backward pass.
-    return CollectiveTime(net, CollectiveOp::kReduceScatter, bytes, s.d) +
-           2 * CollectiveTime(net, CollectiveOp::kAllGather, bytes, s.d);
+    return CollectiveTime(net, CollectiveOp::kReduceScatter, grad_bytes, s.d) +
+           2 * CollectiveTime(net, CollectiveOp::kAllGather, param_bytes, s.d);
   }
   if (s.optimizer_sharding) {
-    return CollectiveTime(net, CollectiveOp::kReduceScatter, bytes, s.d) +
-           CollectiveTime(net, CollectiveOp::kAllGather, bytes, s.d);
+    return CollectiveTime(net, CollectiveOp::kReduceScatter, grad_bytes, s.d) +
+           CollectiveTime(net, CollectiveOp::kAllGather, param_bytes, s.d);
   }
-  return CollectiveTime(net, CollectiveOp::kAllReduce, bytes, s.d);
+  return CollectiveTime(net, CollectiveOp::kAllReduce, grad_bytes, s.d);
+}
+
+// The bytes the DP gradient reduction of figures `x` moves: the parameter
+// bytes `param_bytes` (Calculon: in the datatype), or with correction
+// fp32_gradient_reduction the float32 main gradients.
+double GradientReductionBytes(const BlockFigures& x, const StepShape& s,
+                              double param_bytes) {
+  return s.fp32_gradient_reduction ? x.block_weight_grad_space_no_sharding
+                                   : param_bytes;
+}
+
+// The size that, times the DP network's collective scalar (ar_scalar), is
+// one block's DP traffic: block_dp_size, or with float32 gradients the
+// reduce-scatter's and the all-gather's bytes weighed by their scalars.
+double DataParallelTrafficSize(const StepShape& s, double ar_scalar,
+                               const IterationFigures& it) {
+  if (!s.fp32_gradient_reduction || !(ar_scalar > 0)) return it.block_dp_size;
+  if (!s.optimizer_sharding) return it.block_dp_grad_size;
+  const NetworkTier& net = *s.data_net;
+  return (net.reduce_scatter.scalar * it.block_dp_grad_size +
+          net.all_gather.scalar * it.block_dp_size) /
+         ar_scalar;
 }
 
 // The time of one chunk's backward pass that DP traffic can overlap, and the
@@ -387,7 +410,8 @@ OverlapTerm OverlappedChunks(const StepShape& s, const StepCounts& c,
   chunk_overlap_time *= overlappable_chunks;
   out.bandwidth_req =
       chunk_overlap_time > 0
-          ? c.bpc * it.block_dp_size / chunk_overlap_time * ar_scalar
+          ? c.bpc * DataParallelTrafficSize(s, ar_scalar, it) /
+                chunk_overlap_time * ar_scalar
           : 0;
   return out;
 }
@@ -415,7 +439,9 @@ OverlapTerm LastChunk(const BlockFigures& b, const StepShape& s,
                     : last_chunk_blocks * it.block_dp_time * pu;
   const double tail = last_window + last_chunk_blocks * it.block_dp_time * pu;
   out.bandwidth_req =
-      tail > 0 ? c.bpc * it.block_dp_size / tail * ar_scalar : 0;
+      tail > 0 ? c.bpc * DataParallelTrafficSize(s, ar_scalar, it) / tail *
+                     ar_scalar
+               : 0;
   return out;
 }
 
@@ -431,7 +457,9 @@ void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
                          ? b.block_weight_grad_space_no_sharding /
                                kFloat32Bytes * s.bytes_per_element
                          : b.block_weight_space;
-  it.block_dp_time = BlockDataParallelTime(s, it.block_dp_size);
+  it.block_dp_grad_size = GradientReductionBytes(b, s, it.block_dp_size);
+  it.block_dp_time =
+      BlockDataParallelTime(s, it.block_dp_size, it.block_dp_grad_size);
   if (!s.data_overlap) {
     it.dp_comm_exposed_time = c.rank_blocks * it.block_dp_time;
     it.dp_comm_link_time = it.dp_comm_exposed_time;
@@ -522,7 +550,9 @@ double StageMicrobatchTime(const BlockFigures& x, const StepShape& s) {
 // reduces the embedding and output layer's gradients at the end).
 double StageDataParallelTime(const BlockFigures& x, const StepShape& s) {
   if (!s.training || s.d <= 1 || x.block_weight_space <= 0) return 0;
-  return BlockDataParallelTime(s, x.block_weight_space);
+  return BlockDataParallelTime(
+      s, x.block_weight_space,
+      GradientReductionBytes(x, s, x.block_weight_space));
 }
 
 // DualPipe's end ranks: rank 0 holds the first stage of one model copy and

@@ -33,7 +33,7 @@ namespace blueprint {
   X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
   X(extra_interleaving_bubbles) X(bubble_chunks) X(chunk_bw_input_time)      \
   X(chunk_bw_weight_time) X(chunk_fb_time) X(fb_overlap_saving_time)         \
-  X(peak_inflight_microbatches) X(block_dp_time)                             \
+  X(peak_inflight_microbatches) X(block_dp_time) X(block_dp_grad_size)      \
   X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
   X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
   X(stage_extra_dp_time) X(embedding_sync_time) X(twin_stage_sync_time)     \

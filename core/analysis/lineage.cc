@@ -95,7 +95,8 @@ constexpr FigureFormula kIterationRows[] = {
      "block_dp_size, block_dp_time, chunk_bw_time, chunk_bw_pp_time, "
      "block_agrad_flops_time, block_wgrad_flops_time, block_re_flops_time, "
      "blocks_per_chunk, p, v) : 0",
-     {"iteration:block_dp_size", "iteration:block_dp_time",
+     {"iteration:block_dp_size", "iteration:block_dp_grad_size",
+      "iteration:block_dp_time",
       "iteration:chunk_bw_time", "iteration:chunk_bw_pp_time",
       "block:block_agrad_flops_time", "block:block_wgrad_flops_time",
       "block:block_re_flops_time", "derived:blocks_per_chunk",
@@ -106,7 +107,8 @@ constexpr FigureFormula kIterationRows[] = {
      "training && d > 1 && data_overlap ? last_chunk_bw_req(block_dp_size, "
      "block_dp_time, baseblock_bw_time, edgeblock_bw_time, chunk_bw_pp_time, "
      "blocks_per_chunk) : 0",
-     {"iteration:block_dp_size", "iteration:block_dp_time",
+     {"iteration:block_dp_size", "iteration:block_dp_grad_size",
+      "iteration:block_dp_time",
       "iteration:baseblock_bw_time", "iteration:edgeblock_bw_time",
       "iteration:chunk_bw_pp_time", "iteration:chunk_bw_time",
       "derived:blocks_per_chunk", "derived:training",
@@ -373,10 +375,17 @@ constexpr FigureFormula kIterationRows[] = {
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"block_dp_time",
-     "training && d > 1 ? dp_time(block_dp_size, d, optimizer_sharding) : 0",
-     {"iteration:block_dp_size", "derived:training",
-      "spec:parallelism.data.degree",
+     "training && d > 1 ? dp_time(block_dp_size, block_dp_grad_size, d, "
+     "optimizer_sharding) : 0",
+     {"iteration:block_dp_size", "iteration:block_dp_grad_size",
+      "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.sharding", "system:networks[$dp]"}},
+    {"block_dp_grad_size",
+     "fp32_gradient_reduction ? block_weight_grad_space_no_sharding : "
+     "block_dp_size",
+     {"iteration:block_dp_size", "block:block_weight_grad_space_no_sharding",
+      "spec:options.profile", "spec:options.precision",
+      "spec:options.datatype"}},
     // The first and last stage's own work (0 without a vocabulary).
     {"first_stage_microbatch_time",
      "first_stage.block_fw_time + first_stage.baseblock_fw_tp_time_exposed + "
@@ -814,6 +823,10 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"scheduled_in_flight",
        flag(s.scheduled_in_flight),
        {"spec:options.profile"}},
+      {"fp32_gradient_reduction",
+       flag(s.fp32_gradient_reduction),
+       {"spec:options.profile", "spec:options.precision",
+        "spec:options.datatype"}},
       {"global_batch_size",
        count(s.global_batch),
        {"spec:batch.global_batch_size"}},

@@ -59,9 +59,17 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
                      dv.pipeline > 1 && dv.stages_per_rank == 1;
   s.accounted = accounted;
   s.padded_vocabulary = dv.padded_vocabulary;
-  s.scheduled_in_flight = CorrectionsFor(options.profile)
-                              .On(Correction::kScheduledInFlight);
+  const Corrections corrections = CorrectionsFor(options.profile);
+  s.scheduled_in_flight = corrections.On(Correction::kScheduledInFlight);
+  s.fp32_gradient_reduction =
+      corrections.On(Correction::kFp32GradientReduction) &&
+      Fp32GradientReduction(options);
   return s;
+}
+
+bool Fp32GradientReduction(const ExecutionOptions& options) {
+  return options.precision == PrecisionAccounting::kMegatronMixed &&
+         options.datatype == DataType::kBFloat16;
 }
 
 StepShape MakeStepShape(const TypedProgram& program) {
@@ -72,6 +80,9 @@ StepShape MakeStepShape(const TypedProgram& program) {
       SimulatedScheduleKind(program.pipeline().schedule);
   shape.scheduled_in_flight =
       program.corrections.On(Correction::kScheduledInFlight);
+  shape.fp32_gradient_reduction =
+      program.corrections.On(Correction::kFp32GradientReduction) &&
+      Fp32GradientReduction(program.options());
   return shape;
 }
 

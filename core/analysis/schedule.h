@@ -35,6 +35,10 @@ struct StepShape {
   // holds the in-flight microbatches of the schedule's command order for
   // 1f1b and interleaved too, not Calculon's interleaving factor.
   bool scheduled_in_flight = false;
+  // Correction kFp32GradientReduction (the refined profile), with bfloat16
+  // under Megatron-LM's precision: the DP gradient reduction moves float32
+  // gradients (block_weight_grad_space_no_sharding), not the weights' bytes.
+  bool fp32_gradient_reduction = false;
   int64_t blocks_per_stage = 1;   // bpp
   // The stages one rank holds (dualpipe 2: stage s of one model copy and
   // p - 1 - s of the other). A microbatch passes one of them, so the
@@ -106,6 +110,11 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // The same for a checked program, with the program's corrections in force;
 // `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
+
+// Fp32GradientReduction: whether correction kFp32GradientReduction applies
+// to a mapping with these options, the correction being on: bfloat16 under
+// Megatron-LM's precision accounting.
+bool Fp32GradientReduction(const ExecutionOptions& options);
 
 // SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`
 // and `data_net` of `system` and records whether the DP tier is the TP or

@@ -176,6 +176,9 @@ constexpr Row kRows[] = {
      "the most microbatches whose activations one stage holds at once, in "
      "whole-stage units (the memory analysis' factor)"},
     {"block_dp_time", s, "DP communication time of one block"},
+    {"block_dp_grad_size", B,
+     "bytes one block's DP gradient reduction moves (float32 gradients with "
+     "bfloat16 under the refined profile's fp32_gradient_reduction)"},
     {"first_stage_microbatch_time", s,
      "the first stage's extra work per microbatch (input embedding)"},
     {"last_stage_microbatch_time", s,

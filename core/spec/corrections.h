@@ -49,9 +49,19 @@ enum class Correction {
   // chunks, capped at m v. The same as Calculon's when p | m and m v >= vp
   // + p - 1; fewer for m < p, more for m > p not a multiple of p.
   kScheduledInFlight,
+  // With bfloat16 parameters under Megatron-LM's precision
+  // (options.precision megatron_mixed), the data-parallel gradient
+  // reduction (the all-reduce, or the reduce-scatter of a sharded
+  // optimizer) moves float32 gradients, twice the datatype's bytes; the
+  // parameter all-gathers stay in the weights' datatype. Megatron-LM's
+  // megatron/training/arguments.py: "bfloat16 requires gradient
+  // accumulation and all-reduce to be done in fp32" (it sets
+  // accumulate_allreduce_grads_in_fp32 with --bf16 unless
+  // --grad-reduce-in-bf16). With --fp16 it reduces in fp16, as Calculon.
+  kFp32GradientReduction,
 };
 
-inline constexpr int kCorrectionCount = 4;
+inline constexpr int kCorrectionCount = 5;
 
 struct CorrectionInfo {
   Correction correction;
@@ -69,6 +79,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kScheduledInFlight, "scheduled_in_flight",
      "Megatron-LM core pipeline_parallel/schedules.py: interleaved warm-up "
      "2(p-1) + (v-1)N chunks"},
+    {Correction::kFp32GradientReduction, "fp32_gradient_reduction",
+     "Megatron-LM training/arguments.py: with --bf16, gradient accumulation "
+     "and all-reduce in fp32 (accumulate_allreduce_grads_in_fp32)"},
 };
 
 // Which corrections are on: a set of Correction values.
