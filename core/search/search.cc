@@ -856,23 +856,6 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
   slot.block = block;
 }
 
-// Every execution of one (choice, b) shares the checks that do not depend on
-// the network tiers (interleaving, offload, memory: the memory figures come
-// from footprints, not from times), so they are made once. The iteration is
-// then evaluated per tier assignment, in enumeration order, except where a
-// lower bound on the step time shows that it cannot enter the top N:
-//   - per (tensor_net, context_net), StepTimeLowerBound (the block with
-//     those tiers);
-//   - per tier prefix with many data_net values, the step time without DP
-//     (the iteration with d = 1: every term but the DP exposed time, which
-//     is >= 0), plus per data_net a lower bound on the DP exposed time
-//     (below), so that only the data tiers with the smallest bounds are
-//     looked at (a prefix of them in increasing order of the bound).
-// So the work per (choice, b) is O(tiers^3) bounds plus the iterations that
-// may enter the top N, not O(tiers^4). Skipping an assignment is safe: its
-// rate is at most the bound's, which is at most the N-th best rate when it
-// was computed, and that only grows; the assignments evaluated are offered in
-// enumeration order, so ties rank as in Calculon.
 Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
                                        ChoiceSpec& spec) {
   if (spec.made) return spec;
@@ -894,6 +877,23 @@ Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
   return spec;
 }
 
+// Every execution of one (choice, b) shares the checks that do not depend on
+// the network tiers (interleaving, offload, memory: the memory figures come
+// from footprints, not from times), so they are made once. The iteration is
+// then evaluated per tier assignment, in enumeration order, except where a
+// lower bound on the step time shows that it cannot enter the top N:
+//   - per (tensor_net, context_net), StepTimeLowerBound (the block with
+//     those tiers), computed once per bound part and microbatch size;
+//   - per tier prefix with many data_net values, the step time without DP
+//     (the iteration with d = 1: every term but the DP exposed time, which
+//     is >= 0), plus per data_net a lower bound on the DP exposed time
+//     (below), so that only the data tiers with the smallest bounds are
+//     looked at (a prefix of them in increasing order of the bound).
+// So the work per (choice, b) is O(tiers^3) bounds plus the iterations that
+// may enter the top N, not O(tiers^4). Skipping an assignment is safe: its
+// rate is at most the bound's, which is at most the N-th best rate when it
+// was computed, and that only grows; the assignments evaluated are offered in
+// enumeration order, so ties rank as in Calculon.
 absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
                                       size_t microbatch, ChoiceSpec& spec) {
   const Group& g = *gs.group;
