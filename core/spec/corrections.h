@@ -59,9 +59,18 @@ enum class Correction {
   // accumulate_allreduce_grads_in_fp32 with --bf16 unless
   // --grad-reduce-in-bf16). With --fp16 it reduces in fp16, as Calculon.
   kFp32GradientReduction,
+  // Selective recomputation recomputes the whole attention core: Q K^T,
+  // softmax, dropout and the product with V (Korthikanti et al. 2022,
+  // "Reducing Activation Recomputation in Large Transformer Models",
+  // arXiv:2205.05198, Sec. 4.1; Megatron-LM checkpoints its core attention
+  // module, megatron/core/transformer/attention.py
+  // _checkpointed_attention_forward). Calculon's attn_only recomputes the
+  // first three only; this recomputes the product with V too (its stored
+  // activations are already Q, K and V alone).
+  kSelectiveRecomputeCoreAttention,
 };
 
-inline constexpr int kCorrectionCount = 5;
+inline constexpr int kCorrectionCount = 6;
 
 struct CorrectionInfo {
   Correction correction;
@@ -82,6 +91,10 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kFp32GradientReduction, "fp32_gradient_reduction",
      "Megatron-LM training/arguments.py: with --bf16, gradient accumulation "
      "and all-reduce in fp32 (accumulate_allreduce_grads_in_fp32)"},
+    {Correction::kSelectiveRecomputeCoreAttention,
+     "selective_recompute_core_attention",
+     "Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4.1; Megatron-LM "
+     "core/transformer/attention.py _checkpointed_attention_forward"},
 };
 
 // Which corrections are on: a set of Correction values.

@@ -71,6 +71,8 @@ struct BlockContext {
   // The refined profile's attention corrections (core/spec/corrections.h).
   bool flash_attention;       // one fused kernel: no s x s in memory
   double causal_factor;       // 0.5: the kernel skips masked blocks; else 1
+  // Selective recomputation also recomputes the product with V.
+  bool recompute_core_attention;
   int64_t batch_seq;          // b*s
   int64_t activation;         // A = b*s*h
   int64_t seq_par_activation; // As = (b*s/t)*h
@@ -998,10 +1000,16 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
                  attn_sources)
           .id;
   Reads(dropout, {softmax});
+  // Correction kSelectiveRecomputeCoreAttention: selective recomputation
+  // runs the product with V again too. The stored activations stay
+  // Calculon's, which already keep only Q, K and V: the scores' unstored
+  // output cancels the probabilities this product's activation counts.
   const int32_t context =
       AddBatchMatMul("AttnBlock_Multihead_Attn", c.b * c.a / c.t, c.s_local,
                      c.s, c.a * value_size / c.a, value_bmm,
-                     TaskFlags().WithRecompute(full), attn_sources)
+                     TaskFlags().WithRecompute(
+                         full || (attn && c.recompute_core_attention)),
+                     attn_sources)
           .id;
   Reads(context, {dropout, value});
   if (c.cp > 1) {
@@ -1391,6 +1399,8 @@ void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
               program.corrections.On(Correction::kCausalAttention)
           ? 0.5
           : 1.0;
+  ctx.recompute_core_attention = program.corrections.On(
+      Correction::kSelectiveRecomputeCoreAttention);
   ctx.multiquery = program.options().attention == AttentionType::kMultiQuery;
   ctx.g = model.kv_heads;
   ctx.gated = model.mlp == MlpType::kGated;

@@ -190,6 +190,49 @@ TEST(LowerTensorParallelBlock, RecomputeFlags) {
   }
 }
 
+// The refined profile's selective recomputation (Korthikanti et al. 2022,
+// Sec. 4.1) recomputes the product with V too, and only under attn_only or
+// full recomputation; the stored activations do not change.
+TEST(LowerTensorParallelBlock, SelectiveRecomputeRecomputesTheCoreAttention) {
+  for (RecomputePolicy policy :
+       {RecomputePolicy::kNone, RecomputePolicy::kAttentionOnly,
+        RecomputePolicy::kFull}) {
+    TestMapping m;
+    m.t = 8;
+    m.recompute = policy;
+    absl::StatusOr<TypedProgram> program = TestProgram(m);
+    ASSERT_THAT(program, IsOk());
+    TypedProgram corrected = *program;
+    corrected.corrections.Set(Correction::kSelectiveRecomputeCoreAttention,
+                              true);
+    BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR before,
+                            LowerTensorParallelBlock().Run(*program));
+    BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR after,
+                            LowerTensorParallelBlock().Run(corrected));
+    ASSERT_THAT(VerifyTaskIR(after), IsOk());
+    const std::string label = RecomputeName(policy);
+    EXPECT_EQ(Find(before, "AttnBlock_Multihead_Attn").flags.recompute,
+              policy == RecomputePolicy::kFull)
+        << label;
+    EXPECT_EQ(Find(after, "AttnBlock_Multihead_Attn").flags.recompute,
+              policy != RecomputePolicy::kNone)
+        << label;
+    ASSERT_EQ(before.tasks.size(), after.tasks.size());
+    for (size_t i = 0; i < before.tasks.size(); ++i) {
+      const Task& x = before.tasks[i];
+      const Task& y = after.tasks[i];
+      EXPECT_EQ(x.footprint.activation, y.footprint.activation) << x.name;
+      EXPECT_EQ(x.footprint.output, y.footprint.output) << x.name;
+      EXPECT_EQ(x.flags.activation_stored, y.flags.activation_stored)
+          << x.name;
+      EXPECT_EQ(x.flags.output_stored, y.flags.output_stored) << x.name;
+      if (x.name != "AttnBlock_Multihead_Attn") {
+        EXPECT_EQ(x.flags.recompute, y.flags.recompute) << x.name;
+      }
+    }
+  }
+}
+
 TEST(LowerTensorParallelBlock, OverlapFusesLinearsWithCollectives) {
   TestMapping m;
   m.t = 8;
