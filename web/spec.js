@@ -75,6 +75,7 @@ const FORM = [
   ['exec', 'options.datatype', 'Datatype'],
   ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8 training)'],
   ['exec', 'options.weight_datatype', 'Weight datatype'],
+  ['exec', 'options.grad_reduce_datatype', 'Gradient reduction datatype'],
   ['exec', 'options.attention', 'Attention'],
   ['exec', 'options.profile', 'Performance model profile'],
   ['exec', 'options.fused_activation', 'Fused activation'],
@@ -105,10 +106,14 @@ export function formFields(meta) {
     else throw new Error(`the form cannot show ${path} (${info.type})`);
     if (field.type === 'select') {
       field.options = meta.fieldChoices(path).map((c) => [c.name, c.name, c.meaning]);
-      // A nullable choice: '' stands for null (the same as options.datatype).
+      // A nullable choice: '' stands for null (the same as options.datatype;
+      // the gradient reduction's: the profile's choice).
       if (info.nullable) {
         field.nullable = true;
-        field.options.unshift(['', 'same as the datatype', 'null: options.datatype']);
+        field.options.unshift(path === 'options.grad_reduce_datatype'
+          ? ['', 'as the profile says', 'null: float32 for bfloat16 under megatron_mixed ' +
+             'precision with the refined profile, else options.datatype']
+          : ['', 'same as the datatype', 'null: options.datatype']);
       }
       if (meta.isVariant(info.choices) && path.endsWith('.type')) {
         field.errorPath = path.slice(0, -'.type'.length);

@@ -321,6 +321,18 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "off: `null` (weights in the datatype)",
        "`float8`: the model's weights kept, and all-gathered, in FP8; needs "
        "`--fp8-format`"},
+      {"--grad-reduce-in-bf16", Kind::kSwitch, {},
+       "options.grad_reduce_datatype",
+       "off: `null` (the refined profile's: float32 with `--bf16`, Megatron-LM's "
+       "default)",
+       "`bfloat16` with `--bf16` (the data-parallel gradient reduction moves "
+       "bf16 gradients); no effect with `--fp16` or float32, as in Megatron-LM"},
+      {"--accumulate-allreduce-grads-in-fp32", Kind::kSwitch, {},
+       "options.grad_reduce_datatype",
+       "off: `null` (the refined profile's: float32 with `--bf16`, the "
+       "datatype otherwise)",
+       "`float32` with `--fp16` or `--bf16` (unless `--grad-reduce-in-bf16`, "
+       "which Megatron-LM lets win); no effect in float32"},
   };
   // clang-format on
   return *flags;
@@ -1533,17 +1545,15 @@ void OptionsRules(Conversion* c) {
   c->spec.options.fused_activation = false;
   c->spec.options.attention = AttentionType::kMultiHead;
   c->spec.options.offload = Offload{};
-  bool bf16_reduce = false;
-  for (const OtherFlag& other : c->flags.others()) {
-    bf16_reduce |=
-        other.entry->name == absl::string_view("--grad-reduce-in-bf16");
-  }
-  if (bf16 && !fp16 && bf16_reduce && c->spec.parallelism.data.degree > 1) {
-    c->notes.push_back(
-        "--grad-reduce-in-bf16: Megatron-LM then reduces the data-parallel "
-        "gradients in bfloat16, but the refined profile counts them in fp32 "
-        "(correction fp32_gradient_reduction, Megatron-LM's default): the "
-        "gradient reduction's bytes and time are counted twice");
+  // megatron/training/arguments.py: with --bf16 the gradients are
+  // accumulated and reduced in fp32 unless --grad-reduce-in-bf16 (null
+  // leaves that to the refined profile's fp32_gradient_reduction);
+  // --accumulate-allreduce-grads-in-fp32 asks for fp32 explicitly.
+  if (bf16 && !fp16 && c->flags.Switch("--grad-reduce-in-bf16")) {
+    c->spec.options.grad_reduce_datatype = DataType::kBFloat16;
+  } else if ((bf16 || fp16) &&
+             c->flags.Switch("--accumulate-allreduce-grads-in-fp32")) {
+    c->spec.options.grad_reduce_datatype = DataType::kFloat32;
   }
 }
 

@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 56u);
+  EXPECT_EQ(MegatronFlagNames().size(), 58u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -1253,20 +1253,33 @@ TEST(MegatronPrecision, MixedPrecisionAccounting) {
   // does with --bf16 (correction fp32_gradient_reduction): nothing to note.
   EXPECT_EQ(Notes(std::string(kModel) + "--bf16 --world-size 2"),
             std::vector<std::string>{});
-  // A reduction in bf16 is not represented: the import says so.
+  EXPECT_FALSE(Import(std::string(kModel) + "--bf16 --world-size 2")
+                   .options.grad_reduce_datatype.has_value());
+  // --grad-reduce-in-bf16 reduces in bfloat16, as Megatron-LM does; it has
+  // no effect with --fp16. --accumulate-allreduce-grads-in-fp32 asks for
+  // float32, and --grad-reduce-in-bf16 wins over it (arguments.py).
   EXPECT_EQ(Notes(std::string(kModel) +
                   "--bf16 --world-size 2 --grad-reduce-in-bf16"),
-            (std::vector<std::string>{
-                "ignored 1 Megatron-LM flag that does not change what is "
-                "modelled: --grad-reduce-in-bf16 (not represented: the "
-                "refined profile counts bfloat16 gradient reduction in fp32 "
-                "(Megatron-LM's default, correction fp32_gradient_reduction); "
-                "the import notes it)",
-                "--grad-reduce-in-bf16: Megatron-LM then reduces the "
-                "data-parallel gradients in bfloat16, but the refined profile "
-                "counts them in fp32 (correction fp32_gradient_reduction, "
-                "Megatron-LM's default): the gradient reduction's bytes and "
-                "time are counted twice"}));
+            std::vector<std::string>{});
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--bf16 --world-size 2 --grad-reduce-in-bf16")
+                .options.grad_reduce_datatype,
+            DataType::kBFloat16);
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--bf16 --world-size 2 --grad-reduce-in-bf16 "
+                   "--accumulate-allreduce-grads-in-fp32")
+                .options.grad_reduce_datatype,
+            DataType::kBFloat16);
+  EXPECT_FALSE(Import(std::string(kModel) +
+                      "--fp16 --world-size 2 --grad-reduce-in-bf16")
+                   .options.grad_reduce_datatype.has_value());
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--fp16 --world-size 2 --accumulate-allreduce-grads-in-fp32")
+                .options.grad_reduce_datatype,
+            DataType::kFloat32);
+  EXPECT_FALSE(Import(std::string(kModel) +
+                      "--world-size 2 --accumulate-allreduce-grads-in-fp32")
+                   .options.grad_reduce_datatype.has_value());
 }
 
 //----- Megatron-LM's own launch scripts
@@ -1343,12 +1356,11 @@ TEST(MegatronExamples, Llama3InBfloat16ImportsAndChecks) {
       std::holds_alternative<ShardOptimizer>(s.parallelism.data.sharding));
   EXPECT_TRUE(s.parallelism.data.overlap);
   EXPECT_EQ(program->derived.padded_vocabulary, 128256);
-  // The third: its --grad-reduce-in-bf16 is counted in fp32 (below).
-  ASSERT_EQ(notes.size(), 3u) << absl::StrJoin(notes, "\n");
-  EXPECT_TRUE(absl::StartsWith(notes[2], "--grad-reduce-in-bf16: "))
-      << notes[2];
+  // Its --grad-reduce-in-bf16: the gradients are reduced in bfloat16.
+  EXPECT_EQ(s.options.grad_reduce_datatype, DataType::kBFloat16);
+  ASSERT_EQ(notes.size(), 2u) << absl::StrJoin(notes, "\n");
   // --context-parallel-size 1 is modelled, not ignored.
-  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 47 Megatron-LM flags"))
+  EXPECT_TRUE(absl::StartsWith(notes[0], "ignored 46 Megatron-LM flags"))
       << notes[0];
   EXPECT_EQ(notes[1],
             "--sequence-parallel has no effect with one tensor-parallel rank, "

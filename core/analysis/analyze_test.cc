@@ -995,6 +995,45 @@ TEST(AnalyzeIteration, Fp32GradientReductionCorrection) {
   }
 }
 
+// options.grad_reduce_datatype overrides the profile: bfloat16 keeps the
+// reduction in the weights' bytes under the correction (Megatron-LM's
+// --grad-reduce-in-bf16), float32 moves the float32 gradients without it
+// (--accumulate-allreduce-grads-in-fp32), in either precision accounting.
+TEST(AnalyzeIteration, GradReduceDatatypeOverridesTheProfile) {
+  Corrections fp32_grads;
+  fp32_grads.Set(Correction::kFp32GradientReduction, true);
+  for (PrecisionAccounting precision :
+       {PrecisionAccounting::kMegatronMixed, PrecisionAccounting::kCalculon}) {
+    TestMapping mapping;
+    mapping.d = 4;
+    MappingSpec spec = TestSpec(mapping);
+    auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+    training.options.datatype = DataType::kBFloat16;
+    training.options.precision = precision;
+    for (auto* engine : {&training.system.matrix, &training.system.vector}) {
+      engine->rates[DataType::kBFloat16] = engine->rates[DataType::kFloat16];
+    }
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed plain,
+                            AnalyseProgram(CheckSpec(spec)));
+    const double weights = plain.iteration.figures.block_dp_size;
+    ASSERT_GT(weights, 0);
+    EXPECT_EQ(plain.iteration.figures.block_dp_grad_size, weights);
+    training.options.grad_reduce_datatype = DataType::kBFloat16;
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed bf16,
+                            AnalyseProgram(CheckSpec(spec), fp32_grads));
+    EXPECT_EQ(bf16.iteration.figures.block_dp_grad_size, weights);
+    BP_EXPECT_DOUBLE_EXACT(bf16.iteration.figures.total_time,
+                           plain.iteration.figures.total_time);
+    training.options.grad_reduce_datatype = DataType::kFloat32;
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed fp32,
+                            AnalyseProgram(CheckSpec(spec)));
+    BP_EXPECT_DOUBLE_EXACT(fp32.iteration.figures.block_dp_grad_size,
+                           2 * weights);
+    EXPECT_GT(fp32.iteration.figures.block_dp_time,
+              plain.iteration.figures.block_dp_time);
+  }
+}
+
 // Correction scheduled_in_flight: the memory analysis holds the command
 // order's in-flight microbatches (1f1b min(m, p); interleaved Megatron-LM's
 // warm-up plus one, InterleavedFirstStagePeakChunks / v), equal to

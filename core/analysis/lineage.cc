@@ -384,8 +384,8 @@ constexpr FigureFormula kIterationRows[] = {
      "fp32_gradient_reduction ? block_weight_grad_space_no_sharding : "
      "block_dp_size",
      {"iteration:block_dp_size", "block:block_weight_grad_space_no_sharding",
-      "spec:options.profile", "spec:options.precision",
-      "spec:options.datatype"}},
+      "spec:options.grad_reduce_datatype", "spec:options.profile",
+      "spec:options.precision", "spec:options.datatype"}},
     // The first and last stage's own work (0 without a vocabulary).
     {"first_stage_microbatch_time",
      "first_stage.block_fw_time + first_stage.baseblock_fw_tp_time_exposed + "
@@ -825,8 +825,8 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        {"spec:options.profile"}},
       {"fp32_gradient_reduction",
        flag(s.fp32_gradient_reduction),
-       {"spec:options.profile", "spec:options.precision",
-        "spec:options.datatype"}},
+       {"spec:options.grad_reduce_datatype", "spec:options.profile",
+        "spec:options.precision", "spec:options.datatype"}},
       {"global_batch_size",
        count(s.global_batch),
        {"spec:batch.global_batch_size"}},

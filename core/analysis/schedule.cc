@@ -61,14 +61,18 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.padded_vocabulary = dv.padded_vocabulary;
   const Corrections corrections = CorrectionsFor(options.profile);
   s.scheduled_in_flight = corrections.On(Correction::kScheduledInFlight);
-  s.fp32_gradient_reduction =
-      corrections.On(Correction::kFp32GradientReduction) &&
-      Fp32GradientReduction(options);
+  s.fp32_gradient_reduction = Fp32GradientReduction(options, corrections);
   return s;
 }
 
-bool Fp32GradientReduction(const ExecutionOptions& options) {
-  return options.precision == PrecisionAccounting::kMegatronMixed &&
+bool Fp32GradientReduction(const ExecutionOptions& options,
+                           const Corrections& corrections) {
+  if (options.grad_reduce_datatype.has_value()) {
+    return *options.grad_reduce_datatype == DataType::kFloat32 &&
+           options.datatype != DataType::kFloat32;
+  }
+  return corrections.On(Correction::kFp32GradientReduction) &&
+         options.precision == PrecisionAccounting::kMegatronMixed &&
          options.datatype == DataType::kBFloat16;
 }
 
@@ -81,8 +85,7 @@ StepShape MakeStepShape(const TypedProgram& program) {
   shape.scheduled_in_flight =
       program.corrections.On(Correction::kScheduledInFlight);
   shape.fp32_gradient_reduction =
-      program.corrections.On(Correction::kFp32GradientReduction) &&
-      Fp32GradientReduction(program.options());
+      Fp32GradientReduction(program.options(), program.corrections);
   return shape;
 }
 

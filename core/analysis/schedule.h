@@ -14,6 +14,7 @@
 #include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/accounting.h"
+#include "core/spec/corrections.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -35,9 +36,9 @@ struct StepShape {
   // holds the in-flight microbatches of the schedule's command order for
   // 1f1b and interleaved too, not Calculon's interleaving factor.
   bool scheduled_in_flight = false;
-  // Correction kFp32GradientReduction (the refined profile), with bfloat16
-  // under Megatron-LM's precision: the DP gradient reduction moves float32
-  // gradients (block_weight_grad_space_no_sharding), not the weights' bytes.
+  // The DP gradient reduction moves float32 gradients
+  // (block_weight_grad_space_no_sharding), not the weights' bytes:
+  // Fp32GradientReduction.
   bool fp32_gradient_reduction = false;
   int64_t blocks_per_stage = 1;   // bpp
   // The stages one rank holds (dualpipe 2: stage s of one model copy and
@@ -111,10 +112,13 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
-// Fp32GradientReduction: whether correction kFp32GradientReduction applies
-// to a mapping with these options, the correction being on: bfloat16 under
-// Megatron-LM's precision accounting.
-bool Fp32GradientReduction(const ExecutionOptions& options);
+// Fp32GradientReduction: whether the DP gradient reduction moves float32
+// gradients in a mapping whose datatype is narrower: as
+// options.grad_reduce_datatype says, or when it is null as correction
+// kFp32GradientReduction does (bfloat16 under Megatron-LM's precision
+// accounting) when `corrections` has it on.
+bool Fp32GradientReduction(const ExecutionOptions& options,
+                           const Corrections& corrections);
 
 // SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`
 // and `data_net` of `system` and records whether the DP tier is the TP or

@@ -126,6 +126,7 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"options.datatype", EnumTable<DataType>::kId},
       {"options.gemm_datatype", EnumTable<DataType>::kId},
       {"options.weight_datatype", EnumTable<DataType>::kId},
+      {"options.grad_reduce_datatype", EnumTable<DataType>::kId},
       {"options.attention", EnumTable<AttentionType>::kId},
       {"options.precision", EnumTable<PrecisionAccounting>::kId},
       {"options.profile", EnumTable<ModelProfile>::kId},
@@ -168,6 +169,7 @@ std::vector<Sample> Samples() {
             s.model.latent_attention = LatentAttention{};
             s.options.gemm_datatype = DataType::kFloat8;
             s.options.weight_datatype = DataType::kFloat8;
+            s.options.grad_reduce_datatype = DataType::kFloat32;
             s.parallelism.pipeline.schedule =
                 *VariantOfType<PipelineSchedule>(schedule);
             s.parallelism.tensor.communication =
@@ -262,8 +264,10 @@ Json SpecFieldsJson() {
           {{"field", "parallelism.data.sharding.type"},
            {"in", in_order(VariantChoices<DataSharding>(), seen.shardings)}});
     }
-    // Optional datatypes: null means options.datatype.
-    if (path == "options.gemm_datatype" || path == "options.weight_datatype") {
+    // Optional datatypes: null means options.datatype (the gradient
+    // reduction's: the profile's).
+    if (path == "options.gemm_datatype" || path == "options.weight_datatype" ||
+        path == "options.grad_reduce_datatype") {
       field["nullable"] = true;
     }
     for (const std::string& optional : OptionalObjects()) {

@@ -26,7 +26,8 @@
 //   of a string field; when = {"field", "in"} for a field only some
 //   alternatives of a sum type have; a string field with "nullable": true
 //   may also be null (options.gemm_datatype, options.weight_datatype: the
-//   same as options.datatype); an optional part of the model
+//   same as options.datatype; options.grad_reduce_datatype: the profile's
+//   choice); an optional part of the model
 //   (model.moe, model.latent_attention) is type "object" with "nullable":
 //   true (the spec holds null or the object), and each of its keys has
 //   "within": its path (the key exists only when the part is an object);

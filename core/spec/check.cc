@@ -446,6 +446,31 @@ void CheckDatatype(const SpecView& view, Collector* out) {
   }
 }
 
+// The gradient reduction moves float32 or the datatype's elements
+// (Megatron-LM reduces in fp32 or in the parameters' datatype); inference
+// reduces no gradients.
+void CheckGradReduceDatatype(const SpecView& view, Collector* out) {
+  const std::optional<DataType>& reduce = view.options->grad_reduce_datatype;
+  if (!reduce.has_value()) return;
+  if (!view.training) {
+    out->Add("options.grad_reduce_datatype", ErrorCode::kInconsistent,
+             absl::StrCat("options.grad_reduce_datatype is ",
+                          DataTypeName(*reduce),
+                          ", but an inference spec reduces no gradients: "
+                          "leave it null"));
+    return;
+  }
+  const DataType datatype = view.options->datatype;
+  if (*reduce != DataType::kFloat32 && *reduce != datatype) {
+    out->Add("options.grad_reduce_datatype", ErrorCode::kInconsistent,
+             absl::StrCat("options.grad_reduce_datatype is ",
+                          DataTypeName(*reduce),
+                          ", but the gradients are reduced in float32 or in "
+                          "options.datatype (",
+                          DataTypeName(datatype), ")"));
+  }
+}
+
 //----- Degrees and networks
 //------------------------------------------------------
 
@@ -1134,6 +1159,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   CheckModel(*view.model, &out);
   CheckSystem(*view.system, &out);
   CheckDatatype(view, &out);
+  CheckGradReduceDatatype(view, &out);
 
   const std::vector<Dimension> dims = DimensionsOf(view);
   const bool degrees_ok = CheckDegrees(dims, &out);

@@ -84,6 +84,22 @@ TEST(CheckSpec, ValidTrainingSpecDerivesEveryValue) {
   EXPECT_EQ(SpecToJson(program->spec), SpecToJson(Gpt3Training()));
 }
 
+// Inference reduces no gradients; a training spec may name float32 or its
+// datatype.
+TEST(CheckSpec, GradReduceDatatype) {
+  TransformerInferenceMappingSpec inference = Gpt3Inference();
+  inference.options.grad_reduce_datatype = DataType::kFloat32;
+  EXPECT_EQ(Messages(inference),
+            std::vector<std::string>{
+                "options.grad_reduce_datatype is float32, but an inference "
+                "spec reduces no gradients: leave it null"});
+  TransformerTrainingMappingSpec training = Gpt3Training();
+  for (DataType datatype : {DataType::kFloat32, DataType::kFloat16}) {
+    training.options.grad_reduce_datatype = datatype;
+    EXPECT_THAT(CheckSpec(training), IsOk());
+  }
+}
+
 TEST(CheckSpec, ValidInferenceSpec) {
   TransformerInferenceMappingSpec spec = Gpt3Inference();
   spec.parallelism.tensor.communication = ReduceScatterAllGather{true};
@@ -169,6 +185,14 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"hidden_positive", ErrorCode::kOutOfRange,
                  [](auto& s) { s.model.hidden = 0; }, "model.hidden",
                  "model.hidden (0) must be positive"},
+        RuleCase{"grad_reduce_datatype", ErrorCode::kInconsistent,
+                 [](auto& s) {
+                   s.options.grad_reduce_datatype = DataType::kBFloat16;
+                 },
+                 "options.grad_reduce_datatype",
+                 "options.grad_reduce_datatype is bfloat16, but the "
+                 "gradients are reduced in float32 or in options.datatype "
+                 "(float16)"},
         RuleCase{
             "world_size",
             ErrorCode::kNotDivisible,  // x01 is the adapter's; x02: batch vs d

@@ -58,6 +58,8 @@ enum class Correction {
   // accumulation and all-reduce to be done in fp32" (it sets
   // accumulate_allreduce_grads_in_fp32 with --bf16 unless
   // --grad-reduce-in-bf16). With --fp16 it reduces in fp16, as Calculon.
+  // options.grad_reduce_datatype, when set, decides instead
+  // (analysis/schedule.h Fp32GradientReduction).
   kFp32GradientReduction,
   // Selective recomputation recomputes the whole attention core: Q K^T,
   // softmax, dropout and the product with V (Korthikanti et al. 2022,

@@ -325,6 +325,13 @@ struct ExecutionOptions {
   // parameters, Megatron-LM's --fp8-param-gather); none: `datatype`.
   std::optional<DataType> gemm_datatype;
   std::optional<DataType> weight_datatype;
+  // The datatype the data-parallel gradient reduction (all-reduce, or a
+  // sharded optimizer's reduce-scatter) moves: float32 or `datatype`
+  // (Megatron-LM's --accumulate-allreduce-grads-in-fp32 and
+  // --grad-reduce-in-bf16); none: the profile's (float32 for bfloat16 under
+  // megatron_mixed with the refined profile, core/spec/corrections.h;
+  // `datatype` otherwise).
+  std::optional<DataType> grad_reduce_datatype;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;

@@ -177,6 +177,10 @@ Json OptionsToJson(const ExecutionOptions& options) {
   out["weight_datatype"] = options.weight_datatype.has_value()
                                ? Json(DataTypeName(*options.weight_datatype))
                                : Json(nullptr);
+  out["grad_reduce_datatype"] =
+      options.grad_reduce_datatype.has_value()
+          ? Json(DataTypeName(*options.grad_reduce_datatype))
+          : Json(nullptr);
   out["precision"] = PrecisionName(options.precision);
   out["profile"] = ModelProfileName(options.profile);
   out["fused_activation"] = options.fused_activation;
@@ -477,8 +481,15 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
     for (const auto& [key, target] :
          {std::pair<const char*, std::optional<DataType>*>{
               "gemm_datatype", &out->gemm_datatype},
-          {"weight_datatype", &out->weight_datatype}}) {
-      // null: the same as datatype.
+          {"weight_datatype", &out->weight_datatype},
+          {"grad_reduce_datatype", &out->grad_reduce_datatype}}) {
+      // null: the same as datatype (grad_reduce_datatype: the profile's).
+      // grad_reduce_datatype came after spec/3's other options: absent
+      // means null, so that every earlier document reads as it did.
+      if (target == &out->grad_reduce_datatype && value.is_object() &&
+          !value.contains(key)) {
+        continue;
+      }
       const Json* value = reader.Member(key);
       if (value == nullptr || value->is_null()) continue;
       DataType datatype = DataType::kFloat16;

@@ -68,6 +68,7 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
   v1["options"].erase("profile");
   v1["options"].erase("gemm_datatype");
   v1["options"].erase("weight_datatype");
+  v1["options"].erase("grad_reduce_datatype");
   v1["parallelism"].erase("context");
   v1["parallelism"].erase("expert");
   v1["parallelism"]["data"].erase("sharding");
