@@ -68,4 +68,32 @@ double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
   return net.latency_s + size / (net.bandwidth_gbps * kGB * net.efficiency);
 }
 
+double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
+                                double bytes, int64_t peers, int64_t local) {
+  if (local <= 1 || peers <= 1) {
+    return CollectiveTime(net, CollectiveOp::kAllToAll, bytes, peers);
+  }
+  const double per_peer = bytes / static_cast<double>(peers - 1);
+  const double remote = per_peer * static_cast<double>(peers - local);
+  const double near = per_peer * static_cast<double>(local - 1);
+  const double slow =
+      remote > 0 ? CollectiveTime(net, CollectiveOp::kAllToAll, remote, peers)
+                 : 0;
+  const double quick =
+      CollectiveTime(fast, CollectiveOp::kAllToAll, near, local);
+  return slow > quick ? slow : quick;
+}
+
+int64_t ExpertLocalPeers(const System& system, int64_t expert_network,
+                         int64_t ep, int64_t etp) {
+  if (expert_network <= 0 || etp <= 0 ||
+      expert_network >= static_cast<int64_t>(system.networks.size())) {
+    return 1;
+  }
+  const int64_t below =
+      system.networks[static_cast<size_t>(expert_network - 1)].size;
+  const int64_t local = below / etp;
+  return local < 1 ? 1 : local > ep ? ep : local;
+}
+
 }  // namespace blueprint

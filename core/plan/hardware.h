@@ -5,6 +5,7 @@
 #ifndef BLUEPRINTING_CORE_PLAN_HARDWARE_H_
 #define BLUEPRINTING_CORE_PLAN_HARDWARE_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "core/spec/spec.h"
@@ -36,6 +37,22 @@ double ProcessingTime(ProcessingMode mode, double flop_time, double mem_time);
 // `op` must not be kNone.
 double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
                       int64_t peers);
+
+// An all-to-all on tier `net` over `peers` ranks of which `local` (the rank
+// included) also share the faster tier `fast`: `bytes` leave the rank in
+// equal shares per peer, those for the local peers on `fast` and the rest
+// on `net`, at the same time (NCCL's all-to-all is one send and receive
+// per peer, each on its own transport): the slower of the two. With
+// local <= 1 it is CollectiveTime(net, kAllToAll, bytes, peers) exactly.
+double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
+                                double bytes, int64_t peers, int64_t local);
+
+// The expert-parallel peers of a rank that share the tier below the expert
+// all-to-all's (the rank included; 1 when that runs on tier 0): expert
+// ranks are numbered expert-tensor ranks first, so a tier of N processors
+// holds N / etp consecutive expert-parallel peers, at most ep.
+int64_t ExpertLocalPeers(const System& system, int64_t expert_network,
+                         int64_t ep, int64_t etp);
 
 }  // namespace blueprint
 

@@ -57,7 +57,10 @@ class TaskPricer {
         datatype_(program.options().datatype),
         tp_net_(system.networks[static_cast<size_t>(tp_network)]),
         ep_net_(system.networks[static_cast<size_t>(ep_network)]),
-        cp_net_(system.networks[static_cast<size_t>(cp_network)]) {}
+        cp_net_(system.networks[static_cast<size_t>(cp_network)]),
+        ep_local_(ExpertLocalPeersOf(program, ep_network)),
+        ep_fast_net_(system.networks[static_cast<size_t>(
+            ep_local_ > 1 ? ep_network - 1 : ep_network)]) {}
 
   // Prices one task into `plan`.
   void Price(const Task& task, TaskPlan& plan) const;
@@ -92,6 +95,10 @@ class TaskPricer {
   const NetworkTier& tp_net_;
   const NetworkTier& ep_net_;
   const NetworkTier& cp_net_;
+  // Correction kHierarchicalAllToAll: the expert peers on the tier below
+  // the all-to-all's (1: none, or the correction off) and that tier.
+  int64_t ep_local_;
+  const NetworkTier& ep_fast_net_;
 };
 
 double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
@@ -100,8 +107,10 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
   const int64_t t = c.peers;
   if (t <= 1) return 0;
   const double comm =
-      c.op == CollectiveOp::kNone
-          ? 0
+      c.op == CollectiveOp::kNone ? 0
+      : c.axis == MeshAxis::kExpert && c.op == CollectiveOp::kAllToAll
+          ? HierarchicalAllToAllTime(ep_net_, ep_fast_net_, c.bytes, t,
+                                     ep_local_)
           : CollectiveTime(NetworkOf(c.axis), c.op, c.bytes, t);
   return std::visit(
       Overloaded{
@@ -485,12 +494,25 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
         : exchange->axis == MeshAxis::kContext    ? program.derived.context_network
                                                   : program.derived.tensor_network;
     lineage.sources.push_back(absl::StrCat("system:networks[", tier, "]"));
+    if (exchange != nullptr && exchange->axis == MeshAxis::kExpert &&
+        ExpertLocalPeersOf(program, tier) > 1) {
+      lineage.sources.push_back(
+          absl::StrCat("system:networks[", tier - 1, "]"));
+    }
   }
   lineage.sources.push_back("system:processing_mode");
   return lineage;
 }
 
 }  // namespace
+
+int64_t ExpertLocalPeersOf(const TypedProgram& program,
+                           int64_t expert_network) {
+  if (!program.corrections.On(Correction::kHierarchicalAllToAll)) return 1;
+  return ExpertLocalPeers(program.system(), expert_network,
+                          program.derived.expert,
+                          program.derived.expert_tensor);
+}
 
 absl::StatusOr<PortablePlanIR> PlanPortable::Run(
     const DistributedTaskIR& tasks, const TypedProgram& program) const {

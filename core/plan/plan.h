@@ -5,6 +5,8 @@
 #ifndef BLUEPRINTING_CORE_PLAN_PLAN_H_
 #define BLUEPRINTING_CORE_PLAN_PLAN_H_
 
+#include <cstdint>
+
 #include "absl/status/statusor.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
@@ -22,6 +24,12 @@ namespace blueprint {
 void AddTaskFootprint(const Task& task, bool training, BlockFigures& b);
 void FinishBlockFootprint(const TypedProgram& program, bool training,
                           BlockFigures& b);
+
+// The expert-parallel peers of a rank whose share of the expert all-to-all
+// on tier `expert_network` moves over the tier below (hardware.h
+// ExpertLocalPeers), under correction kHierarchicalAllToAll; 1 without it.
+int64_t ExpertLocalPeersOf(const TypedProgram& program,
+                           int64_t expert_network);
 
 class PlanPortable {
  public:

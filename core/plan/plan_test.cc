@@ -52,6 +52,32 @@ TEST(Hardware, CollectiveTimes) {
       CollectiveTime(s.networks[1], CollectiveOp::kPointToPoint, 0, 2), 2e-5);
 }
 
+// Correction hierarchical_all_to_all: the share of the local peers moves
+// on the faster tier, the rest on the slower, at once; with one local peer
+// it is the plain all-to-all, bit for bit.
+TEST(Hardware, HierarchicalAllToAll) {
+  const System s = A100System();
+  const double bytes = 15e6;  // 1e6 for each of 15 peers
+  const NetworkTier& ib = s.networks[1];
+  const NetworkTier& nvlink = s.networks[0];
+  EXPECT_EQ(HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 1),
+            CollectiveTime(ib, CollectiveOp::kAllToAll, bytes, 16));
+  BP_EXPECT_DOUBLE_EXACT(
+      HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 8),
+      CollectiveTime(ib, CollectiveOp::kAllToAll, 8e6, 16));
+  // All peers local: the faster tier alone.
+  BP_EXPECT_DOUBLE_EXACT(
+      HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 16),
+      CollectiveTime(nvlink, CollectiveOp::kAllToAll, bytes, 16));
+  // Expert peers on the tier below: N / etp of them, at most ep; none when
+  // the all-to-all runs on tier 0.
+  EXPECT_EQ(ExpertLocalPeers(s, 1, 16, 1), 8);
+  EXPECT_EQ(ExpertLocalPeers(s, 1, 16, 2), 4);
+  EXPECT_EQ(ExpertLocalPeers(s, 1, 4, 1), 4);
+  EXPECT_EQ(ExpertLocalPeers(s, 1, 16, 16), 1);
+  EXPECT_EQ(ExpertLocalPeers(s, 0, 8, 1), 1);
+}
+
 absl::StatusOr<PortablePlanIR> Plan(const TestMapping& m) {
   absl::StatusOr<TypedProgram> program = TestProgram(m);
   if (!program.ok()) return program.status();

@@ -109,7 +109,9 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
 StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
                               const NetworkTier& tensor_net,
                               const NetworkTier& expert_net,
-                              const NetworkTier& context_net) const {
+                              const NetworkTier& context_net,
+                              const NetworkTier& expert_fast_net,
+                              int64_t expert_local) const {
   const size_t n = tasks_.size();
   // Per task: its processing time per stage as compute (0 for TPComm and
   // exchanges) and, when it has collectives, their times.
@@ -141,10 +143,13 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
                                     : c.axis == MeshAxis::kContext
                                         ? context_net
                                         : tensor_net;
-          const double comm = c.op == CollectiveOp::kNone
-                                  ? 0
-                                  : CollectiveTime(tier, c.op, c.bytes,
-                                                   c.peers);
+          const double comm =
+              c.op == CollectiveOp::kNone ? 0
+              : c.axis == MeshAxis::kExpert &&
+                      c.op == CollectiveOp::kAllToAll
+                  ? HierarchicalAllToAllTime(expert_net, expert_fast_net,
+                                             c.bytes, c.peers, expert_local)
+                  : CollectiveTime(tier, c.op, c.bytes, c.peers);
           double time = 0;
           switch (t.kind) {
             case Kind::kTensorComm:

@@ -11,7 +11,8 @@
 //   if (BlockPrices::Supports(tasks)) {
 //     const StagedBlock footprint = FootprintFigures(tasks, program);
 //     const BlockPrices prices(tasks, system, datatype);
-//     StagedBlock b = prices.Plan(footprint, tp_net, ep_net, cp_net);
+//     StagedBlock b = prices.Plan(footprint, tp_net, ep_net, cp_net,
+//                                 ep_net, /*expert_local=*/1);
 //   }
 #ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
@@ -71,12 +72,16 @@ class BlockPrices {
                DataType datatype);
 
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
-  // the expert all-to-all on `expert_net` and the context exchange on
-  // `context_net`: its block, first_stage and last_stage figures, the
-  // footprint figures taken from `footprint` (FootprintFigures).
+  // the expert all-to-all on `expert_net` (its share for `expert_local`
+  // peers on `expert_fast_net`: plan.h ExpertLocalPeersOf, 1 for none) and
+  // the context exchange on `context_net`: its block, first_stage and
+  // last_stage figures, the footprint figures taken from `footprint`
+  // (FootprintFigures).
   StagedBlock Plan(const StagedBlock& footprint, const NetworkTier& tensor_net,
                    const NetworkTier& expert_net,
-                   const NetworkTier& context_net) const;
+                   const NetworkTier& context_net,
+                   const NetworkTier& expert_fast_net,
+                   int64_t expert_local) const;
 
  private:
   enum class Kind : int8_t { kCompute, kTensorComm, kExchange };

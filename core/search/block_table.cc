@@ -220,6 +220,15 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   return &lowered;
 }
 
+int64_t BlockTable::LocalExpertPeers(const BlockConfig& key,
+                                     int64_t expert_net) const {
+  if (!program_.has_value() ||
+      !program_->corrections.On(Correction::kHierarchicalAllToAll)) {
+    return 1;
+  }
+  return ExpertLocalPeers(system_, expert_net, key.expert, key.expert_tensor);
+}
+
 absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     Lowered& lowered, const BlockNets& nets) {
   for (const Planned& p : lowered.planned) {
@@ -230,8 +239,11 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     const auto tier = [&](int64_t index) -> const NetworkTier& {
       return system_.networks[static_cast<size_t>(index)];
     };
-    staged = lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
-                                  tier(nets.expert), tier(nets.context));
+    const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
+    staged = lowered.prices->Plan(
+        lowered.footprint, tier(nets.tensor), tier(nets.expert),
+        tier(nets.context), tier(local > 1 ? nets.expert - 1 : nets.expert),
+        local);
   } else {
     TypedProgram& program = lowered.unpriced->program;
     TransformerTrainingParallelism& parallelism =

@@ -226,6 +226,9 @@ class BlockTable {
   BlockConfig Canonical(const BlockConfig& config);
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
                                                const BlockNets& nets);
+  // Correction kHierarchicalAllToAll's local expert peers of a block whose
+  // all-to-all runs on tier `expert_net` (plan.h ExpertLocalPeersOf).
+  int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;
   // The stage's variant, made for `shard` when it was for another.
   Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
   // The shard-dependent terms (optimizer step, sharded gradients, optimizer

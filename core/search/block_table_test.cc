@@ -430,6 +430,55 @@ TEST(BlockTableTest, DenseContextBlocksOfEveryShardMatchFullPasses) {
                                   PrecisionAccounting::kMegatronMixed);
 }
 
+// Correction hierarchical_all_to_all: BlockPrices::Plan, given the tier
+// below the expert tier and ExpertLocalPeersOf, prices the expert
+// all-to-all as PlanPortable does, bit for bit; here 4 of the 8 expert peers
+// share the first tier, so both parts of the exchange count.
+TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
+  const TransformerModel model = MoeModel(false, false);
+  System system = test_programs::A100System();
+  system.networks[0].size = 4;
+  system.networks[0].must_be_filled = false;
+  CalculonExecution e;
+  e.tensor = 1;
+  e.pipeline = 1;
+  e.data = 8;
+  e.num_procs = 8;
+  e.tensor_net = 0;
+  e.pipeline_net = 1;
+  e.data_net = 1;
+  e.microbatch_size = 2;
+  e.batch_size = 16;
+  ExecutionExtras x;
+  x.expert = 8;
+  x.expert_tensor = 1;
+  x.expert_net = 1;
+  absl::StatusOr<TypedProgram> program =
+      CheckSpec(ExecutionSpec(model, system, e, x));
+  ASSERT_TRUE(program.ok()) << program.status();
+  program->corrections = CorrectionsFor(ModelProfile::kRefined);
+  EXPECT_EQ(ExpertLocalPeersOf(*program, 1), 4);
+  absl::StatusOr<DistributedTaskIR> tasks =
+      LowerTensorParallelBlock().Run(*program);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*tasks, *program);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(BlockPrices::Supports(*tasks));
+  const BlockPrices prices(*tasks, system, DataType::kFloat16);
+  const StagedBlock footprint = FootprintFigures(*tasks, *program);
+  const StagedBlock got =
+      prices.Plan(footprint, system.networks[0], system.networks[1],
+                  system.networks[0], system.networks[0], 4);
+  const std::vector<std::string> diff = Differences(got.block, plan->block);
+  EXPECT_TRUE(diff.empty()) << diff.size() << " differ, first "
+                            << diff.front();
+  // The whole exchange on the slower tier takes longer.
+  const StagedBlock flat =
+      prices.Plan(footprint, system.networks[0], system.networks[1],
+                  system.networks[0], system.networks[0], 1);
+  EXPECT_GT(flat.block.baseblock_fw_tp_time, got.block.baseblock_fw_tp_time);
+}
+
 TEST(BlockTableTest, ClearForgetsBlocks) {
   const TransformerModel model = TinyModel();
   const System system = test_programs::A100System();

@@ -70,9 +70,19 @@ enum class Correction {
   // first three only; this recomputes the product with V too (its stored
   // activations are already Q, K and V alone).
   kSelectiveRecomputeCoreAttention,
+  // The expert all-to-all on a tier above the first sends the tokens for
+  // the expert-parallel peers that share the tier below (the same node)
+  // over that faster tier and only the rest over the slower one, both at
+  // once: NCCL runs an all-to-all as one send and receive per peer, each on
+  // its own transport (NCCL User Guide, "Point-to-point communication",
+  // all-to-all), which is why DeepSeek-V3 limits each token to 4 nodes
+  // (DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2: IB 50 GB/s
+  // against NVLink 160 GB/s). Calculon's model has no all-to-all; without
+  // this the whole exchange runs at the slower tier's rate.
+  kHierarchicalAllToAll,
 };
 
-inline constexpr int kCorrectionCount = 6;
+inline constexpr int kCorrectionCount = 7;
 
 struct CorrectionInfo {
   Correction correction;
@@ -97,6 +107,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
      "selective_recompute_core_attention",
      "Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4.1; Megatron-LM "
      "core/transformer/attention.py _checkpointed_attention_forward"},
+    {Correction::kHierarchicalAllToAll, "hierarchical_all_to_all",
+     "NCCL User Guide, point-to-point all-to-all; DeepSeek-V3 technical "
+     "report (arXiv:2412.19437) Sec. 3.2.2"},
 };
 
 // Which corrections are on: a set of Correction values.
