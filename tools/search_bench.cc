@@ -20,10 +20,12 @@
 //      every p up to the block count, uneven stages (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
-//            [--only NAME] [--pruned]
+//            [--only NAME] [--pruned] [--threads N]
 // (DIR defaults to tests/search/testdata, which `bazel run` provides).
 // --only NAME times the cases whose name contains NAME; --pruned skips the
 // exhaustive mode.
+// --threads N runs N workers (default: the search's, one per core); with 1
+// the work, and callgrind's instruction counts, are the same on every run.
 // --tiers K (2..8) replaces a100_80g's two network tiers by K tiers derived
 // from them (even tiers NVLink-like of size 8, 16, 32, ... and decreasing
 // bandwidth; odd tiers InfiniBand-like, each a little faster) and times the
@@ -82,7 +84,7 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 
 int Run(const std::string& data, int runs_override, int tiers,
-        const std::string& only, bool pruned_only) {
+        const std::string& only, bool pruned_only, int threads) {
   const Case cases[] = {
       {"turing-530B 5128 GPUs b2520 top5 mbs-break", "turing-530B.json",
        "a100_80g.json", 5128, 2520, 5, true, 50},
@@ -161,6 +163,7 @@ int Run(const std::string& data, int runs_override, int tiers,
                                     ContextExchange::kAllGather};
       }
       options.exhaustive = exhaustive;
+      if (threads > 0) options.threads = threads;
       const int runs = runs_override > 0 ? runs_override : c.runs;
       double first_ms = 0, best_ms = 1e300, best_cpu_ms = 1e300;
       SearchResult last;
@@ -224,6 +227,7 @@ int main(int argc, char** argv) {
   int tiers = 0;
   std::string only;
   bool pruned_only = false;
+  int threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--data" && i + 1 < argc) {
@@ -239,12 +243,16 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (arg == "--pruned") {
       pruned_only = true;
+    } else if (arg == "--threads" && i + 1 < argc &&
+               absl::SimpleAtoi(argv[i + 1], &threads) && threads > 0 &&
+               threads <= 256) {
+      ++i;
     } else {
       std::fprintf(stderr,
                    "usage: search_bench [--data DIR] [--runs N] [--tiers K] "
-                   "[--only NAME] [--pruned]\n");
+                   "[--only NAME] [--pruned] [--threads N]\n");
       return 1;
     }
   }
-  return blueprint::Run(data, runs, tiers, only, pruned_only);
+  return blueprint::Run(data, runs, tiers, only, pruned_only, threads);
 }

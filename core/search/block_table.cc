@@ -201,6 +201,8 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
                        std::holds_alternative<ExchangeTask>(task.kind);
     in.expert_state = task.expert_state;
+    in.has_state = in.weight_grad_elements != 0 || in.optimizer_bytes != 0 ||
+                   in.weight_bytes != 0;
     lowered.shard_inputs.push_back(in);
   }
   lowered.footprint = FootprintFigures(tasks, *program_);
@@ -280,8 +282,17 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
   const ProcessorRate* vector = EngineRate(system_.vector, datatype_);
   for (const TaskShardInputs& in : lowered.shard_inputs) {
     ShardTerms& b = terms[static_cast<size_t>(in.placement)];
-    const double s = in.expert_state ? shard.expert : group;
     const double w = in.share;
+    if (!in.has_state) {
+      // No weights, gradients or optimizer state: every other term below
+      // adds +0 (w >= 0; the checked system's rates are positive), so only
+      // the useful FLOPs remain, added in the same order.
+      b.useful_flops += w * in.forward_flops;
+      b.useful_flops +=
+          w * (in.activation_grad_flops + in.weight_grad_flops + 0.0);
+      continue;
+    }
+    const double s = in.expert_state ? shard.expert : group;
     const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
     const double bytes = in.optimizer_bytes / s;
     const double flop_time = FlopTime(vector, flops);

@@ -170,6 +170,7 @@ class BlockTable {
     double share = 1;          // Task::share
     bool no_processing = false;  // TPComm and exchanges: never compute
     bool expert_state = false;   // a routed expert's: the expert shard
+    bool has_state = false;      // weights, gradients or optimizer state
     Placement placement = Placement::kEveryBlock;
   };
   // The figures the shard changes, of the block, the first and the last
