@@ -233,8 +233,9 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   const std::vector<std::string> dp_sources = {
       "iteration:block_dp_size", "derived:blocks_per_stage",
       "derived:stages_per_rank", "spec:parallelism.data.sharding"};
-  // The gradients' collectives move block_dp_grad_size (float32 gradients
-  // under correction fp32_gradient_reduction), the weights' block_dp_size.
+  // The gradients' collectives move block_dp_grad_size (in
+  // options.grad_reduce_datatype, or float32 under correction
+  // fp32_gradient_reduction), the weights' block_dp_size.
   const std::vector<std::string> dp_grad_sources = {
       "iteration:block_dp_grad_size", "derived:blocks_per_stage",
       "derived:stages_per_rank", "spec:parallelism.data.sharding"};

@@ -1034,6 +1034,34 @@ TEST(AnalyzeIteration, GradReduceDatatypeOverridesTheProfile) {
   }
 }
 
+// The gradients are reduced in their own datatype, not the weights': with
+// FP8 weights (Megatron-LM's --fp8-param-gather) and --grad-reduce-in-bf16
+// the reduction moves two bytes per element, the weights' all-gather one.
+TEST(AnalyzeIteration, GradReduceDatatypeIsNotTheWeights) {
+  TestMapping mapping;
+  mapping.d = 4;
+  mapping.optimizer_sharding = true;
+  MappingSpec spec = TestSpec(mapping);
+  auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+  training.options.datatype = DataType::kBFloat16;
+  training.options.precision = PrecisionAccounting::kMegatronMixed;
+  training.options.gemm_datatype = DataType::kFloat8;
+  training.options.weight_datatype = DataType::kFloat8;
+  for (DataType d : {DataType::kBFloat16, DataType::kFloat8}) {
+    for (auto* engine : {&training.system.matrix, &training.system.vector}) {
+      engine->rates[d] = engine->rates[DataType::kFloat16];
+    }
+  }
+  training.options.grad_reduce_datatype = DataType::kBFloat16;
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed bf16, AnalyseProgram(CheckSpec(spec)));
+  const IterationFigures& f = bf16.iteration.figures;
+  ASSERT_GT(f.block_dp_size, 0);
+  BP_EXPECT_DOUBLE_EXACT(f.block_dp_grad_size, 2 * f.block_dp_size);
+  BP_EXPECT_DOUBLE_EXACT(
+      f.block_dp_grad_size,
+      bf16.plan.block.block_weight_grad_space_no_sharding / 2);
+}
+
 // Correction scheduled_in_flight: the memory analysis holds the command
 // order's in-flight microbatches (1f1b min(m, p); interleaved Megatron-LM's
 // warm-up plus one, InterleavedFirstStagePeakChunks / v), equal to

@@ -310,20 +310,22 @@ double BlockDataParallelTime(const StepShape& s, double param_bytes,
 }
 
 // The bytes the DP gradient reduction of figures `x` moves: the parameter
-// bytes `param_bytes` (Calculon: in the datatype), or with correction
-// fp32_gradient_reduction the float32 main gradients.
+// bytes `param_bytes` (Calculon's), or its gradient elements (the float32
+// accumulator's bytes / 4) at s.grad_reduce_bytes each.
 double GradientReductionBytes(const BlockFigures& x, const StepShape& s,
                               double param_bytes) {
-  return s.fp32_gradient_reduction ? x.block_weight_grad_space_no_sharding
-                                   : param_bytes;
+  return s.grad_reduce_bytes > 0 ? x.block_weight_grad_space_no_sharding /
+                                       kFloat32Bytes * s.grad_reduce_bytes
+                                 : param_bytes;
 }
 
 // The size that, times the DP network's collective scalar (ar_scalar), is
-// one block's DP traffic: block_dp_size, or with float32 gradients the
-// reduce-scatter's and the all-gather's bytes weighed by their scalars.
+// one block's DP traffic: block_dp_size, or with gradients in their own
+// datatype the reduce-scatter's and the all-gather's bytes weighed by their
+// scalars.
 double DataParallelTrafficSize(const StepShape& s, double ar_scalar,
                                const IterationFigures& it) {
-  if (!s.fp32_gradient_reduction || !(ar_scalar > 0)) return it.block_dp_size;
+  if (!(s.grad_reduce_bytes > 0) || !(ar_scalar > 0)) return it.block_dp_size;
   if (!s.optimizer_sharding) return it.block_dp_grad_size;
   const NetworkTier& net = *s.data_net;
   return (net.reduce_scatter.scalar * it.block_dp_grad_size +

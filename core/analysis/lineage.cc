@@ -381,8 +381,8 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.sharding", "system:networks[$dp]"}},
     {"block_dp_grad_size",
-     "fp32_gradient_reduction ? block_weight_grad_space_no_sharding : "
-     "block_dp_size",
+     "grad_reduce_bytes > 0 ? block_weight_grad_space_no_sharding / 4 * "
+     "grad_reduce_bytes : block_dp_size",
      {"iteration:block_dp_size", "block:block_weight_grad_space_no_sharding",
       "spec:options.grad_reduce_datatype", "spec:options.profile",
       "spec:options.precision", "spec:options.datatype"}},
@@ -823,8 +823,8 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"scheduled_in_flight",
        flag(s.scheduled_in_flight),
        {"spec:options.profile"}},
-      {"fp32_gradient_reduction",
-       flag(s.fp32_gradient_reduction),
+      {"grad_reduce_bytes",
+       s.grad_reduce_bytes,
        {"spec:options.grad_reduce_datatype", "spec:options.profile",
         "spec:options.precision", "spec:options.datatype"}},
       {"global_batch_size",

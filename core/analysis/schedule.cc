@@ -4,6 +4,7 @@
 
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
+#include "core/taskir/optimizer.h"
 
 namespace blueprint {
 
@@ -61,19 +62,20 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.padded_vocabulary = dv.padded_vocabulary;
   const Corrections corrections = CorrectionsFor(options.profile);
   s.scheduled_in_flight = corrections.On(Correction::kScheduledInFlight);
-  s.fp32_gradient_reduction = Fp32GradientReduction(options, corrections);
+  s.grad_reduce_bytes = GradReduceBytesPerElement(options, corrections);
   return s;
 }
 
-bool Fp32GradientReduction(const ExecutionOptions& options,
-                           const Corrections& corrections) {
+double GradReduceBytesPerElement(const ExecutionOptions& options,
+                                 const Corrections& corrections) {
   if (options.grad_reduce_datatype.has_value()) {
-    return *options.grad_reduce_datatype == DataType::kFloat32 &&
-           options.datatype != DataType::kFloat32;
+    return BytesPerElement(*options.grad_reduce_datatype);
   }
   return corrections.On(Correction::kFp32GradientReduction) &&
-         options.precision == PrecisionAccounting::kMegatronMixed &&
-         options.datatype == DataType::kBFloat16;
+                 options.precision == PrecisionAccounting::kMegatronMixed &&
+                 options.datatype == DataType::kBFloat16
+             ? kFloat32Bytes
+             : 0;
 }
 
 StepShape MakeStepShape(const TypedProgram& program) {
@@ -84,8 +86,8 @@ StepShape MakeStepShape(const TypedProgram& program) {
       SimulatedScheduleKind(program.pipeline().schedule);
   shape.scheduled_in_flight =
       program.corrections.On(Correction::kScheduledInFlight);
-  shape.fp32_gradient_reduction =
-      Fp32GradientReduction(program.options(), program.corrections);
+  shape.grad_reduce_bytes =
+      GradReduceBytesPerElement(program.options(), program.corrections);
   return shape;
 }
 

@@ -36,10 +36,9 @@ struct StepShape {
   // holds the in-flight microbatches of the schedule's command order for
   // 1f1b and interleaved too, not Calculon's interleaving factor.
   bool scheduled_in_flight = false;
-  // The DP gradient reduction moves float32 gradients
-  // (block_weight_grad_space_no_sharding), not the weights' bytes:
-  // Fp32GradientReduction.
-  bool fp32_gradient_reduction = false;
+  // The bytes per element the DP gradient reduction moves
+  // (GradReduceBytesPerElement); 0: the weights' bytes, as Calculon.
+  double grad_reduce_bytes = 0;
   int64_t blocks_per_stage = 1;   // bpp
   // The stages one rank holds (dualpipe 2: stage s of one model copy and
   // p - 1 - s of the other). A microbatch passes one of them, so the
@@ -112,13 +111,13 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
-// Fp32GradientReduction: whether the DP gradient reduction moves float32
-// gradients in a mapping whose datatype is narrower: as
-// options.grad_reduce_datatype says, or when it is null as correction
-// kFp32GradientReduction does (bfloat16 under Megatron-LM's precision
-// accounting) when `corrections` has it on.
-bool Fp32GradientReduction(const ExecutionOptions& options,
-                           const Corrections& corrections);
+// GradReduceBytesPerElement: the bytes per gradient element the DP
+// gradient reduction moves: those of options.grad_reduce_datatype, or when
+// it is null 4 under correction kFp32GradientReduction (bfloat16 under
+// Megatron-LM's precision accounting, `corrections` having it on), else 0:
+// the weights' bytes, Calculon's.
+double GradReduceBytesPerElement(const ExecutionOptions& options,
+                                 const Corrections& corrections);
 
 // SetStepNetworks: puts the step's PP and DP traffic on tiers `pipeline_net`
 // and `data_net` of `system` and records whether the DP tier is the TP or

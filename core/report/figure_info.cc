@@ -177,9 +177,10 @@ constexpr Row kRows[] = {
      "whole-stage units (the memory analysis' factor)"},
     {"block_dp_time", s, "DP communication time of one block"},
     {"block_dp_grad_size", B,
-     "bytes one block's DP gradient reduction moves (float32 gradients when "
-     "options.grad_reduce_datatype says so or, null, with bfloat16 under the "
-     "refined profile's fp32_gradient_reduction)"},
+     "bytes one block's DP gradient reduction moves (its gradients in "
+     "options.grad_reduce_datatype or, null, in float32 with bfloat16 under "
+     "the refined profile's fp32_gradient_reduction; else the weights' "
+     "bytes)"},
     {"first_stage_microbatch_time", s,
      "the first stage's extra work per microbatch (input embedding)"},
     {"last_stage_microbatch_time", s,

@@ -264,14 +264,14 @@ TransformerModel MoeModel(bool pattern, bool latent) {
       1);
 }
 
-// The figures of the full passes on the checked program of a mapping whose
-// block is `config`, its collectives on `nets`, its state sharded by `stage`
-// over d = `data` ranks; `shard` is the shard the checked program gives.
-StagedBlock FullPassFigures(const TransformerModel& model,
-                            const System& system, const BlockConfig& config,
-                            const BlockNets& nets, ShardingStage stage,
-                            int64_t data, PrecisionAccounting precision,
-                            BlockShard* shard) {
+// The checked program of a mapping whose block is `config`, its
+// collectives on `nets`, its state sharded by `stage` over d = `data` ranks.
+absl::StatusOr<TypedProgram> MappingProgram(const TransformerModel& model,
+                                            const System& system,
+                                            const BlockConfig& config,
+                                            const BlockNets& nets,
+                                            ShardingStage stage, int64_t data,
+                                            PrecisionAccounting precision) {
   CalculonExecution e;
   e.tensor = config.tensor;
   e.pipeline = config.pipeline;
@@ -296,8 +296,18 @@ StagedBlock FullPassFigures(const TransformerModel& model,
   x.expert_net = nets.expert;
   x.sharding = stage;
   x.precision = precision;
+  return CheckSpec(ExecutionSpec(model, system, e, x));
+}
+
+// The figures of the full passes on MappingProgram; `shard` is the shard
+// the checked program gives.
+StagedBlock FullPassFigures(const TransformerModel& model,
+                            const System& system, const BlockConfig& config,
+                            const BlockNets& nets, ShardingStage stage,
+                            int64_t data, PrecisionAccounting precision,
+                            BlockShard* shard) {
   absl::StatusOr<TypedProgram> program =
-      CheckSpec(ExecutionSpec(model, system, e, x));
+      MappingProgram(model, system, config, nets, stage, data, precision);
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
   *shard = BlockShardOf(program->derived);
@@ -439,22 +449,13 @@ TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
   System system = test_programs::A100System();
   system.networks[0].size = 4;
   system.networks[0].must_be_filled = false;
-  CalculonExecution e;
-  e.tensor = 1;
-  e.pipeline = 1;
-  e.data = 8;
-  e.num_procs = 8;
-  e.tensor_net = 0;
-  e.pipeline_net = 1;
-  e.data_net = 1;
-  e.microbatch_size = 2;
-  e.batch_size = 16;
-  ExecutionExtras x;
-  x.expert = 8;
-  x.expert_tensor = 1;
-  x.expert_net = 1;
+  BlockConfig config;
+  config.microbatch_size = 2;
+  config.expert = 8;
+  config.expert_tensor = 1;
   absl::StatusOr<TypedProgram> program =
-      CheckSpec(ExecutionSpec(model, system, e, x));
+      MappingProgram(model, system, config, BlockNets{0, 0, 1},
+                     ShardingStage::kNone, 8, PrecisionAccounting::kCalculon);
   ASSERT_TRUE(program.ok()) << program.status();
   program->corrections = CorrectionsFor(ModelProfile::kRefined);
   EXPECT_EQ(ExpertLocalPeersOf(*program, 1), 4);
