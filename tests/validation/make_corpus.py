@@ -30,6 +30,7 @@ SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141
 UNFUSED_ATTENTION_SOURCES = {"S7": "Megatron-LM 2021", "S10": "Megatron-DeepSpeed 2022",
                              "S11": "Metaseq 2022", "S12": "Megatron-LM 2022",
                              "S13": "NeMo Megatron launcher 2022-09",
+                             "S15": "NeMo Megatron launcher 2022-07",
                              "S14": "Megatron-LM 2022"}
 
 # The FLOP count behind a source's TFLOP/s (measured/README.md).
@@ -45,6 +46,7 @@ FLOP_DEFINITIONS = {
     "S12": "megatron_model",
     "S13": "megatron_model",
     "S14": "megatron_model",  # iteration times only
+    "S15": "megatron_model",  # tokens/s only
 }
 
 
@@ -192,6 +194,15 @@ def row_of(r, models):
         # default).
         dist_opt, overlap = True, True
         a.append("distributed optimizer with overlapped gradient reduction (launcher yaml at 3579cdb3: optim distributed_fused_adam, Apex's overlap_grad_sync default)")
+    elif r["source_key"] == "S15":
+        # The launcher yaml at the table's commit (0a94c378) names
+        # optim.name: fused_adam with megatron_amp_O2 and bf16: NeMo r1.10's
+        # MainParamsOptimizerWrapper (megatron_gpt_model.py
+        # configure_optimizers) keeps fp32 main gradients in a contiguous
+        # bucket and all-reduces them asynchronously during the backward
+        # only when pipeline_model_parallel_size is 1.
+        dist_opt, overlap = False, p == 1
+        a.append("plain data parallelism (launcher yaml at 0a94c378: optim fused_adam); gradient all-reduce overlapped with the backward only for p = 1 (NeMo r1.10 MainParamsOptimizerWrapper async_grad_allreduce)")
     else:
         dist_opt, overlap = False, False
         if d > 1:
