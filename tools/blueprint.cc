@@ -575,7 +575,7 @@ const std::vector<Subcommand>& Subcommands() {
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
        "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
-       "[--max-context N] [--context-exchange ring|all_gather|all] "
+       "[--profile calculon|refined] [--max-context N] [--context-exchange ring|all_gather|all] "
        "[--sharding calculon|all] [--schedules calculon|all] "
        "[--stage-layouts calculon|all] [--threads N] [--exhaustive] "
        "[--json [--specs]]",
@@ -589,8 +589,9 @@ const std::vector<Subcommand>& Subcommands() {
        "--stage-layouts all also every p that does not divide the blocks, "
        "with uneven stages (blocks per stage rounded up, 1f1b and "
        "interleaved_1f1b); --threads N runs N workers (default: one per "
-       "core; the result is the same); --specs adds each mapping's canonical "
-       "spec to the JSON",
+       "core; the result is the same); --profile refined ranks every mapping "
+       "by the refined profile's model (options.profile); --specs adds each "
+       "mapping's canonical spec to the JSON",
        &RunSearch},
       {{"validate"},
        "[--profile calculon|refined] [--without CORRECTION]... [--json] "

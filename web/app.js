@@ -625,7 +625,8 @@ try {
   byId('version').textContent = call(bp, 'version').output || 'unknown version';
   buildForm();
   search.setChoices(state.meta.fieldChoices('options.datatype'),
-                    state.meta.fieldChoices('options.precision'));
+                    state.meta.fieldChoices('options.precision'),
+                    state.meta.fieldChoices('options.profile'));
   buildGroups();
   buildCommTable();
   wireInputs();

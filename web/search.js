@@ -54,7 +54,7 @@ export class SearchPanel {
     this.cancelButton.addEventListener('click', () => this.cancel('Search cancelled.'));
     // Fields the user set keep their value; the others follow the mapping.
     for (const id of ['search-procs', 'search-max-batch', 'search-datatype',
-                      'search-precision']) {
+                      'search-precision', 'search-profile']) {
       const input = byId(id);
       input.addEventListener(input.tagName === 'SELECT' ? 'change' : 'input', () => {
         input.dataset.touched = '1';
@@ -62,17 +62,19 @@ export class SearchPanel {
     }
   }
 
-  // The datatypes and precision accountings to offer: the core's choices
-  // ({name, meaning}) of options.datatype and options.precision (metadata).
-  setChoices(datatypes, precisions) {
+  // The datatypes, precision accountings and model profiles to offer: the
+  // core's choices ({name, meaning}) of options.datatype, options.precision
+  // and options.profile (metadata).
+  setChoices(datatypes, precisions, profiles) {
     const options = (choices) => choices.map(({name, meaning}) =>
       h('option', {value: name, title: meaning}, name));
     fill(byId('search-datatype'), options(datatypes));
     fill(byId('search-precision'), options(precisions));
+    fill(byId('search-profile'), options(profiles));
   }
 
   // Defaults from the calculator's mapping: its world size (t·cp·p·d),
-  // batch, datatype and precision.
+  // batch, datatype, precision and profile.
   suggest(spec) {
     const par = spec.parallelism;
     const d = par.data?.degree ?? par.replica?.degree ?? 1;
@@ -85,6 +87,7 @@ export class SearchPanel {
     set('search-max-batch', spec.batch.global_batch_size);
     set('search-datatype', spec.options.datatype);
     set('search-precision', spec.options.precision);
+    set('search-profile', spec.options.profile);
   }
 
   args() {
@@ -93,6 +96,7 @@ export class SearchPanel {
                   '--datatype', value('search-datatype'), '--top', value('search-top'),
                   '--fused-activation', value('search-fused'),
                   '--precision', value('search-precision'),
+                  '--profile', value('search-profile'),
                   '--max-context', value('search-max-context'),
                   '--context-exchange', value('search-context-exchange'),
                   '--sharding', value('search-sharding'),

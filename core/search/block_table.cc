@@ -38,13 +38,15 @@ CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype) {
 }
 
 ExecutionExtras BlockExtras(const BlockConfig& config,
-                            PrecisionAccounting precision) {
+                            PrecisionAccounting precision,
+                            ModelProfile profile) {
   ExecutionExtras x;
   x.context = config.context;
   x.context_exchange = config.context_exchange;
   x.expert = config.expert;
   x.expert_tensor = config.expert_tensor;
   x.precision = precision;
+  x.profile = profile;
   return x;
 }
 
@@ -91,11 +93,13 @@ BlockShard BlockShardOf(const DerivedValues& d) {
 }
 
 BlockTable::BlockTable(const TransformerModel& model, const System& system,
-                       DataType datatype, PrecisionAccounting precision)
+                       DataType datatype, PrecisionAccounting precision,
+                       ModelProfile profile)
     : model_(model),
       system_(system),
       datatype_(datatype),
       precision_(precision),
+      profile_(profile),
       shares_vary_by_stage_(model.moe.has_value() &&
                             !model.moe->layer_pattern.empty()) {}
 
@@ -157,7 +161,7 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   if (it != lowered_index_.end()) return it->second;
   // The block's program: the model and the system are copied once.
   const CalculonExecution e = BlockExecution(key, datatype_);
-  const ExecutionExtras x = BlockExtras(key, precision_);
+  const ExecutionExtras x = BlockExtras(key, precision_, profile_);
   if (!program_.has_value()) {
     program_ = ExecutionProgram(model_, system_, e, x);
   } else {

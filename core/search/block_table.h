@@ -115,10 +115,12 @@ class BlockTable {
   // until Clear().
   using Entry = Lowered;
 
-  // `model` and `system` must outlive the table.
+  // `model` and `system` must outlive the table. Every block is lowered
+  // and priced with `precision` and the corrections of `profile`.
   BlockTable(const TransformerModel& model, const System& system,
              DataType datatype,
-             PrecisionAccounting precision = PrecisionAccounting::kCalculon);
+             PrecisionAccounting precision = PrecisionAccounting::kCalculon,
+             ModelProfile profile = ModelProfile::kCalculon);
 
   // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
   // first use.
@@ -245,6 +247,7 @@ class BlockTable {
   const System& system_;
   DataType datatype_;
   PrecisionAccounting precision_;
+  ModelProfile profile_;
   // The program lowered next (Find): made once, with the model and the
   // system, and given each block's parallelism, batch and options.
   std::optional<TypedProgram> program_;

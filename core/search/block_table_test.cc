@@ -271,7 +271,9 @@ absl::StatusOr<TypedProgram> MappingProgram(const TransformerModel& model,
                                             const BlockConfig& config,
                                             const BlockNets& nets,
                                             ShardingStage stage, int64_t data,
-                                            PrecisionAccounting precision) {
+                                            PrecisionAccounting precision,
+                                            ModelProfile profile =
+                                                ModelProfile::kCalculon) {
   CalculonExecution e;
   e.tensor = config.tensor;
   e.pipeline = config.pipeline;
@@ -296,6 +298,7 @@ absl::StatusOr<TypedProgram> MappingProgram(const TransformerModel& model,
   x.expert_net = nets.expert;
   x.sharding = stage;
   x.precision = precision;
+  x.profile = profile;
   return CheckSpec(ExecutionSpec(model, system, e, x));
 }
 
@@ -305,9 +308,9 @@ StagedBlock FullPassFigures(const TransformerModel& model,
                             const System& system, const BlockConfig& config,
                             const BlockNets& nets, ShardingStage stage,
                             int64_t data, PrecisionAccounting precision,
-                            BlockShard* shard) {
-  absl::StatusOr<TypedProgram> program =
-      MappingProgram(model, system, config, nets, stage, data, precision);
+                            ModelProfile profile, BlockShard* shard) {
+  absl::StatusOr<TypedProgram> program = MappingProgram(
+      model, system, config, nets, stage, data, precision, profile);
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
   *shard = BlockShardOf(program->derived);
@@ -348,11 +351,12 @@ std::vector<BlockConfig> MoeConfigs(int64_t t, int64_t pipeline) {
 }
 
 // The table's figures for every ZeRO stage are the full passes' bit for bit.
-void ExpectMoeTableMatchesFullPasses(const TransformerModel& model,
-                                     const std::vector<BlockConfig>& configs,
-                                     PrecisionAccounting precision) {
+void ExpectMoeTableMatchesFullPasses(
+    const TransformerModel& model, const std::vector<BlockConfig>& configs,
+    PrecisionAccounting precision,
+    ModelProfile profile = ModelProfile::kCalculon) {
   const System system = test_programs::A100System();
-  BlockTable table(model, system, DataType::kFloat16, precision);
+  BlockTable table(model, system, DataType::kFloat16, precision, profile);
   int checked = 0;
   const struct {
     ShardingStage stage;
@@ -371,7 +375,8 @@ void ExpectMoeTableMatchesFullPasses(const TransformerModel& model,
         if (config.tensor * config.context > 8) continue;
         BlockShard shard;
         const StagedBlock want = FullPassFigures(
-            model, system, config, nets, stage, data, precision, &shard);
+            model, system, config, nets, stage, data, precision, profile,
+            &shard);
         absl::StatusOr<const StagedBlock*> got =
             table.Get(config, nets, shard);
         ASSERT_TRUE(got.ok()) << got.status();
@@ -418,6 +423,18 @@ TEST(BlockTableTest, PatternedMoeBlocksMatchFullPassesBitForBit) {
 TEST(BlockTableTest, LatentAttentionMoeBlocksMatchFullPassesBitForBit) {
   ExpectMoeTableMatchesFullPasses(MoeModel(true, true), MoeConfigs(2, 2),
                                   PrecisionAccounting::kCalculon);
+}
+
+// The refined profile's blocks (the search's --profile refined): fused and
+// causal attention, the selective recomputation of the core attention, and
+// the hierarchical expert all-to-all where the expert tier is InfiniBand.
+TEST(BlockTableTest, RefinedProfileBlocksMatchFullPassesBitForBit) {
+  ExpectMoeTableMatchesFullPasses(MoeModel(false, true), MoeConfigs(2, 1),
+                                  PrecisionAccounting::kMegatronMixed,
+                                  ModelProfile::kRefined);
+  ExpectMoeTableMatchesFullPasses(MoeModel(true, false), MoeConfigs(1, 2),
+                                  PrecisionAccounting::kCalculon,
+                                  ModelProfile::kRefined);
 }
 
 // Dense blocks with context parallelism and ZeRO-2/3.

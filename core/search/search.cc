@@ -27,6 +27,7 @@
 #include "core/search/top_n.h"
 #include "core/spec/accounting.h"
 #include "core/spec/check.h"
+#include "core/spec/corrections.h"
 #include "core/spec/derive.h"
 
 namespace blueprint {
@@ -322,6 +323,7 @@ void ApplyExtras(const ExecutionExtras& x,
     }
   }
   options.precision = x.precision;
+  options.profile = x.profile;
 }
 
 // The smallest network tier (fewest processors; the first of equal ones)
@@ -369,7 +371,8 @@ class Searcher {
         options_(options),
         shared_(shared),
         worker_(worker),
-        blocks_(model, system, options.datatype, options.precision),
+        blocks_(model, system, options.datatype, options.precision,
+                options.profile),
         top_(static_cast<size_t>(options.top)),
         tp_overlap_modelled_(!model.moe.has_value() &&
                              !model.latent_attention.has_value()) {
@@ -827,6 +830,7 @@ ExecutionExtras Searcher::Extras(const Group& g, const Choice& c) const {
   x.expert_net = g.en > 0 ? g.en : 0;
   x.sharding = c.sharding;
   x.precision = options_.precision;
+  x.profile = options_.profile;
   x.schedule = g.schedule;
   return x;
 }
@@ -1391,6 +1395,8 @@ TypedProgram ExecutionProgram(const TransformerModel& model,
   TypedProgram program;
   program.spec = ExecutionSpec(model, system, e, extras);
   program.derived = DeriveValues(program.spec);
+  // As CheckSpec: the corrections of the spec's profile.
+  program.corrections = CorrectionsFor(program.options().profile);
   return program;
 }
 

@@ -66,6 +66,10 @@ struct SearchOptions {
   DataType datatype = DataType::kFloat16;  // --datatype
   // --precision: how weights, gradients and optimizer state are counted.
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
+  // --profile: the performance model's profile of every mapping
+  // (options.profile: Calculon's model, or the refined one with its
+  // corrections, core/spec/corrections.h).
+  ModelProfile profile = ModelProfile::kCalculon;
   int top = 10;             // --top: how many mappings to keep
   bool mbs_break = false;   // --mbs-break: stop growing the microbatch once
                             // one size gives no valid mapping
@@ -110,8 +114,8 @@ struct SearchOptions {
 };
 
 // The parts of a ranked mapping's spec that Calculon's execution cannot
-// say: context and expert parallelism, the ZeRO stage and the precision
-// accounting. The defaults are Calculon's mapping.
+// say: context and expert parallelism, the ZeRO stage, the precision
+// accounting and the model profile. The defaults are Calculon's mapping.
 struct ExecutionExtras {
   int64_t context = 1;  // cp
   int64_t context_net = 0;
@@ -123,6 +127,7 @@ struct ExecutionExtras {
   // optimizer_sharding says (kOptimizer or kNone, Calculon's boolean).
   ShardingStage sharding = ShardingStage::kNone;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
+  ModelProfile profile = ModelProfile::kCalculon;
   // A simulated schedule (gpipe, zb_h1, zb_h2, dualpipe_v, zb_v) in place of
   // Calculon's 1f1b or interleaved_1f1b; nullopt: Calculon's.
   std::optional<ScheduleKind> schedule;
@@ -210,7 +215,8 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        CancelFn cancel = nullptr);
 
 // ExecutionSpec: the spec of a mapping, calculon.h SpecOf with the extras
-// applied (a training execution's context, expert, sharding and precision).
+// applied (a training execution's context, expert, sharding, precision and
+// profile).
 MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
                           const CalculonExecution& execution,
                           const ExecutionExtras& extras = {});

@@ -54,6 +54,25 @@ void ParsePositive(const std::string& flag, const std::string& value,
   *out = *parsed;
 }
 
+// Parses a flag naming one of the enum E's choices (`parse`: its parser)
+// into `out`.
+template <typename E>
+void ParseChoice(const std::string& flag, const std::string& value,
+                 std::optional<E> (*parse)(const std::string&),
+                 std::vector<FieldError>* problems, E* out) {
+  const std::optional<E> parsed = parse(value);
+  if (parsed.has_value()) {
+    *out = *parsed;
+    return;
+  }
+  problems->push_back(
+      {flag,
+       absl::StrCat(flag, ": expected ",
+                    absl::StrJoin(EnumChoices<E>(), " or "), ", got ",
+                    QuoteExcerpt(value)),
+       ErrorCode::kUnknownChoice});
+}
+
 // Parses a dimension flag's "calculon" (Calculon's values only: false) or
 // "all" (true) into `out`.
 void ParseCalculonOrAll(const std::string& flag, const std::string& value,
@@ -75,7 +94,7 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args) {
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
-      "--precision", "--max-context", "--context-exchange", "--sharding",
+      "--precision", "--profile", "--max-context", "--context-exchange", "--sharding",
       "--schedules", "--stage-layouts", "--threads", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
@@ -165,19 +184,11 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
              ErrorCode::kUnknownChoice});
       }
     } else if (flag == "--precision") {
-      const std::optional<PrecisionAccounting> precision =
-          ParsePrecision(*value);
-      if (precision.has_value()) {
-        options.precision = *precision;
-      } else {
-        problems.push_back(
-            {flag,
-             absl::StrCat(
-                 "--precision: expected ",
-                 absl::StrJoin(EnumChoices<PrecisionAccounting>(), " or "),
-                 ", got ", QuoteExcerpt(*value)),
-             ErrorCode::kUnknownChoice});
-      }
+      ParseChoice(flag, *value, &ParsePrecision, &problems,
+                  &options.precision);
+    } else if (flag == "--profile") {
+      ParseChoice(flag, *value, &ParseModelProfile, &problems,
+                  &options.profile);
     } else if (flag == "--threads") {
       ParsePositive(flag, *value, SearchOptions::kMaxThreads, &problems,
                     &options.threads);

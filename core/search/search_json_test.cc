@@ -27,6 +27,7 @@ TEST(ParseSearchFlagsTest, RequiredAndDefaults) {
   EXPECT_EQ(o->procs, 512);
   EXPECT_EQ(o->max_batch, 256);
   EXPECT_EQ(o->datatype, DataType::kBFloat16);
+  EXPECT_EQ(o->profile, ModelProfile::kCalculon);
   EXPECT_EQ(o->top, 10);
   EXPECT_FALSE(o->mbs_break);
   EXPECT_TRUE(o->tp_overlap);
@@ -41,9 +42,11 @@ TEST(ParseSearchFlagsTest, EveryFlag) {
       {"--app", "a.json", "--system=s.json", "--procs=8", "--max-batch", "16",
        "--datatype", "float16", "--top", "3", "--mbs-break", "--no-tp-overlap",
        "--no-dp-overlap", "--fused-activation", "all", "--json",
-       "--exhaustive", "--precision", "megatron_mixed"});
+       "--exhaustive", "--precision", "megatron_mixed", "--profile",
+       "refined"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->precision, PrecisionAccounting::kMegatronMixed);
+  EXPECT_EQ(o->profile, ModelProfile::kRefined);
   EXPECT_EQ(o->procs, 8);
   EXPECT_EQ(o->max_batch, 16);
   EXPECT_EQ(o->top, 3);
@@ -64,7 +67,7 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
   absl::StatusOr<SearchOptions> o = ParseSearchFlags(
       {"--procs", "x", "--top", "0", "--datatype", "float64", "--bogus",
        "stray", "--json=yes", "--fused-activation", "maybe", "--top", "2",
-       "--precision", "fp8", "--max-batch"});
+       "--precision", "fp8", "--profile", "best", "--max-batch"});
   ASSERT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string m(o.status().message());
   for (const char* expected :
@@ -73,7 +76,8 @@ TEST(ParseSearchFlagsTest, ReportsEveryProblem) {
         "unknown flag \"--bogus\"", "unexpected argument \"stray\"",
         "--json takes no value", "--fused-activation: expected true",
         "--top is given more than once", "--max-batch needs a value",
-        "--precision: expected calculon or megatron_mixed, got \"fp8\""}) {
+        "--precision: expected calculon or megatron_mixed, got \"fp8\"",
+        "--profile: expected calculon or refined, got \"best\""}) {
     EXPECT_TRUE(absl::StrContains(m, expected)) << expected << "\n" << m;
   }
   o = ParseSearchFlags({});

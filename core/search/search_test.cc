@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
+#include "core/plan/plan.h"
 #include "core/schedule/spec_schedule.h"
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
@@ -366,6 +367,31 @@ TEST(SearchTest, MoeExhaustiveEqualsPruned) {
   }
 }
 
+// The refined profile's corrections (flash and causal attention, the
+// selective recomputation of the core attention, the scheduled in-flight
+// microbatches, the float32 gradient reduction of bfloat16 under
+// megatron_mixed, the hierarchical expert all-to-all) in every mapping: the
+// pruned search still finds the exhaustive one's result.
+// `system` with bfloat16 at its float16 rates (A100), for Megatron-LM's
+// bfloat16 precision.
+System WithBFloat16(System system) {
+  for (Processor* engine : {&system.matrix, &system.vector}) {
+    engine->rates[DataType::kBFloat16] = engine->rates.at(DataType::kFloat16);
+  }
+  return system;
+}
+
+TEST(SearchTest, RefinedProfileExhaustiveEqualsPruned) {
+  for (const System& tested : TestSystems(0.08)) {
+    const System system = WithBFloat16(tested);
+    SearchOptions o = EveryDimension(8, 8, 40);
+    o.profile = ModelProfile::kRefined;
+    o.datatype = DataType::kBFloat16;
+    o.precision = PrecisionAccounting::kMegatronMixed;
+    ExpectExhaustiveEqualsPruned(MoeModel(false, true), system, o);
+  }
+}
+
 TEST(SearchTest, DenseContextAndShardingExhaustiveEqualsPruned) {
   SearchOptions o = EveryDimension(8, 8, 20);
   o.fused_activation = {true, false};
@@ -447,6 +473,7 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     EXPECT_EQ(program->derived.stages_per_rank,
               x.schedule == ScheduleKind::kDualPipe ? 2 : 1);
     EXPECT_EQ(program->options().precision, options.precision);
+    EXPECT_EQ(program->options().profile, options.profile);
     EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule),
               x.schedule);
     EXPECT_EQ(ExecutionStepShape(model, system, r.execution, x)
@@ -479,6 +506,56 @@ TEST(SearchTest, NewDimensionsRankAndMatchTheFullPipeline) {
   o.precision = PrecisionAccounting::kMegatronMixed;
   ExpectRankedMappingsMatchThePipeline(MoeModel(true, true), system, o);
   ExpectRankedMappingsMatchThePipeline(SmallModel(), system, o);
+}
+
+// --profile refined: every ranked mapping's spec carries the profile, and
+// the full pipeline on it (with the refined corrections) gives the figures
+// the search ranked it by, bit for bit.
+TEST(SearchTest, RefinedProfileRanksByTheRefinedModel) {
+  System system = WithBFloat16(test_programs::A100System());
+  system.mem1.gib = 0.5;
+  SearchOptions o = EveryDimension(8, 8, 1);
+  o.dp_overlap = false;
+  o.profile = ModelProfile::kRefined;
+  o.datatype = DataType::kBFloat16;
+  o.precision = PrecisionAccounting::kMegatronMixed;
+  const TransformerModel model = MoeModel(true, true);
+  ExpectRankedMappingsMatchThePipeline(model, system, o);
+  ExpectRankedMappingsMatchThePipeline(SmallModel(), system, o);
+  // The corrections change the ranking's figures, not the space.
+  absl::StatusOr<SearchResult> refined = RunSearch(model, system, o);
+  o.profile = ModelProfile::kCalculon;
+  absl::StatusOr<SearchResult> calculon = RunSearch(model, system, o);
+  ASSERT_TRUE(refined.ok()) << refined.status();
+  ASSERT_TRUE(calculon.ok()) << calculon.status();
+  EXPECT_EQ(refined->total_executions, calculon->total_executions);
+  EXPECT_NE(refined->top.front().iteration.sample_rate,
+            calculon->top.front().iteration.sample_rate);
+
+  // With a first tier of 4 of the 8 processors, an expert all-to-all over
+  // 8 ranks is hierarchical: such a mapping also ranks by the full
+  // pipeline's figures.
+  system.networks[0].size = 4;
+  system.networks[0].must_be_filled = false;
+  o = Options(8, 8, 1000000);  // every good mapping of Calculon's space
+  o.profile = ModelProfile::kRefined;
+  o.datatype = DataType::kBFloat16;
+  o.precision = PrecisionAccounting::kMegatronMixed;
+  refined = RunSearch(model, system, o);
+  ASSERT_TRUE(refined.ok()) << refined.status();
+  bool hierarchical = false;
+  for (const RankedExecution& r : refined->top) {
+    if (r.execution_extras.expert <= 4) continue;
+    absl::StatusOr<TypedProgram> program =
+        CheckSpec(ExecutionSpec(model, system, r.execution, r.execution_extras));
+    ASSERT_TRUE(program.ok()) << program.status();
+    if (ExpertLocalPeersOf(*program, program->derived.expert_network) > 1) {
+      hierarchical = true;
+      ExpectTheFullPipelinesFigures(r, *program);
+      break;
+    }
+  }
+  EXPECT_TRUE(hierarchical);
 }
 
 // --stage-layouts all on 9 blocks over 8 processors: p = 2, 4 and 8 do not

@@ -379,9 +379,9 @@ try {
   assert.ok(await page.locator('#lineage').isHidden(), 'Escape closes the lineage panel');
   console.log('ok: lineage and digests equal the CLI\'s');
 
-  // 7. A tiny search with context parallelism and every ZeRO stage, and
-  // loading its best mapping (the search's canonical spec) into the
-  // calculator.
+  // 7. A tiny search with context parallelism and every ZeRO stage under
+  // the refined profile, and loading its best mapping (the search's
+  // canonical spec, options.profile refined) into the calculator.
   await page.getByLabel('Model preset', {exact: true}).selectOption('megatron-126M');
   await page.getByLabel('Processors', {exact: true}).fill('8');
   await page.getByLabel('Max global batch', {exact: true}).fill('16');
@@ -389,6 +389,9 @@ try {
   assert.deepEqual(await optionsOf('#search-precision'), choicesOf('options.precision'),
                    'the search precisions');
   await page.getByLabel('Search precision', {exact: true}).selectOption('calculon');
+  assert.deepEqual(await optionsOf('#search-profile'), choicesOf('options.profile'),
+                   'the search profiles');
+  await page.getByLabel('Search profile', {exact: true}).selectOption('refined');
   await page.getByLabel('Max context degree', {exact: true}).fill('2');
   await page.getByLabel('Context exchanges', {exact: true}).selectOption('all');
   await page.getByLabel('Data-parallel sharding', {exact: true}).selectOption('all');
@@ -405,7 +408,7 @@ try {
   const searchArgs = ['search', '--app', appPath, '--system', sysPath, '--procs', '8',
                       '--max-batch', '16', '--datatype', 'float16', '--top', '3',
                       '--fused-activation', 'true', '--precision', 'calculon',
-                      '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
+                      '--profile', 'refined', '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
                       '--schedules', 'all', '--json'];
   const native = cli(...searchArgs, '--stage-layouts', 'all', '--specs');
   assert.equal(native.code, 0, native.stderr);
