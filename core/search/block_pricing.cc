@@ -1,6 +1,7 @@
 #include "core/search/block_pricing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <variant>
 
 #include "core/base/status_macros.h"
@@ -55,6 +56,15 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   tasks_.reserve(tasks.tasks.size());
   const ProcessorRate* matrix = EngineRate(system.matrix, datatype);
   const ProcessorRate* vector = EngineRate(system.vector, datatype);
+  // Most tasks have stages without work (no weight gradient, no optimizer
+  // step, a collective's compute): their times, the same for every such
+  // stage, are computed once.
+  const double no_matrix_time = FlopTime(matrix, 0.0);
+  const double no_vector_time = FlopTime(vector, 0.0);
+  const double no_memory_time = MemoryTime(system.mem1, 0.0);
+  const auto positive_zero = [](double x) {
+    return x == 0 && !std::signbit(x);
+  };
   for (const Task& task : tasks.tasks) {
     PricedTask p;
     p.kind = std::visit(
@@ -85,8 +95,13 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
       const StageWork& w = task.work[s];
       p.flops[s] = w.flops;
       p.bytes[s] = w.bytes;
-      p.flop_time[s] = FlopTime(w.matrix_engine ? matrix : vector, w.flops);
-      p.mem_time[s] = MemoryTime(system.mem1, w.bytes);
+      p.flop_time[s] =
+          positive_zero(w.flops)
+              ? (w.matrix_engine ? no_matrix_time : no_vector_time)
+              : FlopTime(w.matrix_engine ? matrix : vector, w.flops);
+      p.mem_time[s] = positive_zero(w.bytes)
+                          ? no_memory_time
+                          : MemoryTime(system.mem1, w.bytes);
     }
     // Only TPComm and exchanges have network times; any other task's
     // collectives add their sizes alone (none has any).
