@@ -331,10 +331,10 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   expert_sources.push_back("derived:stages_per_rank");
   add("expert_parameters_per_rank",
       "rank_blocks * sum over the routed experts' tasks of share * "
-      "weight bytes / bytes_per_element (the stage with most MoE blocks; ZeRO-3 "
-      "keeps 1/shard of them)",
+      "weight bytes / the weights' bytes per element (the stage with most "
+      "MoE blocks; ZeRO-3 keeps 1/shard of them)",
       rank_blocks * expert_weights /
-          static_cast<double>(tasks.bytes_per_element),
+          static_cast<double>(s.weight_bytes_per_element),
       expert_sources);
   add("recompute_gemm_flops_per_rank",
       "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "

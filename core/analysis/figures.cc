@@ -454,10 +454,11 @@ void DataParallelCommTerms(const BlockFigures& b, const StepShape& s,
                            const StepCounts& c, IterationFigures& it) {
   if (s.d <= 1 || !s.training) return;
   // ZeRO-3 keeps 1/shard of the weights, but the collectives move them all:
-  // the unsharded weights, from the float32 gradient accumulator's size.
+  // the unsharded weights in their storage datatype, from the float32
+  // gradient accumulator's size.
   it.block_dp_size = s.shard_parameters
                          ? b.block_weight_grad_space_no_sharding /
-                               kFloat32Bytes * s.bytes_per_element
+                               kFloat32Bytes * s.weight_bytes_per_element
                          : b.block_weight_space;
   it.block_dp_grad_size = GradientReductionBytes(b, s, it.block_dp_size);
   it.block_dp_time =

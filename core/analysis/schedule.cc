@@ -35,6 +35,7 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.shard_parameters = dv.sharding == ShardingStage::kParameters;
   s.cp = dv.context;
   s.bytes_per_element = dv.bytes_per_element;
+  s.weight_bytes_per_element = BytesPerElement(WeightDatatype(options));
   s.precision = options.precision;
   s.data_overlap = dv.data_overlap;
   s.offload = options.offload;
@@ -71,10 +72,17 @@ double GradReduceBytesPerElement(const ExecutionOptions& options,
   if (options.grad_reduce_datatype.has_value()) {
     return BytesPerElement(*options.grad_reduce_datatype);
   }
-  return corrections.On(Correction::kFp32GradientReduction) &&
-                 options.precision == PrecisionAccounting::kMegatronMixed &&
-                 options.datatype == DataType::kBFloat16
-             ? kFloat32Bytes
+  if (corrections.On(Correction::kFp32GradientReduction) &&
+      options.precision == PrecisionAccounting::kMegatronMixed &&
+      options.datatype == DataType::kBFloat16) {
+    return kFloat32Bytes;
+  }
+  // Gradients are never kept in the weights' storage datatype (FP8
+  // parameters): in the datatype. 0, the weights' bytes (Calculon's rule),
+  // only where the two have the same width.
+  const int datatype_bytes = BytesPerElement(options.datatype);
+  return BytesPerElement(WeightDatatype(options)) != datatype_bytes
+             ? datatype_bytes
              : 0;
 }
 

@@ -56,6 +56,9 @@ struct StepShape {
   bool shard_parameters = false;
   int64_t cp = 1;  // context ranks: the world is t * cp * p * d
   int bytes_per_element = 2;
+  // The weights' storage datatype's (WeightDatatype: FP8 parameters'
+  // 1): what ZeRO-3 all-gathers.
+  int weight_bytes_per_element = 2;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   bool data_overlap = false;
   Offload offload;
@@ -114,8 +117,10 @@ StepShape MakeStepShape(const TypedProgram& program);
 // GradReduceBytesPerElement: the bytes per gradient element the DP
 // gradient reduction moves: those of options.grad_reduce_datatype, or when
 // it is null 4 under correction kFp32GradientReduction (bfloat16 under
-// Megatron-LM's precision accounting, `corrections` having it on), else 0:
-// the weights' bytes, Calculon's.
+// Megatron-LM's precision accounting, `corrections` having it on), else the
+// datatype's where the weights are stored in another width (FP8
+// parameters: gradients are never FP8), else 0: the weights' bytes,
+// Calculon's.
 double GradReduceBytesPerElement(const ExecutionOptions& options,
                                  const Corrections& corrections);
 

@@ -195,5 +195,38 @@ TEST(Dimensions, GemmAndWeightDatatypesPriceGemmsAndWeights) {
             half.iteration.figures.total_time);
 }
 
+// FP8 weights (Megatron-LM's --fp8-param-gather) under ZeRO-3: the
+// parameter all-gathers move one byte per weight, the gradient
+// reduce-scatter the datatype's two (gradients are never FP8); the expert
+// parameters per rank count parameters, whatever their storage width.
+TEST(Dimensions, Fp8WeightsAreGatheredAsFp8AndReducedInTheDatatype) {
+  TransformerTrainingMappingSpec spec = DenseSpec();
+  spec.options.precision = PrecisionAccounting::kCalculon;
+  for (Processor* engine : {&spec.system.matrix, &spec.system.vector}) {
+    engine->rates[DataType::kFloat8] = engine->rates.at(DataType::kFloat16);
+  }
+  MixtureOfExperts moe;
+  moe.experts = 8;
+  moe.topk = 2;
+  moe.ffn = 14336;
+  spec.model.moe = moe;
+  spec.parallelism.expert = {4, 1, 0};
+  spec.parallelism.data.sharding = ShardParameters{};
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult half, Analyse(spec));
+  spec.options.weight_datatype = DataType::kFloat8;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult fp8, Analyse(spec));
+  const IterationFigures& h = half.iteration.figures;
+  const IterationFigures& f = fp8.iteration.figures;
+  ASSERT_GT(h.block_dp_size, 0);
+  EXPECT_EQ(f.block_dp_size, h.block_dp_size / 2);
+  EXPECT_EQ(f.block_dp_grad_size, h.block_dp_grad_size);
+  EXPECT_EQ(h.block_dp_grad_size, h.block_dp_size);
+  EXPECT_EQ(RankFigure(fp8, "dp_param_all_gather_bytes"),
+            RankFigure(half, "dp_param_all_gather_bytes") / 2);
+  EXPECT_GT(RankFigure(fp8, "expert_parameters_per_rank"), 0);
+  EXPECT_EQ(RankFigure(fp8, "expert_parameters_per_rank"),
+            RankFigure(half, "expert_parameters_per_rank"));
+}
+
 }  // namespace
 }  // namespace blueprint

@@ -11,6 +11,10 @@ namespace blueprint {
 
 const char* DataTypeName(DataType t) { return EnumName(t); }
 
+DataType WeightDatatype(const ExecutionOptions& options) {
+  return options.weight_datatype.value_or(options.datatype);
+}
+
 int BytesPerElement(DataType t) {
   switch (t) {
     case DataType::kFloat8:

@@ -379,6 +379,9 @@ using MappingSpec =
 // enums.h (which also hold Calculon's spellings and each value's meaning).
 const char* DataTypeName(DataType t);            // "float16", ...
 int BytesPerElement(DataType t);                 // 1, 2, 2, 4
+// The weights' storage datatype: options.weight_datatype, else
+// options.datatype.
+DataType WeightDatatype(const ExecutionOptions& options);
 const char* TensorOverlapName(TensorOverlap o);  // "none", "ring", "pipe"
 const char* RecomputeName(RecomputePolicy r);    // "none","attn_only","full"
 const char* AttentionName(AttentionType a);      // "multihead", "multiquery"

@@ -1378,8 +1378,7 @@ void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
   ctx.a = model.attn_heads;
   ctx.dh = model.attn_size;
   ctx.bpe = d.bytes_per_element;
-  ctx.weight_bpe = BytesPerElement(
-      program.options().weight_datatype.value_or(program.options().datatype));
+  ctx.weight_bpe = BytesPerElement(WeightDatatype(program.options()));
   // The ranks that share one copy of the sharded state (d, or a hybrid
   // sharding group).
   ctx.shard =
