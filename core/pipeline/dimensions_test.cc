@@ -35,6 +35,17 @@ TransformerTrainingMappingSpec DenseSpec() {
   return spec;
 }
 
+// 8 experts of DenseSpec's feedforward, 2 routed per token, ep 4 with
+// etp 1 on the first tier.
+void AddExperts(TransformerTrainingMappingSpec& spec) {
+  MixtureOfExperts moe;
+  moe.experts = 8;
+  moe.topk = 2;
+  moe.ffn = 14336;
+  spec.model.moe = moe;
+  spec.parallelism.expert = {4, 1, 0};
+}
+
 absl::StatusOr<PipelineResult> Analyse(const TransformerTrainingMappingSpec& s) {
   absl::StatusOr<TypedProgram> program = CheckSpec(s);
   if (!program.ok()) return program.status();
@@ -129,12 +140,7 @@ TEST(Dimensions, ContextParallelismSplitsWorkAndActivationsNotTheModel) {
 // and sends topk copies of its tokens to them and back.
 TEST(Dimensions, ExpertParallelismShardsExpertsAndExchangesTokens) {
   TransformerTrainingMappingSpec spec = DenseSpec();
-  MixtureOfExperts moe;
-  moe.experts = 8;
-  moe.topk = 2;
-  moe.ffn = 14336;
-  spec.model.moe = moe;
-  spec.parallelism.expert = {4, 1, 0};
+  AddExperts(spec);
   BP_ASSERT_OK_AND_ASSIGN(const PipelineResult r, Analyse(spec));
   const DerivedValues& d = r.program.derived;
   EXPECT_EQ(d.expert_data, 4);  // t * d / (etp * ep) = 16 / 4
@@ -205,12 +211,7 @@ TEST(Dimensions, Fp8WeightsAreGatheredAsFp8AndReducedInTheDatatype) {
   for (Processor* engine : {&spec.system.matrix, &spec.system.vector}) {
     engine->rates[DataType::kFloat8] = engine->rates.at(DataType::kFloat16);
   }
-  MixtureOfExperts moe;
-  moe.experts = 8;
-  moe.topk = 2;
-  moe.ffn = 14336;
-  spec.model.moe = moe;
-  spec.parallelism.expert = {4, 1, 0};
+  AddExperts(spec);
   spec.parallelism.data.sharding = ShardParameters{};
   BP_ASSERT_OK_AND_ASSIGN(const PipelineResult half, Analyse(spec));
   spec.options.weight_datatype = DataType::kFloat8;
