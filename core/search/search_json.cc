@@ -94,8 +94,9 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args) {
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
-      "--precision", "--profile", "--max-context", "--context-exchange", "--sharding",
-      "--schedules", "--stage-layouts", "--threads", "--app", "--system"};
+      "--precision", "--profile", "--max-context", "--context-exchange",
+      "--sharding", "--schedules", "--stage-layouts", "--threads", "--app",
+      "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--specs", "--exhaustive"};

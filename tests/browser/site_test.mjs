@@ -408,7 +408,8 @@ try {
   const searchArgs = ['search', '--app', appPath, '--system', sysPath, '--procs', '8',
                       '--max-batch', '16', '--datatype', 'float16', '--top', '3',
                       '--fused-activation', 'true', '--precision', 'calculon',
-                      '--profile', 'refined', '--max-context', '2', '--context-exchange', 'all', '--sharding', 'all',
+                      '--profile', 'refined', '--max-context', '2',
+                      '--context-exchange', 'all', '--sharding', 'all',
                       '--schedules', 'all', '--json'];
   const native = cli(...searchArgs, '--stage-layouts', 'all', '--specs');
   assert.equal(native.code, 0, native.stderr);
