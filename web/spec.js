@@ -223,7 +223,8 @@ export function shapeProblems(spec, meta) {
 
 // Switches a spec between training and inference in place, keeping what
 // carries over (degrees, tiers); `memory` keeps the training-only choices
-// for switching back.
+// (the optimizer's offload, the gradient reduction's datatype, which the
+// checker wants null in inference) for switching back.
 export function setKind(spec, kind, memory) {
   if (spec.kind === kind) return;
   const par = spec.parallelism;
@@ -231,7 +232,8 @@ export function setKind(spec, kind, memory) {
   if (kind === 'inference') {
     memory.training = {data: par.data, recompute: par.recompute, schedule: pipeline.schedule,
                        context: par.context, expert: par.expert,
-                       optimizerOffload: spec.options.offload.optimizer};
+                       optimizerOffload: spec.options.offload.optimizer,
+                       gradReduce: spec.options.grad_reduce_datatype};
     spec.parallelism = {
       tensor: par.tensor, pipeline,
       replica: {degree: par.data.degree, network_tier: par.data.network_tier},
@@ -239,6 +241,7 @@ export function setKind(spec, kind, memory) {
     pipeline.schedule = pipeline.degree > 1 ? {type: 'forward_only', virtual_stages: 1}
                                             : {type: 'single_stage'};
     spec.options.offload.optimizer = false;
+    spec.options.grad_reduce_datatype = null;
   } else {
     const old = memory.training;
     spec.parallelism = {
@@ -254,6 +257,7 @@ export function setKind(spec, kind, memory) {
     pipeline.schedule = pipeline.degree === 1 ? {type: 'single_stage'}
         : oldType === '1f1b' || oldType === 'interleaved_1f1b' ? old.schedule : {type: '1f1b'};
     spec.options.offload.optimizer = old?.optimizerOffload ?? false;
+    spec.options.grad_reduce_datatype = old?.gradReduce ?? null;
   }
   spec.kind = kind;
 }

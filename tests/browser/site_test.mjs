@@ -273,6 +273,21 @@ try {
   await nextFrames(page);
   await expectFigures(page, spec, 'after choosing all-reduce');
   await expectHash(page, spec, 'after choosing all-reduce');
+  // The job switch keeps the gradient reduction's datatype, training-only
+  // (the checker wants it null in inference), aside and brings it back.
+  const gradReduce = page.getByLabel('Gradient reduction datatype', {exact: true});
+  await gradReduce.selectOption('float32');
+  await nextFrames(page);
+  await page.getByLabel('Job', {exact: true}).selectOption('inference');
+  await nextFrames(page);
+  assert.equal(await gradReduce.inputValue(), '', 'no gradient reduction in inference');
+  assert.ok(await page.locator('[data-figure]').count() > 0, 'the inference job analyses');
+  await page.getByLabel('Job', {exact: true}).selectOption('training');
+  await nextFrames(page);
+  assert.equal(await gradReduce.inputValue(), 'float32', 'back with training');
+  await gradReduce.selectOption('');
+  await nextFrames(page);
+  await expectHash(page, spec, 'after a round trip through inference');
 
   // 4. An invalid mapping: the checker's line next to the field, no figures.
   await page.getByLabel('Virtual stages (v)', {exact: true}).fill('5');
