@@ -575,7 +575,8 @@ const std::vector<Subcommand>& Subcommands() {
        "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
        "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
        "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
-       "[--profile calculon|refined] [--max-context N] [--context-exchange ring|all_gather|all] "
+       "[--profile calculon|refined] [--max-context N] "
+       "[--context-exchange ring|all_gather|all] "
        "[--sharding calculon|all] [--schedules calculon|all] "
        "[--stage-layouts calculon|all] [--threads N] [--exhaustive] "
        "[--json [--specs]]",

@@ -367,11 +367,6 @@ TEST(SearchTest, MoeExhaustiveEqualsPruned) {
   }
 }
 
-// The refined profile's corrections (flash and causal attention, the
-// selective recomputation of the core attention, the scheduled in-flight
-// microbatches, the float32 gradient reduction of bfloat16 under
-// megatron_mixed, the hierarchical expert all-to-all) in every mapping: the
-// pruned search still finds the exhaustive one's result.
 // `system` with bfloat16 at its float16 rates (A100), for Megatron-LM's
 // bfloat16 precision.
 System WithBFloat16(System system) {
@@ -381,6 +376,11 @@ System WithBFloat16(System system) {
   return system;
 }
 
+// The refined profile's corrections (flash and causal attention, the
+// selective recomputation of the core attention, the scheduled in-flight
+// microbatches, the float32 gradient reduction of bfloat16 under
+// megatron_mixed, the hierarchical expert all-to-all) in every mapping: the
+// pruned search still finds the exhaustive one's result.
 TEST(SearchTest, RefinedProfileExhaustiveEqualsPruned) {
   for (const System& tested : TestSystems(0.08)) {
     const System system = WithBFloat16(tested);
@@ -546,8 +546,8 @@ TEST(SearchTest, RefinedProfileRanksByTheRefinedModel) {
   bool hierarchical = false;
   for (const RankedExecution& r : refined->top) {
     if (r.execution_extras.expert <= 4) continue;
-    absl::StatusOr<TypedProgram> program =
-        CheckSpec(ExecutionSpec(model, system, r.execution, r.execution_extras));
+    absl::StatusOr<TypedProgram> program = CheckSpec(
+        ExecutionSpec(model, system, r.execution, r.execution_extras));
     ASSERT_TRUE(program.ok()) << program.status();
     if (ExpertLocalPeersOf(*program, program->derived.expert_network) > 1) {
       hierarchical = true;
