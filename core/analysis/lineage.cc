@@ -87,9 +87,13 @@ constexpr FigureFormula kIterationRows[] = {
      "training ? block_fw_pp_size : 0",
      {"iteration:block_fw_pp_size", "derived:training"}},
     {"block_dp_size",
-     "training && d > 1 ? block_weight_space : 0",
-     {"block:block_weight_space", "derived:training",
-      "spec:parallelism.data.degree"}},
+     "training && d > 1 ? (shard_parameters ? "
+     "block_weight_grad_space_no_sharding / 4 * weight_bytes_per_element : "
+     "block_weight_space) : 0",
+     {"block:block_weight_space", "block:block_weight_grad_space_no_sharding",
+      "derived:training", "spec:parallelism.data.degree",
+      "spec:parallelism.data.sharding", "spec:options.weight_datatype",
+      "spec:options.datatype"}},
     {"dp_bw_overlap_req_chunk",
      "training && d > 1 && data_overlap ? overlapped_chunks_bw_req("
      "block_dp_size, block_dp_time, chunk_bw_time, chunk_bw_pp_time, "
@@ -830,6 +834,12 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
       {"global_batch_size",
        count(s.global_batch),
        {"spec:batch.global_batch_size"}},
+      {"shard_parameters",
+       flag(s.shard_parameters),
+       {"spec:parallelism.data.sharding"}},
+      {"weight_bytes_per_element",
+       count(s.weight_bytes_per_element),
+       {"spec:options.weight_datatype", "spec:options.datatype"}},
       {"optimizer_sharding",
        flag(s.optimizer_sharding),
        {"spec:parallelism.data.sharding"}},
