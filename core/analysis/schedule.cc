@@ -4,9 +4,27 @@
 
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
+#include "core/spec/derive.h"
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
+namespace {
+
+// The bytes of one pipeline send of a microbatch (0 when p == 1).
+double PipelineMessageBytes(const DerivedValues& dv,
+                            const TransformerModel& model,
+                            int64_t microbatch_size) {
+  if (dv.pipeline <= 1) return 0;
+  // 1/t of the activation under rs_ag and p2p_rs_ag.
+  // Each context rank sends its own s / cp of the sequence.
+  const int64_t batch_seq = microbatch_size * (model.seq_size / dv.context);
+  const double per_rank = dv.pipeline_rs_ag
+                              ? static_cast<double>(batch_seq / dv.tensor)
+                              : static_cast<double>(batch_seq);
+  return per_rank * model.hidden * dv.bytes_per_element;
+}
+
+}  // namespace
 
 StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
                         const System& system, const Batch& batch,
@@ -39,16 +57,8 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.precision = options.precision;
   s.data_overlap = dv.data_overlap;
   s.offload = options.offload;
-  if (s.p > 1) {
-    // 1/t of the activation under rs_ag and p2p_rs_ag.
-    // Each context rank sends its own s / cp of the sequence.
-    const int64_t batch_seq =
-        batch.microbatch_size * (model.seq_size / dv.context);
-    const double per_rank = dv.pipeline_rs_ag
-                                ? static_cast<double>(batch_seq / dv.tensor)
-                                : static_cast<double>(batch_seq);
-    s.pipeline_message_bytes = per_rank * model.hidden * dv.bytes_per_element;
-  }
+  s.pipeline_message_bytes =
+      PipelineMessageBytes(dv, model, batch.microbatch_size);
   SetStepNetworks(s, system, dv.tensor_network, dv.pipeline_network,
                   dv.data_network);
   s.mem1 = &system.mem1;
@@ -65,6 +75,13 @@ StepShape MakeStepShape(const DerivedValues& dv, const TransformerModel& model,
   s.scheduled_in_flight = corrections.On(Correction::kScheduledInFlight);
   s.grad_reduce_bytes = GradReduceBytesPerElement(options, corrections);
   return s;
+}
+
+void SetStepMicrobatchSize(StepShape& s, const DerivedValues& dv,
+                           const TransformerModel& model,
+                           int64_t microbatch_size) {
+  s.m = MicrobatchCount(dv, microbatch_size);
+  s.pipeline_message_bytes = PipelineMessageBytes(dv, model, microbatch_size);
 }
 
 double GradReduceBytesPerElement(const ExecutionOptions& options,

@@ -114,6 +114,14 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
 
+// SetStepMicrobatchSize: `shape` (MakeStepShape of `derived`) given another
+// microbatch size, as MakeStepShape makes it: the microbatch count and the
+// pipeline message (the strategy search shapes a choice once, then each of
+// its microbatch sizes).
+void SetStepMicrobatchSize(StepShape& shape, const DerivedValues& derived,
+                           const TransformerModel& model,
+                           int64_t microbatch_size);
+
 // GradReduceBytesPerElement: the bytes per gradient element the DP
 // gradient reduction moves: those of options.grad_reduce_datatype, or when
 // it is null 4 under correction kFp32GradientReduction (bfloat16 under

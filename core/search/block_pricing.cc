@@ -47,6 +47,75 @@ BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
   Reprice(tasks, system, datatype);
 }
 
+BlockPrices::Rates BlockPrices::RatesOf(const System& system,
+                                        DataType datatype) {
+  Rates r;
+  r.matrix = EngineRate(system.matrix, datatype);
+  r.vector = EngineRate(system.vector, datatype);
+  r.memory = &system.mem1;
+  // Most tasks have stages without work (no weight gradient, no optimizer
+  // step, a collective's compute): their times, the same for every such
+  // stage, are computed once.
+  r.no_matrix_time = FlopTime(r.matrix, 0.0);
+  r.no_vector_time = FlopTime(r.vector, 0.0);
+  r.no_memory_time = MemoryTime(system.mem1, 0.0);
+  return r;
+}
+
+BlockPrices::PricedTask BlockPrices::Price(const Task& task,
+                                           const Rates& rates,
+                                           bool& collectives) {
+  const auto positive_zero = [](double x) {
+    return x == 0 && !std::signbit(x);
+  };
+  PricedTask p;
+  p.kind = std::visit(
+      Overloaded{
+          [](const TensorCommTask&) { return Kind::kTensorComm; },
+          [&](const ExchangeTask& x) {
+            p.overlapped_by = x.overlapped_by;
+            return Kind::kExchange;
+          },
+          [](const OverlappedLinearTask&) { return Kind::kCompute; },
+          [](const LinearTask&) { return Kind::kCompute; },
+          [](const BatchMatMulTask&) { return Kind::kCompute; },
+          [](const LayerNormTask&) { return Kind::kCompute; },
+          [](const DropOutTask&) { return Kind::kCompute; },
+          [](const GeLUTask&) { return Kind::kCompute; },
+          [](const SoftMaxTask&) { return Kind::kCompute; },
+          [](const ElementWiseTask&) { return Kind::kCompute; },
+          [](const ForkTask&) { return Kind::kCompute; },
+          [](const GatedActivationTask&) { return Kind::kCompute; },
+          [](const EmbeddingTask&) { return Kind::kCompute; },
+      },
+      task.kind);
+  p.placement = task.placement;
+  p.recompute = task.flags.recompute;
+  p.recommunicate = task.flags.recommunicate;
+  p.share = task.share;
+  for (int s = 0; s < kNumStages; ++s) {
+    const StageWork& w = task.work[s];
+    p.flops[s] = w.flops;
+    p.bytes[s] = w.bytes;
+    p.flop_time[s] =
+        positive_zero(w.flops)
+            ? (w.matrix_engine ? rates.no_matrix_time : rates.no_vector_time)
+            : FlopTime(w.matrix_engine ? rates.matrix : rates.vector, w.flops);
+    p.mem_time[s] = positive_zero(w.bytes)
+                        ? rates.no_memory_time
+                        : MemoryTime(*rates.memory, w.bytes);
+  }
+  // Only TPComm and exchanges have network times; any other task's
+  // collectives add their sizes alone (none has any).
+  collectives = p.kind != Kind::kCompute;
+  for (const auto& phase : task.collectives) {
+    for (const Collective& c : phase) {
+      collectives = collectives || c.bytes != 0;
+    }
+  }
+  return p;
+}
+
 void BlockPrices::Reprice(const DistributedTaskIR& tasks,
                           const System& system, DataType datatype) {
   mode_ = system.processing_mode;
@@ -54,63 +123,10 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   tasks_.clear();
   collectives_.clear();
   tasks_.reserve(tasks.tasks.size());
-  const ProcessorRate* matrix = EngineRate(system.matrix, datatype);
-  const ProcessorRate* vector = EngineRate(system.vector, datatype);
-  // Most tasks have stages without work (no weight gradient, no optimizer
-  // step, a collective's compute): their times, the same for every such
-  // stage, are computed once.
-  const double no_matrix_time = FlopTime(matrix, 0.0);
-  const double no_vector_time = FlopTime(vector, 0.0);
-  const double no_memory_time = MemoryTime(system.mem1, 0.0);
-  const auto positive_zero = [](double x) {
-    return x == 0 && !std::signbit(x);
-  };
+  const Rates rates = RatesOf(system, datatype);
   for (const Task& task : tasks.tasks) {
-    PricedTask p;
-    p.kind = std::visit(
-        Overloaded{
-            [](const TensorCommTask&) { return Kind::kTensorComm; },
-            [&](const ExchangeTask& x) {
-              p.overlapped_by = x.overlapped_by;
-              return Kind::kExchange;
-            },
-            [](const OverlappedLinearTask&) { return Kind::kCompute; },
-            [](const LinearTask&) { return Kind::kCompute; },
-            [](const BatchMatMulTask&) { return Kind::kCompute; },
-            [](const LayerNormTask&) { return Kind::kCompute; },
-            [](const DropOutTask&) { return Kind::kCompute; },
-            [](const GeLUTask&) { return Kind::kCompute; },
-            [](const SoftMaxTask&) { return Kind::kCompute; },
-            [](const ElementWiseTask&) { return Kind::kCompute; },
-            [](const ForkTask&) { return Kind::kCompute; },
-            [](const GatedActivationTask&) { return Kind::kCompute; },
-            [](const EmbeddingTask&) { return Kind::kCompute; },
-        },
-        task.kind);
-    p.placement = task.placement;
-    p.recompute = task.flags.recompute;
-    p.recommunicate = task.flags.recommunicate;
-    p.share = task.share;
-    for (int s = 0; s < kNumStages; ++s) {
-      const StageWork& w = task.work[s];
-      p.flops[s] = w.flops;
-      p.bytes[s] = w.bytes;
-      p.flop_time[s] =
-          positive_zero(w.flops)
-              ? (w.matrix_engine ? no_matrix_time : no_vector_time)
-              : FlopTime(w.matrix_engine ? matrix : vector, w.flops);
-      p.mem_time[s] = positive_zero(w.bytes)
-                          ? no_memory_time
-                          : MemoryTime(system.mem1, w.bytes);
-    }
-    // Only TPComm and exchanges have network times; any other task's
-    // collectives add their sizes alone (none has any).
-    bool collectives = p.kind != Kind::kCompute;
-    for (const auto& phase : task.collectives) {
-      for (const Collective& c : phase) {
-        collectives = collectives || c.bytes != 0;
-      }
-    }
+    bool collectives = false;
+    PricedTask p = Price(task, rates, collectives);
     if (collectives) {
       p.first_collective = static_cast<int32_t>(collectives_.size());
       for (const auto& phase : task.collectives) {
@@ -118,6 +134,33 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
       }
     }
     tasks_.push_back(p);
+  }
+}
+
+void BlockPrices::RepriceTasks(const DistributedTaskIR& tasks,
+                               const std::vector<int32_t>& ids,
+                               const System& system, DataType datatype) {
+  const Rates rates = RatesOf(system, datatype);
+  for (int32_t id : ids) {
+    const size_t i = static_cast<size_t>(id);
+    const Task& task = tasks.tasks[i];
+    bool collectives = false;
+    PricedTask p = Price(task, rates, collectives);
+    const int32_t first = tasks_[i].first_collective;
+    if (collectives != (first >= 0)) {
+      // Collectives where there were none, or none left: the layout of
+      // collectives_ changes.
+      Reprice(tasks, system, datatype);
+      return;
+    }
+    if (collectives) {
+      p.first_collective = first;
+      size_t at = static_cast<size_t>(first);
+      for (const auto& phase : task.collectives) {
+        for (const Collective& c : phase) collectives_[at++] = c;
+      }
+    }
+    tasks_[i] = p;
   }
 }
 

@@ -18,6 +18,7 @@
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "core/analysis/figures.h"
@@ -70,6 +71,11 @@ class BlockPrices {
   // search's table reuses its entries from one tensor degree to the next).
   void Reprice(const DistributedTaskIR& tasks, const System& system,
                DataType datatype);
+  // Replaces the prices of the tasks `ids` of `tasks` (a block these
+  // prices are of but for those tasks: RelowerExperts' rebuilt ones).
+  void RepriceTasks(const DistributedTaskIR& tasks,
+                    const std::vector<int32_t>& ids, const System& system,
+                    DataType datatype);
 
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
   // the expert all-to-all on `expert_net` (its share for `expert_local`
@@ -99,6 +105,19 @@ class BlockPrices {
     std::array<double, kNumStages> flop_time{};
     std::array<double, kNumStages> mem_time{};
   };
+
+  // The system's rates for one datatype, and the times of no work.
+  struct Rates {
+    const ProcessorRate* matrix;
+    const ProcessorRate* vector;
+    const MemoryTier* memory;
+    double no_matrix_time, no_vector_time, no_memory_time;
+  };
+  static Rates RatesOf(const System& system, DataType datatype);
+  // The task's prices; first_collective -1, and `collectives` whether it
+  // has any (their times or sizes count).
+  static PricedTask Price(const Task& task, const Rates& rates,
+                          bool& collectives);
 
   ProcessingMode mode_;
   bool training_;

@@ -155,29 +155,58 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) {
   return out;
 }
 
-absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
+absl::StatusOr<BlockTable::Entry*> BlockTable::Find(
+    const BlockConfig& config,
+    const std::vector<std::pair<int64_t, int64_t>>& expert_variants) {
   const BlockConfig key = Canonical(config);
   auto it = lowered_index_.find(key);
   if (it != lowered_index_.end()) return it->second;
-  // The block's program: the model and the system are copied once.
+  BP_ASSIGN_OR_RETURN(Lowered* const lowered, Lower(key, nullptr));
+  if (!model_.moe.has_value() || !lowered->prices.has_value()) {
+    return lowered;  // no experts, or not lowered in scratch_
+  }
+  const Lowered* previous = lowered;
+  for (const auto& [ep, etp] : expert_variants) {
+    BlockConfig variant = config;
+    variant.expert = ep;
+    variant.expert_tensor = etp;
+    variant = Canonical(variant);
+    if (lowered_index_.contains(variant)) continue;
+    BP_ASSIGN_OR_RETURN(previous, Lower(variant, previous));
+  }
+  return lowered;
+}
+
+void BlockTable::SetProgram(const BlockConfig& key) {
+  // The model and the system are copied once.
   const CalculonExecution e = BlockExecution(key, datatype_);
   const ExecutionExtras x = BlockExtras(key, precision_, profile_);
   if (!program_.has_value()) {
     program_ = ExecutionProgram(model_, system_, e, x);
-  } else {
-    auto& spec = std::get<TransformerTrainingMappingSpec>(program_->spec);
-    const CalculonTrainingParts parts = ExecutionParts(e, x, model_);
-    spec.parallelism = parts.parallelism;
-    spec.batch = parts.batch;
-    spec.options = parts.options;
-    program_->derived = DeriveValues(program_->spec);
+    return;
   }
+  auto& spec = std::get<TransformerTrainingMappingSpec>(program_->spec);
+  const CalculonTrainingParts parts = ExecutionParts(e, x, model_);
+  spec.parallelism = parts.parallelism;
+  spec.batch = parts.batch;
+  spec.options = parts.options;
+  program_->derived = DeriveValues(program_->spec);
+}
+
+absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
+    const BlockConfig& key, const Lowered* previous) {
+  SetProgram(key);
   // BlockPrices prices every block but a TP-overlapped one and needs no
   // lineage; PlanPortable plans that one, and reads its lineage.
   // A priced block is lowered into the table's one scratch IR.
   const bool priced = key.tp_overlap == TensorOverlap::kNone;
   DistributedTaskIR& tasks = scratch_;
-  if (priced) {
+  const bool relower = previous != nullptr && priced &&
+                       (previous->key.expert > 1) == (key.expert > 1);
+  if (relower) {
+    BP_RETURN_IF_ERROR(
+        LowerTensorParallelBlock().RelowerExperts(*program_, tasks, rebuilt_));
+  } else if (priced) {
     BP_RETURN_IF_ERROR(
         LowerTensorParallelBlock().RunWithoutLineage(*program_, tasks));
   }
@@ -187,8 +216,21 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
   ++blocks_lowered_;
   Lowered& lowered = NextEntry();
   lowered.key = key;
-  lowered.shard_inputs.reserve(tasks.tasks.size());
-  for (const Task& task : tasks.tasks) {
+  FillEntry(tasks, relower ? previous : nullptr, rebuilt_, lowered);
+  if (!lowered.prices.has_value()) {
+    lowered.unpriced =
+        std::make_unique<Unpriced>(Unpriced{*program_, std::move(tasks)});
+    tasks = DistributedTaskIR();
+  }
+  lowered_index_.emplace(key, &lowered);
+  return &lowered;
+}
+
+void BlockTable::FillEntry(const DistributedTaskIR& tasks,
+                           const Lowered* previous,
+                           const std::vector<int32_t>& rebuilt,
+                           Lowered& lowered) {
+  const auto shard_inputs = [](const Task& task) {
     TaskShardInputs in;
     in.placement = task.placement;
     in.share = task.share;
@@ -207,9 +249,24 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     in.expert_state = task.expert_state;
     in.has_state = in.weight_grad_elements != 0 || in.optimizer_bytes != 0 ||
                    in.weight_bytes != 0;
-    lowered.shard_inputs.push_back(in);
-  }
+    return in;
+  };
   lowered.footprint = FootprintFigures(tasks, *program_);
+  if (previous != nullptr) {
+    // The tasks but the rebuilt ones are those of `previous`.
+    lowered.shard_inputs = previous->shard_inputs;
+    lowered.prices = previous->prices;
+    for (int32_t id : rebuilt) {
+      lowered.shard_inputs[static_cast<size_t>(id)] =
+          shard_inputs(tasks.tasks[static_cast<size_t>(id)]);
+    }
+    lowered.prices->RepriceTasks(tasks, rebuilt, system_, datatype_);
+    return;
+  }
+  lowered.shard_inputs.reserve(tasks.tasks.size());
+  for (const Task& task : tasks.tasks) {
+    lowered.shard_inputs.push_back(shard_inputs(task));
+  }
   if (BlockPrices::Supports(tasks)) {
     if (lowered.prices.has_value()) {
       lowered.prices->Reprice(tasks, system_, datatype_);
@@ -218,12 +275,7 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(const BlockConfig& config) {
     }
   } else {
     lowered.prices.reset();
-    lowered.unpriced =
-        std::make_unique<Unpriced>(Unpriced{*program_, std::move(tasks)});
-    tasks = DistributedTaskIR();
   }
-  lowered_index_.emplace(key, &lowered);
-  return &lowered;
 }
 
 int64_t BlockTable::LocalExpertPeers(const BlockConfig& key,

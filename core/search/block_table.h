@@ -123,8 +123,15 @@ class BlockTable {
              ModelProfile profile = ModelProfile::kCalculon);
 
   // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
-  // first use.
-  absl::StatusOr<Entry*> Find(const BlockConfig& config);
+  // first use. With a model with experts, `expert_variants` are the (ep,
+  // etp) the caller will also ask for with this configuration: lowered
+  // with it, each from the one before (RelowerExperts, which rebuilds only
+  // the experts' tasks and keeps the IR in cache), their prices and shard
+  // inputs those of the one before but for the rebuilt tasks. The search
+  // asks for some 18 (ep, etp) of each configuration.
+  absl::StatusOr<Entry*> Find(
+      const BlockConfig& config,
+      const std::vector<std::pair<int64_t, int64_t>>& expert_variants = {});
 
   // The figures of the block with its collectives on `nets` and its state
   // sharded as `shard` says. The pointer stays valid until Clear() or the
@@ -223,6 +230,19 @@ class BlockTable {
 
   // An empty entry for Find to fill: a released one, or a new one.
   Lowered& NextEntry();
+  // Sets program_ to the program of the canonical `key`.
+  void SetProgram(const BlockConfig& key);
+  // Lowers the canonical `key` into a new entry: relowered in scratch_
+  // (RelowerExperts) from `previous`, the entry whose block scratch_
+  // holds, when given and of the same structure (ep > 1 alike), else
+  // lowered in full.
+  absl::StatusOr<Lowered*> Lower(const BlockConfig& key,
+                                 const Lowered* previous);
+  // Fills `lowered` from `tasks`, the lowering of its key: its shard
+  // inputs, footprint and prices; with `previous`, those of `previous`
+  // with the tasks `rebuilt` changed.
+  void FillEntry(const DistributedTaskIR& tasks, const Lowered* previous,
+                 const std::vector<int32_t>& rebuilt, Lowered& lowered);
   // The config as a key: the fields its lowering does not read at their
   // defaults, and p (read only through the dense and MoE shares of the
   // priced stage) as the first p Find saw with the same shares.
@@ -265,6 +285,7 @@ class BlockTable {
   // Where Find lowers a priced block: one IR whose storage every lowering
   // reuses.
   DistributedTaskIR scratch_;
+  std::vector<int32_t> rebuilt_;  // RelowerExperts' tasks
   int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;

@@ -1,5 +1,6 @@
 #include "core/search/block_table.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -357,6 +358,23 @@ void ExpectMoeTableMatchesFullPasses(
     ModelProfile profile = ModelProfile::kCalculon) {
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16, precision, profile);
+  // As the search does, each configuration is lowered with its other (ep,
+  // etp): the first of each ep > 1 or not in full, the others relowered
+  // (RelowerExperts); every one is checked below.
+  std::vector<std::pair<int64_t, int64_t>> variants;
+  for (const BlockConfig& config : configs) {
+    const std::pair<int64_t, int64_t> variant = {config.expert,
+                                                 config.expert_tensor};
+    if (model.moe.has_value() &&
+        std::find(variants.begin(), variants.end(), variant) ==
+            variants.end()) {
+      variants.push_back(variant);
+    }
+  }
+  for (const BlockConfig& config : configs) {
+    ASSERT_TRUE(table.Find(config, variants).ok());
+  }
+  const int64_t lowered = table.blocks_lowered();
   int checked = 0;
   const struct {
     ShardingStage stage;
@@ -400,6 +418,7 @@ void ExpectMoeTableMatchesFullPasses(
   }
   EXPECT_GT(checked, 0);
   EXPECT_GT(table.blocks_resharded(), 0);
+  EXPECT_EQ(table.blocks_lowered(), lowered);  // each once, above
 }
 
 TEST(BlockTableTest, MoeBlocksOfEveryShardMatchFullPassesBitForBit) {
@@ -495,6 +514,98 @@ TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
       prices.Plan(footprint, system.networks[0], system.networks[1],
                   system.networks[0], system.networks[0], 1);
   EXPECT_GT(flat.block.baseblock_fw_tp_time, got.block.baseblock_fw_tp_time);
+}
+
+// RelowerExperts, from a block at other expert degrees (and from the one
+// before, as the table chains them), gives RunWithoutLineage's IR field for
+// field; it refuses a block of another structure.
+TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
+  const System system = test_programs::A100System();
+  const auto program_of = [&](const TransformerModel& model,
+                              BlockConfig config, int64_t ep, int64_t etp,
+                              ModelProfile profile) {
+    config.expert = ep;
+    config.expert_tensor = etp;
+    return MappingProgram(model, system, config, BlockNets{0, 0, 0},
+                          ShardingStage::kParameters, 8,
+                          PrecisionAccounting::kMegatronMixed, profile);
+  };
+  int relowered = 0;
+  for (const bool latent : {false, true}) {
+    for (const bool pattern : {false, true}) {
+      const TransformerModel model = MoeModel(pattern, latent);
+      for (const ModelProfile profile :
+           {ModelProfile::kCalculon, ModelProfile::kRefined}) {
+        for (const BlockConfig& base : MoeConfigs(2, pattern ? 2 : 1)) {
+          if (base.expert != 1) continue;  // MoeConfigs' (ep, etp) below
+          for (const std::vector<std::pair<int64_t, int64_t>>& chain :
+               {std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {2, 1},
+                                                         {4, 1}, {8, 1}},
+                std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {1, 1}}}) {
+            DistributedTaskIR ir;
+            std::vector<int32_t> rebuilt;
+            for (size_t i = 0; i < chain.size(); ++i) {
+              const auto [ep, etp] = chain[i];
+              absl::StatusOr<TypedProgram> program =
+                  program_of(model, base, ep, etp, profile);
+              ASSERT_TRUE(program.ok()) << program.status();
+              program->corrections = CorrectionsFor(profile);
+              absl::StatusOr<DistributedTaskIR> full =
+                  LowerTensorParallelBlock().RunWithoutLineage(*program);
+              ASSERT_TRUE(full.ok()) << full.status();
+              if (i == 0) {
+                ir = *full;
+                continue;
+              }
+              ASSERT_TRUE(LowerTensorParallelBlock()
+                              .RelowerExperts(*program, ir, rebuilt)
+                              .ok());
+              EXPECT_FALSE(rebuilt.empty());
+              EXPECT_LT(rebuilt.size(), ir.tasks.size());
+              EXPECT_EQ(ToText(ir), ToText(*full))
+                  << "ep=" << ep << " etp=" << etp << " latent=" << latent
+                  << " pattern=" << pattern << " cp=" << base.context
+                  << " recompute=" << RecomputeName(base.recompute);
+              ++relowered;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(relowered, 100);
+
+  // Not the same tasks: ep > 1 and ep = 1, another t, a MoE block whose
+  // pattern differs (the task count).
+  const TransformerModel model = MoeModel(false, false);
+  BlockConfig config;
+  config.tensor = 2;
+  config.microbatch_size = 2;
+  absl::StatusOr<TypedProgram> dense_experts =
+      program_of(model, config, 1, 2, ModelProfile::kCalculon);
+  absl::StatusOr<TypedProgram> routed =
+      program_of(model, config, 2, 2, ModelProfile::kCalculon);
+  BlockConfig other_t = config;
+  other_t.tensor = 1;
+  absl::StatusOr<TypedProgram> narrow =
+      program_of(model, other_t, 4, 1, ModelProfile::kCalculon);
+  absl::StatusOr<TypedProgram> recomputed = program_of(
+      MoeModel(true, false), config, 4, 1, ModelProfile::kCalculon);
+  ASSERT_TRUE(dense_experts.ok() && routed.ok() && narrow.ok() &&
+              recomputed.ok());
+  std::vector<int32_t> rebuilt;
+  for (const TypedProgram* program : {&*routed, &*narrow, &*recomputed}) {
+    absl::StatusOr<DistributedTaskIR> ir =
+        LowerTensorParallelBlock().RunWithoutLineage(
+            program == &*routed ? *dense_experts : *routed);
+    ASSERT_TRUE(ir.ok());
+    const absl::Status status =
+        LowerTensorParallelBlock().RelowerExperts(*program, *ir, rebuilt);
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(std::string(status.message()).find("relowering the experts"),
+              std::string::npos)
+        << status;
+  }
 }
 
 TEST(BlockTableTest, ClearForgetsBlocks) {

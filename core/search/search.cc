@@ -236,6 +236,12 @@ struct Group {
   // The expert all-to-all's tier (0 when ep = 1), -1 when no tier holds
   // ep * etp: every mapping is then bad.
   int64_t en = 0;
+  // The (ep, etp) of the groups that differ from this one only in them and
+  // have a tier for the all-to-all (shared by them; empty without
+  // experts): BlockTable::Find lowers a configuration's blocks for all of
+  // them at once.
+  std::shared_ptr<const std::vector<std::pair<int64_t, int64_t>>>
+      expert_degrees;
   std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
   const ChoiceList* choices = nullptr;
   double weight = 0;  // the most executions it can have, for progress
@@ -440,6 +446,9 @@ class Searcher {
     CalculonTrainingParts parts;
     DerivedValues derived;
     BlockShard shard;
+    // Its step shape at microbatch size 1 (SetStepMicrobatchSize gives
+    // another's), pointing to the searcher's schedule memo.
+    StepShape step;
   };
   // The choice's spec, made if not yet.
   ChoiceSpec& SpecOf(const GroupState& gs, const Choice& c, ChoiceSpec& spec);
@@ -550,9 +559,7 @@ class Searcher {
   std::vector<double> dp_time_bound_;
   std::vector<int64_t> dp_order_;
   std::vector<int64_t> candidates_;
-  // EvaluatePruned's step shape, memory and iteration figures, overwritten
-  // by each use.
-  StepShape step_scratch_;
+  // EvaluatePruned's memory and iteration figures, overwritten by each use.
   MemoryFigures memory_scratch_;
   IterationFigures iteration_scratch_;
   // The simulated schedules' figures by shape and chunk durations.
@@ -677,12 +684,21 @@ std::vector<Group> Searcher::EnumerateGroups() {
                 continue;
               }
             }
+            auto expert_degrees =
+                std::make_shared<std::vector<std::pair<int64_t, int64_t>>>();
+            const size_t first = groups.size();
             for (const auto& [ep, etp] : ExpertDegrees(t, t * cp * d)) {
               Group g = with_schedule;
               g.ep = ep;
               g.etp = etp;
               g.en = ep > 1 ? SmallestTierHolding(system_, ep * etp) : 0;
+              if (model_.moe.has_value() && g.en >= 0) {
+                expert_degrees->emplace_back(ep, etp);
+              }
               groups.push_back(std::move(g));
+            }
+            for (size_t i = first; i < groups.size(); ++i) {
+              groups[i].expert_degrees = expert_degrees;
             }
           }
         }
@@ -882,6 +898,9 @@ Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
   spec.derived = DeriveTrainingValues(model_, spec.parts.parallelism,
                                       spec.parts.batch, spec.parts.options);
   spec.shard = BlockShardOf(spec.derived);
+  spec.step = StepShapeOf(spec.derived, model_, system_, spec.parts,
+                          accounted_, gs.group->schedule);
+  spec.step.schedule_memo = &schedule_memo_;
   spec.made = true;
   return spec;
 }
@@ -929,20 +948,21 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   BlockTable::Entry*& entry =
       entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
                microbatch];
-  // Scratch the calls reuse: most never shape or evaluate, and zeroing
+  // The choice's step shape, given this microbatch size and then each
+  // assignment's tiers (SetStepNetworks before each iteration; the memory
+  // figures and the bounds read no tier); the memory and iteration figures
+  // are scratch the calls reuse: most never shape or evaluate, and zeroing
   // these some hundred bytes per call was a tenth of the loop's time.
-  StepShape& step = step_scratch_;
+  StepShape& step = spec.step;
   bool shaped = false;
   const auto shape = [&]() -> absl::StatusOr<StepShape*> {
     if (!shaped) {
       if (entry == nullptr) {
-        BP_ASSIGN_OR_RETURN(entry, blocks_.Find(ConfigOf(g, c, b)));
+        BP_ASSIGN_OR_RETURN(
+            entry, blocks_.Find(ConfigOf(g, c, b), *g.expert_degrees));
       }
       SpecOf(gs, c, spec);
-      spec.parts.batch.microbatch_size = b;
-      step = StepShapeOf(spec.derived, model_, system_, spec.parts,
-                         accounted_, g.schedule);
-      step.schedule_memo = &schedule_memo_;
+      SetStepMicrobatchSize(step, spec.derived, model_, b);
       shaped = true;
     }
     return &step;

@@ -138,9 +138,14 @@ DerivedValues DeriveTrainingValues(
 
 // SetMicrobatchSize: `derived` of a spec given another microbatch size;
 // only the microbatch count depends on it (Derive calls it too).
+// MicrobatchCount: the microbatches of those derived values at that size.
+inline int64_t MicrobatchCount(const DerivedValues& derived,
+                               int64_t microbatch_size) {
+  return derived.local_batch / microbatch_size;
+}
 inline void SetMicrobatchSize(DerivedValues& derived,
                               int64_t microbatch_size) {
-  derived.microbatches = derived.local_batch / microbatch_size;
+  derived.microbatches = MicrobatchCount(derived, microbatch_size);
 }
 
 // DeriveValues: the derived values of a spec of either kind.

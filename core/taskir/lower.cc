@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <new>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -78,6 +79,9 @@ struct BlockContext {
   int64_t seq_par_activation; // As = (b*s/t)*h
   // Record each task's lineage (false: RunWithoutLineage, for pricing).
   bool lineage;
+  // RelowerExperts: rebuild only the tasks that depend on ep and etp, in
+  // an IR that holds the block at other expert degrees.
+  bool experts_only;
 };
 
 // A task's lineage sources as the builder collects them: string literals,
@@ -89,10 +93,17 @@ using Sources = absl::InlinedVector<const char*, 12>;
 class BlockBuilder {
  public:
   // Builds into `ir`, whose tasks it replaces (keeping their storage).
-  BlockBuilder(const BlockContext& ctx, DistributedTaskIR& ir)
-      : ctx_(ctx), ir_(ir) {}
+  // With ctx.experts_only, `ir` must hold the block at other expert
+  // degrees: only the tasks of ExpertDependent scopes are rebuilt (their
+  // ids appended to `rebuilt`), and the others are built into a discarded
+  // task.
+  BlockBuilder(const BlockContext& ctx, DistributedTaskIR& ir,
+               std::vector<int32_t>* rebuilt = nullptr)
+      : ctx_(ctx), ir_(ir), rebuilt_(rebuilt) {}
 
-  void Build();
+  // Fails only with ctx.experts_only, when `ir` is not a block of the same
+  // structure (another task count or name).
+  absl::Status Build();
 
  private:
   // b * s of the whole microbatch, as a double (the unsharded GEMMs').
@@ -193,11 +204,36 @@ class BlockBuilder {
   void BuildLastStage();
 
   // The next task of the block: ir_.tasks[used_], reset, or a new one.
-  Task& NextTask();
+  // With ctx_.experts_only: the task of that index named `name` when it is
+  // rebuilt (its dependencies kept), else discard_.
+  Task& NextTask(absl::string_view name);
+  // The task `id` to modify after it was added: discard_ where
+  // ctx_.experts_only does not rebuild it.
+  Task& TaskAt(int32_t id);
+
+  // The tasks added while one is alive depend on the expert degrees (ep,
+  // etp): RelowerExperts rebuilds them alone.
+  class ExpertDependent {
+   public:
+    explicit ExpertDependent(BlockBuilder& builder) : builder_(builder) {
+      builder_.expert_dependent_ = true;
+    }
+    ~ExpertDependent() { builder_.expert_dependent_ = false; }
+    ExpertDependent(const ExpertDependent&) = delete;
+    ExpertDependent& operator=(const ExpertDependent&) = delete;
+
+   private:
+    BlockBuilder& builder_;
+  };
 
   BlockContext ctx_;  // a copy: the placement changes as the build goes
   DistributedTaskIR& ir_;
   size_t used_ = 0;  // tasks of this build; ir_'s others are reused storage
+  std::vector<int32_t>* rebuilt_;  // with ctx_.experts_only
+  bool expert_dependent_ = false;  // an ExpertDependent scope is alive
+  // What experts_only builds the tasks it keeps into; its first mismatch.
+  Task discard_;
+  absl::Status mismatch_;
 };
 
 // Activation-sized tasks on the residual path depend on these fields.
@@ -238,8 +274,9 @@ Task& BlockBuilder::Add(absl::string_view name, TaskKind kind, const RawLayer& r
   // it reuses with their strings and vectors (malloc and free were a sixth
   // of its time).
   const int32_t id = static_cast<int32_t>(used_);
-  Task& task = NextTask();
+  Task& task = NextTask(name);
   task.id = id;
+  if (&task == &discard_) return task;  // kept as it is in ir_
   task.placement = ctx_.placement;
   task.share = ctx_.share;
   task.name.assign(name.data(), name.size());
@@ -425,7 +462,7 @@ void BlockBuilder::FuseAttention(int32_t scores, int32_t softmax,
   auto stage = [](Task& task, Stage s) -> StageWork& {
     return task.work[static_cast<int>(s)];
   };
-  Task& qk = ir_.tasks[static_cast<size_t>(scores)];
+  Task& qk = TaskAt(scores);
   const double qk_flops = stage(qk, Stage::kForward).flops;
   stage(qk, Stage::kForward).flops = f * qk_flops;
   stage(qk, Stage::kActivationGrad).flops = 3 * f * qk_flops;
@@ -437,7 +474,7 @@ void BlockBuilder::FuseAttention(int32_t scores, int32_t softmax,
   qk.footprint.output = 0;
   qk.footprint.activation_grad = qk_in;
   for (int32_t id : {softmax, dropout}) {
-    Task& task = ir_.tasks[static_cast<size_t>(id)];
+    Task& task = TaskAt(id);
     for (Stage s : {Stage::kForward, Stage::kActivationGrad}) {
       stage(task, s).flops *= f;
       stage(task, s).bytes = 0;
@@ -447,8 +484,8 @@ void BlockBuilder::FuseAttention(int32_t scores, int32_t softmax,
     task.footprint.activation_grad = 0;
   }
   // The log-sum-exp of each score row, fp32.
-  ir_.tasks[static_cast<size_t>(softmax)].footprint.activation = 4 * rows;
-  Task& pv = ir_.tasks[static_cast<size_t>(context)];
+  TaskAt(softmax).footprint.activation = 4 * rows;
+  Task& pv = TaskAt(context);
   stage(pv, Stage::kForward).flops *= f;
   stage(pv, Stage::kActivationGrad).flops *= f;
   pv.unsharded_gemm_flops *= f;
@@ -751,6 +788,9 @@ Task& BlockBuilder::AddExchange(absl::string_view name, MeshAxis axis,
 
 void BlockBuilder::Reads(int32_t task,
                          std::initializer_list<int32_t> producers) {
+  // A relowering keeps every task's dependencies: the structure is the
+  // same.
+  if (ctx_.experts_only) return;
   std::vector<int32_t>& deps = ir_.tasks[static_cast<size_t>(task)].deps;
   for (int32_t producer : producers) {
     if (std::find(deps.begin(), deps.end(), producer) == deps.end()) {
@@ -985,7 +1025,7 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
   // s/cp rows are stored.
   const double batch_heads = static_cast<double>(c.b * c.a / c.t);
   if (c.cp > 1) {
-    ir_.tasks[static_cast<size_t>(scores)].footprint.activation =
+    TaskAt(scores).footprint.activation =
         c.bpe * batch_heads * (2.0 * c.s_local * c.dh);
   }
   const int64_t score_elements = c.a / c.t * c.s_local * c.s * c.b;
@@ -1013,7 +1053,7 @@ int32_t BlockBuilder::BuildAttention(int32_t input) {
           .id;
   Reads(context, {dropout, value});
   if (c.cp > 1) {
-    ir_.tasks[static_cast<size_t>(context)].footprint.activation =
+    TaskAt(context).footprint.activation =
         c.bpe * batch_heads *
         (static_cast<double>(c.s_local) * c.s +
          static_cast<double>(c.s_local) * value_size);
@@ -1137,6 +1177,8 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   // topk times to the experts' ranks; (ep - 1) / ep of it leaves the rank.
   const double sent = static_cast<double>(bs) / c.t * c.topk * c.h;
   const double leaving = sent * c.bpe * (c.ep - 1) / c.ep;
+  // From the dispatch to the combine, every task depends on ep and etp.
+  std::optional<ExpertDependent> expert_dependent(std::in_place, *this);
   int32_t dispatch = router;
   if (c.ep > 1) {
     dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep, sent,
@@ -1178,6 +1220,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                   .id;
     Reads(combine, {down});
   }
+  expert_dependent.reset();
   int32_t output = combine;
   if (c.shared_ff > 0) {
     // Shared experts: a tensor-parallel MLP every token runs.
@@ -1314,7 +1357,29 @@ void BlockBuilder::BuildLastStage() {
   }
 }
 
-Task& BlockBuilder::NextTask() {
+Task& BlockBuilder::NextTask(absl::string_view name) {
+  if (ctx_.experts_only) {
+    const size_t index = used_++;
+    if (!expert_dependent_) return discard_;
+    if (index >= ir_.tasks.size() || ir_.tasks[index].name != name) {
+      if (mismatch_.ok()) {
+        mismatch_ = absl::InvalidArgumentError(absl::StrCat(
+            "relowering the experts: task ", index, " (", name,
+            ") is not in the block being relowered"));
+      }
+      return discard_;
+    }
+    rebuilt_->push_back(static_cast<int32_t>(index));
+    Task& task = ir_.tasks[index];
+    // Rebuilt as below, its dependencies kept (Reads adds none).
+    std::string kept_name = std::move(task.name);
+    std::vector<int32_t> deps = std::move(task.deps);
+    task.~Task();
+    new (&task) Task();
+    task.name = std::move(kept_name);
+    task.deps = std::move(deps);
+    return task;
+  }
   if (used_ == ir_.tasks.size()) {
     ++used_;
     return ir_.tasks.emplace_back();
@@ -1322,11 +1387,11 @@ Task& BlockBuilder::NextTask() {
   Task& task = ir_.tasks[used_++];
   // Every field back to its default, the storage of the name, the
   // dependencies and the lineage kept.
-  std::string name = std::move(task.name);
+  std::string kept_name = std::move(task.name);
   std::vector<int32_t> deps = std::move(task.deps);
   std::string pass = std::move(task.lineage.pass);
   std::vector<std::string> sources = std::move(task.lineage.sources);
-  name.clear();
+  kept_name.clear();
   deps.clear();
   pass.clear();
   sources.clear();
@@ -1334,14 +1399,23 @@ Task& BlockBuilder::NextTask() {
   // each of its some 700 bytes over.
   task.~Task();
   new (&task) Task();
-  task.name = std::move(name);
+  task.name = std::move(kept_name);
   task.deps = std::move(deps);
   task.lineage.pass = std::move(pass);
   task.lineage.sources = std::move(sources);
   return task;
 }
 
-void BlockBuilder::Build() {
+Task& BlockBuilder::TaskAt(int32_t id) {
+  if (ctx_.experts_only &&
+      (rebuilt_->empty() ||
+       std::find(rebuilt_->begin(), rebuilt_->end(), id) == rebuilt_->end())) {
+    return discard_;
+  }
+  return ir_.tasks[static_cast<size_t>(id)];
+}
+
+absl::Status BlockBuilder::Build() {
   used_ = 0;
   ir_.mesh.tp = ctx_.t;
   ir_.mesh.ep = ctx_.ep;
@@ -1361,12 +1435,26 @@ void BlockBuilder::Build() {
     BuildFirstStage();
     BuildLastStage();
   }
+  if (ctx_.experts_only) {
+    BP_RETURN_IF_ERROR(mismatch_);
+    if (used_ != ir_.tasks.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relowering the experts: the block has ", used_,
+          " tasks, the block being relowered ", ir_.tasks.size()));
+    }
+    return absl::OkStatus();
+  }
   ir_.tasks.erase(ir_.tasks.begin() + static_cast<std::ptrdiff_t>(used_),
                   ir_.tasks.end());
+  return absl::OkStatus();
 }
 
-// The block of `program` into `ir`, with or without each task's lineage.
-void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
+// The block of `program` into `ir`, with or without each task's lineage;
+// `rebuilt` set: only its tasks that depend on the expert degrees (see
+// RelowerExperts).
+absl::Status Lower(const TypedProgram& program, bool lineage,
+                   DistributedTaskIR& ir,
+                   std::vector<int32_t>* rebuilt = nullptr) {
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
   BlockContext ctx;
@@ -1465,7 +1553,8 @@ void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
   }
   ctx.mtp_layers = model.mtp_layers;
   ctx.lineage = lineage;
-  BlockBuilder(ctx, ir).Build();
+  ctx.experts_only = rebuilt != nullptr;
+  return BlockBuilder(ctx, ir, rebuilt).Build();
 }
 
 }  // namespace
@@ -1473,7 +1562,7 @@ void Lower(const TypedProgram& program, bool lineage, DistributedTaskIR& ir) {
 absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
     const TypedProgram& program) const {
   DistributedTaskIR ir;
-  Lower(program, /*lineage=*/true, ir);
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/true, ir));
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
   return ir;
 }
@@ -1487,8 +1576,33 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::RunWithoutLineage(
 
 absl::Status LowerTensorParallelBlock::RunWithoutLineage(
     const TypedProgram& program, DistributedTaskIR& ir) const {
-  Lower(program, /*lineage=*/false, ir);
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir));
   return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage);
+}
+
+absl::Status LowerTensorParallelBlock::RelowerExperts(
+    const TypedProgram& program, DistributedTaskIR& ir,
+    std::vector<int32_t>& rebuilt) const {
+  rebuilt.clear();
+  const DerivedValues& d = program.derived;
+  if (ir.tasks.empty() || (ir.mesh.ep > 1) != (d.expert > 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "relowering the experts: the block being relowered has ep ",
+        ir.mesh.ep, ", the program ", d.expert,
+        " (the dispatch and combine exist only for ep > 1)"));
+  }
+  if (ir.mesh.tp != d.tensor || ir.mesh.cp != d.context ||
+      ir.training != d.training ||
+      ir.bytes_per_element != static_cast<int>(d.bytes_per_element)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "relowering the experts: the block being relowered (tp ", ir.mesh.tp,
+        ", cp ", ir.mesh.cp, ", ", ir.bytes_per_element,
+        " bytes per element) is not the program's (tp ", d.tensor, ", cp ",
+        d.context, ", ", d.bytes_per_element, ")"));
+  }
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir, &rebuilt));
+  // The other tasks are those of `ir`, verified when it was lowered.
+  return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage, &rebuilt);
 }
 
 }  // namespace blueprint

@@ -6,6 +6,9 @@
 #ifndef BLUEPRINTING_CORE_TASKIR_LOWER_H_
 #define BLUEPRINTING_CORE_TASKIR_LOWER_H_
 
+#include <cstdint>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/spec/program.h"
@@ -32,6 +35,19 @@ class LowerTensorParallelBlock {
   // memory of a block's tasks.
   absl::Status RunWithoutLineage(const TypedProgram& program,
                                  DistributedTaskIR& ir) const;
+  // RunWithoutLineage(program, ir) where `ir` already holds that of a
+  // program that differs from `program` at most in its expert degrees (ep,
+  // etp), with ep > 1 exactly when `program`'s is (the caller's promise;
+  // only ep, tp, cp, the datatype and the task names and count are
+  // checked): only the tasks that
+  // depend on them (the routed experts' dispatch, GEMMs, activation and
+  // combine) are rebuilt and verified (the others were, with `ir`), and
+  // their ids are put in `rebuilt`. The search lowers each block
+  // configuration for some 18 (ep, etp) pairs; the result is the full
+  // lowering's, field for field (block_table_test).
+  absl::Status RelowerExperts(const TypedProgram& program,
+                              DistributedTaskIR& ir,
+                              std::vector<int32_t>& rebuilt) const;
 };
 
 }  // namespace blueprint

@@ -227,9 +227,14 @@ std::string ToText(const DistributedTaskIR& ir);
 // on every node, collectives only on TP tasks (shard boundaries), no negative
 // or NaN quantity, work conservation over the tp axis. kWithoutLineage skips
 // the lineage check, for LowerTensorParallelBlock::RunWithoutLineage alone.
+// With `only` (increasing task ids), the checks of single tasks are made
+// on those alone, the others being those of an IR verified before
+// (LowerTensorParallelBlock::RelowerExperts); work conservation is checked
+// over every task.
 enum class TaskIRChecks { kAll, kWithoutLineage };
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir,
-                          TaskIRChecks checks = TaskIRChecks::kAll);
+                          TaskIRChecks checks = TaskIRChecks::kAll,
+                          const std::vector<int32_t>* only = nullptr);
 
 }  // namespace blueprint
 
