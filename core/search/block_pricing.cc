@@ -120,6 +120,8 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
                           const System& system, DataType datatype) {
   mode_ = system.processing_mode;
   training_ = tasks.training;
+  base_ = nullptr;
+  override_ids_.clear();
   tasks_.clear();
   collectives_.clear();
   tasks_.reserve(tasks.tasks.size());
@@ -137,31 +139,45 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   }
 }
 
-void BlockPrices::RepriceTasks(const DistributedTaskIR& tasks,
-                               const std::vector<int32_t>& ids,
-                               const System& system, DataType datatype) {
+void BlockPrices::RepriceFrom(const BlockPrices& base,
+                              const DistributedTaskIR& tasks,
+                              const std::vector<int32_t>& ids,
+                              const System& system, DataType datatype) {
+  if (base.base_ != nullptr && base.override_ids_ != ids) {
+    // Other tasks vary: not a variant of base's base.
+    Reprice(tasks, system, datatype);
+    return;
+  }
+  const BlockPrices& root = base.base_ != nullptr ? *base.base_ : base;
+  mode_ = system.processing_mode;
+  training_ = tasks.training;
+  base_ = &root;
+  override_ids_ = ids;
+  tasks_.clear();
+  collectives_.clear();
   const Rates rates = RatesOf(system, datatype);
   for (int32_t id : ids) {
-    const size_t i = static_cast<size_t>(id);
-    const Task& task = tasks.tasks[i];
+    const Task& task = tasks.tasks[static_cast<size_t>(id)];
     bool collectives = false;
     PricedTask p = Price(task, rates, collectives);
-    const int32_t first = tasks_[i].first_collective;
-    if (collectives != (first >= 0)) {
-      // Collectives where there were none, or none left: the layout of
-      // collectives_ changes.
-      Reprice(tasks, system, datatype);
-      return;
-    }
     if (collectives) {
-      p.first_collective = first;
-      size_t at = static_cast<size_t>(first);
+      p.first_collective = static_cast<int32_t>(collectives_.size());
       for (const auto& phase : task.collectives) {
-        for (const Collective& c : phase) collectives_[at++] = c;
+        for (const Collective& c : phase) collectives_.push_back(c);
       }
     }
-    tasks_[i] = p;
+    tasks_.push_back(p);
   }
+}
+
+const BlockPrices::PricedTask& BlockPrices::TaskAt(size_t i) const {
+  if (base_ == nullptr) return tasks_[i];
+  const auto it = std::lower_bound(override_ids_.begin(), override_ids_.end(),
+                                   static_cast<int32_t>(i));
+  if (it != override_ids_.end() && *it == static_cast<int32_t>(i)) {
+    return tasks_[static_cast<size_t>(it - override_ids_.begin())];
+  }
+  return base_->tasks_[i];
 }
 
 StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
@@ -170,7 +186,10 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
                               const NetworkTier& context_net,
                               const NetworkTier& expert_fast_net,
                               int64_t expert_local) const {
-  const size_t n = tasks_.size();
+  // The block's tasks: base_'s but for the overrides (tasks_), or tasks_.
+  const BlockPrices& root = base_ != nullptr ? *base_ : *this;
+  const size_t n = root.tasks_.size();
+  size_t next_override = 0;
   // Per task: its processing time per stage as compute (0 for TPComm and
   // exchanges) and, when it has collectives, their times.
   const auto compute = [&](const PricedTask& t, int stage) {
@@ -179,14 +198,19 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
   const auto processing = [&](const PricedTask& t, int stage) {
     return t.kind == Kind::kCompute ? compute(t, stage) : 0.0;
   };
-  const auto collective = [&](const PricedTask& t, int phase,
-                              int variant) -> const Collective& {
-    return collectives_[static_cast<size_t>(t.first_collective) +
-                        static_cast<size_t>(phase * kNumVariants + variant)];
-  };
   StagedBlock out;
   for (size_t i = 0; i < n; ++i) {
-    const PricedTask& t = tasks_[i];
+    const bool own = base_ != nullptr &&
+                     next_override < override_ids_.size() &&
+                     override_ids_[next_override] == static_cast<int32_t>(i);
+    const PricedTask& t = own ? tasks_[next_override] : root.tasks_[i];
+    const Collective* collectives =
+        own ? collectives_.data() : root.collectives_.data();
+    if (own) ++next_override;
+    const auto collective = [&](int phase, int variant) -> const Collective& {
+      return collectives[static_cast<size_t>(t.first_collective) +
+                         static_cast<size_t>(phase * kNumVariants + variant)];
+    };
     // TaskPricer::Price: the collectives' times (NetTime), exposed in full
     // for TPComm and exchanges, less for a ring exchange what the compute
     // of the task that consumes it hides (HideExchanges).
@@ -195,7 +219,7 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
     if (t.first_collective >= 0) {
       for (int phase = 0; phase < kNumCommPhases; ++phase) {
         for (int v = 0; v < kNumVariants; ++v) {
-          const Collective& c = collective(t, phase, v);
+          const Collective& c = collective(phase, v);
           if (c.peers <= 1) continue;
           const NetworkTier& tier = c.axis == MeshAxis::kExpert ? expert_net
                                     : c.axis == MeshAxis::kContext
@@ -228,7 +252,7 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
       }
       if (t.kind != Kind::kCompute) exposed = net;
       if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
-        const PricedTask& cover = tasks_[static_cast<size_t>(t.overlapped_by)];
+        const PricedTask& cover = TaskAt(static_cast<size_t>(t.overlapped_by));
         for (int v = 0; v < kNumVariants; ++v) {
           exposed[kFwPhase][v] =
               std::max(0.0, net[kFwPhase][v] - processing(cover, kFw));
@@ -253,8 +277,8 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
                               double& base_time, double& edge_time,
                               double& base_exposed, double& edge_exposed) {
       const bool any = t.first_collective >= 0;
-      base_size += w * (any ? collective(t, phase, 0).bytes : 0);
-      edge_size += w * (any ? collective(t, phase, 1).bytes : 0);
+      base_size += w * (any ? collective(phase, 0).bytes : 0);
+      edge_size += w * (any ? collective(phase, 1).bytes : 0);
       base_time += w * net[phase][0];
       edge_time += w * net[phase][1];
       base_exposed += w * exposed[phase][0];

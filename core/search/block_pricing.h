@@ -67,15 +67,21 @@ class BlockPrices {
 
   BlockPrices(const DistributedTaskIR& tasks, const System& system,
               DataType datatype);
+  // No prices: Reprice or RepriceFrom gives them.
+  BlockPrices() = default;
   // Replaces these prices by those of `tasks`, keeping the storage (the
   // search's table reuses its entries from one tensor degree to the next).
   void Reprice(const DistributedTaskIR& tasks, const System& system,
                DataType datatype);
-  // Replaces the prices of the tasks `ids` of `tasks` (a block these
-  // prices are of but for those tasks: RelowerExperts' rebuilt ones).
-  void RepriceTasks(const DistributedTaskIR& tasks,
-                    const std::vector<int32_t>& ids, const System& system,
-                    DataType datatype);
+  // Replaces these prices by those of `tasks`, the block `base` prices but
+  // for the tasks `ids` (increasing: RelowerExperts' rebuilt ones, the same
+  // for every variant of `base`): only those are priced and kept here, the
+  // others are read from `base` (from the prices it reads them from, if
+  // it has any), which must outlive these unchanged. The (ep, etp)
+  // variants of a block share one copy of their other tasks' prices.
+  void RepriceFrom(const BlockPrices& base, const DistributedTaskIR& tasks,
+                   const std::vector<int32_t>& ids, const System& system,
+                   DataType datatype);
 
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
   // the expert all-to-all on `expert_net` (its share for `expert_local`
@@ -119,10 +125,17 @@ class BlockPrices {
   static PricedTask Price(const Task& task, const Rates& rates,
                           bool& collectives);
 
+  // Task i's prices: one of the overrides, or base_'s.
+  const PricedTask& TaskAt(size_t i) const;
+
   ProcessingMode mode_;
   bool training_;
+  // nullptr: tasks_ are every task's prices. Else base_ prices the block
+  // and tasks_ are those of the tasks override_ids_ (increasing).
+  const BlockPrices* base_ = nullptr;
+  std::vector<int32_t> override_ids_;
   std::vector<PricedTask> tasks_;
-  std::vector<Collective> collectives_;
+  std::vector<Collective> collectives_;  // of tasks_
 };
 
 }  // namespace blueprint

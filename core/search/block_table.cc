@@ -112,6 +112,8 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   if (lowered_used_ == lowered_.size()) lowered_.emplace_back();
   Lowered& lowered = lowered_[lowered_used_++];
   lowered.shard_inputs.clear();
+  lowered.shard_base = nullptr;
+  lowered.shard_override_ids.clear();
   lowered.footprint = StagedBlock();
   lowered.unpriced.reset();
   lowered.planned.clear();
@@ -252,15 +254,21 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
     return in;
   };
   lowered.footprint = FootprintFigures(tasks, *program_);
-  if (previous != nullptr) {
-    // The tasks but the rebuilt ones are those of `previous`.
-    lowered.shard_inputs = previous->shard_inputs;
-    lowered.prices = previous->prices;
+  if (previous != nullptr &&
+      (previous->shard_base == nullptr ||
+       previous->shard_override_ids == rebuilt)) {
+    // The tasks but the rebuilt ones are those of `previous`, whose are
+    // those of the entry lowered in full: read from it.
+    lowered.shard_base =
+        previous->shard_base != nullptr ? previous->shard_base : previous;
+    lowered.shard_override_ids = rebuilt;
     for (int32_t id : rebuilt) {
-      lowered.shard_inputs[static_cast<size_t>(id)] =
-          shard_inputs(tasks.tasks[static_cast<size_t>(id)]);
+      lowered.shard_inputs.push_back(
+          shard_inputs(tasks.tasks[static_cast<size_t>(id)]));
     }
-    lowered.prices->RepriceTasks(tasks, rebuilt, system_, datatype_);
+    if (!lowered.prices.has_value()) lowered.prices.emplace();
+    lowered.prices->RepriceFrom(*previous->prices, tasks, rebuilt, system_,
+                                datatype_);
     return;
   }
   lowered.shard_inputs.reserve(tasks.tasks.size());
@@ -336,7 +344,16 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
   const bool shard_gradients = shard.stage >= ShardingStage::kGradients;
   terms = {};
   const ProcessorRate* vector = EngineRate(system_.vector, datatype_);
-  for (const TaskShardInputs& in : lowered.shard_inputs) {
+  const Lowered& root =
+      lowered.shard_base != nullptr ? *lowered.shard_base : lowered;
+  const std::vector<int32_t>& overrides = lowered.shard_override_ids;
+  size_t next_override = 0;
+  for (size_t i = 0; i < root.shard_inputs.size(); ++i) {
+    const bool own = lowered.shard_base != nullptr &&
+                     next_override < overrides.size() &&
+                     overrides[next_override] == static_cast<int32_t>(i);
+    const TaskShardInputs& in =
+        own ? lowered.shard_inputs[next_override++] : root.shard_inputs[i];
     ShardTerms& b = terms[static_cast<size_t>(in.placement)];
     const double w = in.share;
     if (!in.has_state) {

@@ -217,7 +217,13 @@ class BlockTable {
   };
   struct Lowered {
     BlockConfig key;  // canonical
+    // Per task, what Reshard reads: every task's, or (an (ep, etp) variant
+    // relowered from another) only those of the tasks shard_override_ids
+    // (increasing), the others shard_base's (the entry lowered in full,
+    // which lives as long).
     std::vector<TaskShardInputs> shard_inputs;
+    const Lowered* shard_base = nullptr;
+    std::vector<int32_t> shard_override_ids;
     StagedBlock footprint;  // unsharded, Footprint's
     // How its figures are planned per tiers: BlockPrices, or (a block with
     // a TP-overlapped linear) PlanPortable.
