@@ -53,6 +53,7 @@ BlockPrices::Rates BlockPrices::RatesOf(const System& system,
   r.matrix = EngineRate(system.matrix, datatype);
   r.vector = EngineRate(system.vector, datatype);
   r.memory = &system.mem1;
+  r.mode = system.processing_mode;
   // Most tasks have stages without work (no weight gradient, no optimizer
   // step, a collective's compute): their times, the same for every such
   // stage, are computed once.
@@ -104,6 +105,7 @@ BlockPrices::PricedTask BlockPrices::Price(const Task& task,
     p.mem_time[s] = positive_zero(w.bytes)
                         ? rates.no_memory_time
                         : MemoryTime(*rates.memory, w.bytes);
+    p.time[s] = ProcessingTime(rates.mode, p.flop_time[s], p.mem_time[s]);
   }
   // Only TPComm and exchanges have network times; any other task's
   // collectives add their sizes alone (none has any).
@@ -118,7 +120,6 @@ BlockPrices::PricedTask BlockPrices::Price(const Task& task,
 
 void BlockPrices::Reprice(const DistributedTaskIR& tasks,
                           const System& system, DataType datatype) {
-  mode_ = system.processing_mode;
   training_ = tasks.training;
   base_ = nullptr;
   override_ids_.clear();
@@ -149,7 +150,6 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
     return;
   }
   const BlockPrices& root = base.base_ != nullptr ? *base.base_ : base;
-  mode_ = system.processing_mode;
   training_ = tasks.training;
   base_ = &root;
   override_ids_ = ids;
@@ -192,8 +192,8 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
   size_t next_override = 0;
   // Per task: its processing time per stage as compute (0 for TPComm and
   // exchanges) and, when it has collectives, their times.
-  const auto compute = [&](const PricedTask& t, int stage) {
-    return ProcessingTime(mode_, t.flop_time[stage], t.mem_time[stage]);
+  const auto compute = [](const PricedTask& t, int stage) {
+    return t.time[stage];
   };
   const auto processing = [&](const PricedTask& t, int stage) {
     return t.kind == Kind::kCompute ? compute(t, stage) : 0.0;

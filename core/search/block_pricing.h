@@ -110,6 +110,8 @@ class BlockPrices {
     std::array<double, kNumStages> bytes{};
     std::array<double, kNumStages> flop_time{};
     std::array<double, kNumStages> mem_time{};
+    // ProcessingTime of the two: the stage's time as compute.
+    std::array<double, kNumStages> time{};
   };
 
   // The system's rates for one datatype, and the times of no work.
@@ -117,6 +119,7 @@ class BlockPrices {
     const ProcessorRate* matrix;
     const ProcessorRate* vector;
     const MemoryTier* memory;
+    ProcessingMode mode;
     double no_matrix_time, no_vector_time, no_memory_time;
   };
   static Rates RatesOf(const System& system, DataType datatype);
@@ -128,7 +131,6 @@ class BlockPrices {
   // Task i's prices: one of the overrides, or base_'s.
   const PricedTask& TaskAt(size_t i) const;
 
-  ProcessingMode mode_;
   bool training_;
   // nullptr: tasks_ are every task's prices. Else base_ prices the block
   // and tasks_ are those of the tasks override_ids_ (increasing).

@@ -548,6 +548,10 @@ class Searcher {
     double bound = 0;
   };
   std::vector<KnownBound> bounds_;
+  // By (bound part, microbatch index): the least of its tier pairs' bounds,
+  // once all are known (a choice all of whose pairs are ruled out is then
+  // passed over at once).
+  std::vector<KnownBound> least_bounds_;
   uint64_t bounds_generation_ = 0;
   // The spec of the choice being run (reused: no allocation per choice).
   ChoiceSpec choice_spec_;
@@ -984,16 +988,22 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   result_.good_executions += gs.valid_assignments;
   result_.bad_executions += gs.assignments - gs.valid_assignments;
 
-  // The bounds of this (bound part, microbatch size), by tier pair.
+  // The bounds of this (bound part, microbatch size), by tier pair, and
+  // their least: when it rules out every pair, so it does each.
+  const size_t bound_slot =
+      static_cast<size_t>(list.bound_part[choice]) * sizes + microbatch;
   KnownBound* bounds =
-      &bounds_[(static_cast<size_t>(list.bound_part[choice]) * sizes +
-                microbatch) *
-               static_cast<size_t>(gs.pairs)];
+      &bounds_[bound_slot * static_cast<size_t>(gs.pairs)];
+  KnownBound& least = least_bounds_[bound_slot];
+  const double batch = static_cast<double>(g.batch);
+  if (least.generation == bounds_generation_ && ThresholdKnown() &&
+      batch / (least.bound * (1 - kBoundSlack)) <= threshold_) {
+    return absl::OkStatus();
+  }
   CalculonExecution e;
   ExecutionExtras x;
   bool offerable = false;  // e and x made
   const StagedBlock* block = nullptr;
-  const double batch = static_cast<double>(g.batch);
   IterationFigures& iteration = iteration_scratch_;  // reset by each use
   int64_t planned_tn = -1, planned_cn = -1;
   bool ruled_out = false;
@@ -1086,6 +1096,20 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       Offer(iteration.sample_rate, e, x,
             {prefix.tn, prefix.cn, prefix.pn, dn}, *block);
     }
+  }
+  if (least.generation != bounds_generation_) {
+    // Only once every pair's bound is known and positive (a pair whose
+    // bound is 0 or NaN is never ruled out: neither is the choice).
+    double least_bound = kInfinity;
+    for (int64_t pair = 0; pair < gs.pairs; ++pair) {
+      const KnownBound& known = bounds[pair];
+      if (known.generation != bounds_generation_ || !(known.bound > 0)) {
+        return absl::OkStatus();
+      }
+      least_bound = std::min(least_bound, known.bound);
+    }
+    least.bound = least_bound;
+    least.generation = bounds_generation_;
   }
   return absl::OkStatus();
 }
@@ -1231,6 +1255,9 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
   const size_t bound_slots = static_cast<size_t>(g.choices->bound_parts) *
                              sizes * static_cast<size_t>(gs.pairs);
   if (bounds_.size() < bound_slots) bounds_.resize(bound_slots);
+  const size_t least_slots =
+      static_cast<size_t>(g.choices->bound_parts) * sizes;
+  if (least_bounds_.size() < least_slots) least_bounds_.resize(least_slots);
   ++bounds_generation_;
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
