@@ -1408,8 +1408,7 @@ Task& BlockBuilder::NextTask(absl::string_view name) {
 
 Task& BlockBuilder::TaskAt(int32_t id) {
   if (ctx_.experts_only &&
-      (rebuilt_->empty() ||
-       std::find(rebuilt_->begin(), rebuilt_->end(), id) == rebuilt_->end())) {
+      std::find(rebuilt_->begin(), rebuilt_->end(), id) == rebuilt_->end()) {
     return discard_;
   }
   return ir_.tasks[static_cast<size_t>(id)];
