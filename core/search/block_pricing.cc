@@ -63,9 +63,7 @@ BlockPrices::Rates BlockPrices::RatesOf(const System& system,
   return r;
 }
 
-BlockPrices::PricedTask BlockPrices::Price(const Task& task,
-                                           const Rates& rates,
-                                           bool& collectives) {
+void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
   const auto positive_zero = [](double x) {
     return x == 0 && !std::signbit(x);
   };
@@ -109,13 +107,19 @@ BlockPrices::PricedTask BlockPrices::Price(const Task& task,
   }
   // Only TPComm and exchanges have network times; any other task's
   // collectives add their sizes alone (none has any).
-  collectives = p.kind != Kind::kCompute;
+  bool collectives = p.kind != Kind::kCompute;
   for (const auto& phase : task.collectives) {
     for (const Collective& c : phase) {
       collectives = collectives || c.bytes != 0;
     }
   }
-  return p;
+  if (collectives) {
+    p.first_collective = static_cast<int32_t>(collectives_.size());
+    for (const auto& phase : task.collectives) {
+      for (const Collective& c : phase) collectives_.push_back(c);
+    }
+  }
+  tasks_.push_back(p);
 }
 
 void BlockPrices::Reprice(const DistributedTaskIR& tasks,
@@ -127,17 +131,7 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   collectives_.clear();
   tasks_.reserve(tasks.tasks.size());
   const Rates rates = RatesOf(system, datatype);
-  for (const Task& task : tasks.tasks) {
-    bool collectives = false;
-    PricedTask p = Price(task, rates, collectives);
-    if (collectives) {
-      p.first_collective = static_cast<int32_t>(collectives_.size());
-      for (const auto& phase : task.collectives) {
-        for (const Collective& c : phase) collectives_.push_back(c);
-      }
-    }
-    tasks_.push_back(p);
-  }
+  for (const Task& task : tasks.tasks) AddPrices(task, rates);
 }
 
 void BlockPrices::RepriceFrom(const BlockPrices& base,
@@ -157,16 +151,7 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
   collectives_.clear();
   const Rates rates = RatesOf(system, datatype);
   for (int32_t id : ids) {
-    const Task& task = tasks.tasks[static_cast<size_t>(id)];
-    bool collectives = false;
-    PricedTask p = Price(task, rates, collectives);
-    if (collectives) {
-      p.first_collective = static_cast<int32_t>(collectives_.size());
-      for (const auto& phase : task.collectives) {
-        for (const Collective& c : phase) collectives_.push_back(c);
-      }
-    }
-    tasks_.push_back(p);
+    AddPrices(tasks.tasks[static_cast<size_t>(id)], rates);
   }
 }
 

@@ -123,10 +123,9 @@ class BlockPrices {
     double no_matrix_time, no_vector_time, no_memory_time;
   };
   static Rates RatesOf(const System& system, DataType datatype);
-  // The task's prices; first_collective -1, and `collectives` whether it
-  // has any (their times or sizes count).
-  static PricedTask Price(const Task& task, const Rates& rates,
-                          bool& collectives);
+  // Appends the task's prices to tasks_, and its collectives to
+  // collectives_ when it has any whose times or sizes count.
+  void AddPrices(const Task& task, const Rates& rates);
 
   // Task i's prices: one of the overrides, or base_'s.
   const PricedTask& TaskAt(size_t i) const;
