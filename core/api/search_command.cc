@@ -1,7 +1,9 @@
 #include "core/api/search_command.h"
 
+#include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/adapters/calculon.h"
 #include "core/search/search_json.h"
@@ -35,6 +37,28 @@ CommandResult Search(const std::string& app_json, const std::string& sys_json,
   if (!result.ok()) return FailureResult(result.status());
   CommandResult out;
   out.output = FormatSearchResult(*result, *options);
+  return out;
+}
+
+CommandResult MergeSearch(const std::vector<std::string>& parts) {
+  std::optional<CommandResult> refused;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string name = absl::StrCat("parts[", i, "]");
+    if (auto oversized = OversizedInput({{name.c_str(), &parts[i]}})) {
+      if (!refused) {
+        refused = std::move(*oversized);
+      } else {
+        for (FieldError& e : oversized->errors) {
+          refused->errors.push_back(std::move(e));
+        }
+      }
+    }
+  }
+  if (refused) return *refused;
+  absl::StatusOr<std::string> merged = MergeSearchJson(parts);
+  if (!merged.ok()) return FailureResult(merged.status());
+  CommandResult out;
+  out.output = std::move(*merged);
   return out;
 }
 

@@ -18,6 +18,11 @@ CommandResult Search(const std::string& app_json, const std::string& sys_json,
                      const std::vector<std::string>& args,
                      ProgressFn progress = nullptr, CancelFn cancel = nullptr);
 
+// The wasm `mergeSearch`: the JSON output of a search run in N parts
+// (--json --partition I/N, one output per part, in any order) as the
+// unpartitioned search prints it (MergeSearchJson).
+CommandResult MergeSearch(const std::vector<std::string>& parts);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_API_SEARCH_COMMAND_H_

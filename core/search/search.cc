@@ -1326,8 +1326,7 @@ SearchResult Searcher::Merge(
   }
   std::sort(ranked.begin(), ranked.end(),
             [](const Candidate& a, const Candidate& b) {
-              if (a.rate != b.rate) return a.rate > b.rate;
-              return a.key < b.key;
+              return RanksBefore(a.rate, a.key, b.rate, b.key);
             });
   const size_t kept =
       std::min(ranked.size(), static_cast<size_t>(first.options_.top));
@@ -1336,6 +1335,7 @@ SearchResult Searcher::Merge(
     RankedExecution out;
     out.execution = r.execution;
     out.execution_extras = r.execution_extras;
+    out.rank_key = ranked[i].key;
     out.block = r.block.block;
     out.extras = r.block.extras;
     const StepShape step = ExecutionStepShape(
@@ -1350,6 +1350,9 @@ SearchResult Searcher::Merge(
   result.dimensions.sharding = options.every_sharding;
   result.dimensions.schedule = options.every_schedule;
   result.dimensions.stage_layout = options.uneven_stages;
+  result.partition = options.partition;
+  result.partitions = options.partitions;
+  result.top_wanted = options.top;
   return result;
 }
 
@@ -1383,6 +1386,16 @@ absl::Status ValidateInputs(const TransformerModel& model,
   if (options.top < 1) {
     problems.push_back(
         {"--top", absl::StrCat("--top (", options.top, ") must be at least 1"),
+         ErrorCode::kOutOfRange});
+  }
+  if (options.partitions < 1 ||
+      options.partitions > SearchOptions::kMaxPartitions ||
+      options.partition < 0 || options.partition >= options.partitions) {
+    problems.push_back(
+        {"--partition",
+         absl::StrCat("--partition (", options.partition, "/",
+                      options.partitions, ") must be I/N with 0 <= I < N <= ",
+                      SearchOptions::kMaxPartitions),
          ErrorCode::kOutOfRange});
   }
   if (options.fused_activation.empty()) {
@@ -1495,6 +1508,22 @@ std::vector<GroupRun> GroupRuns(const std::vector<Group>& groups) {
   return runs;
 }
 
+// The runs of part `partition` of `partitions` (SearchOptions): `runs`
+// (heaviest first) dealt in order, each to the part with the least weight
+// so far, the first of equal ones; still heaviest first.
+std::vector<GroupRun> PartitionRuns(const std::vector<GroupRun>& runs,
+                                    int64_t partition, int64_t partitions) {
+  std::vector<double> load(static_cast<size_t>(partitions), 0.0);
+  std::vector<GroupRun> mine;
+  for (const GroupRun& run : runs) {
+    const size_t least = static_cast<size_t>(
+        std::min_element(load.begin(), load.end()) - load.begin());
+    load[least] += run.weight;
+    if (static_cast<int64_t>(least) == partition) mine.push_back(run);
+  }
+  return mine;
+}
+
 // Runs work(0) on this thread and work(1..workers-1) on their own.
 void RunWorkers(int workers, const std::function<void(int)>& work) {
 #if defined(__EMSCRIPTEN__)
@@ -1521,8 +1550,12 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
   workers.push_back(
       std::make_unique<Searcher>(model, system, options, &shared, 0));
   const std::vector<Group> groups = workers.front()->EnumerateGroups();
-  for (const Group& g : groups) shared.total += g.weight;
   shared.runs = GroupRuns(groups);
+  if (options.partitions > 1) {
+    shared.runs =
+        PartitionRuns(shared.runs, options.partition, options.partitions);
+  }
+  for (const GroupRun& run : shared.runs) shared.total += run.weight;
   shared.workers = static_cast<int>(std::max<size_t>(
       1, std::min(shared.runs.size(),
                   static_cast<size_t>(SearchThreads(options)))));

@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -103,6 +104,17 @@ struct SearchOptions {
   // counters do (each worker prunes by its own ranking).
   static constexpr int64_t kMaxThreads = 64;
   int64_t threads = 0;
+  // --partition I/N (0 <= I < N <= kMaxPartitions): search only part I of
+  // N of the space, for N searches in separate processes (the page's Web
+  // Workers, each with its own WebAssembly instance) whose outputs
+  // MergeSearchJson (search_json.h) merges into exactly the unpartitioned
+  // output. The parts are whole runs of groups of one (t, cp), dealt
+  // heaviest first to the part with the least weight so far (the first of
+  // equal ones): every part enumerates the same groups, so the deal is the
+  // same in each. N = 1: the whole space.
+  static constexpr int64_t kMaxPartitions = 256;
+  int64_t partition = 0;
+  int64_t partitions = 1;
   // Evaluate every mapping in full: no shared validity, no bound (for tests).
   bool exhaustive = false;
   // Output format of the CLI and wasm `search` (--json); RunSearch ignores it.
@@ -147,6 +159,10 @@ struct ExtraDimensions {
 struct RankedExecution {
   CalculonExecution execution;  // training, multihead
   ExecutionExtras execution_extras;
+  // Its place among mappings of equal sample rate (TopN's key: its group's
+  // index in enumeration order, then the order of offers within it), which
+  // a partitioned search prints so that its parts merge in that order.
+  std::pair<uint64_t, uint64_t> rank_key{0, 0};
   BlockFigures block;
   StageExtras extras;  // the first and last stage's (0 without a vocabulary)
   IterationFigures iteration;
@@ -198,6 +214,11 @@ struct SearchResult {
   TransformerModel model;
   System system;
   ExtraDimensions dimensions;
+  // The part of the space searched (SearchOptions.partition/partitions)
+  // and how many mappings a merge of the parts keeps (SearchOptions.top).
+  int64_t partition = 0;
+  int64_t partitions = 1;
+  int64_t top_wanted = 10;
 };
 
 // Called with the fraction of the space done, in [0, 1], non-decreasing.

@@ -1,6 +1,8 @@
 #include "core/search/search_json.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
@@ -19,6 +22,7 @@
 #include "core/base/quote.h"
 #include "core/base/units.h"
 #include "core/report/calculon_stats.h"
+#include "core/search/top_n.h"
 #include "core/spec/derive.h"
 #include "core/spec/enums.h"
 #include "core/spec/spec_json.h"
@@ -95,8 +99,8 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
   static const char* const kValueFlags[] = {
       "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
       "--precision", "--profile", "--max-context", "--context-exchange",
-      "--sharding", "--schedules", "--stage-layouts", "--threads", "--app",
-      "--system"};
+      "--sharding", "--schedules", "--stage-layouts", "--threads",
+      "--partition", "--app", "--system"};
   static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
                                           "--no-dp-overlap", "--json",
                                           "--specs", "--exhaustive"};
@@ -193,6 +197,28 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     } else if (flag == "--threads") {
       ParsePositive(flag, *value, SearchOptions::kMaxThreads, &problems,
                     &options.threads);
+    } else if (flag == "--partition") {
+      // I/N: I may be 0.
+      const std::vector<std::string> parts = absl::StrSplit(*value, '/');
+      std::optional<int64_t> index, count;
+      if (parts.size() == 2) {
+        index = parts[0] == "0" ? std::optional<int64_t>(0)
+                                : ParsePositiveInteger(parts[0]);
+        count = ParsePositiveInteger(parts[1]);
+      }
+      if (!index || !count || *count > SearchOptions::kMaxPartitions ||
+          *index >= *count) {
+        problems.push_back(
+            {flag,
+             absl::StrCat("--partition: expected I/N, part I of N with 0 <= "
+                          "I < N <= ",
+                          SearchOptions::kMaxPartitions, ", got ",
+                          QuoteExcerpt(*value)),
+             ErrorCode::kInvalidValue});
+      } else {
+        options.partition = *index;
+        options.partitions = *count;
+      }
     } else if (flag == "--max-context") {
       ParsePositive(flag, *value, int64_t{1} << 31, &problems,
                     &options.max_context);
@@ -246,6 +272,12 @@ absl::StatusOr<SearchOptions> ParseSearchFlags(
     problems.push_back({"--specs",
                         "--specs needs --json: the specs are JSON objects of "
                         "its ranked mappings",
+                        ErrorCode::kInconsistent});
+  }
+  if (seen.count("--partition") != 0 && !options.json) {
+    problems.push_back({"--partition",
+                        "--partition needs --json: the parts merge from their "
+                        "JSON outputs (mergeSearch)",
                         ErrorCode::kInconsistent});
   }
   if (!problems.empty()) return InvalidInputError(problems);
@@ -307,6 +339,9 @@ nlohmann::json SearchResultJsonValue(const SearchResult& result,
           result.model, result.system, r.execution, r.execution_extras));
     }
     entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
+    if (result.partitions > 1) {
+      entry["rank_key"] = {r.rank_key.first, r.rank_key.second};
+    }
     top.push_back(std::move(entry));
   }
   nlohmann::json out = nlohmann::json::object();
@@ -314,7 +349,197 @@ nlohmann::json SearchResultJsonValue(const SearchResult& result,
   out["good_executions"] = result.good_executions;
   out["bad_executions"] = result.bad_executions;
   out["top"] = std::move(top);
+  if (result.partitions > 1) {
+    out["partition"] = {{"index", result.partition},
+                        {"count", result.partitions},
+                        {"top", result.top_wanted}};
+  }
   return out;
+}
+
+namespace {
+
+// A merged part's ranked mapping: its sample rate and key, and where it is.
+struct PartEntry {
+  double rate;
+  std::pair<uint64_t, uint64_t> key;
+  size_t part, index;
+};
+
+// The non-negative integer at `value`, or a problem naming `field`.
+std::optional<int64_t> CountAt(const nlohmann::json& value,
+                               const std::string& field,
+                               std::vector<FieldError>* problems) {
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) {
+    return value.get<int64_t>();
+  }
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() <=
+          static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  problems->push_back({field,
+                       absl::StrCat(field, ": expected a non-negative integer, "
+                                           "got ",
+                                    QuoteExcerpt(value.dump())),
+                       ErrorCode::kWrongType});
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> MergeSearchJson(
+    const std::vector<std::string>& parts) {
+  std::vector<FieldError> problems;
+  if (parts.empty()) {
+    return InvalidInputError({{"parts", "mergeSearch: no part to merge",
+                               ErrorCode::kMissingField}});
+  }
+  std::vector<nlohmann::json> values;
+  std::vector<PartEntry> entries;
+  int64_t counts[3] = {0, 0, 0};
+  static const char* const kCountKeys[3] = {
+      "total_executions", "good_executions", "bad_executions"};
+  int64_t expected_count = -1, expected_top = -1;  // the first part's
+  std::vector<int> seen_index(parts.size(), 0);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const std::string at = absl::StrCat("parts[", p, "]");
+    absl::StatusOr<nlohmann::json> value = ParseJson(parts[p]);
+    if (!value.ok()) {
+      problems.push_back({at, absl::StrCat(at, ": ", value.status().message()),
+                          ErrorCode::kSyntax});
+      values.emplace_back();
+      continue;
+    }
+    values.push_back(std::move(*value));
+    const nlohmann::json& v = values.back();
+    if (!v.is_object() || !v.contains("partition") ||
+        !v["partition"].is_object() || !v.contains("top") ||
+        !v["top"].is_array()) {
+      problems.push_back(
+          {at,
+           absl::StrCat(at, ": not the JSON output of a search with "
+                            "--partition I/N (no \"partition\" object or "
+                            "\"top\" array)"),
+           ErrorCode::kInvalidValue});
+      continue;
+    }
+    const nlohmann::json& partition = v["partition"];
+    int64_t fields[3] = {-1, -1, -1};  // index, count, top
+    static const char* const kPartitionKeys[3] = {"index", "count", "top"};
+    for (int k = 0; k < 3; ++k) {
+      if (!partition.contains(kPartitionKeys[k])) continue;
+      const std::optional<int64_t> n =
+          CountAt(partition[kPartitionKeys[k]],
+                  absl::StrCat(at, ".partition.", kPartitionKeys[k]),
+                  &problems);
+      if (n.has_value()) fields[k] = *n;
+    }
+    const int64_t index = fields[0], count = fields[1], top = fields[2];
+    if (index < 0 || count < 0 || top < 0) {
+      problems.push_back(
+          {at + ".partition",
+           absl::StrCat(at, ".partition: expected integers index, count and "
+                            "top"),
+           ErrorCode::kInvalidValue});
+      continue;
+    }
+    if (expected_count < 0) expected_count = count;
+    if (expected_top < 0) expected_top = top;
+    if (count != expected_count || top != expected_top) {
+      problems.push_back(
+          {at + ".partition",
+           absl::StrCat(at, ".partition: count ", count, " and top ", top,
+                        " differ from the first part's (", expected_count,
+                        " and ", expected_top,
+                        "): the parts are of different searches"),
+           ErrorCode::kInconsistent});
+    } else if (index >= static_cast<int64_t>(parts.size())) {
+      problems.push_back(
+          {at + ".partition.index",
+           absl::StrCat(at, ".partition.index (", index,
+                        ") is not below the number of parts given (",
+                        parts.size(), ")"),
+           ErrorCode::kOutOfRange});
+    } else if (++seen_index[static_cast<size_t>(index)] == 2) {
+      problems.push_back({at + ".partition.index",
+                          absl::StrCat(at, ": part ", index,
+                                       " is given more than once"),
+                          ErrorCode::kInconsistent});
+    }
+    for (int k = 0; k < 3; ++k) {
+      const std::string field = absl::StrCat(at, ".", kCountKeys[k]);
+      const std::optional<int64_t> n =
+          v.contains(kCountKeys[k]) ? CountAt(v[kCountKeys[k]], field, &problems)
+                                    : std::nullopt;
+      if (!n) {
+        if (!v.contains(kCountKeys[k])) {
+          problems.push_back({field, absl::StrCat(field, " is missing"),
+                              ErrorCode::kMissingField});
+        }
+      } else if (counts[k] > std::numeric_limits<int64_t>::max() - *n) {
+        problems.push_back({field, absl::StrCat(field, ": the sum overflows"),
+                            ErrorCode::kOutOfRange});
+      } else {
+        counts[k] += *n;
+      }
+    }
+    const nlohmann::json& top_entries = v["top"];
+    for (size_t i = 0; i < top_entries.size(); ++i) {
+      const nlohmann::json& e = top_entries[i];
+      const std::string field = absl::StrCat(at, ".top[", i, "]");
+      const bool has_rate = e.is_object() && e.contains("stats") &&
+                            e["stats"].is_object() &&
+                            e["stats"].contains("sample_rate") &&
+                            e["stats"]["sample_rate"].is_number();
+      const bool has_key = e.is_object() && e.contains("rank_key") &&
+                           e["rank_key"].is_array() &&
+                           e["rank_key"].size() == 2 &&
+                           e["rank_key"][0].is_number_unsigned() &&
+                           e["rank_key"][1].is_number_unsigned();
+      if (!has_rate || !has_key) {
+        problems.push_back(
+            {field,
+             absl::StrCat(field, ": expected stats.sample_rate and rank_key "
+                                 "[group, offer] (non-negative integers)"),
+             ErrorCode::kInvalidValue});
+        continue;
+      }
+      entries.push_back({e["stats"]["sample_rate"].get<double>(),
+                         {e["rank_key"][0].get<uint64_t>(),
+                          e["rank_key"][1].get<uint64_t>()},
+                         p,
+                         i});
+    }
+  }
+  if (expected_count >= 0 &&
+      expected_count != static_cast<int64_t>(parts.size())) {
+    problems.push_back(
+        {"parts",
+         absl::StrCat("mergeSearch: the parts are of a search in ",
+                      expected_count, " parts, ", parts.size(), " given"),
+         ErrorCode::kInconsistent});
+  }
+  if (!problems.empty()) return InvalidInputError(problems);
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const PartEntry& a, const PartEntry& b) {
+                     return RanksBefore(a.rate, a.key, b.rate, b.key);
+                   });
+  nlohmann::json top = nlohmann::json::array();
+  const size_t kept =
+      std::min(entries.size(), static_cast<size_t>(expected_top));
+  for (size_t i = 0; i < kept; ++i) {
+    nlohmann::json entry =
+        std::move(values[entries[i].part]["top"][entries[i].index]);
+    entry.erase("rank_key");
+    top.push_back(std::move(entry));
+  }
+  nlohmann::json out = nlohmann::json::object();
+  out["total_executions"] = counts[0];
+  out["good_executions"] = counts[1];
+  out["bad_executions"] = counts[2];
+  out["top"] = std::move(top);
+  return CanonicalJson(out) + "\n";
 }
 
 std::string SearchResultJson(const SearchResult& result, bool with_specs) {

@@ -23,7 +23,7 @@ namespace blueprint {
 // ParseSearchFlags: the options of
 //   --procs N --max-batch B --datatype D [--top K] [--mbs-break]
 //   [--no-tp-overlap] [--no-dp-overlap] [--fused-activation true|false|all]
-//   [--json [--specs]] [--exhaustive]
+//   [--json [--specs]] [--exhaustive] [--threads N] [--partition I/N]
 // ("--flag value" or "--flag=value"). `--app PATH` and `--system PATH` are
 // the caller's (it reads the files) and are skipped with their value.
 // kInvalidArgument (InvalidInputError: each problem's field is the flag it
@@ -49,6 +49,21 @@ std::string SearchResultJson(const SearchResult& result,
                              bool with_specs = false);
 nlohmann::json SearchResultJsonValue(const SearchResult& result,
                                      bool with_specs = false);
+
+// With --partition I/N the output also holds "partition": {"count": N,
+// "index": I, "top": K} and each ranked mapping its "rank_key" [group,
+// offer], its place among equal sample rates.
+//
+// MergeSearchJson: the JSON output of the unpartitioned search from the
+// outputs of its N parts (--json --partition I/N, each I once, in any
+// order): the counts summed, the rankings merged (a higher sample rate
+// first, then the smaller rank key: TopN's order) and cut to K, without the
+// partition keys; byte for byte the output of the search without
+// --partition (tested). kInvalidArgument naming every part (field
+// "parts[i]...") that is not such an output, and a missing, repeated or
+// foreign part.
+absl::StatusOr<std::string> MergeSearchJson(
+    const std::vector<std::string>& parts);
 
 // The counts, then one row per ranked mapping: rank, sample rate, step time,
 // t/p/d/v, batch and microbatch, recompute, TP comm, overlaps, sharding,

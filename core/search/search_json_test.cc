@@ -329,5 +329,97 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 3);
 }
 
+TEST(ParseSearchFlagsTest, Partition) {
+  const std::vector<std::string> base = {"--procs", "8", "--max-batch", "16",
+                                         "--datatype", "float16", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ParseSearchFlags(args);
+  };
+  absl::StatusOr<SearchOptions> o = with({"--partition", "0/3"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->partition, 0);
+  EXPECT_EQ(o->partitions, 3);
+  o = with({"--partition=2/3"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->partition, 2);
+  o = with({});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->partition, 0);
+  EXPECT_EQ(o->partitions, 1);
+  for (const char* bad : {"3/3", "1", "-1/2", "1/0", "a/2", "0/257", "0/2/3",
+                          "/2", "1/"}) {
+    o = with({"--partition", bad});
+    ASSERT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(absl::StrContains(o.status().message(), "--partition: expected I/N"))
+        << o.status();
+  }
+  o = ParseSearchFlags({"--procs", "8", "--max-batch", "16", "--datatype",
+                        "float16", "--partition", "0/2"});
+  ASSERT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(o.status().message(), "--partition needs --json"))
+      << o.status();
+}
+
+// A part as a partitioned search prints it.
+std::string Part(int64_t index, int64_t count, int64_t top,
+                 const std::string& entries = "[]") {
+  return absl::StrCat(R"({"bad_executions": 1, "good_executions": 2, )",
+                      R"("partition": {"count": )", count, R"(, "index": )",
+                      index, R"(, "top": )", top, R"(}, "top": )", entries,
+                      R"(, "total_executions": 3})");
+}
+
+TEST(MergeSearchJsonTest, MergesCountsAndRankings) {
+  const std::string a = Part(
+      0, 2, 2,
+      R"([{"rank_key": [0, 5], "stats": {"sample_rate": 2.5}, "x": "a0"},)"
+      R"( {"rank_key": [0, 9], "stats": {"sample_rate": 1}, "x": "a1"}])");
+  const std::string b = Part(
+      1, 2, 2,
+      R"([{"rank_key": [1, 0], "stats": {"sample_rate": 2.5}, "x": "b0"}])");
+  absl::StatusOr<std::string> merged = MergeSearchJson({b, a});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  absl::StatusOr<nlohmann::json> value = ParseJson(*merged);
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ((*value)["total_executions"], 6);
+  EXPECT_EQ((*value)["good_executions"], 4);
+  EXPECT_EQ((*value)["bad_executions"], 2);
+  EXPECT_FALSE(value->contains("partition"));
+  ASSERT_EQ((*value)["top"].size(), 2u);
+  // Equal rates: the smaller key (the earlier group) first.
+  EXPECT_EQ((*value)["top"][0]["x"], "a0");
+  EXPECT_EQ((*value)["top"][1]["x"], "b0");
+  EXPECT_FALSE((*value)["top"][0].contains("rank_key"));
+}
+
+TEST(MergeSearchJsonTest, NamesEveryBadPart) {
+  absl::StatusOr<std::string> merged = MergeSearchJson({});
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  merged = MergeSearchJson(
+      {"{", R"({"top": []})", Part(0, 4, 2), Part(0, 4, 2), Part(1, 5, 2),
+       Part(9, 4, 2),
+       Part(2, 4, 2, R"([{"stats": {"sample_rate": "x"}, "rank_key": [0]}])")});
+  ASSERT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(merged.status().message());
+  for (const char* expected :
+       {"parts[0]", "parts[1]: not the JSON output of a search with --partition",
+        "parts[3]: part 0 is given more than once",
+        "parts[4].partition: count 5 and top 2 differ from the first part's (4 and 2)",
+        "parts[5].partition.index (9) is not below the number of parts given (7)",
+        "parts[6].top[0]: expected stats.sample_rate and rank_key",
+        "the parts are of a search in 4 parts, 7 given"}) {
+    EXPECT_TRUE(absl::StrContains(message, expected)) << expected << "\n"
+                                                      << message;
+  }
+  // A part missing: the count says so.
+  merged = MergeSearchJson({Part(0, 2, 1)});
+  ASSERT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(merged.status().message(),
+                                "a search in 2 parts, 1 given"))
+      << merged.status();
+}
+
 }  // namespace
 }  // namespace blueprint

@@ -1,5 +1,6 @@
 #include "core/search/search.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -630,6 +631,46 @@ TEST(SearchTest, ThreadsDoNotChangeTheResult) {
         EXPECT_EQ(Observable(*many), Observable(*one))
             << threads << " threads, top " << top;
       }
+    }
+  }
+}
+
+// A search run in N parts (--partition I/N, as the page's Web Workers run
+// it) merges into the unpartitioned output byte for byte: the same counts
+// and the same ranking, ties (many equal rates here) in enumeration order,
+// whatever N (more parts than runs leaves some parts empty) and the order
+// the parts are given in; with specs, as the page asks.
+TEST(SearchTest, PartitionsMergeIntoTheWholeSearch) {
+  const System system = test_programs::A100System();
+  for (const TransformerModel& model :
+       {SmallModel(), MoeModel(true, false)}) {
+    for (int top : {1, 7, 500}) {
+      SearchOptions o = EveryDimension(8, 8, top);
+      o.threads = 1;
+      absl::StatusOr<SearchResult> whole = RunSearch(model, system, o);
+      ASSERT_TRUE(whole.ok()) << whole.status();
+      const std::string expected = SearchResultJson(*whole, true);
+      for (int64_t partitions : {2, 3, 40}) {
+        std::vector<std::string> parts;
+        int64_t total = 0;
+        for (int64_t i = 0; i < partitions; ++i) {
+          o.partition = i;
+          o.partitions = partitions;
+          o.threads = i % 2 + 1;  // and the threads do not matter
+          absl::StatusOr<SearchResult> part = RunSearch(model, system, o);
+          ASSERT_TRUE(part.ok()) << part.status();
+          total += part->total_executions;
+          parts.push_back(SearchResultJson(*part, true));
+          EXPECT_NE(parts.back(), expected);  // it is a part
+        }
+        EXPECT_EQ(total, whole->total_executions);
+        std::reverse(parts.begin(), parts.end());
+        absl::StatusOr<std::string> merged = MergeSearchJson(parts);
+        ASSERT_TRUE(merged.ok()) << merged.status();
+        EXPECT_EQ(*merged, expected) << partitions << " parts, top " << top;
+      }
+      o.partition = 0;
+      o.partitions = 1;
     }
   }
 }

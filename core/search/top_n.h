@@ -24,6 +24,14 @@
 
 namespace blueprint {
 
+// The ranking of TopN and of every merge of rankings (the search's workers',
+// a partitioned search's parts): a higher score first, then a smaller key.
+inline bool RanksBefore(double score_a, const std::pair<uint64_t, uint64_t>& key_a,
+                        double score_b, const std::pair<uint64_t, uint64_t>& key_b) {
+  if (score_a != score_b) return score_a > score_b;
+  return key_a < key_b;
+}
+
 template <typename T>
 class TopN {
  public:
@@ -87,8 +95,7 @@ class TopN {
     size_t slot;  // where the entry lives in entries_
   };
   static bool Before(const Rank& a, const Rank& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.key < b.key;
+    return RanksBefore(a.score, a.key, b.score, b.key);
   }
 
   size_t capacity_;
