@@ -1,4 +1,8 @@
-// usage: node tools/search_bench.mjs [PACKAGE_DIR] [TESTDATA_DIR] [RUNS]
+// usage: node tools/search_bench.mjs [--workers N] [--only PREFIX] [PACKAGE_DIR] [TESTDATA_DIR] [RUNS]
+//   --workers N   run each search in N parts on N worker threads, each with
+//                 its own module instance, and merge them with mergeSearch,
+//                 as the page does with N Web Workers (default 1: one call)
+//   --only PREFIX only the searches whose name starts with PREFIX
 //   PACKAGE_DIR   the wasm npm package (default bazel-bin/wasm/package)
 //   TESTDATA_DIR  the model and system files (default tests/search/testdata)
 //   RUNS          timed runs after the first, cold one (default 20 and 3)
@@ -10,12 +14,21 @@ import {readFileSync} from 'node:fs';
 import path from 'node:path';
 import {performance} from 'node:perf_hooks';
 import {pathToFileURL} from 'node:url';
+import {Worker} from 'node:worker_threads';
 
 // Calculon's rate on this kind of machine (calculon/SEARCH.md).
 const CALCULON_EXECUTIONS_PER_SECOND = 66.57;
 
-const [packageDir = 'bazel-bin/wasm/package', dataDir = 'tests/search/testdata', runsArg] =
-  process.argv.slice(2);
+const argv = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = argv.indexOf(name);
+  if (i < 0) return fallback;
+  const [value] = argv.splice(i, 2).slice(1);
+  return value;
+};
+const workerCount = Number(flag('--workers', '1'));
+const only = flag('--only', '');
+const [packageDir = 'bazel-bin/wasm/package', dataDir = 'tests/search/testdata', runsArg] = argv;
 const cases = [
   {
     name: 'turing-530B 5128 GPUs b2520 top5 mbs-break',
@@ -98,6 +111,21 @@ if (typeof bp.search !== 'function') {
   console.error(`error: ${entry} has no search() method`);
   process.exit(2);
 }
+const threads = workerCount > 1
+  ? Array.from({length: workerCount},
+               () => new Worker(new URL('./search_bench_worker.mjs', import.meta.url),
+                          {workerData: {entry: pathToFileURL(entry).href}}))
+  : [];
+// One search: a call, or workerCount parts on the threads merged.
+async function search(app, sys, args) {
+  if (!threads.length) return bp.search(app, sys, args);
+  const parts = await Promise.all(threads.map((thread, i) => new Promise((resolve) => {
+    thread.once('message', resolve);
+    thread.postMessage({app, sys, args: [...args, '--partition', `${i}/${workerCount}`]});
+  })));
+  const failed = parts.find((part) => !part.ok);
+  return failed ?? bp.mergeSearch(parts.map((part) => part.output));
+}
 
 const errorsOf = (result) =>
   Array.isArray(result.errors) ? result.errors.map((e) => e.message).join('\n')
@@ -107,6 +135,7 @@ console.log(['search'.padEnd(44), 'mode'.padEnd(10), 'executions'.padStart(10),
              'first_ms'.padStart(10), 'best_ms'.padStart(10), 'executions/s'.padStart(14),
              'vs_calculon'.padStart(11)].join(' '));
 for (const c of cases) {
+  if (!c.name.startsWith(only)) continue;
   const app = readFileSync(path.join(dataDir, c.model), 'utf8');
   const sys = readFileSync(path.join(dataDir, c.system), 'utf8');
   for (const exhaustive of [false, true]) {
@@ -118,7 +147,7 @@ for (const c of cases) {
     let result;
     for (let i = 0; i <= runs; ++i) {
       const start = performance.now();
-      result = bp.search(app, sys, args);
+      result = await search(app, sys, args);
       const ms = performance.now() - start;
       if (i === 0) first = ms;
       else best = Math.min(best, ms);
@@ -139,3 +168,4 @@ for (const c of cases) {
                 `best ${top} samples/s`);
   }
 }
+for (const thread of threads) await thread.terminate();

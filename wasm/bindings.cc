@@ -286,6 +286,20 @@ val Search(val app_arg, val sys_arg, val words_arg, val progress) {
   return ToJs(blueprint::Search(app, sys, words, report));
 }
 
+// The parts of a search run with --json --partition I/N (one output string
+// per part, e.g. from N Web Workers) merged into the output of the whole
+// search (core/search/search_json.h MergeSearchJson).
+val MergeSearch(val parts_arg) {
+  std::vector<std::string> parts;
+  Arguments args;
+  if (!args.Strings(parts_arg, "parts",
+                    "mergeSearch: parts must be an array of strings", &parts)
+           .ok()) {
+    return args.Refusal();
+  }
+  return ToJs(blueprint::MergeSearch(parts));
+}
+
 // `blueprint validate`: `args` are the CLI's flags (--profile, --without,
 // --json) over the built-in corpus (tests/validation/corpus.json).
 val Validate(val words_arg) {
@@ -321,4 +335,5 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   // all three of explain's (depth may be undefined) and of importMegatron's
   // (the config may be undefined).
   emscripten::function("search", &Search);
+  emscripten::function("mergeSearch", &MergeSearch);
 }

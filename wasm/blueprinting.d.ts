@@ -114,6 +114,15 @@ export interface Blueprinting {
   search(appJson: string, sysJson: string, args: string[],
          progress?: (fraction: number) => void): CommandResult;
   /**
+   * Merges the outputs of a search run in N parts (each `search` with
+   * "--json" and "--partition", "I/N": for N Web Workers, each with its own
+   * module instance) into the output of the whole search, byte for byte:
+   * the counts summed, the rankings merged in the search's order. Errors
+   * name each part ("parts[i]...") that is not such an output, and a
+   * missing, repeated or foreign part.
+   */
+  mergeSearch(parts: string[]): CommandResult;
+  /**
    * `blueprint metadata`: canonical JSON listing every enum's choices (name,
    * Calculon's spelling, meaning), every error code (name, meaning), every
    * report figure (unit: s, bytes, FLOP, bytes/s, fraction, count or

@@ -23,7 +23,8 @@
   var ARITY = {
     'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'schedule': 2,
     'calculon': 3,
-    'importCalculon': 3, 'importMegatron': 3, 'search': 4, 'evaluateCase': 1,
+    'importCalculon': 3, 'importMegatron': 3, 'search': 4, 'mergeSearch': 1,
+    'evaluateCase': 1,
     'metadata': 0, 'presets': 0, 'validate': 1
   };
   var broken = '';  // what an earlier call died of

@@ -589,7 +589,8 @@ const search = new SearchPanel(
                        `Mapping ${rank} is loaded into the calculator above.`)) {
         byId('results').scrollIntoView({block: 'start'});
       }
-    });
+    },
+    (outputs) => call(state.bp, 'mergeSearch', outputs));
 
 //----- Start ---------------------------------------------------------------------------
 

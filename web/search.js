@@ -1,8 +1,11 @@
 // The search panel: runs `bp.search` (Calculon's search space, and context,
-// expert parallelism and every ZeRO stage when asked) in a Web Worker with a
+// expert parallelism and every ZeRO stage when asked) in Web Workers with a
 // progress bar and a cancel button, and lists the best mappings, each
 // loadable into the calculator from the canonical spec the search gives it
-// (`--specs`).
+// (`--specs`). With more than one core the space is searched in parts, one
+// per worker, each with its own module instance (`--partition I/N`: a
+// WebAssembly instance has one thread), and `bp.mergeSearch` merges their
+// outputs into exactly the output of the whole search.
 
 import {h, byId, fill} from './dom.js';
 
@@ -34,14 +37,25 @@ const COLUMNS = [
       : `${(st.proc_mem_tier1_cap_req / 2 ** 30).toFixed(1)} GiB`],
 ];
 
+// At most this many workers: each holds its own module and block table
+// (some 200 MB for the largest searches).
+const MAX_WORKERS = 4;
+
+export function searchWorkerCount() {
+  const cores = Number(globalThis.navigator?.hardwareConcurrency) || 1;
+  return Math.max(1, Math.min(cores, MAX_WORKERS));
+}
+
 export class SearchPanel {
   // getInputs() -> {app, system, ...}: the current Calculon app (or spec/3
   // model) and system JSON; load(spec, inputs, rank) loads one result's
-  // canonical spec into the calculator, with the inputs the search ran on.
-  constructor(getInputs, load) {
+  // canonical spec into the calculator, with the inputs the search ran on;
+  // merge(outputs) -> {ok, output, errors}: bp.mergeSearch.
+  constructor(getInputs, load, merge) {
     this.getInputs = getInputs;
     this.load = load;
-    this.worker = null;
+    this.merge = merge;
+    this.workers = [];
     this.form = byId('search-form');
     this.progress = byId('search-progress');
     this.status = byId('search-status');
@@ -119,37 +133,54 @@ export class SearchPanel {
     this.cancel();
     const inputs = this.getInputs();
     const args = this.args();
+    const count = searchWorkerCount();
     this.setRunning(true);
     this.progress.value = 0;
     this.status.textContent = 'Searching…';
     const started = performance.now();
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), {type: 'module'});
-    this.worker.onmessage = ({data}) => {
-      if (data.type === 'progress') {
-        this.progress.value = data.fraction;
-        this.status.textContent = `Searching… ${(data.fraction * 100).toFixed(0)} %`;
-        return;
-      }
-      const seconds = (performance.now() - started) / 1000;
-      this.cancel();
-      this.show(data, seconds, inputs);
-    };
-    this.worker.onerror = (event) => {
-      this.cancel(`The search worker failed: ${event.message ?? 'unknown error'}`);
-    };
-    this.worker.postMessage({app: inputs.app, system: inputs.system, args});
+    const fractions = new Array(count).fill(0);
+    const outputs = new Array(count).fill(null);
+    let finished = 0;
+    for (let i = 0; i < count; ++i) {
+      const worker = new Worker(new URL('./worker.js', import.meta.url), {type: 'module'});
+      worker.onmessage = ({data}) => {
+        if (data.type === 'progress') {
+          fractions[i] = data.fraction;
+          // The parts weigh about the same (the core deals them so).
+          const fraction = fractions.reduce((a, b) => a + b, 0) / count;
+          this.progress.value = fraction;
+          this.status.textContent = `Searching… ${(fraction * 100).toFixed(0)} %`;
+          return;
+        }
+        if (!data.ok) {  // the first failure is the answer (every part parses the same inputs)
+          this.cancel();
+          this.show(data, 0, inputs);
+          return;
+        }
+        outputs[i] = data.output;
+        worker.terminate();
+        if (++finished < count) return;
+        const seconds = (performance.now() - started) / 1000;
+        this.cancel();
+        this.show(count === 1 ? data : this.merge(outputs), seconds, inputs, count);
+      };
+      worker.onerror = (event) => {
+        this.cancel(`The search worker failed: ${event.message ?? 'unknown error'}`);
+      };
+      worker.postMessage({app: inputs.app, system: inputs.system,
+                          args: count === 1 ? args : [...args, '--partition', `${i}/${count}`]});
+      this.workers.push(worker);
+    }
   }
 
   cancel(message) {
-    if (this.worker) {
-      this.worker.terminate();
-      this.worker = null;
-    }
+    for (const worker of this.workers) worker.terminate();
+    this.workers = [];
     this.setRunning(false);
     if (message) this.status.textContent = message;
   }
 
-  show(result, seconds, inputs) {
+  show(result, seconds, inputs, workers = 1) {
     fill(this.results);
     if (!result.ok) {
       this.status.textContent = 'The search did not run:';
@@ -165,7 +196,8 @@ export class SearchPanel {
     }
     const top = Array.isArray(parsed.top) ? parsed.top : [];
     this.status.textContent =
-        `${parsed.total_executions} mappings evaluated in ${seconds.toFixed(2)} s: ` +
+        `${parsed.total_executions} mappings evaluated in ${seconds.toFixed(2)} s` +
+        `${workers > 1 ? ` on ${workers} workers` : ''}: ` +
         `${parsed.good_executions} valid, ${parsed.bad_executions} rejected. ` +
         (top.length ? `Best ${top.length}:` : 'No valid mapping.');
     if (!top.length) return;

@@ -141,6 +141,11 @@ try {
   async function open(hash = '', file = '', viewport = {width: 1280, height: 900}) {
     await page?.close();
     page = await browser.newPage();
+    // Three cores, whatever the machine: the search runs in three parts,
+    // one per worker, merged by mergeSearch (step 7 checks the merge
+    // against the CLI's whole search).
+    await page.addInitScript(() => Object.defineProperty(
+        Navigator.prototype, 'hardwareConcurrency', {get: () => 3}));
     await page.setViewportSize(viewport);
     page.on('pageerror', (e) => problems.push(`page error: ${e}`));
     page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
@@ -430,8 +435,13 @@ try {
   assert.equal(native.code, 0, native.stderr);
   const nativeSearch = JSON.parse(native.stdout);
   assert.match(await page.textContent('#search-status'),
-               new RegExp(`^${nativeSearch.total_executions} mappings evaluated`));
+               new RegExp(`^${nativeSearch.total_executions} mappings evaluated ` +
+                          `in [0-9.]+ s on 3 workers: ${nativeSearch.good_executions} valid, ` +
+                          `${nativeSearch.bad_executions} rejected`));
   assert.equal(await page.locator('#search-results tbody tr').count(), nativeSearch.top.length);
+  const rates = await page.locator('#search-results tbody tr td:nth-child(2)').allTextContents();
+  assert.deepEqual(rates, nativeSearch.top.map((t) => t.stats.sample_rate.toPrecision(6)),
+                   'the merged parts rank as the whole search');
   const best = nativeSearch.top[0].execution;
   const firstRow = await page.locator('#search-results tbody tr').first()
       .locator('td').allTextContents();

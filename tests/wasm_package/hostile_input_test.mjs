@@ -38,6 +38,9 @@ const calls = {
   importCalculon: {args: [app, exe, sys], names: ['app', 'exe', 'system']},
   importMegatron: {args: [sys, megatron], names: ['system', 'args']},
   search: {args: [app, sys, searchFlags], names: ['app', 'system', 'args']},
+  mergeSearch: {args: [[0, 1].map((i) => bp.search(app, sys,
+                    [...searchFlags, '--json', '--partition', `${i}/2`]).output)],
+                names: ['parts']},
 };
 for (const [method, {args}] of Object.entries(calls)) {
   assert.equal(bp[method](...args).ok, true, `${method} accepts the valid input`);
@@ -60,6 +63,15 @@ function callWith(method, index, value) {
 // The messages of a result's errors ({field, message} objects).
 const messages = (result) => result.errors.map((e) => e.message);
 
+// The parts of a search merge into the whole search's output; parts that
+// are not such outputs are named.
+assert.equal(bp.mergeSearch(...calls.mergeSearch.args).output,
+             bp.search(app, sys, [...searchFlags, '--json']).output);
+assert.deepEqual(messages(bp.mergeSearch(['{}', calls.mergeSearch.args[0][0]])),
+                 ['parts[0]: not the JSON output of a search with --partition I/N (no "partition" ' +
+                  'object or "top" array)']);
+assert.deepEqual(messages(bp.mergeSearch('x')), ['mergeSearch: parts must be an array of strings']);
+
 // 1. A lone surrogate in every string argument is refused, naming it.
 let refused = 0;
 for (const [method, {names}] of Object.entries(calls)) {
@@ -67,7 +79,7 @@ for (const [method, {names}] of Object.entries(calls)) {
     for (const [text, unit, at] of [['ab\uD800cd', 'D800', 2], ['\uDC00', 'DC00', 0],
                                      ['x\uD83D', 'D83D', 1]]) {
       const result = callWith(method, index, text);
-      const argName = name === 'args' ? 'args[1]' : name;
+      const argName = Array.isArray(calls[method].args[index]) ? `${name}[1]` : name;
       assert.equal(result.ok, false, `${method} ${name}`);
       assert.deepEqual(result.errors, [{field: argName,
         message: `${argName}: not well-formed UTF-16: lone surrogate U+${unit} at index ${at}`,
@@ -89,8 +101,7 @@ for (const [method, {names}] of Object.entries(calls)) {
   names.forEach((name, index) => {
     const result = callWith(method, index, big17);
     assert.equal(result.ok, false, `${method} ${name} 17 MiB`);
-    if (name !== 'args') assert.deepEqual(messages(result), [tooLarge(name)], `${method} ${name}`);
-    else assert.deepEqual(messages(result), [tooLarge('args')], `${method} args`);
+    assert.deepEqual(messages(result), [tooLarge(name)], `${method} ${name}`);
   });
 }
 const big320 = 'y'.repeat(320e6);
