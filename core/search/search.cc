@@ -245,6 +245,10 @@ struct Group {
   std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
   const ChoiceList* choices = nullptr;
   double weight = 0;  // the most executions it can have, for progress
+  // Whether the model splits as the group says (the interleaving fits the
+  // stage, t splits the model, etp the experts, a tier holds the
+  // all-to-all): else every mapping is bad, at no cost.
+  bool structure_ok = true;
 };
 
 // Whether the checker accepts the group's simulated schedule with this
@@ -268,10 +272,11 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // work a worker takes.
 struct GroupRun {
   size_t first, end;  // groups [first, end)
-  double weight;
+  double weight;      // for progress: the most executions
+  double cost;        // for ordering and dealing the runs (RunCost)
 };
 
-// What the workers of one search share: the runs, heaviest first, and the
+// What the workers of one search share: the runs, costliest first (RunCost), and the
 // next one to take; the caller's progress and cancel functions, which only
 // worker 0 (the caller's thread) calls; the weight each worker has done,
 // whether the search was cancelled and the rate a mapping must beat.
@@ -702,7 +707,14 @@ std::vector<Group> Searcher::EnumerateGroups() {
               groups.push_back(std::move(g));
             }
             for (size_t i = first; i < groups.size(); ++i) {
-              groups[i].expert_degrees = expert_degrees;
+              Group& g = groups[i];
+              g.expert_degrees = expert_degrees;
+              g.structure_ok =
+                  InterleavingFits(g.v, BlocksPerStage(blocks, g.p)) &&
+                  TensorSplitsModel(model_, g.t) &&
+                  ExpertsAndLatentsSplit(model_, g.t,
+                                         g.etp == 0 ? g.t : g.etp) &&
+                  g.en >= 0;
             }
           }
         }
@@ -717,11 +729,7 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   gs.group = &g;
   const int64_t blocks = model_.num_blocks;
   gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
-  gs.structure_ok =
-      InterleavingFits(g.v, gs.blocks_per_stage) &&
-      TensorSplitsModel(model_, g.t) &&
-      ExpertsAndLatentsSplit(model_, g.t, g.etp == 0 ? g.t : g.etp) &&
-      g.en >= 0;
+  gs.structure_ok = g.structure_ok;
   // The assignments are counted, not enumerated: O(tiers^3) per group.
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   const int64_t tensor_nets = g.t > 1 ? nets : 1;
@@ -1488,29 +1496,63 @@ int SearchThreads(const SearchOptions& options) {
 #endif
 }
 
-// The runs of groups of one (t, cp), heaviest first (the first of equal
-// ones), so that the workers, which take them in this order, finish
+// An estimate of a run's time, in memory verdicts: the memory verdicts its
+// groups may take (memory twins x microbatch sizes) and its lowerings (per
+// (ep, etp), the most block configurations x microbatch sizes of a group:
+// the groups of other p, v and schedules share them), each some
+// kLoweringCost verdicts (fitted to the time of each run, one worker: 21
+// for Qwen3-235B-A22B's blocks, 18 for DeepSeek-V3's). A group whose
+// structure does not fit costs nothing. The
+// executions, which progress counts, are a poor guide: a run with few data
+// tiers has few of them and as many lowerings.
+double RunCost(const std::vector<Group>& groups, const GroupRun& run) {
+  constexpr double kLoweringCost = 20;
+  double verdicts = 0;
+  std::vector<std::pair<std::pair<int64_t, int64_t>, double>> lowerings;
+  for (size_t i = run.first; i < run.end; ++i) {
+    const Group& g = groups[i];
+    if (!g.structure_ok) continue;
+    const double sizes = static_cast<double>(g.microbatch_sizes.size());
+    verdicts += static_cast<double>(g.choices->memory_twins) * sizes;
+    const double configs = static_cast<double>(g.choices->block_parts) * sizes;
+    const std::pair<int64_t, int64_t> experts{g.ep, g.etp};
+    auto it = std::find_if(lowerings.begin(), lowerings.end(),
+                           [&](const auto& l) { return l.first == experts; });
+    if (it == lowerings.end()) {
+      lowerings.push_back({experts, configs});
+    } else {
+      it->second = std::max(it->second, configs);
+    }
+  }
+  double lowered = 0;
+  for (const auto& l : lowerings) lowered += l.second;
+  return verdicts + kLoweringCost * lowered;
+}
+
+// The runs of groups of one (t, cp), costliest first (RunCost; the first of
+// equal ones), so that the workers, which take them in this order, finish
 // together.
 std::vector<GroupRun> GroupRuns(const std::vector<Group>& groups) {
   std::vector<GroupRun> runs;
   for (size_t i = 0; i < groups.size(); ++i) {
     if (runs.empty() || groups[i].t != groups[runs.back().first].t ||
         groups[i].cp != groups[runs.back().first].cp) {
-      runs.push_back({i, i, 0});
+      runs.push_back({i, i, 0, 0});
     }
     runs.back().end = i + 1;
     runs.back().weight += groups[i].weight;
   }
+  for (GroupRun& run : runs) run.cost = RunCost(groups, run);
   std::stable_sort(runs.begin(), runs.end(),
                    [](const GroupRun& a, const GroupRun& b) {
-                     return a.weight > b.weight;
+                     return a.cost > b.cost;
                    });
   return runs;
 }
 
 // The runs of part `partition` of `partitions` (SearchOptions): `runs`
-// (heaviest first) dealt in order, each to the part with the least weight
-// so far, the first of equal ones; still heaviest first.
+// (costliest first) dealt in order, each to the part with the least cost
+// so far, the first of equal ones; still costliest first.
 std::vector<GroupRun> PartitionRuns(const std::vector<GroupRun>& runs,
                                     int64_t partition, int64_t partitions) {
   std::vector<double> load(static_cast<size_t>(partitions), 0.0);
@@ -1518,7 +1560,7 @@ std::vector<GroupRun> PartitionRuns(const std::vector<GroupRun>& runs,
   for (const GroupRun& run : runs) {
     const size_t least = static_cast<size_t>(
         std::min_element(load.begin(), load.end()) - load.begin());
-    load[least] += run.weight;
+    load[least] += run.cost;
     if (static_cast<int64_t>(least) == partition) mine.push_back(run);
   }
   return mine;

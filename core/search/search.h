@@ -109,9 +109,9 @@ struct SearchOptions {
   // Workers, each with its own WebAssembly instance) whose outputs
   // MergeSearchJson (search_json.h) merges into exactly the unpartitioned
   // output. The parts are whole runs of groups of one (t, cp), dealt
-  // heaviest first to the part with the least weight so far (the first of
-  // equal ones): every part enumerates the same groups, so the deal is the
-  // same in each. N = 1: the whole space.
+  // costliest first (an estimate of their time) to the part with the least
+  // cost so far (the first of equal ones): every part enumerates the same
+  // groups, so the deal is the same in each. N = 1: the whole space.
   static constexpr int64_t kMaxPartitions = 256;
   int64_t partition = 0;
   int64_t partitions = 1;
