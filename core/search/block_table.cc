@@ -338,12 +338,17 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
 // exchanges never charged as compute) for the figures the shard changes;
 // block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
-                         std::array<ShardTerms, kNumPlacements>& terms) const {
+                         StageShardTerms& terms) const {
   const double group = static_cast<double>(shard.group);
-  const bool shard_weights = shard.stage == ShardingStage::kParameters;
-  const bool shard_gradients = shard.stage >= ShardingStage::kGradients;
-  terms = {};
+  // The terms every stage shares, and the two the stages differ in: the
+  // weight gradients unsharded (optimizer) or sharded (gradients,
+  // parameters), and the weights (parameters only). Each is summed in task
+  // order, as one stage's pass would.
+  std::array<ShardTerms, kNumPlacements> common{};
+  std::array<double, kNumPlacements> grads_whole{}, grads_sharded{},
+      weights_sharded{};
   const ProcessorRate* vector = EngineRate(system_.vector, datatype_);
+  const int bytes_per_element = BytesPerElement(datatype_);
   const Lowered& root =
       lowered.shard_base != nullptr ? *lowered.shard_base : lowered;
   const std::vector<int32_t>& overrides = lowered.shard_override_ids;
@@ -354,7 +359,8 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
                      overrides[next_override] == static_cast<int32_t>(i);
     const TaskShardInputs& in =
         own ? lowered.shard_inputs[next_override++] : root.shard_inputs[i];
-    ShardTerms& b = terms[static_cast<size_t>(in.placement)];
+    const size_t placement = static_cast<size_t>(in.placement);
+    ShardTerms& b = common[placement];
     const double w = in.share;
     if (!in.has_state) {
       // No weights, gradients or optimizer state: every other term below
@@ -378,15 +384,32 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
         w * (in.no_processing ? 0
                               : ProcessingTime(system_.processing_mode,
                                                flop_time, mem_time));
-    if (shard_weights) b.weight_space += w * (in.weight_bytes / s);
-    b.weight_grad_space +=
+    weights_sharded[placement] += w * (in.weight_bytes / s);
+    grads_whole[placement] +=
         w * WeightGradBytesFor(precision_, in.weight_grad_elements,
-                               BytesPerElement(datatype_), s,
-                               shard_gradients);
+                               bytes_per_element, s, false);
+    grads_sharded[placement] +=
+        w * WeightGradBytesFor(precision_, in.weight_grad_elements,
+                               bytes_per_element, s, true);
     b.optimizer_space += w * bytes;
     b.useful_flops += w * in.forward_flops;
     b.useful_flops +=
         w * (in.activation_grad_flops + in.weight_grad_flops + flops);
+  }
+  for (ShardingStage stage :
+       {ShardingStage::kOptimizer, ShardingStage::kGradients,
+        ShardingStage::kParameters}) {
+    std::array<ShardTerms, kNumPlacements>& out =
+        terms[static_cast<size_t>(StageSlot(stage))];
+    for (size_t placement = 0; placement < common.size(); ++placement) {
+      out[placement] = common[placement];
+      out[placement].weight_space = stage == ShardingStage::kParameters
+                                        ? weights_sharded[placement]
+                                        : 0;
+      out[placement].weight_grad_space = stage >= ShardingStage::kGradients
+                                             ? grads_sharded[placement]
+                                             : grads_whole[placement];
+    }
   }
 }
 
@@ -417,12 +440,23 @@ BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
   if (slot == nullptr) slot = std::make_unique<Sharded>();
   Sharded& sharded = *slot;
   if (sharded.group != shard.group || sharded.expert != shard.expert) {
-    sharded.group = shard.group;
-    sharded.expert = shard.expert;
-    sharded.footprint_made = false;
-    sharded.composed_used = 0;
-    Reshard(lowered, shard, sharded.terms);
+    // One pass gives every stage's terms (the search asks for the stages
+    // one after another with the same shard): each stage's variant made
+    // for another shard takes them too.
+    Reshard(lowered, shard, reshard_scratch_);
     ++blocks_resharded_;
+    for (size_t k = 0; k < lowered.sharded.size(); ++k) {
+      std::unique_ptr<Sharded>& other = lowered.sharded[k];
+      if (other == nullptr) other = std::make_unique<Sharded>();
+      if (other->group == shard.group && other->expert == shard.expert) {
+        continue;
+      }
+      other->group = shard.group;
+      other->expert = shard.expert;
+      other->footprint_made = false;
+      other->composed_used = 0;
+      other->terms = reshard_scratch_[k];
+    }
   }
   return sharded;
 }

@@ -135,7 +135,8 @@ class BlockTable {
 
   // The figures of the block with its collectives on `nets` and its state
   // sharded as `shard` says. The pointer stays valid until Clear() or the
-  // next call for the same entry and ZeRO stage.
+  // next call for the same entry with another shard (of any ZeRO stage) or
+  // the same ZeRO stage.
   absl::StatusOr<const StagedBlock*> Get(Entry* entry, const BlockNets& nets,
                                          const BlockShard& shard);
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
@@ -160,7 +161,8 @@ class BlockTable {
   // it again for the next t cost the search half its time in page faults.
   // Sharded variants are kept for one (group, expert shard) per entry and
   // ZeRO stage, for every tiers asked: asking for another shard replaces
-  // them (the search asks for one d after another).
+  // them, of every stage (the search asks for one d after another, and for
+  // the stages of one d one after another).
   void Clear();
 
   int64_t blocks_lowered() const { return blocks_lowered_; }
@@ -260,10 +262,14 @@ class BlockTable {
   int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;
   // The stage's variant, made for `shard` when it was for another.
   Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
-  // The shard-dependent terms (optimizer step, sharded gradients, optimizer
-  // state and weights, useful FLOPs) per placement.
+  // Per ZeRO stage but kNone (StageSlot), the shard-dependent terms
+  // (optimizer step, sharded gradients, optimizer state and weights, useful
+  // FLOPs) per placement, with `shard`'s group and expert shard (its stage
+  // is not read): one pass for the three.
+  using StageShardTerms =
+      std::array<std::array<ShardTerms, kNumPlacements>, 3>;
   void Reshard(const Lowered& lowered, const BlockShard& shard,
-               std::array<ShardTerms, kNumPlacements>& terms) const;
+               StageShardTerms& terms) const;
   // Puts the terms into the figures of each placement.
   static void ApplyShardTerms(
       const std::array<ShardTerms, kNumPlacements>& terms,
@@ -292,6 +298,7 @@ class BlockTable {
   // reuses.
   DistributedTaskIR scratch_;
   std::vector<int32_t> rebuilt_;  // RelowerExperts' tasks
+  StageShardTerms reshard_scratch_;  // Reshard's, copied to each stage
   int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;
   int64_t blocks_resharded_ = 0;
