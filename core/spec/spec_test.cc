@@ -1,10 +1,13 @@
 #include "core/spec/spec.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <variant>
 
 #include "core/base/status_macros.h"
+#include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "gtest/gtest.h"
 
@@ -137,6 +140,38 @@ TEST(TypedProgram, AccessorsReadEitherKind) {
   training.model.num_blocks = 7;
   program.spec = training;
   EXPECT_EQ(program.model().num_blocks, 7);
+}
+
+// MoeBlocks and StageMoeBlocks count a layer pattern's '1's eight bytes at
+// a time: the same as counting one by one, for every length and offset and
+// bytes that differ from '1' in one bit or only in the high bit.
+TEST(Derive, LayerPatternCounts) {
+  uint64_t state = 12345;
+  const auto next = [&state]() {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return state >> 33;
+  };
+  const char bytes[] = {'0', '1', '1', '3', static_cast<char>(0xb1), '\x30', 'q'};
+  for (int length = 1; length <= 70; ++length) {
+    TransformerModel model;
+    model.num_blocks = length;
+    model.moe = MixtureOfExperts{};
+    std::string pattern;
+    for (int i = 0; i < length; ++i) pattern += bytes[next() % sizeof(bytes)];
+    model.moe->layer_pattern = pattern;
+    EXPECT_EQ(MoeBlocks(model), std::count(pattern.begin(), pattern.end(), '1'))
+        << pattern;
+    for (int64_t p = 1; p <= length; ++p) {
+      const int64_t per_stage = BlocksPerStage(length, p);
+      int64_t most = 0;
+      for (int64_t first = 0; first < length; first += per_stage) {
+        const int64_t last = std::min<int64_t>(first + per_stage, length);
+        most = std::max<int64_t>(
+            most, std::count(pattern.begin() + first, pattern.begin() + last, '1'));
+      }
+      EXPECT_EQ(StageMoeBlocks(model, p), most) << pattern << " p " << p;
+    }
+  }
 }
 
 }  // namespace
