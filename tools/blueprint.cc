@@ -507,15 +507,22 @@ std::optional<CommandResult> RunSearch(const Args& args) {
           ReadInputOrPreset(system_path, PresetKind::kSystem, &files[1])) {
     return failed;
   }
-  // A progress line on stderr once a search has run for a second.
+  // A progress line on a terminal's stderr once a search has run for a
+  // second, rewritten when the whole percentage changes (a log file would
+  // only collect the rewrites).
   const auto start = std::chrono::steady_clock::now();
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   bool shown = false;
+  int last_percent = -1;
   ProgressFn progress = [&](double fraction) {
+    if (!terminal) return;
     const auto elapsed = std::chrono::steady_clock::now() - start;
     if (elapsed < std::chrono::seconds(1)) return;
+    const int percent = static_cast<int>(fraction * 100);
+    if (percent == last_percent) return;
+    last_percent = percent;
     shown = true;
-    std::fprintf(stderr, "\rsearching: %3d%%",
-                 static_cast<int>(fraction * 100));
+    std::fprintf(stderr, "\rsearching: %3d%%", percent);
     std::fflush(stderr);
   };
   CommandResult result = Search(files[0], files[1], args, progress);

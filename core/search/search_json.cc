@@ -413,6 +413,12 @@ absl::StatusOr<std::string> MergeSearchJson(
     }
     values.push_back(std::move(*value));
     const nlohmann::json& v = values.back();
+    if (parts.size() == 1 && v.is_object() && !v.contains("partition") &&
+        v.contains("top") && v["top"].is_array() &&
+        v.contains("total_executions")) {
+      // A search in one part (--partition 0/1, or none) is the whole one.
+      return CanonicalJson(v) + "\n";
+    }
     if (!v.is_object() || !v.contains("partition") ||
         !v["partition"].is_object() || !v.contains("top") ||
         !v["top"].is_array()) {

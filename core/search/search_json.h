@@ -59,7 +59,8 @@ nlohmann::json SearchResultJsonValue(const SearchResult& result,
 // order): the counts summed, the rankings merged (a higher sample rate
 // first, then the smaller rank key: TopN's order) and cut to K, without the
 // partition keys; byte for byte the output of the search without
-// --partition (tested). kInvalidArgument naming every part (field
+// --partition (tested); one whole output (N = 1 prints no partition keys)
+// merges into itself. kInvalidArgument naming every part (field
 // "parts[i]...") that is not such an output, and a missing, repeated or
 // foreign part.
 absl::StatusOr<std::string> MergeSearchJson(

@@ -413,6 +413,13 @@ TEST(MergeSearchJsonTest, NamesEveryBadPart) {
     EXPECT_TRUE(absl::StrContains(message, expected)) << expected << "\n"
                                                       << message;
   }
+  // One whole search's output (--partition 0/1 prints no partition keys)
+  // merges into itself.
+  const std::string whole =
+      R"({"bad_executions": 1, "good_executions": 2, "top": [], "total_executions": 3})";
+  merged = MergeSearchJson({whole});
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(*merged, CanonicalJson(*ParseJson(whole)) + "\n");
   // A part missing: the count says so.
   merged = MergeSearchJson({Part(0, 2, 1)});
   ASSERT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
