@@ -1501,12 +1501,13 @@ int SearchThreads(const SearchOptions& options) {
 // (ep, etp), the most block configurations x microbatch sizes of a group:
 // the groups of other p, v and schedules share them), each some
 // kLoweringCost verdicts (fitted to the time of each run, one worker: 21
-// for Qwen3-235B-A22B's blocks, 18 for DeepSeek-V3's). A group whose
-// structure does not fit costs nothing. The
+// for Qwen3-235B-A22B's blocks, 18 for DeepSeek-V3's; in WebAssembly, where
+// the page deals its parts by it, Qwen3's two parts balance nearer 30). A
+// group whose structure does not fit costs nothing. The
 // executions, which progress counts, are a poor guide: a run with few data
 // tiers has few of them and as many lowerings.
 double RunCost(const std::vector<Group>& groups, const GroupRun& run) {
-  constexpr double kLoweringCost = 20;
+  constexpr double kLoweringCost = 24;
   double verdicts = 0;
   std::vector<std::pair<std::pair<int64_t, int64_t>, double>> lowerings;
   for (size_t i = run.first; i < run.end; ++i) {
