@@ -32,7 +32,7 @@ const flag = (name, fallback) => {
   return value;
 };
 const workerCount = Number(flag('--workers', '1'));
-const partsFlag = flag('--parts-per-worker', '1');
+const partsPerWorker = Number(flag('--parts-per-worker', '1'));
 const only = flag('--only', '');
 const [packageDir = 'bazel-bin/wasm/package', dataDir = 'tests/search/testdata', runsArg] = argv;
 const cases = [
@@ -78,26 +78,17 @@ const cases = [
     runs: 2,
     prunedOnly: true,
   },
-  {
-    name: 'deepseek-v3 2048 GPUs b2048 top10 every cp, both exchanges, zero, every schedule',
-    model: 'deepseek-v3.model.json',
+  // Every cp, both K/V exchanges, every ZeRO stage and schedule, for both MoE models.
+  ...['deepseek-v3', 'qwen3-235B-A22B'].map((model) => ({
+    name: `${model} 2048 GPUs b2048 top10 every cp, both exchanges, zero, every schedule`,
+    model: `${model}.model.json`,
     system: 'h100_80g_nvl8.json',
     args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
            '--max-context', '2048', '--context-exchange', 'all', '--sharding', 'all',
            '--schedules', 'all'],
     runs: 1,
     prunedOnly: true,
-  },
-  {
-    name: 'qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, zero, every schedule',
-    model: 'qwen3-235B-A22B.model.json',
-    system: 'h100_80g_nvl8.json',
-    args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
-           '--max-context', '2048', '--context-exchange', 'all', '--sharding', 'all',
-           '--schedules', 'all'],
-    runs: 1,
-    prunedOnly: true,
-  },
+  })),
   {
     name: 'qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule, uneven stages',
     model: 'qwen3-235B-A22B.model.json',
@@ -122,7 +113,6 @@ const threads = workerCount > 1
                () => new Worker(new URL('./search_bench_worker.mjs', import.meta.url),
                           {workerData: {entry: pathToFileURL(entry).href}}))
   : [];
-const partsPerWorker = Number(partsFlag);
 // One search: a call, or partsPerWorker * workerCount parts, each taken by
 // the next free thread (as web/search.js deals them), merged.
 async function search(app, sys, args) {

@@ -276,8 +276,9 @@ struct GroupRun {
   double cost;        // for ordering and dealing the runs (RunCost)
 };
 
-// What the workers of one search share: the runs, costliest first (RunCost), and the
-// next one to take; the caller's progress and cancel functions, which only
+// What the workers of one search share: the runs, costliest first
+// (RunCost), and the next one to take; the caller's progress and cancel
+// functions, which only
 // worker 0 (the caller's thread) calls; the weight each worker has done,
 // whether the search was cancelled and the rate a mapping must beat.
 struct SharedSearch {
@@ -1503,9 +1504,9 @@ int SearchThreads(const SearchOptions& options) {
 // kLoweringCost verdicts (fitted to the time of each run, one worker: 21
 // for Qwen3-235B-A22B's blocks, 18 for DeepSeek-V3's; in WebAssembly, where
 // the page deals its parts by it, Qwen3's two parts balance nearer 30). A
-// group whose structure does not fit costs nothing. The
-// executions, which progress counts, are a poor guide: a run with few data
-// tiers has few of them and as many lowerings.
+// group whose structure does not fit costs nothing. The executions, which
+// progress counts, are a poor guide: a run with few data tiers has few of
+// them and as many lowerings.
 double RunCost(const std::vector<Group>& groups, const GroupRun& run) {
   constexpr double kLoweringCost = 24;
   double verdicts = 0;

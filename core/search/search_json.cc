@@ -476,8 +476,9 @@ absl::StatusOr<std::string> MergeSearchJson(
     for (int k = 0; k < 3; ++k) {
       const std::string field = absl::StrCat(at, ".", kCountKeys[k]);
       const std::optional<int64_t> n =
-          v.contains(kCountKeys[k]) ? CountAt(v[kCountKeys[k]], field, &problems)
-                                    : std::nullopt;
+          v.contains(kCountKeys[k])
+              ? CountAt(v[kCountKeys[k]], field, &problems)
+              : std::nullopt;
       if (!n) {
         if (!v.contains(kCountKeys[k])) {
           problems.push_back({field, absl::StrCat(field, " is missing"),

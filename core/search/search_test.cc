@@ -611,7 +611,7 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
   }
 }
 
-// The workers split the space by (t, cp) and take the heaviest runs first;
+// The workers split the space by (t, cp) and take the costliest runs first;
 // the result is the single-threaded one, ties (many equal rates here: the
 // offload variants of a mapping) in enumeration order, for any number of
 // threads and any top size.

@@ -26,8 +26,10 @@ namespace blueprint {
 
 // The ranking of TopN and of every merge of rankings (the search's workers',
 // a partitioned search's parts): a higher score first, then a smaller key.
-inline bool RanksBefore(double score_a, const std::pair<uint64_t, uint64_t>& key_a,
-                        double score_b, const std::pair<uint64_t, uint64_t>& key_b) {
+inline bool RanksBefore(double score_a,
+                        const std::pair<uint64_t, uint64_t>& key_a,
+                        double score_b,
+                        const std::pair<uint64_t, uint64_t>& key_b) {
   if (score_a != score_b) return score_a > score_b;
   return key_a < key_b;
 }
