@@ -165,87 +165,64 @@ const BlockPrices::PricedTask& BlockPrices::TaskAt(size_t i) const {
   return base_->tasks_[i];
 }
 
+template <typename F>
+void BlockPrices::ForEachTask(F&& f) const {
+  // The block's tasks: base_'s but for the overrides (tasks_), or tasks_.
+  const BlockPrices& root = base_ != nullptr ? *base_ : *this;
+  const size_t n = root.tasks_.size();
+  size_t next_override = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const bool own = base_ != nullptr &&
+                     next_override < override_ids_.size() &&
+                     override_ids_[next_override] == static_cast<int32_t>(i);
+    if (own) {
+      f(tasks_[next_override], collectives_.data());
+      ++next_override;
+    } else {
+      f(root.tasks_[i], root.collectives_.data());
+    }
+  }
+}
+
 StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
                               const NetworkTier& tensor_net,
                               const NetworkTier& expert_net,
                               const NetworkTier& context_net,
                               const NetworkTier& expert_fast_net,
                               int64_t expert_local) const {
-  // The block's tasks: base_'s but for the overrides (tasks_), or tasks_.
-  const BlockPrices& root = base_ != nullptr ? *base_ : *this;
-  const size_t n = root.tasks_.size();
-  size_t next_override = 0;
-  // Per task: its processing time per stage as compute (0 for TPComm and
-  // exchanges) and, when it has collectives, their times.
-  const auto compute = [](const PricedTask& t, int stage) {
-    return t.time[stage];
-  };
-  const auto processing = [&](const PricedTask& t, int stage) {
-    return t.kind == Kind::kCompute ? compute(t, stage) : 0.0;
-  };
+  StagedBlock out = PlanCompute(footprint);
+  AddCommunication(tensor_net, expert_net, context_net, expert_fast_net,
+                   expert_local, out);
+  return out;
+}
+
+StagedBlock BlockPrices::Replan(const StagedBlock& planned,
+                                const NetworkTier& tensor_net,
+                                const NetworkTier& expert_net,
+                                const NetworkTier& context_net,
+                                const NetworkTier& expert_fast_net,
+                                int64_t expert_local) const {
+  StagedBlock out = planned;
+  for (int placement = 0; placement < kNumPlacements; ++placement) {
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
+    b.baseblock_fw_tp_size = b.edgeblock_fw_tp_size = 0;
+    b.baseblock_fw_tp_time = b.edgeblock_fw_tp_time = 0;
+    b.baseblock_fw_tp_time_exposed = b.edgeblock_fw_tp_time_exposed = 0;
+    b.baseblock_recomm_size = b.edgeblock_recomm_size = 0;
+    b.baseblock_recomm_time = b.edgeblock_recomm_time = 0;
+    b.baseblock_recomm_time_exposed = b.edgeblock_recomm_time_exposed = 0;
+    b.baseblock_bw_tp_size = b.edgeblock_bw_tp_size = 0;
+    b.baseblock_agrad_tp_time = b.edgeblock_agrad_tp_time = 0;
+    b.baseblock_agrad_tp_time_exposed = b.edgeblock_agrad_tp_time_exposed = 0;
+  }
+  AddCommunication(tensor_net, expert_net, context_net, expert_fast_net,
+                   expert_local, out);
+  return out;
+}
+
+StagedBlock BlockPrices::PlanCompute(const StagedBlock& footprint) const {
   StagedBlock out;
-  for (size_t i = 0; i < n; ++i) {
-    const bool own = base_ != nullptr &&
-                     next_override < override_ids_.size() &&
-                     override_ids_[next_override] == static_cast<int32_t>(i);
-    const PricedTask& t = own ? tasks_[next_override] : root.tasks_[i];
-    const Collective* collectives =
-        own ? collectives_.data() : root.collectives_.data();
-    if (own) ++next_override;
-    const auto collective = [&](int phase, int variant) -> const Collective& {
-      return collectives[static_cast<size_t>(t.first_collective) +
-                         static_cast<size_t>(phase * kNumVariants + variant)];
-    };
-    // TaskPricer::Price: the collectives' times (NetTime), exposed in full
-    // for TPComm and exchanges, less for a ring exchange what the compute
-    // of the task that consumes it hides (HideExchanges).
-    PhaseTimes net{};
-    PhaseTimes exposed{};
-    if (t.first_collective >= 0) {
-      for (int phase = 0; phase < kNumCommPhases; ++phase) {
-        for (int v = 0; v < kNumVariants; ++v) {
-          const Collective& c = collective(phase, v);
-          if (c.peers <= 1) continue;
-          const NetworkTier& tier = c.axis == MeshAxis::kExpert ? expert_net
-                                    : c.axis == MeshAxis::kContext
-                                        ? context_net
-                                        : tensor_net;
-          const double comm =
-              c.op == CollectiveOp::kNone ? 0
-              : c.axis == MeshAxis::kExpert &&
-                      c.op == CollectiveOp::kAllToAll
-                  ? HierarchicalAllToAllTime(expert_net, expert_fast_net,
-                                             c.bytes, c.peers, expert_local)
-                  : CollectiveTime(tier, c.op, c.bytes, c.peers);
-          double time = 0;
-          switch (t.kind) {
-            case Kind::kTensorComm:
-              if (phase == kRecommPhase) {
-                time = t.recommunicate ? comm + compute(t, kWgrad) : 0;
-              } else {
-                time = comm + compute(t, phase == kFwPhase ? kFw : kAgrad);
-              }
-              break;
-            case Kind::kExchange:
-              time = phase == kRecommPhase ? 0 : comm;
-              break;
-            case Kind::kCompute:
-              break;
-          }
-          net[phase][v] = time;
-        }
-      }
-      if (t.kind != Kind::kCompute) exposed = net;
-      if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
-        const PricedTask& cover = TaskAt(static_cast<size_t>(t.overlapped_by));
-        for (int v = 0; v < kNumVariants; ++v) {
-          exposed[kFwPhase][v] =
-              std::max(0.0, net[kFwPhase][v] - processing(cover, kFw));
-          exposed[kBwPhase][v] =
-              std::max(0.0, net[kBwPhase][v] - processing(cover, kAgrad));
-        }
-      }
-    }
+  ForEachTask([&](const PricedTask& t, const Collective*) {
     // Aggregate, in task order.
     BlockFigures& b = FiguresOf(t.placement, out);
     const double w = t.share;
@@ -256,64 +233,38 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
       flops_time += w * t.flop_time[stage];
       mem_accessed += w * t.bytes[stage];
       mem_time += w * t.mem_time[stage];
-      time += w * processing(t, stage);
-    };
-    const auto add_comm = [&](int phase, double& base_size, double& edge_size,
-                              double& base_time, double& edge_time,
-                              double& base_exposed, double& edge_exposed) {
-      const bool any = t.first_collective >= 0;
-      base_size += w * (any ? collective(phase, 0).bytes : 0);
-      edge_size += w * (any ? collective(phase, 1).bytes : 0);
-      base_time += w * net[phase][0];
-      edge_time += w * net[phase][1];
-      base_exposed += w * exposed[phase][0];
-      edge_exposed += w * exposed[phase][1];
+      time += w * Processing(t, stage);
     };
     add_stage(kFw, b.block_fw_flops, b.block_fw_flops_time,
               b.block_fw_mem_accessed, b.block_fw_mem_time, b.block_fw_time);
-    add_comm(kFwPhase, b.baseblock_fw_tp_size, b.edgeblock_fw_tp_size,
-             b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time,
-             b.baseblock_fw_tp_time_exposed, b.edgeblock_fw_tp_time_exposed);
     b.useful_flops += w * t.flops[kFw];
-    if (training_) {
-      if (t.recompute) {
-        // Quirk (MODEL.md §6.1): the running block totals.
-        if constexpr (quirks::kRecomputeAddsRunningTotals) {
-          b.block_re_flops += b.block_fw_flops;
-          b.block_re_flops_time += b.block_fw_flops_time;
-          b.block_re_mem_accessed += b.block_fw_mem_accessed;
-          b.block_re_mem_time += b.block_fw_mem_time;
-        } else {
-          b.block_re_flops += t.flops[kFw];
-          b.block_re_flops_time += t.flop_time[kFw];
-          b.block_re_mem_accessed += t.bytes[kFw];
-          b.block_re_mem_time += t.mem_time[kFw];
-        }
-        b.block_re_time += w * processing(t, kFw);
+    if (!training_) return;
+    if (t.recompute) {
+      // Quirk (MODEL.md §6.1): the running block totals.
+      if constexpr (quirks::kRecomputeAddsRunningTotals) {
+        b.block_re_flops += b.block_fw_flops;
+        b.block_re_flops_time += b.block_fw_flops_time;
+        b.block_re_mem_accessed += b.block_fw_mem_accessed;
+        b.block_re_mem_time += b.block_fw_mem_time;
+      } else {
+        b.block_re_flops += t.flops[kFw];
+        b.block_re_flops_time += t.flop_time[kFw];
+        b.block_re_mem_accessed += t.bytes[kFw];
+        b.block_re_mem_time += t.mem_time[kFw];
       }
-      if (t.recommunicate) {
-        add_comm(kRecommPhase, b.baseblock_recomm_size,
-                 b.edgeblock_recomm_size, b.baseblock_recomm_time,
-                 b.edgeblock_recomm_time, b.baseblock_recomm_time_exposed,
-                 b.edgeblock_recomm_time_exposed);
-      }
-      add_stage(kAgrad, b.block_agrad_flops, b.block_agrad_flops_time,
-                b.block_agrad_mem_accessed, b.block_agrad_mem_time,
-                b.block_agrad_time);
-      add_comm(kBwPhase, b.baseblock_bw_tp_size, b.edgeblock_bw_tp_size,
-               b.baseblock_agrad_tp_time, b.edgeblock_agrad_tp_time,
-               b.baseblock_agrad_tp_time_exposed,
-               b.edgeblock_agrad_tp_time_exposed);
-      add_stage(kWgrad, b.block_wgrad_flops, b.block_wgrad_flops_time,
-                b.block_wgrad_mem_accessed, b.block_wgrad_mem_time,
-                b.block_wgrad_time);
-      add_stage(kOptim, b.block_optim_flops, b.block_optim_flops_time,
-                b.block_optim_mem_accessed, b.block_optim_mem_time,
-                b.block_optim_time);
-      b.useful_flops +=
-          w * (t.flops[kAgrad] + t.flops[kWgrad] + t.flops[kOptim]);
+      b.block_re_time += w * Processing(t, kFw);
     }
-  }
+    add_stage(kAgrad, b.block_agrad_flops, b.block_agrad_flops_time,
+              b.block_agrad_mem_accessed, b.block_agrad_mem_time,
+              b.block_agrad_time);
+    add_stage(kWgrad, b.block_wgrad_flops, b.block_wgrad_flops_time,
+              b.block_wgrad_mem_accessed, b.block_wgrad_mem_time,
+              b.block_wgrad_time);
+    add_stage(kOptim, b.block_optim_flops, b.block_optim_flops_time,
+              b.block_optim_mem_accessed, b.block_optim_mem_time,
+              b.block_optim_time);
+    b.useful_flops += w * (t.flops[kAgrad] + t.flops[kWgrad] + t.flops[kOptim]);
+  });
   // The footprint figures (AddTaskFootprint, FinishBlockFootprint), computed
   // once.
   for (int placement = 0; placement < kNumPlacements; ++placement) {
@@ -331,6 +282,95 @@ StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
     b.block_optimizer_space = f.block_optimizer_space;
   }
   return out;
+}
+
+void BlockPrices::AddCommunication(const NetworkTier& tensor_net,
+                                   const NetworkTier& expert_net,
+                                   const NetworkTier& context_net,
+                                   const NetworkTier& expert_fast_net,
+                                   int64_t expert_local,
+                                   StagedBlock& out) const {
+  ForEachTask([&](const PricedTask& t, const Collective* collectives) {
+    // A task without collectives would add +0 to every sum (w >= 0).
+    if (t.first_collective < 0) return;
+    const auto collective = [&](int phase, int variant) -> const Collective& {
+      return collectives[static_cast<size_t>(t.first_collective) +
+                         static_cast<size_t>(phase * kNumVariants + variant)];
+    };
+    // TaskPricer::Price: the collectives' times (NetTime), exposed in full
+    // for TPComm and exchanges, less for a ring exchange what the compute
+    // of the task that consumes it hides (HideExchanges).
+    PhaseTimes net{};
+    PhaseTimes exposed{};
+    for (int phase = 0; phase < kNumCommPhases; ++phase) {
+      for (int v = 0; v < kNumVariants; ++v) {
+        const Collective& c = collective(phase, v);
+        if (c.peers <= 1) continue;
+        const NetworkTier& tier = c.axis == MeshAxis::kExpert    ? expert_net
+                                  : c.axis == MeshAxis::kContext ? context_net
+                                                                 : tensor_net;
+        const double comm =
+            c.op == CollectiveOp::kNone ? 0
+            : c.axis == MeshAxis::kExpert && c.op == CollectiveOp::kAllToAll
+                ? HierarchicalAllToAllTime(expert_net, expert_fast_net, c.bytes,
+                                           c.peers, expert_local)
+                : CollectiveTime(tier, c.op, c.bytes, c.peers);
+        double time = 0;
+        switch (t.kind) {
+          case Kind::kTensorComm:
+            if (phase == kRecommPhase) {
+              time = t.recommunicate ? comm + t.time[kWgrad] : 0;
+            } else {
+              time = comm + t.time[phase == kFwPhase ? kFw : kAgrad];
+            }
+            break;
+          case Kind::kExchange:
+            time = phase == kRecommPhase ? 0 : comm;
+            break;
+          case Kind::kCompute:
+            break;
+        }
+        net[phase][v] = time;
+      }
+    }
+    if (t.kind != Kind::kCompute) exposed = net;
+    if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
+      const PricedTask& cover = TaskAt(static_cast<size_t>(t.overlapped_by));
+      for (int v = 0; v < kNumVariants; ++v) {
+        exposed[kFwPhase][v] =
+            std::max(0.0, net[kFwPhase][v] - Processing(cover, kFw));
+        exposed[kBwPhase][v] =
+            std::max(0.0, net[kBwPhase][v] - Processing(cover, kAgrad));
+      }
+    }
+    // Aggregate, in task order.
+    BlockFigures& b = FiguresOf(t.placement, out);
+    const double w = t.share;
+    const auto add_comm = [&](int phase, double& base_size, double& edge_size,
+                              double& base_time, double& edge_time,
+                              double& base_exposed, double& edge_exposed) {
+      base_size += w * collective(phase, 0).bytes;
+      edge_size += w * collective(phase, 1).bytes;
+      base_time += w * net[phase][0];
+      edge_time += w * net[phase][1];
+      base_exposed += w * exposed[phase][0];
+      edge_exposed += w * exposed[phase][1];
+    };
+    add_comm(kFwPhase, b.baseblock_fw_tp_size, b.edgeblock_fw_tp_size,
+             b.baseblock_fw_tp_time, b.edgeblock_fw_tp_time,
+             b.baseblock_fw_tp_time_exposed, b.edgeblock_fw_tp_time_exposed);
+    if (!training_) return;
+    if (t.recommunicate) {
+      add_comm(kRecommPhase, b.baseblock_recomm_size, b.edgeblock_recomm_size,
+               b.baseblock_recomm_time, b.edgeblock_recomm_time,
+               b.baseblock_recomm_time_exposed,
+               b.edgeblock_recomm_time_exposed);
+    }
+    add_comm(kBwPhase, b.baseblock_bw_tp_size, b.edgeblock_bw_tp_size,
+             b.baseblock_agrad_tp_time, b.edgeblock_agrad_tp_time,
+             b.baseblock_agrad_tp_time_exposed,
+             b.edgeblock_agrad_tp_time_exposed);
+  });
 }
 
 }  // namespace blueprint

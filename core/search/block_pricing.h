@@ -94,6 +94,15 @@ class BlockPrices {
                    const NetworkTier& context_net,
                    const NetworkTier& expert_fast_net,
                    int64_t expert_local) const;
+  // Plan on other tiers, given `planned`, this block's Plan on any tiers:
+  // its figures but the collectives' (sizes and times), which are priced
+  // anew; every figure as Plan gives it, bit for bit, for a fraction of
+  // its work (most tasks have no collectives).
+  StagedBlock Replan(const StagedBlock& planned, const NetworkTier& tensor_net,
+                     const NetworkTier& expert_net,
+                     const NetworkTier& context_net,
+                     const NetworkTier& expert_fast_net,
+                     int64_t expert_local) const;
 
  private:
   enum class Kind : int8_t { kCompute, kTensorComm, kExchange };
@@ -126,6 +135,25 @@ class BlockPrices {
   // Appends the task's prices to tasks_, and its collectives to
   // collectives_ when it has any whose times or sizes count.
   void AddPrices(const Task& task, const Rates& rates);
+
+  // A task's processing time per stage as compute (0 for TPComm and
+  // exchanges).
+  static double Processing(const PricedTask& t, int stage) {
+    return t.kind == Kind::kCompute ? t.time[stage] : 0.0;
+  }
+  // Calls f(task, its collectives' array) for the block's tasks in order.
+  template <typename F>
+  void ForEachTask(F&& f) const;
+  // Plan's figures that do not depend on the tiers: the tasks' compute,
+  // the recomputation and the footprint (from `footprint`).
+  StagedBlock PlanCompute(const StagedBlock& footprint) const;
+  // Adds the collectives' sizes and times on these tiers to `out`, in task
+  // order.
+  void AddCommunication(const NetworkTier& tensor_net,
+                        const NetworkTier& expert_net,
+                        const NetworkTier& context_net,
+                        const NetworkTier& expert_fast_net,
+                        int64_t expert_local, StagedBlock& out) const;
 
   // Task i's prices: one of the overrides, or base_'s.
   const PricedTask& TaskAt(size_t i) const;

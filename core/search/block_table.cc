@@ -207,10 +207,11 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
                        (previous->key.expert > 1) == (key.expert > 1);
   if (relower) {
     BP_RETURN_IF_ERROR(
-        LowerTensorParallelBlock().RelowerExperts(*program_, tasks, rebuilt_));
+        LowerTensorParallelBlock().RelowerExperts(*program_, sections_, tasks,
+                                                  rebuilt_));
   } else if (priced) {
-    BP_RETURN_IF_ERROR(
-        LowerTensorParallelBlock().RunWithoutLineage(*program_, tasks));
+    BP_RETURN_IF_ERROR(LowerTensorParallelBlock().RunWithoutLineage(
+        *program_, tasks, &sections_));
   }
   if (!priced || !BlockPrices::Supports(tasks)) {  // the latter not expected
     BP_ASSIGN_OR_RETURN(tasks, LowerTensorParallelBlock().Run(*program_));
@@ -306,10 +307,15 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
       return system_.networks[static_cast<size_t>(index)];
     };
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
-    staged = lowered.prices->Plan(
-        lowered.footprint, tier(nets.tensor), tier(nets.expert),
-        tier(nets.context), tier(local > 1 ? nets.expert - 1 : nets.expert),
-        local);
+    const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
+    // The figures but the collectives' are the same on every tiers.
+    staged = lowered.planned.empty()
+                 ? lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
+                                        tier(nets.expert), tier(nets.context),
+                                        fast, local)
+                 : lowered.prices->Replan(lowered.planned.front().staged,
+                                          tier(nets.tensor), tier(nets.expert),
+                                          tier(nets.context), fast, local);
   } else {
     TypedProgram& program = lowered.unpriced->program;
     TransformerTrainingParallelism& parallelism =

@@ -34,6 +34,7 @@
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
+#include "core/taskir/lower.h"
 #include "core/taskir/task_ir.h"
 
 namespace blueprint {
@@ -297,6 +298,7 @@ class BlockTable {
   // Where Find lowers a priced block: one IR whose storage every lowering
   // reuses.
   DistributedTaskIR scratch_;
+  ExpertSections sections_;      // where scratch_'s routed experts are
   std::vector<int32_t> rebuilt_;  // RelowerExperts' tasks
   StageShardTerms reshard_scratch_;  // Reshard's, copied to each stage
   int64_t blocks_lowered_ = 0;

@@ -543,6 +543,7 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
                                                          {4, 1}, {8, 1}},
                 std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {1, 1}}}) {
             DistributedTaskIR ir;
+            ExpertSections sections;
             std::vector<int32_t> rebuilt;
             for (size_t i = 0; i < chain.size(); ++i) {
               const auto [ep, etp] = chain[i];
@@ -554,11 +555,15 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
                   LowerTensorParallelBlock().RunWithoutLineage(*program);
               ASSERT_TRUE(full.ok()) << full.status();
               if (i == 0) {
-                ir = *full;
+                ASSERT_TRUE(LowerTensorParallelBlock()
+                                .RunWithoutLineage(*program, ir, &sections)
+                                .ok());
+                EXPECT_EQ(ToText(ir), ToText(*full));
+                EXPECT_FALSE(sections.sections.empty());
                 continue;
               }
               ASSERT_TRUE(LowerTensorParallelBlock()
-                              .RelowerExperts(*program, ir, rebuilt)
+                              .RelowerExperts(*program, sections, ir, rebuilt)
                               .ok());
               EXPECT_FALSE(rebuilt.empty());
               EXPECT_LT(rebuilt.size(), ir.tasks.size());
@@ -595,12 +600,15 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
               recomputed.ok());
   std::vector<int32_t> rebuilt;
   for (const TypedProgram* program : {&*routed, &*narrow, &*recomputed}) {
-    absl::StatusOr<DistributedTaskIR> ir =
-        LowerTensorParallelBlock().RunWithoutLineage(
-            program == &*routed ? *dense_experts : *routed);
-    ASSERT_TRUE(ir.ok());
-    const absl::Status status =
-        LowerTensorParallelBlock().RelowerExperts(*program, *ir, rebuilt);
+    DistributedTaskIR ir;
+    ExpertSections sections;
+    ASSERT_TRUE(LowerTensorParallelBlock()
+                    .RunWithoutLineage(
+                        program == &*routed ? *dense_experts : *routed, ir,
+                        &sections)
+                    .ok());
+    const absl::Status status = LowerTensorParallelBlock().RelowerExperts(
+        *program, sections, ir, rebuilt);
     EXPECT_FALSE(status.ok());
     EXPECT_NE(std::string(status.message()).find("relowering the experts"),
               std::string::npos)

@@ -13,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/base/format.h"
 #include "core/base/status_macros.h"
 #include "core/spec/derive.h"
 #include "core/taskir/optimizer.h"
@@ -92,14 +93,19 @@ using Sources = absl::InlinedVector<const char*, 12>;
 
 class BlockBuilder {
  public:
-  // Builds into `ir`, whose tasks it replaces (keeping their storage).
-  // With ctx.experts_only, `ir` must hold the block at other expert
-  // degrees: only the tasks of ExpertDependent scopes are rebuilt (their
-  // ids appended to `rebuilt`), and the others are built into a discarded
-  // task.
+  // Builds into `ir`, whose tasks it replaces (keeping their storage),
+  // and records where its routed experts are in `record` when given. With
+  // ctx.experts_only, `ir` must hold the block at other expert degrees and
+  // `rebuild` where its lowering put the routed experts: only those tasks
+  // are rebuilt (their ids appended to `rebuilt`), nothing else is built.
   BlockBuilder(const BlockContext& ctx, DistributedTaskIR& ir,
-               std::vector<int32_t>* rebuilt = nullptr)
-      : ctx_(ctx), ir_(ir), rebuilt_(rebuilt) {}
+               ExpertSections* record, const ExpertSections* rebuild,
+               std::vector<int32_t>* rebuilt)
+      : ctx_(ctx),
+        ir_(ir),
+        record_(record),
+        rebuild_(rebuild),
+        rebuilt_(rebuilt) {}
 
   // Fails only with ctx.experts_only, when `ir` is not a block of the same
   // structure (another task count or name).
@@ -154,7 +160,7 @@ class BlockBuilder {
   Task& AddEmbedding(absl::string_view name);
   // The activation after an MLP's first linear: `prefix`_GatedActivation
   // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
-  int32_t AddMlpActivation(const std::string& prefix, int64_t elements,
+  int32_t AddMlpActivation(absl::string_view prefix, int64_t elements,
                            bool full);
   // A routed expert's linear: `tokens` rows (the rank's share of the
   // routed tokens, capacity included) through n x k on each of the rank's
@@ -180,7 +186,7 @@ class BlockBuilder {
   // (returns the fork's and the norm's ids; the fork reads `input`, -1 for
   // none), dropout + residual add after it (reading `output` and the fork;
   // returns the residual's id). `prefix` is "AttnBlock" or "MlpBlock".
-  std::pair<int32_t, int32_t> AddBranchStart(const std::string& prefix,
+  std::pair<int32_t, int32_t> AddBranchStart(absl::string_view prefix,
                                              bool full, int32_t input);
   // Latent attention's Q and K/V projections (q_lora 0: one Q linear);
   // returns {query, key/value} ids, both reading `input`.
@@ -189,13 +195,23 @@ class BlockBuilder {
   // The K/V exchange of context parallelism before the scores, reading
   // the key and value tasks; -1 when cp = 1.
   int32_t BuildContextExchange(int32_t key, int32_t value);
-  int32_t AddBranchEnd(const std::string& prefix, bool full, int32_t output,
+  int32_t AddBranchEnd(absl::string_view prefix, bool full, int32_t output,
                        int32_t fork);
   // Each returns the id of its last task; `input` is the task they read
   // (-1: none, the first task of the block).
   int32_t BuildAttention(int32_t input);
   int32_t BuildMlp(int32_t input);
   int32_t BuildMoe(int32_t input);
+  // A MoE block's routed experts, reading the router's scores and the
+  // normed input: the dispatch, the experts' GEMMs and activation, the
+  // combine (all the tasks that depend on ep and etp); the id of the last.
+  int32_t BuildRoutedExperts(int32_t router, int32_t norm);
+  // The share a block's MoE MLP weighs, of a block that weighs `share`.
+  double MoeShare(double share) const {
+    return ctx_.dense_share == 0 ? share : share * ctx_.moe_share;
+  }
+  // ctx.experts_only: BuildRoutedExperts again over each of rebuild_'s.
+  absl::Status RebuildRoutedExperts();
   // A block's MLP part: dense, MoE, or both with their shares.
   void BuildMlps(int32_t input);
   // The input embedding (first stage) and the final norm, output layer and
@@ -204,37 +220,40 @@ class BlockBuilder {
   void BuildLastStage();
 
   // The next task of the block: ir_.tasks[used_], reset, or a new one.
-  // With ctx_.experts_only: the task of that index named `name` when it is
-  // rebuilt (its dependencies kept), else discard_.
+  // With ctx_.experts_only: the task of that index, which must be named
+  // `name` (else discard_ and mismatch_), its dependencies kept.
   Task& NextTask(absl::string_view name);
+  // `prefix` followed by `suffix`, in a buffer every name reuses: valid
+  // until the next call (a task copies its name when added). Made per
+  // block, such names were an allocation each.
+  absl::string_view Name(absl::string_view prefix, absl::string_view suffix) {
+    name_.assign(prefix.data(), prefix.size());
+    name_.append(suffix.data(), suffix.size());
+    return name_;
+  }
   // The task `id` to modify after it was added: discard_ where
   // ctx_.experts_only does not rebuild it.
   Task& TaskAt(int32_t id);
 
-  // The tasks added while one is alive depend on the expert degrees (ep,
-  // etp): RelowerExperts rebuilds them alone.
-  class ExpertDependent {
-   public:
-    explicit ExpertDependent(BlockBuilder& builder) : builder_(builder) {
-      builder_.expert_dependent_ = true;
-    }
-    ~ExpertDependent() { builder_.expert_dependent_ = false; }
-    ExpertDependent(const ExpertDependent&) = delete;
-    ExpertDependent& operator=(const ExpertDependent&) = delete;
-
-   private:
-    BlockBuilder& builder_;
-  };
-
   BlockContext ctx_;  // a copy: the placement changes as the build goes
   DistributedTaskIR& ir_;
   size_t used_ = 0;  // tasks of this build; ir_'s others are reused storage
-  std::vector<int32_t>* rebuilt_;  // with ctx_.experts_only
-  bool expert_dependent_ = false;  // an ExpertDependent scope is alive
-  // What experts_only builds the tasks it keeps into; its first mismatch.
+  ExpertSections* record_;               // may be null
+  const ExpertSections* rebuild_;        // with ctx_.experts_only
+  std::vector<int32_t>* rebuilt_;        // with ctx_.experts_only
+  // What experts_only builds a task of another name into; its first
+  // mismatch.
   Task discard_;
   absl::Status mismatch_;
+  std::string name_;  // Name's
 };
+
+// A MoE block's tasks depend on these fields.
+Sources MoeSources() {
+  return {"spec:model.hidden",          "spec:model.moe",
+          "spec:parallelism.expert",    "spec:parallelism.tensor.degree",
+          "spec:batch.microbatch_size", "spec:model.seq_size"};
+}
 
 // Activation-sized tasks on the residual path depend on these fields.
 const Sources& ResidualSources() {
@@ -801,30 +820,31 @@ void BlockBuilder::Reads(int32_t task,
 }
 
 std::pair<int32_t, int32_t> BlockBuilder::AddBranchStart(
-    const std::string& prefix, bool full, int32_t input) {
-  const int32_t fork = AddFork(prefix + "_Fork", ResidualActivation(), 2,
-                               TaskFlags().WithRecompute(full),
-                               ResidualSources())
-                           .id;
+    absl::string_view prefix, bool full, int32_t input) {
+  const int32_t fork =
+      AddFork(Name(prefix, "_Fork"), ResidualActivation(), 2,
+              TaskFlags().WithRecompute(full), ResidualSources())
+          .id;
   if (input >= 0) Reads(fork, {input});
   const int32_t norm =
-      AddLayerNorm(prefix + "_LayerNorm", ResidualActivation(),
+      AddLayerNorm(Name(prefix, "_LayerNorm"), ResidualActivation(),
                    kReusesActivation.WithRecompute(full))
           .id;
   Reads(norm, {fork});
   return {fork, norm};
 }
 
-int32_t BlockBuilder::AddBranchEnd(const std::string& prefix, bool full,
+int32_t BlockBuilder::AddBranchEnd(absl::string_view prefix, bool full,
                                    int32_t output, int32_t fork) {
   const int32_t dropout =
-      AddDropOut(prefix + "_DropOut", ResidualActivation(),
+      AddDropOut(Name(prefix, "_DropOut"), ResidualActivation(),
                  TaskFlags().WithRecompute(full), ResidualSources())
           .id;
   Reads(dropout, {output});
   const int32_t residual =
-      AddElementWise(prefix + "_Residual", ResidualActivation(),
-                     ResidualActivation(), kReusesActivation.WithRecompute(full))
+      AddElementWise(Name(prefix, "_Residual"), ResidualActivation(),
+                     ResidualActivation(),
+                     kReusesActivation.WithRecompute(full))
           .id;
   Reads(residual, {dropout, fork});
   return residual;
@@ -1145,40 +1165,25 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   return AddBranchEnd("MlpBlock", full, output, fork);
 }
 
-int32_t BlockBuilder::AddMlpActivation(const std::string& prefix,
+int32_t BlockBuilder::AddMlpActivation(absl::string_view prefix,
                                        int64_t elements, bool full) {
   const TaskFlags flags = TaskFlags().WithRecompute(full);
-  return ctx_.gated
-             ? AddGatedActivation(prefix + "_GatedActivation", elements, flags)
-                   .id
-             : AddGeLU(prefix + "_GeLU", elements, flags).id;
+  return ctx_.gated ? AddGatedActivation(Name(prefix, "_GatedActivation"),
+                                         elements, flags)
+                          .id
+                    : AddGeLU(Name(prefix, "_GeLU"), elements, flags).id;
 }
 
-int32_t BlockBuilder::BuildMoe(int32_t input) {
+int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   const BlockContext& c = ctx_;
   const bool full = c.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.ag_redo;
   const int64_t bs = c.batch_seq;
-  Sources sources = {
-      "spec:model.hidden", "spec:model.moe", "spec:parallelism.expert",
-      "spec:parallelism.tensor.degree", "spec:batch.microbatch_size",
-      "spec:model.seq_size"};
-  const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
-  // The router scores every local token against every expert (replicated
-  // over the TP ranks, as its weights are).
-  const double router_local = 2.0 * bs * c.h * c.experts;
-  const int32_t router =
-      AddLinear("MoeBlock_Router", bs, c.h, c.experts,
-                router_local * static_cast<double>(c.t) * c.cp,
-                kReusesActivation.WithRecompute(full), sources)
-          .id;
-  Reads(router, {norm});
+  const Sources sources = MoeSources();
   // Each rank sends its share of the tokens (b * s/cp / t distinct ones)
   // topk times to the experts' ranks; (ep - 1) / ep of it leaves the rank.
   const double sent = static_cast<double>(bs) / c.t * c.topk * c.h;
   const double leaving = sent * c.bpe * (c.ep - 1) / c.ep;
-  // From the dispatch to the combine, every task depends on ep and etp.
-  std::optional<ExpertDependent> expert_dependent(std::in_place, *this);
   int32_t dispatch = router;
   if (c.ep > 1) {
     dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep, sent,
@@ -1220,7 +1225,64 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                   .id;
     Reads(combine, {down});
   }
-  expert_dependent.reset();
+  return combine;
+}
+
+absl::Status BlockBuilder::RebuildRoutedExperts() {
+  for (const ExpertSections::Section& section : rebuild_->sections) {
+    if (section.first < 0 || section.end < section.first ||
+        static_cast<size_t>(section.end) > ir_.tasks.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relowering the experts: tasks ", section.first, " to ",
+          section.end, " are not in the block being relowered (",
+          ir_.tasks.size(), " tasks)"));
+    }
+    // The blocks' MoE share is the program's (the layer pattern and p).
+    if (section.placement == Placement::kEveryBlock &&
+        section.share != MoeShare(1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relowering the experts: the MoE blocks weigh ",
+          FormatDouble(MoeShare(1)), " of the stage, in the block being "
+          "relowered ", FormatDouble(section.share)));
+    }
+    used_ = static_cast<size_t>(section.first);
+    ctx_.placement = section.placement;
+    ctx_.share = section.share;
+    BuildRoutedExperts(section.router, section.norm);
+    BP_RETURN_IF_ERROR(mismatch_);
+    if (used_ != static_cast<size_t>(section.end)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "relowering the experts: the routed experts have ",
+          used_ - static_cast<size_t>(section.first),
+          " tasks, those of the block being relowered ",
+          section.end - section.first));
+    }
+  }
+  return absl::OkStatus();
+}
+
+int32_t BlockBuilder::BuildMoe(int32_t input) {
+  const BlockContext& c = ctx_;
+  const bool full = c.recompute == RecomputePolicy::kFull;
+  const bool ag = full || c.ag_redo;
+  const int64_t bs = c.batch_seq;
+  const Sources sources = MoeSources();
+  const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
+  // The router scores every local token against every expert (replicated
+  // over the TP ranks, as its weights are).
+  const double router_local = 2.0 * bs * c.h * c.experts;
+  const int32_t router =
+      AddLinear("MoeBlock_Router", bs, c.h, c.experts,
+                router_local * static_cast<double>(c.t) * c.cp,
+                kReusesActivation.WithRecompute(full), sources)
+          .id;
+  Reads(router, {norm});
+  const int32_t first = static_cast<int32_t>(used_);
+  const int32_t combine = BuildRoutedExperts(router, norm);
+  if (record_ != nullptr) {
+    record_->sections.push_back({first, static_cast<int32_t>(used_), router,
+                                   norm, ctx_.placement, ctx_.share});
+  }
   int32_t output = combine;
   if (c.shared_ff > 0) {
     // Shared experts: a tensor-parallel MLP every token runs.
@@ -1265,7 +1327,7 @@ void BlockBuilder::BuildMlps(int32_t input) {
     // A stage of dense and MoE blocks: each MLP weighed by its share.
     ctx_.share = share * ctx_.dense_share;
     BuildMlp(input);
-    ctx_.share = share * ctx_.moe_share;
+    ctx_.share = MoeShare(share);
     BuildMoe(input);
   }
   ctx_.share = share;
@@ -1322,12 +1384,12 @@ void BlockBuilder::BuildLastStage() {
   // block's kind, and the shared output layer and loss again.
   for (int64_t i = 0; i < c.mtp_layers; ++i) {
     const std::string prefix = absl::StrCat("Mtp", i, "_");
-    const int32_t mtp_norm =
-        AddLayerNorm(prefix + "Norms", 2 * ResidualActivation(), TaskFlags())
-            .id;
+    const int32_t mtp_norm = AddLayerNorm(Name(prefix, "Norms"),
+                                          2 * ResidualActivation(), TaskFlags())
+                                 .id;
     Reads(mtp_norm, {loss});
     const int32_t proj =
-        AddLinear(prefix + "Projection", c.batch_seq, 2 * c.h, c.h / c.t,
+        AddLinear(Name(prefix, "Projection"), c.batch_seq, 2 * c.h, c.h / c.t,
                   2.0 * FullBatchSeq() * (2 * c.h) * c.h, TaskFlags(),
                   {"spec:model.mtp_layers", "spec:model.hidden",
                    "spec:parallelism.tensor.degree"})
@@ -1336,11 +1398,12 @@ void BlockBuilder::BuildLastStage() {
     const int32_t attention = BuildAttention(proj);
     const int32_t block =
         c.last_block_moe ? BuildMoe(attention) : BuildMlp(attention);
-    const int32_t mtp_f = AddTensorComm(prefix + "Head_F", false, TaskFlags()).id;
+    const int32_t mtp_f =
+        AddTensorComm(Name(prefix, "Head_F"), false, TaskFlags()).id;
     Reads(mtp_f, {block});
-    Task& mtp_head = AddLinear(prefix + "Head_Logits", c.batch_seq, c.h,
-                               c.vocab / c.t, logits_gemm, TaskFlags(),
-                               head_sources);
+    Task& mtp_head =
+        AddLinear(Name(prefix, "Head_Logits"), c.batch_seq, c.h, c.vocab / c.t,
+                  logits_gemm, TaskFlags(), head_sources);
     // The output layer is shared with the model's: no weights of its own.
     mtp_head.footprint.weight = 0;
     mtp_head.footprint.weight_grad_sharded = 0;
@@ -1349,7 +1412,7 @@ void BlockBuilder::BuildLastStage() {
     mtp_head.work[static_cast<int>(Stage::kOptimizer)] = StageWork{};
     const int32_t mtp_logits = mtp_head.id;
     Reads(mtp_logits, {mtp_f});
-    loss = AddSoftMax(prefix + "Head_CrossEntropy",
+    loss = AddSoftMax(Name(prefix, "Head_CrossEntropy"),
                       c.batch_seq * (c.vocab / c.t),
                       TaskFlags().WithOutputStored(false))
                .id;
@@ -1360,7 +1423,6 @@ void BlockBuilder::BuildLastStage() {
 Task& BlockBuilder::NextTask(absl::string_view name) {
   if (ctx_.experts_only) {
     const size_t index = used_++;
-    if (!expert_dependent_) return discard_;
     if (index >= ir_.tasks.size() || ir_.tasks[index].name != name) {
       if (mismatch_.ok()) {
         mismatch_ = absl::InvalidArgumentError(absl::StrCat(
@@ -1427,6 +1489,8 @@ absl::Status BlockBuilder::Build() {
   // MLPs, the first and last stage's tasks and MTP blocks): the strategy
   // search lowers thousands of blocks, and moving tasks as the vector grows
   // cost it a tenth of its time.
+  if (ctx_.experts_only) return RebuildRoutedExperts();
+  if (record_ != nullptr) record_->sections.clear();
   ir_.tasks.reserve(96);
   ctx_.placement = Placement::kEveryBlock;
   BuildMlps(BuildAttention(-1));
@@ -1434,25 +1498,18 @@ absl::Status BlockBuilder::Build() {
     BuildFirstStage();
     BuildLastStage();
   }
-  if (ctx_.experts_only) {
-    BP_RETURN_IF_ERROR(mismatch_);
-    if (used_ != ir_.tasks.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relowering the experts: the block has ", used_,
-          " tasks, the block being relowered ", ir_.tasks.size()));
-    }
-    return absl::OkStatus();
-  }
   ir_.tasks.erase(ir_.tasks.begin() + static_cast<std::ptrdiff_t>(used_),
                   ir_.tasks.end());
   return absl::OkStatus();
 }
 
-// The block of `program` into `ir`, with or without each task's lineage;
-// `rebuilt` set: only its tasks that depend on the expert degrees (see
-// RelowerExperts).
+// The block of `program` into `ir`, with or without each task's lineage,
+// where its routed experts are recorded in `record` when given; `rebuild`
+// given: only the routed experts it records, their ids put in `rebuilt`
+// (see RelowerExperts).
 absl::Status Lower(const TypedProgram& program, bool lineage,
-                   DistributedTaskIR& ir,
+                   DistributedTaskIR& ir, ExpertSections* record,
+                   const ExpertSections* rebuild = nullptr,
                    std::vector<int32_t>* rebuilt = nullptr) {
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
@@ -1552,8 +1609,8 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
   }
   ctx.mtp_layers = model.mtp_layers;
   ctx.lineage = lineage;
-  ctx.experts_only = rebuilt != nullptr;
-  return BlockBuilder(ctx, ir, rebuilt).Build();
+  ctx.experts_only = rebuild != nullptr;
+  return BlockBuilder(ctx, ir, record, rebuild, rebuilt).Build();
 }
 
 }  // namespace
@@ -1561,7 +1618,7 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
 absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
     const TypedProgram& program) const {
   DistributedTaskIR ir;
-  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/true, ir));
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/true, ir, nullptr));
   BP_RETURN_IF_ERROR(VerifyTaskIR(ir));
   return ir;
 }
@@ -1569,19 +1626,20 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::Run(
 absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::RunWithoutLineage(
     const TypedProgram& program) const {
   DistributedTaskIR ir;
-  BP_RETURN_IF_ERROR(RunWithoutLineage(program, ir));
+  BP_RETURN_IF_ERROR(RunWithoutLineage(program, ir, nullptr));
   return ir;
 }
 
 absl::Status LowerTensorParallelBlock::RunWithoutLineage(
-    const TypedProgram& program, DistributedTaskIR& ir) const {
-  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir));
+    const TypedProgram& program, DistributedTaskIR& ir,
+    ExpertSections* sections) const {
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir, sections));
   return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage);
 }
 
 absl::Status LowerTensorParallelBlock::RelowerExperts(
-    const TypedProgram& program, DistributedTaskIR& ir,
-    std::vector<int32_t>& rebuilt) const {
+    const TypedProgram& program, const ExpertSections& sections,
+    DistributedTaskIR& ir, std::vector<int32_t>& rebuilt) const {
   rebuilt.clear();
   const DerivedValues& d = program.derived;
   if (ir.tasks.empty() || (ir.mesh.ep > 1) != (d.expert > 1)) {
@@ -1599,7 +1657,8 @@ absl::Status LowerTensorParallelBlock::RelowerExperts(
         " bytes per element) is not the program's (tp ", d.tensor, ", cp ",
         d.context, ", ", d.bytes_per_element, ")"));
   }
-  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir, &rebuilt));
+  BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir,
+                           /*record=*/nullptr, &sections, &rebuilt));
   // The other tasks are those of `ir`, verified when it was lowered.
   return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage, &rebuilt);
 }

@@ -16,6 +16,22 @@
 
 namespace blueprint {
 
+// Where a lowering put the tasks that depend on the expert degrees (ep,
+// etp): each MoE block's routed experts (the dispatch, the experts' GEMMs
+// and activation, the combine), which RelowerExperts rebuilds. Filled by
+// RunWithoutLineage; its callers only hand it to RelowerExperts.
+struct ExpertSections {
+  struct Section {
+    int32_t first = 0;  // the section's tasks: [first, end)
+    int32_t end = 0;
+    int32_t router = 0;  // the tasks it reads
+    int32_t norm = 0;
+    Placement placement = Placement::kEveryBlock;
+    double share = 1;  // Task::share of its tasks
+  };
+  std::vector<Section> sections;
+};
+
 class LowerTensorParallelBlock {
  public:
   static constexpr const char* kName = "LowerTensorParallelBlock";
@@ -32,20 +48,23 @@ class LowerTensorParallelBlock {
   // The same into `ir`, replacing its contents and reusing its storage: the
   // search lowers every block into one IR, so that thousands of lowerings
   // do not each allocate (and the allocator return to the system) the
-  // memory of a block's tasks.
+  // memory of a block's tasks. `sections`, when given, is where the routed
+  // experts are, for RelowerExperts.
   absl::Status RunWithoutLineage(const TypedProgram& program,
-                                 DistributedTaskIR& ir) const;
+                                 DistributedTaskIR& ir,
+                                 ExpertSections* sections = nullptr) const;
   // RunWithoutLineage(program, ir) where `ir` already holds that of a
   // program that differs from `program` at most in its expert degrees (ep,
-  // etp), with ep > 1 exactly when `program`'s is (the caller's promise;
-  // only ep, tp, cp, the datatype and the task names and count are
-  // checked): only the tasks that
-  // depend on them (the routed experts' dispatch, GEMMs, activation and
-  // combine) are rebuilt and verified (the others were, with `ir`), and
-  // their ids are put in `rebuilt`. The search lowers each block
-  // configuration for some 18 (ep, etp) pairs; the result is the full
-  // lowering's, field for field (block_table_test).
+  // etp), with ep > 1 exactly when `program`'s is, lowered with `sections`
+  // (the caller's promise; only ep, tp, cp, the datatype and the rebuilt
+  // tasks' names and count are checked): only the tasks that depend on them
+  // (the routed experts' dispatch, GEMMs, activation and combine) are
+  // rebuilt and verified (the others were, with `ir`), and their ids are
+  // put in `rebuilt`; nothing else of the block is built again. The search
+  // lowers each block configuration for some 18 (ep, etp) pairs; the
+  // result is the full lowering's, field for field (block_table_test).
   absl::Status RelowerExperts(const TypedProgram& program,
+                              const ExpertSections& sections,
                               DistributedTaskIR& ir,
                               std::vector<int32_t>& rebuilt) const;
 };
