@@ -303,29 +303,44 @@ void BlockPrices::AddCommunication(const NetworkTier& tensor_net,
     PhaseTimes net{};
     PhaseTimes exposed{};
     for (int phase = 0; phase < kNumCommPhases; ++phase) {
+      const Collective* priced = nullptr;  // the variant priced last
+      double comm = 0;
+      // Only TPComm and exchanges have network times, and those of the
+      // re-communication only when the task is re-communicated.
+      const bool timed =
+          t.kind == Kind::kTensorComm
+              ? phase != kRecommPhase || t.recommunicate
+              : t.kind == Kind::kExchange && phase != kRecommPhase;
+      if (!timed) continue;
       for (int v = 0; v < kNumVariants; ++v) {
         const Collective& c = collective(phase, v);
         if (c.peers <= 1) continue;
-        const NetworkTier& tier = c.axis == MeshAxis::kExpert    ? expert_net
-                                  : c.axis == MeshAxis::kContext ? context_net
-                                                                 : tensor_net;
-        const double comm =
-            c.op == CollectiveOp::kNone ? 0
-            : c.axis == MeshAxis::kExpert && c.op == CollectiveOp::kAllToAll
-                ? HierarchicalAllToAllTime(expert_net, expert_fast_net, c.bytes,
-                                           c.peers, expert_local)
-                : CollectiveTime(tier, c.op, c.bytes, c.peers);
+        // The edge variant's collective is mostly the base one's: the same
+        // arguments give the same time.
+        if (priced == nullptr || c.op != priced->op ||
+            c.bytes != priced->bytes || c.peers != priced->peers ||
+            c.axis != priced->axis) {
+          const NetworkTier& tier = c.axis == MeshAxis::kExpert ? expert_net
+                                    : c.axis == MeshAxis::kContext
+                                        ? context_net
+                                        : tensor_net;
+          comm = c.op == CollectiveOp::kNone ? 0
+                 : c.axis == MeshAxis::kExpert &&
+                         c.op == CollectiveOp::kAllToAll
+                     ? HierarchicalAllToAllTime(expert_net, expert_fast_net,
+                                                c.bytes, c.peers, expert_local)
+                     : CollectiveTime(tier, c.op, c.bytes, c.peers);
+          priced = &c;
+        }
         double time = 0;
         switch (t.kind) {
           case Kind::kTensorComm:
-            if (phase == kRecommPhase) {
-              time = t.recommunicate ? comm + t.time[kWgrad] : 0;
-            } else {
-              time = comm + t.time[phase == kFwPhase ? kFw : kAgrad];
-            }
+            time = comm + t.time[phase == kFwPhase   ? kFw
+                                 : phase == kBwPhase ? kAgrad
+                                                     : kWgrad];
             break;
           case Kind::kExchange:
-            time = phase == kRecommPhase ? 0 : comm;
+            time = comm;
             break;
           case Kind::kCompute:
             break;
