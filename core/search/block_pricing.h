@@ -74,7 +74,7 @@ class BlockPrices {
   void Reprice(const DistributedTaskIR& tasks, const System& system,
                DataType datatype);
   // Replaces these prices by those of `tasks`, the block `base` prices but
-  // for the tasks `ids` (increasing: RelowerExperts' rebuilt ones, the same
+  // for the tasks `ids` (increasing: Relower' rebuilt ones, the same
   // for every variant of `base`): only those are priced and kept here, the
   // others are read from `base` (from the prices it reads them from, if
   // it has any), which must outlive these unchanged. The (ep, etp)

@@ -159,22 +159,40 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) {
 
 absl::StatusOr<BlockTable::Entry*> BlockTable::Find(
     const BlockConfig& config,
-    const std::vector<std::pair<int64_t, int64_t>>& expert_variants) {
+    const std::vector<std::pair<int64_t, int64_t>>& expert_variants,
+    const std::vector<ContextExchange>& exchanges) {
   const BlockConfig key = Canonical(config);
   auto it = lowered_index_.find(key);
   if (it != lowered_index_.end()) return it->second;
   BP_ASSIGN_OR_RETURN(Lowered* const lowered, Lower(key, nullptr));
-  if (!model_.moe.has_value() || !lowered->prices.has_value()) {
-    return lowered;  // no experts, or not lowered in scratch_
-  }
+  if (!lowered->prices.has_value()) return lowered;  // not in scratch_
+  const std::vector<ContextExchange> own_exchange = {key.context_exchange};
+  const std::vector<std::pair<int64_t, int64_t>> own_degrees = {
+      {key.expert, key.expert_tensor}};
+  const auto& variant_exchanges =
+      key.context > 1 && !exchanges.empty() ? exchanges : own_exchange;
+  const auto& variant_degrees =
+      model_.moe.has_value() && !expert_variants.empty() ? expert_variants
+                                                         : own_degrees;
+  // Those of the structure of `key` (ep > 1 alike) first, each relowered
+  // from the one before; then the others, of which the first is lowered in
+  // full.
   const Lowered* previous = lowered;
-  for (const auto& [ep, etp] : expert_variants) {
-    BlockConfig variant = config;
-    variant.expert = ep;
-    variant.expert_tensor = etp;
-    variant = Canonical(variant);
-    if (lowered_index_.contains(variant)) continue;
-    BP_ASSIGN_OR_RETURN(previous, Lower(variant, previous));
+  for (const bool same_structure : {true, false}) {
+    for (const ContextExchange exchange : variant_exchanges) {
+      for (const auto& [ep, etp] : variant_degrees) {
+        BlockConfig variant = config;
+        variant.context_exchange = exchange;
+        variant.expert = ep;
+        variant.expert_tensor = etp;
+        variant = Canonical(variant);
+        if (((variant.expert > 1) == (key.expert > 1)) != same_structure ||
+            lowered_index_.contains(variant)) {
+          continue;
+        }
+        BP_ASSIGN_OR_RETURN(previous, Lower(variant, previous));
+      }
+    }
   }
   return lowered;
 }
@@ -206,9 +224,8 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
   const bool relower = previous != nullptr && priced &&
                        (previous->key.expert > 1) == (key.expert > 1);
   if (relower) {
-    BP_RETURN_IF_ERROR(
-        LowerTensorParallelBlock().RelowerExperts(*program_, sections_, tasks,
-                                                  rebuilt_));
+    BP_RETURN_IF_ERROR(LowerTensorParallelBlock().Relower(*program_, sections_,
+                                                          tasks, rebuilt_));
   } else if (priced) {
     BP_RETURN_IF_ERROR(LowerTensorParallelBlock().RunWithoutLineage(
         *program_, tasks, &sections_));

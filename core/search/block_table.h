@@ -125,14 +125,16 @@ class BlockTable {
 
   // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
   // first use. With a model with experts, `expert_variants` are the (ep,
-  // etp) the caller will also ask for with this configuration: lowered
-  // with it, each from the one before (RelowerExperts, which rebuilds only
-  // the experts' tasks and keeps the IR in cache), their prices and shard
+  // etp) the caller will also ask for with this configuration, and with cp
+  // > 1 `exchanges` the K/V exchanges: each such variant is lowered with
+  // it, from the one before (Relower, which rebuilds only the experts' and
+  // exchanges' tasks and keeps the IR in cache), their prices and shard
   // inputs those of the one before but for the rebuilt tasks. The search
-  // asks for some 18 (ep, etp) of each configuration.
+  // asks for some 18 (ep, etp) and both exchanges of each configuration.
   absl::StatusOr<Entry*> Find(
       const BlockConfig& config,
-      const std::vector<std::pair<int64_t, int64_t>>& expert_variants = {});
+      const std::vector<std::pair<int64_t, int64_t>>& expert_variants = {},
+      const std::vector<ContextExchange>& exchanges = {});
 
   // The figures of the block with its collectives on `nets` and its state
   // sharded as `shard` says. The pointer stays valid until Clear() or the
@@ -242,7 +244,7 @@ class BlockTable {
   // Sets program_ to the program of the canonical `key`.
   void SetProgram(const BlockConfig& key);
   // Lowers the canonical `key` into a new entry: relowered in scratch_
-  // (RelowerExperts) from `previous`, the entry whose block scratch_
+  // (Relower) from `previous`, the entry whose block scratch_
   // holds, when given and of the same structure (ep > 1 alike), else
   // lowered in full.
   absl::StatusOr<Lowered*> Lower(const BlockConfig& key,
@@ -298,8 +300,8 @@ class BlockTable {
   // Where Find lowers a priced block: one IR whose storage every lowering
   // reuses.
   DistributedTaskIR scratch_;
-  ExpertSections sections_;      // where scratch_'s routed experts are
-  std::vector<int32_t> rebuilt_;  // RelowerExperts' tasks
+  RelowerSections sections_;      // where scratch_'s experts and exchanges are
+  std::vector<int32_t> rebuilt_;  // Relower's tasks
   StageShardTerms reshard_scratch_;  // Reshard's, copied to each stage
   int64_t blocks_lowered_ = 0;
   int64_t blocks_planned_ = 0;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -359,8 +360,8 @@ void ExpectMoeTableMatchesFullPasses(
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16, precision, profile);
   // As the search does, each configuration is lowered with its other (ep,
-  // etp): the first of each ep > 1 or not in full, the others relowered
-  // (RelowerExperts); every one is checked below.
+  // etp) and K/V exchange: the first of each ep > 1 or not in full, the
+  // others relowered (Relower); every one is checked below.
   std::vector<std::pair<int64_t, int64_t>> variants;
   for (const BlockConfig& config : configs) {
     const std::pair<int64_t, int64_t> variant = {config.expert,
@@ -372,7 +373,10 @@ void ExpectMoeTableMatchesFullPasses(
     }
   }
   for (const BlockConfig& config : configs) {
-    ASSERT_TRUE(table.Find(config, variants).ok());
+    ASSERT_TRUE(table
+                    .Find(config, variants,
+                          {ContextExchange::kRing, ContextExchange::kAllGather})
+                    .ok());
   }
   const int64_t lowered = table.blocks_lowered();
   int checked = 0;
@@ -516,10 +520,10 @@ TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
   EXPECT_GT(flat.block.baseblock_fw_tp_time, got.block.baseblock_fw_tp_time);
 }
 
-// RelowerExperts, from a block at other expert degrees (and from the one
-// before, as the table chains them), gives RunWithoutLineage's IR field for
-// field; it refuses a block of another structure.
-TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
+// Relower, from a block at other expert degrees and K/V exchange (and from
+// the one before, as the table chains them), gives RunWithoutLineage's IR
+// field for field; it refuses a block of another structure.
+TEST(RelowerTest, IsTheFullLoweringFieldForField) {
   const System system = test_programs::A100System();
   const auto program_of = [&](const TransformerModel& model,
                               BlockConfig config, int64_t ep, int64_t etp,
@@ -538,17 +542,26 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
            {ModelProfile::kCalculon, ModelProfile::kRefined}) {
         for (const BlockConfig& base : MoeConfigs(2, pattern ? 2 : 1)) {
           if (base.expert != 1) continue;  // MoeConfigs' (ep, etp) below
-          for (const std::vector<std::pair<int64_t, int64_t>>& chain :
-               {std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {2, 1},
-                                                         {4, 1}, {8, 1}},
-                std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {1, 1}}}) {
+          // The exchange changes only with cp > 1.
+          constexpr ContextExchange kRing = ContextExchange::kRing;
+          constexpr ContextExchange kGather = ContextExchange::kAllGather;
+          using Step = std::tuple<ContextExchange, int64_t, int64_t>;
+          for (const std::vector<Step>& chain :
+               {std::vector<Step>{{kRing, 2, 2},
+                                  {kRing, 2, 1},
+                                  {kGather, 2, 1},
+                                  {kGather, 4, 1},
+                                  {kRing, 8, 1}},
+                std::vector<Step>{{kGather, 1, 2}, {kRing, 1, 1}}}) {
             DistributedTaskIR ir;
-            ExpertSections sections;
+            RelowerSections sections;
             std::vector<int32_t> rebuilt;
             for (size_t i = 0; i < chain.size(); ++i) {
-              const auto [ep, etp] = chain[i];
+              const auto [exchange, ep, etp] = chain[i];
+              BlockConfig config = base;
+              config.context_exchange = exchange;
               absl::StatusOr<TypedProgram> program =
-                  program_of(model, base, ep, etp, profile);
+                  program_of(model, config, ep, etp, profile);
               ASSERT_TRUE(program.ok()) << program.status();
               program->corrections = CorrectionsFor(profile);
               absl::StatusOr<DistributedTaskIR> full =
@@ -563,13 +576,15 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
                 continue;
               }
               ASSERT_TRUE(LowerTensorParallelBlock()
-                              .RelowerExperts(*program, sections, ir, rebuilt)
+                              .Relower(*program, sections, ir, rebuilt)
                               .ok());
               EXPECT_FALSE(rebuilt.empty());
               EXPECT_LT(rebuilt.size(), ir.tasks.size());
               EXPECT_EQ(ToText(ir), ToText(*full))
-                  << "ep=" << ep << " etp=" << etp << " latent=" << latent
-                  << " pattern=" << pattern << " cp=" << base.context
+                  << "ep=" << ep << " etp=" << etp
+                  << " exchange=" << ContextExchangeName(exchange)
+                  << " latent=" << latent << " pattern=" << pattern
+                  << " cp=" << base.context
                   << " recompute=" << RecomputeName(base.recompute);
               ++relowered;
             }
@@ -601,16 +616,16 @@ TEST(RelowerExpertsTest, IsTheFullLoweringFieldForField) {
   std::vector<int32_t> rebuilt;
   for (const TypedProgram* program : {&*routed, &*narrow, &*recomputed}) {
     DistributedTaskIR ir;
-    ExpertSections sections;
+    RelowerSections sections;
     ASSERT_TRUE(LowerTensorParallelBlock()
                     .RunWithoutLineage(
                         program == &*routed ? *dense_experts : *routed, ir,
                         &sections)
                     .ok());
-    const absl::Status status = LowerTensorParallelBlock().RelowerExperts(
-        *program, sections, ir, rebuilt);
+    const absl::Status status =
+        LowerTensorParallelBlock().Relower(*program, sections, ir, rebuilt);
     EXPECT_FALSE(status.ok());
-    EXPECT_NE(std::string(status.message()).find("relowering the experts"),
+    EXPECT_NE(std::string(status.message()).find("relowering"),
               std::string::npos)
         << status;
   }

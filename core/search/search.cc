@@ -971,8 +971,9 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   const auto shape = [&]() -> absl::StatusOr<StepShape*> {
     if (!shaped) {
       if (entry == nullptr) {
-        BP_ASSIGN_OR_RETURN(
-            entry, blocks_.Find(ConfigOf(g, c, b), *g.expert_degrees));
+        BP_ASSIGN_OR_RETURN(entry,
+                            blocks_.Find(ConfigOf(g, c, b), *g.expert_degrees,
+                                         options_.context_exchange));
       }
       SpecOf(gs, c, spec);
       SetStepMicrobatchSize(step, spec.derived, model_, b);

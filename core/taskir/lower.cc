@@ -80,9 +80,9 @@ struct BlockContext {
   int64_t seq_par_activation; // As = (b*s/t)*h
   // Record each task's lineage (false: RunWithoutLineage, for pricing).
   bool lineage;
-  // RelowerExperts: rebuild only the tasks that depend on ep and etp, in
-  // an IR that holds the block at other expert degrees.
-  bool experts_only;
+  // Relower: rebuild only the tasks that depend on ep, etp and the
+  // exchange, in an IR that holds the block at other ones.
+  bool relowering;
 };
 
 // A task's lineage sources as the builder collects them: string literals,
@@ -94,12 +94,13 @@ using Sources = absl::InlinedVector<const char*, 12>;
 class BlockBuilder {
  public:
   // Builds into `ir`, whose tasks it replaces (keeping their storage),
-  // and records where its routed experts are in `record` when given. With
-  // ctx.experts_only, `ir` must hold the block at other expert degrees and
-  // `rebuild` where its lowering put the routed experts: only those tasks
-  // are rebuilt (their ids appended to `rebuilt`), nothing else is built.
+  // and records where its routed experts and exchanges are in `record`
+  // when given. With ctx.relowering, `ir` must hold the block at other
+  // expert degrees or exchange and `rebuild` where its lowering put those:
+  // only their tasks are rebuilt (their ids appended to `rebuilt`),
+  // nothing else is built.
   BlockBuilder(const BlockContext& ctx, DistributedTaskIR& ir,
-               ExpertSections* record, const ExpertSections* rebuild,
+               RelowerSections* record, const RelowerSections* rebuild,
                std::vector<int32_t>* rebuilt)
       : ctx_(ctx),
         ir_(ir),
@@ -107,7 +108,7 @@ class BlockBuilder {
         rebuild_(rebuild),
         rebuilt_(rebuilt) {}
 
-  // Fails only with ctx.experts_only, when `ir` is not a block of the same
+  // Fails only with ctx.relowering, when `ir` is not a block of the same
   // structure (another task count or name).
   absl::Status Build();
 
@@ -210,8 +211,9 @@ class BlockBuilder {
   double MoeShare(double share) const {
     return ctx_.dense_share == 0 ? share : share * ctx_.moe_share;
   }
-  // ctx.experts_only: BuildRoutedExperts again over each of rebuild_'s.
-  absl::Status RebuildRoutedExperts();
+  // ctx.relowering: BuildRoutedExperts and BuildContextExchange again over
+  // each of rebuild_'s sections.
+  absl::Status RebuildSections();
   // A block's MLP part: dense, MoE, or both with their shares.
   void BuildMlps(int32_t input);
   // The input embedding (first stage) and the final norm, output layer and
@@ -220,8 +222,9 @@ class BlockBuilder {
   void BuildLastStage();
 
   // The next task of the block: ir_.tasks[used_], reset, or a new one.
-  // With ctx_.experts_only: the task of that index, which must be named
-  // `name` (else discard_ and mismatch_), its dependencies kept.
+  // With ctx_.relowering: the task of that index, which must be named
+  // `name` unless renaming_ (else discard_ and mismatch_), its
+  // dependencies kept.
   Task& NextTask(absl::string_view name);
   // `prefix` followed by `suffix`, in a buffer every name reuses: valid
   // until the next call (a task copies its name when added). Made per
@@ -232,16 +235,18 @@ class BlockBuilder {
     return name_;
   }
   // The task `id` to modify after it was added: discard_ where
-  // ctx_.experts_only does not rebuild it.
+  // ctx_.relowering does not rebuild it.
   Task& TaskAt(int32_t id);
 
   BlockContext ctx_;  // a copy: the placement changes as the build goes
   DistributedTaskIR& ir_;
   size_t used_ = 0;  // tasks of this build; ir_'s others are reused storage
-  ExpertSections* record_;               // may be null
-  const ExpertSections* rebuild_;        // with ctx_.experts_only
-  std::vector<int32_t>* rebuilt_;        // with ctx_.experts_only
-  // What experts_only builds a task of another name into; its first
+  RelowerSections* record_;         // may be null
+  const RelowerSections* rebuild_;  // with ctx_.relowering
+  std::vector<int32_t>* rebuilt_;   // with ctx_.relowering
+  // Relowering an exchange, whose name is its kind.
+  bool renaming_ = false;
+  // What relowering builds a task of another name into; its first
   // mismatch.
   Task discard_;
   absl::Status mismatch_;
@@ -809,7 +814,7 @@ void BlockBuilder::Reads(int32_t task,
                          std::initializer_list<int32_t> producers) {
   // A relowering keeps every task's dependencies: the structure is the
   // same.
-  if (ctx_.experts_only) return;
+  if (ctx_.relowering) return;
   std::vector<int32_t>& deps = ir_.tasks[static_cast<size_t>(task)].deps;
   for (int32_t producer : producers) {
     if (std::find(deps.begin(), deps.end(), producer) == deps.end()) {
@@ -914,6 +919,14 @@ int32_t BlockBuilder::BuildContextExchange(int32_t key, int32_t value) {
   // Ring: cp - 1 blocks arrive (and their gradients go back), hidden by the
   // attention on the blocks already there; all-gather: the whole K/V at
   // once before the scores (its gradients reduce-scattered after).
+  if (record_ != nullptr) {
+    record_->sections.push_back({RelowerSections::Kind::kContextExchange,
+                                 static_cast<int32_t>(used_),
+                                 static_cast<int32_t>(used_) + 1,
+                                 {key, value},
+                                 ctx_.placement,
+                                 ctx_.share});
+  }
   const int32_t exchange =
       AddExchange(ring ? "AttnBlock_KV_Ring" : "AttnBlock_KV_AllGather",
                   MeshAxis::kContext, c.cp, elements,
@@ -1228,34 +1241,43 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   return combine;
 }
 
-absl::Status BlockBuilder::RebuildRoutedExperts() {
-  for (const ExpertSections::Section& section : rebuild_->sections) {
+absl::Status BlockBuilder::RebuildSections() {
+  for (const RelowerSections::Section& section : rebuild_->sections) {
     if (section.first < 0 || section.end < section.first ||
         static_cast<size_t>(section.end) > ir_.tasks.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relowering the experts: tasks ", section.first, " to ",
-          section.end, " are not in the block being relowered (",
-          ir_.tasks.size(), " tasks)"));
-    }
-    // The blocks' MoE share is the program's (the layer pattern and p).
-    if (section.placement == Placement::kEveryBlock &&
-        section.share != MoeShare(1)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relowering the experts: the MoE blocks weigh ",
-          FormatDouble(MoeShare(1)), " of the stage, in the block being "
-          "relowered ", FormatDouble(section.share)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("relowering: tasks ", section.first, " to ", section.end,
+                       " are not in the block being relowered (",
+                       ir_.tasks.size(), " tasks)"));
     }
     used_ = static_cast<size_t>(section.first);
     ctx_.placement = section.placement;
     ctx_.share = section.share;
-    BuildRoutedExperts(section.router, section.norm);
+    switch (section.kind) {
+      case RelowerSections::Kind::kRoutedExperts:
+        // The blocks' MoE share is the program's (the layer pattern, p).
+        if (section.placement == Placement::kEveryBlock &&
+            section.share != MoeShare(1)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "relowering: the MoE blocks weigh ", FormatDouble(MoeShare(1)),
+              " of the stage, in the block being relowered ",
+              FormatDouble(section.share)));
+        }
+        BuildRoutedExperts(section.inputs[0], section.inputs[1]);
+        break;
+      case RelowerSections::Kind::kContextExchange:
+        renaming_ = true;
+        BuildContextExchange(section.inputs[0], section.inputs[1]);
+        renaming_ = false;
+        break;
+    }
     BP_RETURN_IF_ERROR(mismatch_);
     if (used_ != static_cast<size_t>(section.end)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "relowering the experts: the routed experts have ",
-          used_ - static_cast<size_t>(section.first),
-          " tasks, those of the block being relowered ",
-          section.end - section.first));
+      return absl::InvalidArgumentError(
+          absl::StrCat("relowering: the rebuilt section has ",
+                       used_ - static_cast<size_t>(section.first),
+                       " tasks, that of the block being relowered ",
+                       section.end - section.first));
     }
   }
   return absl::OkStatus();
@@ -1280,8 +1302,12 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   const int32_t first = static_cast<int32_t>(used_);
   const int32_t combine = BuildRoutedExperts(router, norm);
   if (record_ != nullptr) {
-    record_->sections.push_back({first, static_cast<int32_t>(used_), router,
-                                   norm, ctx_.placement, ctx_.share});
+    record_->sections.push_back({RelowerSections::Kind::kRoutedExperts,
+                                 first,
+                                 static_cast<int32_t>(used_),
+                                 {router, norm},
+                                 ctx_.placement,
+                                 ctx_.share});
   }
   int32_t output = combine;
   if (c.shared_ff > 0) {
@@ -1421,13 +1447,14 @@ void BlockBuilder::BuildLastStage() {
 }
 
 Task& BlockBuilder::NextTask(absl::string_view name) {
-  if (ctx_.experts_only) {
+  if (ctx_.relowering) {
     const size_t index = used_++;
-    if (index >= ir_.tasks.size() || ir_.tasks[index].name != name) {
+    if (index >= ir_.tasks.size() ||
+        (!renaming_ && ir_.tasks[index].name != name)) {
       if (mismatch_.ok()) {
-        mismatch_ = absl::InvalidArgumentError(absl::StrCat(
-            "relowering the experts: task ", index, " (", name,
-            ") is not in the block being relowered"));
+        mismatch_ = absl::InvalidArgumentError(
+            absl::StrCat("relowering: task ", index, " (", name,
+                         ") is not in the block being relowered"));
       }
       return discard_;
     }
@@ -1469,7 +1496,7 @@ Task& BlockBuilder::NextTask(absl::string_view name) {
 }
 
 Task& BlockBuilder::TaskAt(int32_t id) {
-  if (ctx_.experts_only &&
+  if (ctx_.relowering &&
       std::find(rebuilt_->begin(), rebuilt_->end(), id) == rebuilt_->end()) {
     return discard_;
   }
@@ -1485,12 +1512,12 @@ absl::Status BlockBuilder::Build() {
   ir_.bytes_per_element = static_cast<int>(ctx_.bpe);
   ir_.optimizer_shard = static_cast<int64_t>(ctx_.shard);
   ir_.overlap = ctx_.overlap;
+  if (ctx_.relowering) return RebuildSections();
+  if (record_ != nullptr) record_->sections.clear();
   // Room for the largest block (MoE with latent attention, dense and MoE
   // MLPs, the first and last stage's tasks and MTP blocks): the strategy
   // search lowers thousands of blocks, and moving tasks as the vector grows
   // cost it a tenth of its time.
-  if (ctx_.experts_only) return RebuildRoutedExperts();
-  if (record_ != nullptr) record_->sections.clear();
   ir_.tasks.reserve(96);
   ctx_.placement = Placement::kEveryBlock;
   BuildMlps(BuildAttention(-1));
@@ -1506,10 +1533,10 @@ absl::Status BlockBuilder::Build() {
 // The block of `program` into `ir`, with or without each task's lineage,
 // where its routed experts are recorded in `record` when given; `rebuild`
 // given: only the routed experts it records, their ids put in `rebuilt`
-// (see RelowerExperts).
+// (see Relower).
 absl::Status Lower(const TypedProgram& program, bool lineage,
-                   DistributedTaskIR& ir, ExpertSections* record,
-                   const ExpertSections* rebuild = nullptr,
+                   DistributedTaskIR& ir, RelowerSections* record,
+                   const RelowerSections* rebuild = nullptr,
                    std::vector<int32_t>* rebuilt = nullptr) {
   const DerivedValues& d = program.derived;
   const TransformerModel& model = program.model();
@@ -1609,7 +1636,7 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
   }
   ctx.mtp_layers = model.mtp_layers;
   ctx.lineage = lineage;
-  ctx.experts_only = rebuild != nullptr;
+  ctx.relowering = rebuild != nullptr;
   return BlockBuilder(ctx, ir, record, rebuild, rebuilt).Build();
 }
 
@@ -1632,30 +1659,30 @@ absl::StatusOr<DistributedTaskIR> LowerTensorParallelBlock::RunWithoutLineage(
 
 absl::Status LowerTensorParallelBlock::RunWithoutLineage(
     const TypedProgram& program, DistributedTaskIR& ir,
-    ExpertSections* sections) const {
+    RelowerSections* sections) const {
   BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir, sections));
   return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage);
 }
 
-absl::Status LowerTensorParallelBlock::RelowerExperts(
-    const TypedProgram& program, const ExpertSections& sections,
+absl::Status LowerTensorParallelBlock::Relower(
+    const TypedProgram& program, const RelowerSections& sections,
     DistributedTaskIR& ir, std::vector<int32_t>& rebuilt) const {
   rebuilt.clear();
   const DerivedValues& d = program.derived;
   if (ir.tasks.empty() || (ir.mesh.ep > 1) != (d.expert > 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "relowering the experts: the block being relowered has ep ",
-        ir.mesh.ep, ", the program ", d.expert,
-        " (the dispatch and combine exist only for ep > 1)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("relowering: the block being relowered has ep ",
+                     ir.mesh.ep, ", the program ", d.expert,
+                     " (the dispatch and combine exist only for ep > 1)"));
   }
   if (ir.mesh.tp != d.tensor || ir.mesh.cp != d.context ||
       ir.training != d.training ||
       ir.bytes_per_element != static_cast<int>(d.bytes_per_element)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "relowering the experts: the block being relowered (tp ", ir.mesh.tp,
-        ", cp ", ir.mesh.cp, ", ", ir.bytes_per_element,
-        " bytes per element) is not the program's (tp ", d.tensor, ", cp ",
-        d.context, ", ", d.bytes_per_element, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("relowering: the block being relowered (tp ", ir.mesh.tp,
+                     ", cp ", ir.mesh.cp, ", ", ir.bytes_per_element,
+                     " bytes per element) is not the program's (tp ", d.tensor,
+                     ", cp ", d.context, ", ", d.bytes_per_element, ")"));
   }
   BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir,
                            /*record=*/nullptr, &sections, &rebuilt));

@@ -229,7 +229,7 @@ std::string ToText(const DistributedTaskIR& ir);
 // the lineage check, for LowerTensorParallelBlock::RunWithoutLineage alone.
 // With `only` (increasing task ids), the checks of single tasks are made
 // on those alone, the others being those of an IR verified before
-// (LowerTensorParallelBlock::RelowerExperts); work conservation is checked
+// (LowerTensorParallelBlock::Relower); work conservation is checked
 // over every task.
 enum class TaskIRChecks { kAll, kWithoutLineage };
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir,
