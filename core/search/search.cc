@@ -1258,6 +1258,22 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
   const GroupState gs = StartGroup(g);
   const std::vector<Choice>& choices = g.choices->choices;
   const size_t sizes = g.microbatch_sizes.size();
+  if (!options_.exhaustive &&
+      (!gs.structure_ok || gs.valid_assignments == 0)) {
+    // Every execution of the group is bad (EvaluatePruned's first check):
+    // counted at once, as the loop below would (one microbatch size per
+    // choice with mbs_break); the exhaustive mode counts them one by one.
+    if (Cancelled()) return absl::CancelledError("search cancelled");
+    const int64_t sizes_tried =
+        options_.mbs_break ? std::min<int64_t>(1, static_cast<int64_t>(sizes))
+                           : static_cast<int64_t>(sizes);
+    const int64_t executions = gs.assignments * sizes_tried *
+                               static_cast<int64_t>(choices.size());
+    result_.total_executions += executions;
+    result_.bad_executions += executions;
+    ReportProgress(done + (choices.empty() ? 0 : g.weight));
+    return absl::OkStatus();
+  }
   entries_.assign(static_cast<size_t>(g.choices->block_parts) * sizes,
                   nullptr);
   verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
