@@ -64,9 +64,11 @@ def _impl(ctx):
                     "-D__TIMESTAMP__=\"redacted\"",
                     "-D__TIME__=\"redacted\"",
                 ]),
-                _flags(_COMPILE_ACTIONS, ["-O2", "-DNDEBUG"], "opt"),
+                # -O3: the page's search runs 3-6% faster than at -O2
+                # (core/search/README.md); no FP reassociation either way.
+                _flags(_COMPILE_ACTIONS, ["-O3", "-DNDEBUG"], "opt"),
                 _flags(_COMPILE_ACTIONS, ["-O0", "-g"], "dbg"),
-                _flags(_LINK_ACTIONS, ["-O2"], "opt"),
+                _flags(_LINK_ACTIONS, ["-O3"], "opt"),
             ],
         ),
     ]
