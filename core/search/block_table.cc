@@ -325,7 +325,7 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     };
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
     const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
-    // The figures but the collectives' are the same on every tiers.
+    // All figures but the collectives' are the same on all tiers.
     staged = lowered.planned.empty()
                  ? lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
                                         tier(nets.expert), tier(nets.context),

@@ -300,7 +300,7 @@ Task& BlockBuilder::Add(absl::string_view name, TaskKind kind, const RawLayer& r
   const int32_t id = static_cast<int32_t>(used_);
   Task& task = NextTask(name);
   task.id = id;
-  if (&task == &discard_) return task;  // kept as it is in ir_
+  if (&task == &discard_) return task;  // a relowering's mismatch
   task.placement = ctx_.placement;
   task.share = ctx_.share;
   task.name.assign(name.data(), name.size());
