@@ -25,12 +25,25 @@ using PhaseTimes = std::array<std::array<double, kNumVariants>, kNumCommPhases>;
 
 }  // namespace
 
-StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
-                             const TypedProgram& program) {
-  StagedBlock out;
-  for (const Task& task : tasks.tasks) {
+void AddFootprints(const DistributedTaskIR& tasks, size_t begin, size_t end,
+                   StagedBlock& out) {
+  end = std::min(end, tasks.tasks.size());
+  for (size_t i = begin; i < end; ++i) {
+    const Task& task = tasks.tasks[i];
     AddTaskFootprint(task, tasks.training, FiguresOf(task.placement, out));
   }
+}
+
+StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
+                             const TypedProgram& program) {
+  return FootprintFigures(tasks, program, StagedBlock(), 0);
+}
+
+StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
+                             const TypedProgram& program,
+                             const StagedBlock& prefix, size_t prefix_end) {
+  StagedBlock out = prefix;
+  AddFootprints(tasks, prefix_end, tasks.tasks.size(), out);
   FinishBlockFootprint(program, tasks.training, out.block);
   return out;
 }
@@ -126,6 +139,7 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
                           const System& system, DataType datatype) {
   training_ = tasks.training;
   base_ = nullptr;
+  compute_prefix_end_ = SIZE_MAX;
   override_ids_.clear();
   tasks_.clear();
   collectives_.clear();
@@ -146,6 +160,7 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
   const BlockPrices& root = base.base_ != nullptr ? *base.base_ : base;
   training_ = tasks.training;
   base_ = &root;
+  compute_prefix_end_ = SIZE_MAX;
   override_ids_ = ids;
   tasks_.clear();
   collectives_.clear();
@@ -166,12 +181,18 @@ const BlockPrices::PricedTask& BlockPrices::TaskAt(size_t i) const {
 }
 
 template <typename F>
-void BlockPrices::ForEachTask(F&& f) const {
+void BlockPrices::ForEachTask(size_t begin, size_t end, F&& f) const {
   // The block's tasks: base_'s but for the overrides (tasks_), or tasks_.
   const BlockPrices& root = base_ != nullptr ? *base_ : *this;
-  const size_t n = root.tasks_.size();
+  const size_t n = std::min(end, root.tasks_.size());
   size_t next_override = 0;
-  for (size_t i = 0; i < n; ++i) {
+  if (base_ != nullptr && begin > 0) {
+    next_override = static_cast<size_t>(
+        std::lower_bound(override_ids_.begin(), override_ids_.end(),
+                         static_cast<int32_t>(begin)) -
+        override_ids_.begin());
+  }
+  for (size_t i = begin; i < n; ++i) {
     const bool own = base_ != nullptr &&
                      next_override < override_ids_.size() &&
                      override_ids_[next_override] == static_cast<int32_t>(i);
@@ -222,7 +243,41 @@ StagedBlock BlockPrices::Replan(const StagedBlock& planned,
 
 StagedBlock BlockPrices::PlanCompute(const StagedBlock& footprint) const {
   StagedBlock out;
-  ForEachTask([&](const PricedTask& t, const Collective*) {
+  size_t begin = 0;
+  if (base_ != nullptr && !override_ids_.empty()) {
+    // The tasks before the first override are base_'s: their running sums
+    // are base_'s, made once for its variants.
+    const auto first = static_cast<size_t>(override_ids_.front());
+    if (base_->compute_prefix_end_ != first) {
+      base_->compute_prefix_ = StagedBlock{};
+      base_->AddCompute(0, first, base_->compute_prefix_);
+      base_->compute_prefix_end_ = first;
+    }
+    out = base_->compute_prefix_;
+    begin = first;
+  }
+  AddCompute(begin, SIZE_MAX, out);
+  // The footprint figures (AddTaskFootprint, FinishBlockFootprint), computed
+  // once.
+  for (int placement = 0; placement < kNumPlacements; ++placement) {
+    const BlockFigures& f =
+        FiguresOf(static_cast<Placement>(placement), footprint);
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
+    b.block_weight_space = f.block_weight_space;
+    b.block_act_working_space = f.block_act_working_space;
+    b.block_act_storage_space = f.block_act_storage_space;
+    b.block_act_checkpoint_size = f.block_act_checkpoint_size;
+    b.block_weight_grad_space = f.block_weight_grad_space;
+    b.block_weight_grad_space_no_sharding =
+        f.block_weight_grad_space_no_sharding;
+    b.block_act_grad_space = f.block_act_grad_space;
+    b.block_optimizer_space = f.block_optimizer_space;
+  }
+  return out;
+}
+
+void BlockPrices::AddCompute(size_t begin, size_t end, StagedBlock& out) const {
+  ForEachTask(begin, end, [&](const PricedTask& t, const Collective*) {
     // Aggregate, in task order.
     BlockFigures& b = FiguresOf(t.placement, out);
     const double w = t.share;
@@ -265,23 +320,6 @@ StagedBlock BlockPrices::PlanCompute(const StagedBlock& footprint) const {
               b.block_optim_time);
     b.useful_flops += w * (t.flops[kAgrad] + t.flops[kWgrad] + t.flops[kOptim]);
   });
-  // The footprint figures (AddTaskFootprint, FinishBlockFootprint), computed
-  // once.
-  for (int placement = 0; placement < kNumPlacements; ++placement) {
-    const BlockFigures& f =
-        FiguresOf(static_cast<Placement>(placement), footprint);
-    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
-    b.block_weight_space = f.block_weight_space;
-    b.block_act_working_space = f.block_act_working_space;
-    b.block_act_storage_space = f.block_act_storage_space;
-    b.block_act_checkpoint_size = f.block_act_checkpoint_size;
-    b.block_weight_grad_space = f.block_weight_grad_space;
-    b.block_weight_grad_space_no_sharding =
-        f.block_weight_grad_space_no_sharding;
-    b.block_act_grad_space = f.block_act_grad_space;
-    b.block_optimizer_space = f.block_optimizer_space;
-  }
-  return out;
 }
 
 void BlockPrices::AddCommunication(const NetworkTier& tensor_net,

@@ -18,7 +18,9 @@
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/analysis/figures.h"
@@ -56,6 +58,15 @@ auto& FiguresOf(Placement placement, Staged& staged) {
 // optimizer state: all ComputeMemory reads); every other figure is 0.
 StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
                              const TypedProgram& program);
+// The same, given `prefix`: the sums AddFootprints(tasks, 0, prefix_end)
+// gave, for these or the same tasks.
+StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
+                             const TypedProgram& program,
+                             const StagedBlock& prefix, size_t prefix_end);
+// Adds the footprints of tasks [begin, end) to `out`, in task order, as
+// FootprintFigures sums them (before the block's last terms).
+void AddFootprints(const DistributedTaskIR& tasks, size_t begin, size_t end,
+                   StagedBlock& out);
 
 // A lowered block, kept for pricing: per task what PlanPortable reads of it
 // and its tier-independent prices (no names, lineage or dependencies).
@@ -141,12 +152,19 @@ class BlockPrices {
   static double Processing(const PricedTask& t, int stage) {
     return t.kind == Kind::kCompute ? t.time[stage] : 0.0;
   }
-  // Calls f(task, its collectives' array) for the block's tasks in order.
+  // Calls f(task, its collectives' array) for the block's tasks [begin,
+  // end) in order (end past the last: to the last), or for all.
   template <typename F>
-  void ForEachTask(F&& f) const;
+  void ForEachTask(size_t begin, size_t end, F&& f) const;
+  template <typename F>
+  void ForEachTask(F&& f) const {
+    ForEachTask(0, SIZE_MAX, std::forward<F>(f));
+  }
   // Plan's figures that do not depend on the tiers: the tasks' compute,
   // the recomputation and the footprint (from `footprint`).
   StagedBlock PlanCompute(const StagedBlock& footprint) const;
+  // Adds the compute of tasks [begin, end) to `out`, in task order.
+  void AddCompute(size_t begin, size_t end, StagedBlock& out) const;
   // Adds the collectives' sizes and times on these tiers to `out`, in task
   // order.
   void AddCommunication(const NetworkTier& tensor_net,
@@ -165,6 +183,13 @@ class BlockPrices {
   std::vector<int32_t> override_ids_;
   std::vector<PricedTask> tasks_;
   std::vector<Collective> collectives_;  // of tasks_
+  // Of a block priced in full (base_ == nullptr), whose variants' overrides
+  // start at task compute_prefix_end_: PlanCompute's sums over the tasks
+  // before, which are the same in each variant and summed in the same
+  // order (made by the first variant planned; SIZE_MAX: none). A cache of
+  // these prices, which each search worker's table owns alone.
+  mutable size_t compute_prefix_end_ = SIZE_MAX;
+  mutable StagedBlock compute_prefix_;
 };
 
 }  // namespace blueprint

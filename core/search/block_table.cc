@@ -106,6 +106,7 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
 void BlockTable::Clear() {
   lowered_index_.clear();
   lowered_used_ = 0;
+  footprint_prefix_root_ = nullptr;
 }
 
 BlockTable::Lowered& BlockTable::NextEntry() {
@@ -271,7 +272,6 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
                    in.weight_bytes != 0;
     return in;
   };
-  lowered.footprint = FootprintFigures(tasks, *program_);
   if (previous != nullptr &&
       (previous->shard_base == nullptr ||
        previous->shard_override_ids == rebuilt)) {
@@ -279,6 +279,18 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
     // those of the entry lowered in full: read from it.
     lowered.shard_base =
         previous->shard_base != nullptr ? previous->shard_base : previous;
+    const size_t first_rebuilt = rebuilt.empty()
+                                     ? tasks.tasks.size()
+                                     : static_cast<size_t>(rebuilt.front());
+    if (footprint_prefix_root_ != lowered.shard_base ||
+        footprint_prefix_end_ != first_rebuilt) {
+      footprint_prefix_ = StagedBlock();
+      AddFootprints(tasks, 0, first_rebuilt, footprint_prefix_);
+      footprint_prefix_root_ = lowered.shard_base;
+      footprint_prefix_end_ = first_rebuilt;
+    }
+    lowered.footprint = FootprintFigures(tasks, *program_, footprint_prefix_,
+                                         footprint_prefix_end_);
     lowered.shard_override_ids = rebuilt;
     for (int32_t id : rebuilt) {
       lowered.shard_inputs.push_back(
@@ -289,6 +301,9 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
                                 datatype_);
     return;
   }
+  // A new shard base (perhaps in the storage of an earlier one).
+  footprint_prefix_root_ = nullptr;
+  lowered.footprint = FootprintFigures(tasks, *program_);
   lowered.shard_inputs.reserve(tasks.tasks.size());
   for (const Task& task : tasks.tasks) {
     lowered.shard_inputs.push_back(shard_inputs(task));

@@ -301,6 +301,13 @@ class BlockTable {
   // reuses.
   DistributedTaskIR scratch_;
   RelowerSections sections_;      // where scratch_'s experts and exchanges are
+  // The footprint sums (AddFootprints) over the tasks [0,
+  // footprint_prefix_end_) of footprint_prefix_root_, an entry lowered in
+  // full, which its relowered variants share: their tasks before the
+  // first rebuilt one are its. Made by the first such variant.
+  const Lowered* footprint_prefix_root_ = nullptr;
+  size_t footprint_prefix_end_ = 0;
+  StagedBlock footprint_prefix_;
   std::vector<int32_t> rebuilt_;  // Relower's tasks
   StageShardTerms reshard_scratch_;  // Reshard's, copied to each stage
   int64_t blocks_lowered_ = 0;

@@ -1661,6 +1661,18 @@ absl::Status LowerTensorParallelBlock::RunWithoutLineage(
     const TypedProgram& program, DistributedTaskIR& ir,
     RelowerSections* sections) const {
   BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir, sections));
+  if (sections != nullptr) {
+    sections->others = GemmWork{};
+    for (size_t i = 0; i < ir.tasks.size(); ++i) {
+      const auto task = static_cast<int32_t>(i);
+      const bool rebuilt =
+          std::any_of(sections->sections.begin(), sections->sections.end(),
+                      [task](const RelowerSections::Section& section) {
+                        return section.first <= task && task < section.end;
+                      });
+      if (!rebuilt) AddGemmWork(ir.tasks[i], sections->others);
+    }
+  }
   return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage);
 }
 
@@ -1686,8 +1698,10 @@ absl::Status LowerTensorParallelBlock::Relower(
   }
   BP_RETURN_IF_ERROR(Lower(program, /*lineage=*/false, ir,
                            /*record=*/nullptr, &sections, &rebuilt));
-  // The other tasks are those of `ir`, verified when it was lowered.
-  return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage, &rebuilt);
+  // The other tasks are those of `ir`, verified when it was lowered, their
+  // GEMM work summed then.
+  return VerifyTaskIR(ir, TaskIRChecks::kWithoutLineage, &rebuilt,
+                      &sections.others);
 }
 
 }  // namespace blueprint

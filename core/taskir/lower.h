@@ -35,6 +35,9 @@ struct RelowerSections {
     double share = 1;  // Task::share of its tasks
   };
   std::vector<Section> sections;
+  // The GEMM work of the tasks outside the sections, which a relowering
+  // keeps: its verification sums only the rebuilt tasks' own.
+  GemmWork others;
 };
 
 class LowerTensorParallelBlock {

@@ -373,5 +373,36 @@ TEST(VerifyTaskIR, RejectsCorruption) {
   }
 }
 
+// With `only` and the others' GEMM work given (a relowering's check), the
+// listed tasks are checked one by one and work conservation over all:
+// the others' work is read, not summed.
+TEST(VerifyTaskIR, OnlyWithOthersWork) {
+  TestMapping m;
+  m.t = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const DistributedTaskIR good, Lower(m));
+  const std::vector<int32_t> only = {3, 4};
+  GemmWork others;
+  for (size_t i = 0; i < good.tasks.size(); ++i) {
+    if (i != 3 && i != 4) AddGemmWork(good.tasks[i], others);
+  }
+  EXPECT_THAT(VerifyTaskIR(good, TaskIRChecks::kAll, &only, &others), IsOk());
+  DistributedTaskIR bad = good;
+  bad.tasks[4].work[1].flops = -1;
+  EXPECT_THAT(VerifyTaskIR(bad, TaskIRChecks::kAll, &only, &others),
+              Not(IsOk()));
+  // An unlisted task's corruption is not seen: it was checked before.
+  bad = good;
+  bad.tasks[6].work[1].flops = -1;
+  EXPECT_THAT(VerifyTaskIR(bad, TaskIRChecks::kAll, &only, &others), IsOk());
+  // Work the others' sum misses breaks the conservation.
+  GemmWork half = others;
+  half.local /= 2;
+  const absl::Status status =
+      VerifyTaskIR(good, TaskIRChecks::kAll, &only, &half);
+  EXPECT_NE(std::string(status.message()).find("work conservation"),
+            std::string::npos)
+      << status;
+}
+
 }  // namespace
 }  // namespace blueprint

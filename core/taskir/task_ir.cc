@@ -256,31 +256,40 @@ bool IsGemm(const TaskKind& kind) {
       kind);
 }
 
+void AddGemmWork(const Task& task, GemmWork& work) {
+  if (!IsGemm(task.kind)) return;
+  work.local += task.share * task.work[static_cast<int>(Stage::kForward)].flops;
+  work.unsharded += task.share * task.unsharded_gemm_flops;
+}
+
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir, TaskIRChecks checks,
-                          const std::vector<int32_t>* only) {
+                          const std::vector<int32_t>* only,
+                          const GemmWork* others) {
   if (ir.mesh.tp < 1) {
     return absl::InternalError(
         absl::StrCat("task IR: mesh tp (", ir.mesh.tp, ") must be >= 1"));
   }
   if (ir.tasks.empty()) return absl::InternalError("task IR: no tasks");
-  double local_gemm = 0, unsharded_gemm = 0;
+  GemmWork gemm_work;
+  if (only != nullptr && others != nullptr) gemm_work = *others;
   size_t next_only = 0;  // into *only
   for (size_t i = 0; i < ir.tasks.size(); ++i) {
-    const Task& task = ir.tasks[i];
     if (only != nullptr) {
       if (next_only < only->size() &&
           (*only)[next_only] == static_cast<int32_t>(i)) {
         ++next_only;
+      } else if (others != nullptr) {
+        // Verified before, its GEMM work in `others`: the next one to check.
+        if (next_only == only->size()) break;
+        i = static_cast<size_t>((*only)[next_only]) - 1;
+        continue;
       } else {
         // Verified before: only its part of the work conservation.
-        if (IsGemm(task.kind)) {
-          local_gemm +=
-              task.share * task.work[static_cast<int>(Stage::kForward)].flops;
-          unsharded_gemm += task.share * task.unsharded_gemm_flops;
-        }
+        AddGemmWork(ir.tasks[i], gemm_work);
         continue;
       }
     }
+    const Task& task = ir.tasks[i];
     // Built only for an error: the strategy search verifies every block.
     const auto where = [&task, i] {
       return absl::StrCat("task IR: task ", i, " (", task.name, ")");
@@ -361,17 +370,12 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir, TaskIRChecks checks,
         }
       }
     }
-    const bool gemm = std::holds_alternative<LinearTask>(task.kind) ||
-                      std::holds_alternative<OverlappedLinearTask>(task.kind) ||
-                      std::holds_alternative<BatchMatMulTask>(task.kind);
     if (BadNumber(task.share) || task.share > 1) {
       return absl::InternalError(
           absl::StrCat(where(), ": share must lie in [0, 1]"));
     }
-    if (gemm) {
-      local_gemm +=
-          task.share * task.work[static_cast<int>(Stage::kForward)].flops;
-      unsharded_gemm += task.share * task.unsharded_gemm_flops;
+    if (IsGemm(task.kind)) {
+      AddGemmWork(task, gemm_work);
     } else if (task.unsharded_gemm_flops != 0) {
       return absl::InternalError(
           absl::StrCat(where(), ": non-GEMM task carries GEMM work"));
@@ -379,8 +383,9 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir, TaskIRChecks checks,
   }
   // Work conservation: the t * cp ranks of a microbatch together do the
   // unsharded GEMM work.
+  const double unsharded_gemm = gemm_work.unsharded;
   const double summed =
-      local_gemm * static_cast<double>(ir.mesh.tp) * ir.mesh.cp;
+      gemm_work.local * static_cast<double>(ir.mesh.tp) * ir.mesh.cp;
   if (std::fabs(summed - unsharded_gemm) > 1e-9 * unsharded_gemm) {
     return absl::InternalError(absl::StrCat(
         "task IR: work conservation violated: local GEMM FLOPs x tp = ",

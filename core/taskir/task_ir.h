@@ -230,11 +230,24 @@ std::string ToText(const DistributedTaskIR& ir);
 // With `only` (increasing task ids), the checks of single tasks are made
 // on those alone, the others being those of an IR verified before
 // (LowerTensorParallelBlock::Relower); work conservation is checked
-// over every task.
+// over every task, the others' GEMM work read from `others` when given
+// (GemmWork of those tasks, which the caller promises unchanged) instead of
+// summed again.
 enum class TaskIRChecks { kAll, kWithoutLineage };
+
+// The GEMM work of some tasks, as work conservation sums it: share x
+// forward FLOPs, and share x unsharded GEMM FLOPs.
+struct GemmWork {
+  double local = 0;
+  double unsharded = 0;
+};
+// Adds the GEMM work of `task` (none unless a GEMM) to `work`.
+void AddGemmWork(const Task& task, GemmWork& work);
+
 absl::Status VerifyTaskIR(const DistributedTaskIR& ir,
                           TaskIRChecks checks = TaskIRChecks::kAll,
-                          const std::vector<int32_t>* only = nullptr);
+                          const std::vector<int32_t>* only = nullptr,
+                          const GemmWork* others = nullptr);
 
 }  // namespace blueprint
 
