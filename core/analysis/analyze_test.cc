@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -1115,6 +1116,48 @@ TEST(AnalyzeMemory, ScheduledInFlightCorrection) {
   leftover.global_batch = 6;
   BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(leftover, scheduled));
   EXPECT_EQ(a.iteration.figures.peak_inflight_microbatches, 6);
+}
+
+// ComputeMemory assigns every figure whatever the figures held before (the
+// search reuses one scratch): into figures full of NaN, the same as into
+// fresh ones, with and without training, recomputation and offload.
+TEST(AnalyzeMemory, EveryFigureAssigned) {
+  TestMapping mapping;
+  mapping.p = 2;
+  mapping.d = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(mapping));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const bool training : {true, false}) {
+    for (const RecomputePolicy recompute :
+         {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
+      for (const bool offload : {false, true}) {
+        StepShape step = a.iteration.step;
+        step.training = training;
+        step.recompute = recompute;
+        step.offload.weights = step.offload.activations =
+            step.offload.optimizer = offload;
+        MemoryFigures fresh;
+        ComputeMemory(a.plan.block, step, fresh);
+        MemoryFigures dirty;
+#define BP_POISON(name) dirty.name = nan;
+        BP_MEMORY_FIGURES(BP_POISON)
+        BP_MEMORY_TERMS(BP_POISON)
+#undef BP_POISON
+        dirty.checkpoint_min_defined = !fresh.checkpoint_min_defined;
+        dirty.tier1_capacity = dirty.tier2_capacity = nan;
+        ComputeMemory(a.plan.block, step, dirty);
+#define BP_EXPECT_SAME(name)                                    \
+  EXPECT_EQ(absl::StrCat(dirty.name), absl::StrCat(fresh.name)) \
+      << #name << " training=" << training << " offload=" << offload;
+        BP_MEMORY_FIGURES(BP_EXPECT_SAME)
+        BP_MEMORY_TERMS(BP_EXPECT_SAME)
+        BP_EXPECT_SAME(tier1_capacity)
+        BP_EXPECT_SAME(tier2_capacity)
+        BP_EXPECT_SAME(checkpoint_min_defined)
+#undef BP_EXPECT_SAME
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -849,7 +849,9 @@ double PeakInFlightMicrobatches(const StepShape& s) {
 
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
-  mem = MemoryFigures();
+  // Every field of `mem` is assigned below, whatever it held (not reset
+  // first: the search makes tens of millions of memory verdicts into one
+  // scratch; AnalyzeMemory.EveryFigureAssigned checks it).
   // The blocks of every stage the rank holds (in-flight microbatches count
   // in units of all of them).
   const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;

@@ -254,7 +254,7 @@ struct Group {
 // Whether the checker accepts the group's simulated schedule with this
 // choice and microbatch size: its shape rules (schedule_fits) and, for
 // dualpipe, no DP overlap (HoldsTwinStages).
-bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
+inline bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
   if (!g.schedule.has_value()) return true;
   return g.schedule_fits[microbatch] &&
          !(c.dp_overlap && HoldsTwinStages(*g.schedule));
@@ -968,24 +968,25 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   // these some hundred bytes per call was a tenth of the loop's time.
   StepShape& step = spec.step;
   bool shaped = false;
-  const auto shape = [&]() -> absl::StatusOr<StepShape*> {
-    if (!shaped) {
-      if (entry == nullptr) {
-        BP_ASSIGN_OR_RETURN(entry,
-                            blocks_.Find(ConfigOf(g, c, b), *g.expert_degrees,
-                                         options_.context_exchange));
-      }
-      SpecOf(gs, c, spec);
-      SetStepMicrobatchSize(step, spec.derived, model_, b);
-      shaped = true;
+  // (A Status, not a StatusOr of the step: called tens of millions of
+  // times, mostly when already shaped.)
+  const auto shape = [&]() -> absl::Status {
+    if (shaped) return absl::OkStatus();
+    if (entry == nullptr) {
+      BP_ASSIGN_OR_RETURN(entry,
+                          blocks_.Find(ConfigOf(g, c, b), *g.expert_degrees,
+                                       options_.context_exchange));
     }
-    return &step;
+    SpecOf(gs, c, spec);
+    SetStepMicrobatchSize(step, spec.derived, model_, b);
+    shaped = true;
+    return absl::OkStatus();
   };
   if (verdict == Verdict::kUnknown) {
-    BP_RETURN_IF_ERROR(shape().status());
+    BP_RETURN_IF_ERROR(shape());
     // The memory figures read footprints only: the block need not be
     // planned.
-    MemoryFigures& memory = memory_scratch_;  // ComputeMemory resets it
+    MemoryFigures& memory = memory_scratch_;  // ComputeMemory assigns every field
     const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
@@ -1028,7 +1029,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       if (ThresholdKnown()) {
         KnownBound& known = bounds[prefix.pair];
         if (known.generation != bounds_generation_) {
-          BP_RETURN_IF_ERROR(shape().status());
+          BP_RETURN_IF_ERROR(shape());
           BP_ASSIGN_OR_RETURN(
               block,
               blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
@@ -1041,7 +1042,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     }
     if (ruled_out) continue;
     ++result_.work.tier_pairs_examined;
-    BP_RETURN_IF_ERROR(shape().status());
+    BP_RETURN_IF_ERROR(shape());
     if (block == nullptr) {
       BP_ASSIGN_OR_RETURN(
           block,
