@@ -986,7 +986,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     BP_RETURN_IF_ERROR(shape());
     // The memory figures read footprints only: the block need not be
     // planned.
-    MemoryFigures& memory = memory_scratch_;  // ComputeMemory assigns every field
+    MemoryFigures& memory = memory_scratch_;  // all fields assigned
     const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
