@@ -1120,43 +1120,48 @@ TEST(AnalyzeMemory, ScheduledInFlightCorrection) {
 
 // ComputeMemory assigns every figure whatever the figures held before (the
 // search reuses one scratch): into figures full of NaN, the same as into
-// fresh ones, with and without training, recomputation and offload.
+// fresh ones, with and without training, recomputation, offload and the
+// last stage's copy of a tied table, with first and last stage extras (the
+// search's call).
 TEST(AnalyzeMemory, EveryFigureAssigned) {
   TestMapping mapping;
   mapping.p = 2;
   mapping.d = 2;
   BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(mapping));
+  StageExtras extras;
+  extras.first.block_weight_space = 1e6;
+  extras.first.block_act_working_space = 2e6;
+  extras.last.block_weight_space = 3e6;
+  extras.last.block_optimizer_space = 4e6;
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const bool training : {true, false}) {
-    for (const RecomputePolicy recompute :
-         {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
-      for (const bool offload : {false, true}) {
-        StepShape step = a.iteration.step;
-        step.training = training;
-        step.recompute = recompute;
-        step.offload.weights = step.offload.activations =
-            step.offload.optimizer = offload;
-        MemoryFigures fresh;
-        ComputeMemory(a.plan.block, step, fresh);
-        MemoryFigures dirty;
+  // Every combination of the four switches, one bit each.
+  for (int variant = 0; variant < 16; ++variant) {
+    StepShape step = a.iteration.step;
+    step.training = (variant & 1) != 0;
+    step.recompute =
+        (variant & 2) != 0 ? RecomputePolicy::kFull : RecomputePolicy::kNone;
+    step.offload.weights = step.offload.activations = step.offload.optimizer =
+        (variant & 4) != 0;
+    step.embedding_copy = (variant & 8) != 0;
+    MemoryFigures fresh;
+    ComputeMemory(a.plan.block, extras, step, fresh);
+    MemoryFigures dirty;
 #define BP_POISON(name) dirty.name = nan;
-        BP_MEMORY_FIGURES(BP_POISON)
-        BP_MEMORY_TERMS(BP_POISON)
+    BP_MEMORY_FIGURES(BP_POISON)
+    BP_MEMORY_TERMS(BP_POISON)
 #undef BP_POISON
-        dirty.checkpoint_min_defined = !fresh.checkpoint_min_defined;
-        dirty.tier1_capacity = dirty.tier2_capacity = nan;
-        ComputeMemory(a.plan.block, step, dirty);
+    dirty.checkpoint_min_defined = !fresh.checkpoint_min_defined;
+    dirty.tier1_capacity = dirty.tier2_capacity = nan;
+    ComputeMemory(a.plan.block, extras, step, dirty);
 #define BP_EXPECT_SAME(name)                                    \
   EXPECT_EQ(absl::StrCat(dirty.name), absl::StrCat(fresh.name)) \
-      << #name << " training=" << training << " offload=" << offload;
-        BP_MEMORY_FIGURES(BP_EXPECT_SAME)
-        BP_MEMORY_TERMS(BP_EXPECT_SAME)
-        BP_EXPECT_SAME(tier1_capacity)
-        BP_EXPECT_SAME(tier2_capacity)
-        BP_EXPECT_SAME(checkpoint_min_defined)
+      << #name << " variant=" << variant;
+    BP_MEMORY_FIGURES(BP_EXPECT_SAME)
+    BP_MEMORY_TERMS(BP_EXPECT_SAME)
+    BP_EXPECT_SAME(tier1_capacity)
+    BP_EXPECT_SAME(tier2_capacity)
+    BP_EXPECT_SAME(checkpoint_min_defined)
 #undef BP_EXPECT_SAME
-      }
-    }
   }
 }
 
