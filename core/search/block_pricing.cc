@@ -205,37 +205,14 @@ void BlockPrices::ForEachTask(size_t begin, size_t end, F&& f) const {
   }
 }
 
-StagedBlock BlockPrices::Plan(const StagedBlock& footprint,
+StagedBlock BlockPrices::Plan(const StagedBlock& compute,
                               const NetworkTier& tensor_net,
                               const NetworkTier& expert_net,
                               const NetworkTier& context_net,
                               const NetworkTier& expert_fast_net,
                               int64_t expert_local) const {
-  StagedBlock out = PlanCompute(footprint);
-  AddCommunication(tensor_net, expert_net, context_net, expert_fast_net,
-                   expert_local, out);
-  return out;
-}
-
-StagedBlock BlockPrices::Replan(const StagedBlock& planned,
-                                const NetworkTier& tensor_net,
-                                const NetworkTier& expert_net,
-                                const NetworkTier& context_net,
-                                const NetworkTier& expert_fast_net,
-                                int64_t expert_local) const {
-  StagedBlock out = planned;
-  for (int placement = 0; placement < kNumPlacements; ++placement) {
-    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
-    b.baseblock_fw_tp_size = b.edgeblock_fw_tp_size = 0;
-    b.baseblock_fw_tp_time = b.edgeblock_fw_tp_time = 0;
-    b.baseblock_fw_tp_time_exposed = b.edgeblock_fw_tp_time_exposed = 0;
-    b.baseblock_recomm_size = b.edgeblock_recomm_size = 0;
-    b.baseblock_recomm_time = b.edgeblock_recomm_time = 0;
-    b.baseblock_recomm_time_exposed = b.edgeblock_recomm_time_exposed = 0;
-    b.baseblock_bw_tp_size = b.edgeblock_bw_tp_size = 0;
-    b.baseblock_agrad_tp_time = b.edgeblock_agrad_tp_time = 0;
-    b.baseblock_agrad_tp_time_exposed = b.edgeblock_agrad_tp_time_exposed = 0;
-  }
+  // PlanCompute leaves every figure AddCommunication adds to at 0.
+  StagedBlock out = compute;
   AddCommunication(tensor_net, expert_net, context_net, expert_fast_net,
                    expert_local, out);
   return out;

@@ -11,8 +11,9 @@
 //   if (BlockPrices::Supports(tasks)) {
 //     const StagedBlock footprint = FootprintFigures(tasks, program);
 //     const BlockPrices prices(tasks, system, datatype);
-//     StagedBlock b = prices.Plan(footprint, tp_net, ep_net, cp_net,
-//                                 ep_net, /*expert_local=*/1);
+//     StagedBlock b = prices.Plan(prices.PlanCompute(footprint), tp_net,
+//                                 ep_net, cp_net, ep_net,
+//                                 /*expert_local=*/1);
 //   }
 #ifndef BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
 #define BLUEPRINTING_CORE_SEARCH_BLOCK_PRICING_H_
@@ -94,26 +95,22 @@ class BlockPrices {
                    const std::vector<int32_t>& ids, const System& system,
                    DataType datatype);
 
+  // Plan's figures that do not depend on the tiers: the tasks' compute,
+  // the recomputation and the footprint (from `footprint`,
+  // FootprintFigures); every collective's size and time is 0.
+  StagedBlock PlanCompute(const StagedBlock& footprint) const;
   // PlanPortable(tasks, program) with the TP collectives on `tensor_net`,
   // the expert all-to-all on `expert_net` (its share for `expert_local`
   // peers on `expert_fast_net`: plan.h ExpertLocalPeersOf, 1 for none) and
   // the context exchange on `context_net`: its block, first_stage and
-  // last_stage figures, the footprint figures taken from `footprint`
-  // (FootprintFigures).
-  StagedBlock Plan(const StagedBlock& footprint, const NetworkTier& tensor_net,
+  // last_stage figures, given `compute`, this block's PlanCompute (the
+  // same on every tiers: only the collectives are priced here, and most
+  // tasks have none).
+  StagedBlock Plan(const StagedBlock& compute, const NetworkTier& tensor_net,
                    const NetworkTier& expert_net,
                    const NetworkTier& context_net,
                    const NetworkTier& expert_fast_net,
                    int64_t expert_local) const;
-  // Plan on other tiers, given `planned`, this block's Plan on any tiers:
-  // its figures but the collectives' (sizes and times), which are priced
-  // anew; every figure as Plan gives it, bit for bit, for a fraction of
-  // its work (most tasks have no collectives).
-  StagedBlock Replan(const StagedBlock& planned, const NetworkTier& tensor_net,
-                     const NetworkTier& expert_net,
-                     const NetworkTier& context_net,
-                     const NetworkTier& expert_fast_net,
-                     int64_t expert_local) const;
 
  private:
   enum class Kind : int8_t { kCompute, kTensorComm, kExchange };
@@ -160,9 +157,6 @@ class BlockPrices {
   void ForEachTask(F&& f) const {
     ForEachTask(0, SIZE_MAX, std::forward<F>(f));
   }
-  // Plan's figures that do not depend on the tiers: the tasks' compute,
-  // the recomputation and the footprint (from `footprint`).
-  StagedBlock PlanCompute(const StagedBlock& footprint) const;
   // Adds the compute of tasks [begin, end) to `out`, in task order.
   void AddCompute(size_t begin, size_t end, StagedBlock& out) const;
   // Adds the collectives' sizes and times on these tiers to `out`, in task

@@ -118,11 +118,13 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   lowered.footprint = StagedBlock();
   lowered.unpriced.reset();
   lowered.planned.clear();
+  lowered.compute_made = false;
   for (std::unique_ptr<Sharded>& sharded : lowered.sharded) {
     if (sharded == nullptr) continue;
     sharded->group = 0;  // none made yet; the storage is kept
     sharded->expert = 0;
     sharded->footprint_made = false;
+    sharded->compute_made = false;
     sharded->composed_used = 0;
   }
   return lowered;
@@ -341,13 +343,9 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
     const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
     // All figures but the collectives' are the same on all tiers.
-    staged = lowered.planned.empty()
-                 ? lowered.prices->Plan(lowered.footprint, tier(nets.tensor),
-                                        tier(nets.expert), tier(nets.context),
-                                        fast, local)
-                 : lowered.prices->Replan(lowered.planned.front().staged,
-                                          tier(nets.tensor), tier(nets.expert),
-                                          tier(nets.context), fast, local);
+    staged = lowered.prices->Plan(UnshardedCompute(lowered), tier(nets.tensor),
+                                  tier(nets.expert), tier(nets.context), fast,
+                                  local);
   } else {
     TypedProgram& program = lowered.unpriced->program;
     TransformerTrainingParallelism& parallelism =
@@ -367,6 +365,14 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
   planned.nets = nets;
   planned.staged = staged;
   return &planned.staged;
+}
+
+const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
+  if (!lowered.compute_made) {
+    lowered.compute = lowered.prices->PlanCompute(lowered.footprint);
+    lowered.compute_made = true;
+  }
+  return lowered.compute;
 }
 
 // Mirrors LowerTensorParallelBlock (the optimizer.h terms and
@@ -492,6 +498,7 @@ BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
       other->group = shard.group;
       other->expert = shard.expert;
       other->footprint_made = false;
+      other->compute_made = false;
       other->composed_used = 0;
       other->terms = reshard_scratch_[k];
     }
@@ -509,6 +516,19 @@ const StagedBlock* BlockTable::Footprint(Entry* entry,
     sharded.footprint_made = true;
   }
   return &sharded.footprint;
+}
+
+const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
+  if (!entry->prices.has_value()) return nullptr;
+  const StagedBlock& unsharded = UnshardedCompute(*entry);
+  if (shard.stage == ShardingStage::kNone) return &unsharded;
+  Sharded& sharded = ShardedOf(*entry, shard);
+  if (!sharded.compute_made) {
+    sharded.compute = unsharded;
+    ApplyShardTerms(sharded.terms, shard.stage, sharded.compute);
+    sharded.compute_made = true;
+  }
+  return &sharded.compute;
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,

@@ -157,6 +157,14 @@ class BlockTable {
   // as Get's pointer.
   const StagedBlock* Footprint(Entry* entry, const BlockShard& shard);
 
+  // The block's figures without its collectives (BlockPrices::PlanCompute,
+  // sharded as `shard` says): Get's on any tiers with every collective's
+  // size and time 0, so StepTimeLowerBound of it bounds that of Get's on
+  // every tiers (it does not decrease with any exposed time). nullptr for a
+  // block PlanPortable plans (a TP-overlapped linear). Valid as Get's
+  // pointer.
+  const StagedBlock* Compute(Entry* entry, const BlockShard& shard);
+
   // Forgets every block. The search calls it when t changes (no later
   // mapping shares a block with an earlier t), keeping the table small.
   // Their storage is kept for the blocks lowered next: a table grows to
@@ -208,6 +216,8 @@ class BlockTable {
     std::array<ShardTerms, kNumPlacements> terms{};
     bool footprint_made = false;
     StagedBlock footprint;
+    bool compute_made = false;
+    StagedBlock compute;  // Compute's
     // The planned figures with the terms applied, per tiers: the first
     // composed_used of composed (the rest is storage a reshard released;
     // a deque, so that the figures Get returned stay where they are).
@@ -234,6 +244,9 @@ class BlockTable {
     // a TP-overlapped linear) PlanPortable.
     std::optional<BlockPrices> prices;
     std::unique_ptr<Unpriced> unpriced;
+    // With prices: its PlanCompute, unsharded, made on first use.
+    bool compute_made = false;
+    StagedBlock compute;
     std::deque<Planned> planned;  // unsharded, per tiers
     // Per ZeRO stage but kNone, its variant, made on first use.
     std::array<std::unique_ptr<Sharded>, 3> sharded;
@@ -260,6 +273,8 @@ class BlockTable {
   BlockConfig Canonical(const BlockConfig& config);
   absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
                                                const BlockNets& nets);
+  // A priced block's PlanCompute, unsharded.
+  const StagedBlock& UnshardedCompute(Lowered& lowered);
   // Correction kHierarchicalAllToAll's local expert peers of a block whose
   // all-to-all runs on tier `expert_net` (plan.h ExpertLocalPeersOf).
   int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/plan/plan.h"
 #include "core/search/search.h"
 #include "core/search/test_models.h"
@@ -141,6 +143,30 @@ std::vector<std::string> TableDifferences(BlockTable& table,
   for (const std::string& d :
        FootprintDifferences(*table.Footprint(*entry, shard), want)) {
     diff.push_back("footprint " + d);
+  }
+  // Compute: every figure but the collectives' (baseblock_*, edgeblock_*),
+  // which are 0; its step-time bound is at most the block's.
+  if (const StagedBlock* compute = table.Compute(*entry, shard)) {
+    const auto compare = [&](const char* where, const BlockFigures& c,
+                             const BlockFigures& w) {
+      std::vector<double> want_values;
+      ForEachBlockFigure(
+          w, [&](const char*, double v) { want_values.push_back(v); });
+      size_t i = 0;
+      ForEachBlockFigure(c, [&](const char* name, double v) {
+        const bool collective = absl::StartsWith(name, "baseblock_") ||
+                                absl::StartsWith(name, "edgeblock_");
+        const double expected = collective ? 0.0 : want_values[i];
+        if (v != expected) {
+          diff.push_back(
+              absl::StrCat("compute ", where, name, ": ", v, " vs ", expected));
+        }
+        ++i;
+      });
+    };
+    compare("", compute->block, want.block);
+    compare("first_stage.", compute->extras.first, want.extras.first);
+    compare("last_stage.", compute->extras.last, want.extras.last);
   }
   return diff;
 }
@@ -506,16 +532,17 @@ TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_TRUE(BlockPrices::Supports(*tasks));
   const BlockPrices prices(*tasks, system, DataType::kFloat16);
-  const StagedBlock footprint = FootprintFigures(*tasks, *program);
+  const StagedBlock compute =
+      prices.PlanCompute(FootprintFigures(*tasks, *program));
   const StagedBlock got =
-      prices.Plan(footprint, system.networks[0], system.networks[1],
+      prices.Plan(compute, system.networks[0], system.networks[1],
                   system.networks[0], system.networks[0], 4);
   const std::vector<std::string> diff = Differences(got.block, plan->block);
   EXPECT_TRUE(diff.empty()) << diff.size() << " differ, first "
                             << diff.front();
   // The whole exchange on the slower tier takes longer.
   const StagedBlock flat =
-      prices.Plan(footprint, system.networks[0], system.networks[1],
+      prices.Plan(compute, system.networks[0], system.networks[1],
                   system.networks[0], system.networks[0], 1);
   EXPECT_GT(flat.block.baseblock_fw_tp_time, got.block.baseblock_fw_tp_time);
 }

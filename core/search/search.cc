@@ -558,6 +558,10 @@ class Searcher {
   // once all are known (a choice all of whose pairs are ruled out is then
   // passed over at once).
   std::vector<KnownBound> least_bounds_;
+  // By (bound part, microbatch index): StepTimeLowerBound of the block
+  // without collectives, at most every tier pair's; known before any pair
+  // is planned.
+  std::vector<KnownBound> floor_bounds_;
   uint64_t bounds_generation_ = 0;
   // The spec of the choice being run (reused: no allocation per choice).
   ChoiceSpec choice_spec_;
@@ -1011,6 +1015,23 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       batch / (least.bound * (1 - kBoundSlack)) <= threshold_) {
     return absl::OkStatus();
   }
+  if (ThresholdKnown()) {
+    // Before any tiers are priced: the bound of the block without its
+    // collectives is at most every tier pair's (BlockTable::Compute).
+    KnownBound& floor = floor_bounds_[bound_slot];
+    if (floor.generation != bounds_generation_) {
+      BP_RETURN_IF_ERROR(shape());
+      const StagedBlock* compute = blocks_.Compute(entry, spec.shard);
+      floor.bound =
+          compute != nullptr ? StepTimeLowerBound(compute->block, step) : 0;
+      floor.generation = bounds_generation_;
+      ++result_.work.step_time_bounds;
+    }
+    if (floor.bound > 0 &&
+        batch / (floor.bound * (1 - kBoundSlack)) <= threshold_) {
+      return absl::OkStatus();
+    }
+  }
   CalculonExecution e;
   ExecutionExtras x;
   bool offerable = false;  // e and x made
@@ -1285,6 +1306,7 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
   const size_t least_slots =
       static_cast<size_t>(g.choices->bound_parts) * sizes;
   if (least_bounds_.size() < least_slots) least_bounds_.resize(least_slots);
+  if (floor_bounds_.size() < least_slots) floor_bounds_.resize(least_slots);
   ++bounds_generation_;
   const double per_choice =
       choices.empty() ? 0 : g.weight / static_cast<double>(choices.size());
