@@ -150,13 +150,13 @@ class BlockPrices {
     return t.kind == Kind::kCompute ? t.time[stage] : 0.0;
   }
   // Calls f(task, its collectives' array) for the block's tasks [begin,
-  // end) in order (end past the last: to the last), or for all.
+  // end) in order (end past the last: to the last).
   template <typename F>
   void ForEachTask(size_t begin, size_t end, F&& f) const;
+  // The same for the tasks that have collectives (collectives_ holds
+  // theirs), in task order.
   template <typename F>
-  void ForEachTask(F&& f) const {
-    ForEachTask(0, SIZE_MAX, std::forward<F>(f));
-  }
+  void ForEachCollectiveTask(F&& f) const;
   // Adds the compute of tasks [begin, end) to `out`, in task order.
   void AddCompute(size_t begin, size_t end, StagedBlock& out) const;
   // Adds the collectives' sizes and times on these tiers to `out`, in task
@@ -177,6 +177,8 @@ class BlockPrices {
   std::vector<int32_t> override_ids_;
   std::vector<PricedTask> tasks_;
   std::vector<Collective> collectives_;  // of tasks_
+  // With base_ == nullptr: the tasks with collectives, increasing.
+  std::vector<int32_t> collective_tasks_;
   // Of a block priced in full (base_ == nullptr), whose variants' overrides
   // start at task compute_prefix_end_: PlanCompute's sums over the tasks
   // before, which are the same in each variant and summed in the same

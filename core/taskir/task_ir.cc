@@ -1,6 +1,7 @@
 #include "core/taskir/task_ir.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -160,7 +161,11 @@ int64_t AxisSize(const LogicalMesh& mesh, MeshAxis axis) {
   return mesh.tp;
 }
 
-bool BadNumber(double x) { return std::isnan(x) || x < 0 || std::isinf(x); }
+// NaN, negative or infinite: one test for the three (NaN fails both
+// comparisons), as the lowering's checks run on every number of every task.
+bool BadNumber(double x) {
+  return !(x >= 0 && x <= std::numeric_limits<double>::max());
+}
 
 }  // namespace
 
