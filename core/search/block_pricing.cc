@@ -118,6 +118,10 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
                         ? rates.no_memory_time
                         : MemoryTime(*rates.memory, w.bytes);
     p.time[s] = ProcessingTime(rates.mode, p.flop_time[s], p.mem_time[s]);
+    if (p.flops[s] != 0 || p.bytes[s] != 0 || p.flop_time[s] != 0 ||
+        p.mem_time[s] != 0 || Processing(p, s) != 0) {
+      p.working_stages |= static_cast<uint8_t>(1u << s);
+    }
   }
   // Only TPComm and exchanges have network times; any other task's
   // collectives add their sizes alone (none has any).
@@ -296,6 +300,9 @@ void BlockPrices::AddCompute(size_t begin, size_t end, StagedBlock& out) const {
     const auto add_stage = [&](int stage, double& flops, double& flops_time,
                                double& mem_accessed, double& mem_time,
                                double& time) {
+      // No work: each term is +0 or -0, which leaves the sums (+0 or
+      // positive: w >= 0, every figure >= 0) as they are.
+      if ((t.working_stages & (1u << stage)) == 0) return;
       flops += w * t.flops[stage];
       flops_time += w * t.flop_time[stage];
       mem_accessed += w * t.bytes[stage];

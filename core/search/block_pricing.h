@@ -129,6 +129,9 @@ class BlockPrices {
     std::array<double, kNumStages> mem_time{};
     // ProcessingTime of the two: the stage's time as compute.
     std::array<double, kNumStages> time{};
+    // Bit s: stage s has some work (a nonzero flops, bytes or time; the
+    // others would add +0 or -0 to sums that are +0 or positive).
+    uint8_t working_stages = 0;
   };
 
   // The system's rates for one datatype, and the times of no work.

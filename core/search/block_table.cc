@@ -117,7 +117,7 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   lowered.shard_override_ids.clear();
   lowered.footprint = StagedBlock();
   lowered.unpriced.reset();
-  lowered.planned.clear();
+  lowered.planned_used = 0;  // the storage is kept
   lowered.compute_made = false;
   for (std::unique_ptr<Sharded>& sharded : lowered.sharded) {
     if (sharded == nullptr) continue;
@@ -332,8 +332,10 @@ int64_t BlockTable::LocalExpertPeers(const BlockConfig& key,
 
 absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     Lowered& lowered, const BlockNets& nets) {
-  for (const Planned& p : lowered.planned) {
-    if (SameNets(p.nets, nets)) return &p.staged;
+  for (size_t i = 0; i < lowered.planned_used; ++i) {
+    if (SameNets(lowered.planned[i].nets, nets)) {
+      return &lowered.planned[i].staged;
+    }
   }
   StagedBlock staged;
   if (lowered.prices.has_value()) {
@@ -361,7 +363,10 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
   }
   ++blocks_planned_;
-  Planned& planned = lowered.planned.emplace_back();
+  if (lowered.planned_used == lowered.planned.size()) {
+    lowered.planned.emplace_back();
+  }
+  Planned& planned = lowered.planned[lowered.planned_used++];
   planned.nets = nets;
   planned.staged = staged;
   return &planned.staged;

@@ -247,7 +247,11 @@ class BlockTable {
     // With prices: its PlanCompute, unsharded, made on first use.
     bool compute_made = false;
     StagedBlock compute;
-    std::deque<Planned> planned;  // unsharded, per tiers
+    // Unsharded, per tiers: the first planned_used of planned (the rest is
+    // storage of an earlier use of the entry; a deque, so that the figures
+    // Get returned stay where they are).
+    std::deque<Planned> planned;
+    size_t planned_used = 0;
     // Per ZeRO stage but kNone, its variant, made on first use.
     std::array<std::unique_ptr<Sharded>, 3> sharded;
   };

@@ -228,11 +228,12 @@ class BlockBuilder {
   Task& NextTask(absl::string_view name);
   // `prefix` followed by `suffix`, in a buffer every name reuses: valid
   // until the next call (a task copies its name when added). Made per
-  // block, such names were an allocation each.
+  // block, such names were an allocation each; the buffer holds the
+  // longest name without one (a builder is made per lowering).
   absl::string_view Name(absl::string_view prefix, absl::string_view suffix) {
-    name_.assign(prefix.data(), prefix.size());
-    name_.append(suffix.data(), suffix.size());
-    return name_;
+    name_.assign(prefix.begin(), prefix.end());
+    name_.insert(name_.end(), suffix.begin(), suffix.end());
+    return absl::string_view(name_.data(), name_.size());
   }
   // The task `id` to modify after it was added: discard_ where
   // ctx_.relowering does not rebuild it.
@@ -250,7 +251,7 @@ class BlockBuilder {
   // mismatch.
   Task discard_;
   absl::Status mismatch_;
-  std::string name_;  // Name's
+  absl::InlinedVector<char, 64> name_;  // Name's
 };
 
 // A MoE block's tasks depend on these fields.
@@ -303,7 +304,9 @@ Task& BlockBuilder::Add(absl::string_view name, TaskKind kind, const RawLayer& r
   if (&task == &discard_) return task;  // a relowering's mismatch
   task.placement = ctx_.placement;
   task.share = ctx_.share;
-  task.name.assign(name.data(), name.size());
+  // A relowered task kept its name (NextTask checked it), but an exchange,
+  // renamed as its kind.
+  if (!ctx_.relowering || renaming_) task.name.assign(name.data(), name.size());
   task.kind = std::move(kind);
   const double bpe = ctx_.bpe;
   StageWork& fw = task.work[static_cast<int>(Stage::kForward)];
