@@ -100,6 +100,7 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
       datatype_(datatype),
       precision_(precision),
       profile_(profile),
+      vector_rate_(EngineRate(system.vector, datatype)),
       shares_vary_by_stage_(model.moe.has_value() &&
                             !model.moe->layer_pattern.empty()) {}
 
@@ -115,6 +116,7 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   lowered.shard_inputs.clear();
   lowered.shard_base = nullptr;
   lowered.shard_override_ids.clear();
+  lowered.shard_terms_group = 0;  // the cache is of the entry's last use
   lowered.footprint = StagedBlock();
   lowered.unpriced.reset();
   lowered.planned_used = 0;  // the storage is kept
@@ -386,6 +388,26 @@ const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
 // weighed by its share, the optimizer on the vector engine, TPComm and
 // exchanges never charged as compute) for the figures the shard changes;
 // block_table_test pins the equality.
+BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
+                                               double s) const {
+  TaskShardTerms t;
+  t.optim_flops = OptimizerStepFlops(in.weight_grad_elements, s);
+  t.optim_bytes = in.optimizer_bytes / s;
+  t.optim_flops_time = FlopTime(vector_rate_, t.optim_flops);
+  t.optim_mem_time = MemoryTime(system_.mem1, t.optim_bytes);
+  t.optim_time = in.no_processing
+                     ? 0
+                     : ProcessingTime(system_.processing_mode,
+                                      t.optim_flops_time, t.optim_mem_time);
+  t.weight_space = in.weight_bytes / s;
+  const int bytes_per_element = BytesPerElement(datatype_);
+  t.grads_whole = WeightGradBytesFor(precision_, in.weight_grad_elements,
+                                     bytes_per_element, s, false);
+  t.grads_sharded = WeightGradBytesFor(precision_, in.weight_grad_elements,
+                                       bytes_per_element, s, true);
+  return t;
+}
+
 void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
                          StageShardTerms& terms) const {
   const double group = static_cast<double>(shard.group);
@@ -396,15 +418,19 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
   std::array<ShardTerms, kNumPlacements> common{};
   std::array<double, kNumPlacements> grads_whole{}, grads_sharded{},
       weights_sharded{};
-  const ProcessorRate* vector = EngineRate(system_.vector, datatype_);
-  const int bytes_per_element = BytesPerElement(datatype_);
-  const Lowered& root =
-      lowered.shard_base != nullptr ? *lowered.shard_base : lowered;
+  const bool variant = lowered.shard_base != nullptr;
+  const Lowered& root = variant ? *lowered.shard_base : lowered;
+  // The root's cached terms of the tasks it keeps, when made for this group
+  // (a root makes them anew).
+  const bool cached = variant && root.shard_terms_group == shard.group;
+  if (!variant) {
+    root.shard_terms_group = shard.group;
+    root.shard_terms.resize(root.shard_inputs.size());
+  }
   const std::vector<int32_t>& overrides = lowered.shard_override_ids;
   size_t next_override = 0;
   for (size_t i = 0; i < root.shard_inputs.size(); ++i) {
-    const bool own = lowered.shard_base != nullptr &&
-                     next_override < overrides.size() &&
+    const bool own = variant && next_override < overrides.size() &&
                      overrides[next_override] == static_cast<int32_t>(i);
     const TaskShardInputs& in =
         own ? lowered.shard_inputs[next_override++] : root.shard_inputs[i];
@@ -420,30 +446,28 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
           w * (in.activation_grad_flops + in.weight_grad_flops + 0.0);
       continue;
     }
-    const double s = in.expert_state ? shard.expert : group;
-    const double flops = OptimizerStepFlops(in.weight_grad_elements, s);
-    const double bytes = in.optimizer_bytes / s;
-    const double flop_time = FlopTime(vector, flops);
-    const double mem_time = MemoryTime(system_.mem1, bytes);
-    b.optim_flops += w * flops;
-    b.optim_flops_time += w * flop_time;
-    b.optim_mem_accessed += w * bytes;
-    b.optim_mem_time += w * mem_time;
-    b.optim_time +=
-        w * (in.no_processing ? 0
-                              : ProcessingTime(system_.processing_mode,
-                                               flop_time, mem_time));
-    weights_sharded[placement] += w * (in.weight_bytes / s);
-    grads_whole[placement] +=
-        w * WeightGradBytesFor(precision_, in.weight_grad_elements,
-                               bytes_per_element, s, false);
-    grads_sharded[placement] +=
-        w * WeightGradBytesFor(precision_, in.weight_grad_elements,
-                               bytes_per_element, s, true);
-    b.optimizer_space += w * bytes;
+    TaskShardTerms made;
+    const TaskShardTerms* t = &made;
+    if (in.expert_state) {
+      made = TermsOf(in, shard.expert);
+    } else if (cached && !own) {
+      t = &root.shard_terms[i];
+    } else {
+      made = TermsOf(in, group);
+      if (!variant) root.shard_terms[i] = made;
+    }
+    b.optim_flops += w * t->optim_flops;
+    b.optim_flops_time += w * t->optim_flops_time;
+    b.optim_mem_accessed += w * t->optim_bytes;
+    b.optim_mem_time += w * t->optim_mem_time;
+    b.optim_time += w * t->optim_time;
+    weights_sharded[placement] += w * t->weight_space;
+    grads_whole[placement] += w * t->grads_whole;
+    grads_sharded[placement] += w * t->grads_sharded;
+    b.optimizer_space += w * t->optim_bytes;
     b.useful_flops += w * in.forward_flops;
     b.useful_flops +=
-        w * (in.activation_grad_flops + in.weight_grad_flops + flops);
+        w * (in.activation_grad_flops + in.weight_grad_flops + t->optim_flops);
   }
   for (ShardingStage stage :
        {ShardingStage::kOptimizer, ShardingStage::kGradients,

@@ -195,6 +195,13 @@ class BlockTable {
     bool has_state = false;      // weights, gradients or optimizer state
     Placement placement = Placement::kEveryBlock;
   };
+  // One task's shard-dependent terms for one shard (Reshard), before its
+  // share weighs them.
+  struct TaskShardTerms {
+    double optim_flops = 0, optim_bytes = 0, optim_flops_time = 0,
+           optim_mem_time = 0, optim_time = 0;
+    double weight_space = 0, grads_whole = 0, grads_sharded = 0;
+  };
   // The figures the shard changes, of the block, the first and the last
   // stage (Reshard), whatever the tiers.
   struct ShardTerms {
@@ -239,6 +246,13 @@ class BlockTable {
     std::vector<TaskShardInputs> shard_inputs;
     const Lowered* shard_base = nullptr;
     std::vector<int32_t> shard_override_ids;
+    // Of an entry lowered in full: its tasks' terms for the sharding group
+    // shard_terms_group (0: none), made by its last Reshard, for the tasks
+    // with state that is not a routed expert's (whose shard varies by
+    // variant); its relowered variants read those of the tasks they keep.
+    // A cache, which each search worker's table owns alone.
+    mutable int64_t shard_terms_group = 0;
+    mutable std::vector<TaskShardTerms> shard_terms;
     StagedBlock footprint;  // unsharded, Footprint's
     // How its figures are planned per tiers: BlockPrices, or (a block with
     // a TP-overlapped linear) PlanPortable.
@@ -292,6 +306,8 @@ class BlockTable {
       std::array<std::array<ShardTerms, kNumPlacements>, 3>;
   void Reshard(const Lowered& lowered, const BlockShard& shard,
                StageShardTerms& terms) const;
+  // A task's terms with its state sharded `s` ways.
+  TaskShardTerms TermsOf(const TaskShardInputs& in, double s) const;
   // Puts the terms into the figures of each placement.
   static void ApplyShardTerms(
       const std::array<ShardTerms, kNumPlacements>& terms,
@@ -302,6 +318,7 @@ class BlockTable {
   DataType datatype_;
   PrecisionAccounting precision_;
   ModelProfile profile_;
+  const ProcessorRate* vector_rate_;  // of datatype_: the optimizer step's
   // The program lowered next (Find): made once, with the model and the
   // system, and given each block's parallelism, batch and options.
   std::optional<TypedProgram> program_;
