@@ -382,12 +382,6 @@ const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
   return lowered.compute;
 }
 
-// Mirrors LowerTensorParallelBlock (the optimizer.h terms and
-// FillDefaultFootprint, sharded; a routed expert's state by the expert
-// shard) and PlanPortable's Aggregate (sums in task order, each task
-// weighed by its share, the optimizer on the vector engine, TPComm and
-// exchanges never charged as compute) for the figures the shard changes;
-// block_table_test pins the equality.
 BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
                                                double s) const {
   TaskShardTerms t;
@@ -408,6 +402,12 @@ BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
   return t;
 }
 
+// Mirrors LowerTensorParallelBlock (the optimizer.h terms and
+// FillDefaultFootprint, sharded; a routed expert's state by the expert
+// shard) and PlanPortable's Aggregate (sums in task order, each task
+// weighed by its share, the optimizer on the vector engine, TPComm and
+// exchanges never charged as compute) for the figures the shard changes;
+// block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
                          StageShardTerms& terms) const {
   const double group = static_cast<double>(shard.group);
