@@ -118,8 +118,9 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
                         ? rates.no_memory_time
                         : MemoryTime(*rates.memory, w.bytes);
     p.time[s] = ProcessingTime(rates.mode, p.flop_time[s], p.mem_time[s]);
+    // (Its processing time is 0 when both times are.)
     if (p.flops[s] != 0 || p.bytes[s] != 0 || p.flop_time[s] != 0 ||
-        p.mem_time[s] != 0 || Processing(p, s) != 0) {
+        p.mem_time[s] != 0) {
       p.working_stages |= static_cast<uint8_t>(1u << s);
     }
   }

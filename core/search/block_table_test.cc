@@ -11,6 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/analysis/figures.h"
+#include "core/analysis/schedule.h"
 #include "core/plan/plan.h"
 #include "core/search/search.h"
 #include "core/search/test_models.h"
@@ -61,8 +63,12 @@ StagedBlock FullPassFigures(const TransformerModel& model,
   return StagedBlock{plan->block, {plan->first_stage, plan->last_stage}};
 }
 
+// How `got` differs from `want`, figure by figure; with
+// `without_collectives`, got's collective figures (baseblock_*,
+// edgeblock_*) are expected to be 0 instead (BlockTable::Compute).
 std::vector<std::string> Differences(const BlockFigures& got,
-                                     const BlockFigures& want) {
+                                     const BlockFigures& want,
+                                     bool without_collectives = false) {
   std::vector<double> want_values;
   ForEachBlockFigure(want, [&](const char*, double v) {
     want_values.push_back(v);
@@ -70,12 +76,37 @@ std::vector<std::string> Differences(const BlockFigures& got,
   std::vector<std::string> out;
   size_t i = 0;
   ForEachBlockFigure(got, [&](const char* name, double v) {
-    if (v != want_values[i]) {
-      out.push_back(std::string(name) + ": " + std::to_string(v) + " vs " +
-                    std::to_string(want_values[i]));
+    const bool collective = absl::StartsWith(name, "baseblock_") ||
+                            absl::StartsWith(name, "edgeblock_");
+    const double expected =
+        without_collectives && collective ? 0.0 : want_values[i];
+    if (v != expected) {
+      out.push_back(absl::StrCat(name, ": ", v, " vs ", expected));
     }
     ++i;
   });
+  return out;
+}
+
+// Analytic step shapes (1F1B, interleaved with p not dividing m, a
+// bubble reduction) for StepTimeLowerBound.
+std::vector<StepShape> BoundShapes() {
+  std::vector<StepShape> out;
+  for (const auto& [p, v, m, bpp, reduction] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>{
+           {1, 1, 4, 8, 0},
+           {4, 1, 8, 2, 0},
+           {4, 2, 6, 4, 0},
+           {8, 1, 3, 3, 1}}) {
+    StepShape s;
+    s.p = p;
+    s.v = v;
+    s.m = m;
+    s.blocks_per_stage = bpp;
+    s.blocks_per_chunk = bpp / v;
+    s.bubble_reduction_blocks = reduction;
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -144,29 +175,26 @@ std::vector<std::string> TableDifferences(BlockTable& table,
        FootprintDifferences(*table.Footprint(*entry, shard), want)) {
     diff.push_back("footprint " + d);
   }
-  // Compute: every figure but the collectives' (baseblock_*, edgeblock_*),
-  // which are 0; its step-time bound is at most the block's.
+  // Compute: every figure but the collectives', which are 0; so its
+  // step-time bound is at most the block's, whatever the shape.
   if (const StagedBlock* compute = table.Compute(*entry, shard)) {
-    const auto compare = [&](const char* where, const BlockFigures& c,
-                             const BlockFigures& w) {
-      std::vector<double> want_values;
-      ForEachBlockFigure(
-          w, [&](const char*, double v) { want_values.push_back(v); });
-      size_t i = 0;
-      ForEachBlockFigure(c, [&](const char* name, double v) {
-        const bool collective = absl::StartsWith(name, "baseblock_") ||
-                                absl::StartsWith(name, "edgeblock_");
-        const double expected = collective ? 0.0 : want_values[i];
-        if (v != expected) {
-          diff.push_back(
-              absl::StrCat("compute ", where, name, ": ", v, " vs ", expected));
-        }
-        ++i;
-      });
-    };
-    compare("", compute->block, want.block);
-    compare("first_stage.", compute->extras.first, want.extras.first);
-    compare("last_stage.", compute->extras.last, want.extras.last);
+    for (const auto& [where, c, w] :
+         {std::tuple<const char*, const BlockFigures*, const BlockFigures*>{
+              "", &compute->block, &want.block},
+          {"first_stage.", &compute->extras.first, &want.extras.first},
+          {"last_stage.", &compute->extras.last, &want.extras.last}}) {
+      for (const std::string& d : Differences(*c, *w, true)) {
+        diff.push_back(absl::StrCat("compute ", where, d));
+      }
+    }
+    for (const StepShape& s : BoundShapes()) {
+      const double floor = StepTimeLowerBound(compute->block, s);
+      const double bound = StepTimeLowerBound(got.block, s);
+      if (!(floor <= bound)) {
+        diff.push_back(absl::StrCat("compute bound ", floor, " above ", bound,
+                                    " (p=", s.p, " v=", s.v, " m=", s.m, ")"));
+      }
+    }
   }
   return diff;
 }
