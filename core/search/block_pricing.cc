@@ -124,15 +124,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
       p.working_stages |= static_cast<uint8_t>(1u << s);
     }
   }
-  // Only TPComm and exchanges have network times; any other task's
-  // collectives add their sizes alone (none has any).
-  bool collectives = p.kind != Kind::kCompute;
-  for (const auto& phase : task.collectives) {
-    for (const Collective& c : phase) {
-      collectives = collectives || c.bytes != 0;
-    }
-  }
-  if (collectives) {
+  if (HasCollectives(task)) {
     if (base_ == nullptr) {
       collective_tasks_.push_back(static_cast<int32_t>(tasks_.size()));
     }
@@ -142,6 +134,25 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
     }
   }
   tasks_.push_back(p);
+}
+
+bool BlockPrices::HasCollectives(const Task& task) {
+  // Only TPComm and exchanges have network times; any other task's
+  // collectives add their sizes alone (none has any).
+  if (std::holds_alternative<TensorCommTask>(task.kind) ||
+      std::holds_alternative<ExchangeTask>(task.kind)) {
+    return true;
+  }
+  for (const auto& phase : task.collectives) {
+    for (const Collective& c : phase) {
+      if (c.bytes != 0) return true;
+    }
+  }
+  return false;
+}
+
+size_t BlockPrices::CollectivesOf(const Task& task) {
+  return HasCollectives(task) ? kNumCommPhases * kNumVariants : 0;
 }
 
 void BlockPrices::Reprice(const DistributedTaskIR& tasks,
@@ -154,6 +165,9 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks,
   collectives_.clear();
   collective_tasks_.clear();
   tasks_.reserve(tasks.tasks.size());
+  size_t collectives = 0;
+  for (const Task& task : tasks.tasks) collectives += CollectivesOf(task);
+  collectives_.reserve(collectives);
   const Rates rates = RatesOf(system, datatype);
   for (const Task& task : tasks.tasks) AddPrices(task, rates);
 }
@@ -175,6 +189,14 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
   tasks_.clear();
   collectives_.clear();
   collective_tasks_.clear();
+  // Reserved at once: grown by doubling, the spare room of some thousand
+  // variants per run was a tenth of a search's memory.
+  tasks_.reserve(ids.size());
+  size_t collectives = 0;
+  for (int32_t id : ids) {
+    collectives += CollectivesOf(tasks.tasks[static_cast<size_t>(id)]);
+  }
+  collectives_.reserve(collectives);
   const Rates rates = RatesOf(system, datatype);
   for (int32_t id : ids) {
     AddPrices(tasks.tasks[static_cast<size_t>(id)], rates);
@@ -265,12 +287,16 @@ StagedBlock BlockPrices::PlanCompute(const StagedBlock& footprint) const {
     // The tasks before the first override are base_'s: their running sums
     // are base_'s, made once for its variants.
     const auto first = static_cast<size_t>(override_ids_.front());
+    if (base_->compute_prefix_ == nullptr) {
+      base_->compute_prefix_ = std::make_unique<StagedBlock>();
+      base_->compute_prefix_end_ = SIZE_MAX;
+    }
     if (base_->compute_prefix_end_ != first) {
-      base_->compute_prefix_ = StagedBlock{};
-      base_->AddCompute(0, first, base_->compute_prefix_);
+      *base_->compute_prefix_ = StagedBlock{};
+      base_->AddCompute(0, first, *base_->compute_prefix_);
       base_->compute_prefix_end_ = first;
     }
-    out = base_->compute_prefix_;
+    out = *base_->compute_prefix_;
     begin = first;
   }
   AddCompute(begin, SIZE_MAX, out);

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/analysis/figures.h"
@@ -148,6 +149,9 @@ class BlockPrices {
 
   // A task's processing time per stage as compute (0 for TPComm and
   // exchanges).
+  // Whether AddPrices keeps the collectives of `task`, and how many.
+  static bool HasCollectives(const Task& task);
+  static size_t CollectivesOf(const Task& task);
   static double Processing(const PricedTask& t, int stage) {
     return t.kind == Kind::kCompute ? t.time[stage] : 0.0;
   }
@@ -187,7 +191,9 @@ class BlockPrices {
   // order (made by the first variant planned; SIZE_MAX: none). A cache of
   // these prices, which each search worker's table owns alone.
   mutable size_t compute_prefix_end_ = SIZE_MAX;
-  mutable StagedBlock compute_prefix_;
+  // Made by a variant's PlanCompute in its root only: not inline, since
+  // most BlockPrices are variants.
+  mutable std::unique_ptr<StagedBlock> compute_prefix_;
 };
 
 }  // namespace blueprint

@@ -105,6 +105,7 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
                             !model.moe->layer_pattern.empty()) {}
 
 void BlockTable::Clear() {
+  for (size_t i = 0; i < lowered_used_; ++i) Release(&lowered_[i]);
   lowered_index_.clear();
   lowered_used_ = 0;
   footprint_prefix_root_ = nullptr;
@@ -119,17 +120,57 @@ BlockTable::Lowered& BlockTable::NextEntry() {
   lowered.shard_terms_group = 0;  // the cache is of the entry's last use
   lowered.footprint = StagedBlock();
   lowered.unpriced.reset();
-  lowered.planned_used = 0;  // the storage is kept
-  lowered.compute_made = false;
-  for (std::unique_ptr<Sharded>& sharded : lowered.sharded) {
-    if (sharded == nullptr) continue;
-    sharded->group = 0;  // none made yet; the storage is kept
-    sharded->expert = 0;
-    sharded->footprint_made = false;
-    sharded->compute_made = false;
-    sharded->composed_used = 0;
-  }
+  // What it made on use was released with it.
   return lowered;
+}
+
+BlockTable::Planned& BlockTable::TakePlanned() {
+  if (free_planned_.empty()) return planned_pool_.emplace_back();
+  Planned& planned = *free_planned_.back();
+  free_planned_.pop_back();
+  return planned;
+}
+
+BlockTable::Sharded& BlockTable::TakeSharded() {
+  if (free_sharded_.empty()) return sharded_pool_.emplace_back();
+  Sharded& sharded = *free_sharded_.back();
+  free_sharded_.pop_back();
+  // Made for no shard: ShardedOf makes its terms and resets the rest.
+  sharded.group = 0;
+  sharded.expert = 0;
+  return sharded;
+}
+
+void BlockTable::ReleaseComposed(Sharded& sharded) {
+  free_planned_.insert(free_planned_.end(), sharded.composed.begin(),
+                       sharded.composed.end());
+  sharded.composed.clear();
+}
+
+void BlockTable::Release(Entry* entry) {
+  free_planned_.insert(free_planned_.end(), entry->planned.begin(),
+                       entry->planned.end());
+  entry->planned.clear();
+  if (entry->compute != nullptr) {
+    free_planned_.push_back(entry->compute);
+    entry->compute = nullptr;
+  }
+  for (Sharded*& sharded : entry->sharded) {
+    if (sharded == nullptr) continue;
+    ReleaseComposed(*sharded);
+    free_sharded_.push_back(sharded);
+    sharded = nullptr;
+  }
+}
+
+BlockConfig BlockTable::Family(const BlockConfig& config) {
+  BlockConfig family;
+  family.tensor = config.tensor;
+  family.context = config.context;
+  family.expert = config.expert;
+  family.expert_tensor = config.expert_tensor;
+  family.pipeline = config.pipeline;
+  return Canonical(family);
 }
 
 BlockConfig BlockTable::Canonical(const BlockConfig& config) {
@@ -334,10 +375,8 @@ int64_t BlockTable::LocalExpertPeers(const BlockConfig& key,
 
 absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     Lowered& lowered, const BlockNets& nets) {
-  for (size_t i = 0; i < lowered.planned_used; ++i) {
-    if (SameNets(lowered.planned[i].nets, nets)) {
-      return &lowered.planned[i].staged;
-    }
+  for (const Planned* planned : lowered.planned) {
+    if (SameNets(planned->nets, nets)) return &planned->staged;
   }
   StagedBlock staged;
   if (lowered.prices.has_value()) {
@@ -365,21 +404,20 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
     staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
   }
   ++blocks_planned_;
-  if (lowered.planned_used == lowered.planned.size()) {
-    lowered.planned.emplace_back();
-  }
-  Planned& planned = lowered.planned[lowered.planned_used++];
+  Planned& planned = TakePlanned();
+  lowered.planned.push_back(&planned);
   planned.nets = nets;
   planned.staged = staged;
   return &planned.staged;
 }
 
 const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
-  if (!lowered.compute_made) {
-    lowered.compute = lowered.prices->PlanCompute(lowered.footprint);
-    lowered.compute_made = true;
+  if (lowered.compute == nullptr) {
+    Planned& compute = TakePlanned();
+    compute.staged = lowered.prices->PlanCompute(lowered.footprint);
+    lowered.compute = &compute;
   }
-  return lowered.compute;
+  return lowered.compute->staged;
 }
 
 BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
@@ -508,9 +546,8 @@ void BlockTable::ApplyShardTerms(
 
 BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
                                            const BlockShard& shard) {
-  std::unique_ptr<Sharded>& slot =
-      lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
-  if (slot == nullptr) slot = std::make_unique<Sharded>();
+  Sharded*& slot = lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
+  if (slot == nullptr) slot = &TakeSharded();
   Sharded& sharded = *slot;
   if (sharded.group != shard.group || sharded.expert != shard.expert) {
     // One pass gives every stage's terms (the search asks for the stages
@@ -519,8 +556,8 @@ BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
     Reshard(lowered, shard, reshard_scratch_);
     ++blocks_resharded_;
     for (size_t k = 0; k < lowered.sharded.size(); ++k) {
-      std::unique_ptr<Sharded>& other = lowered.sharded[k];
-      if (other == nullptr) other = std::make_unique<Sharded>();
+      Sharded*& other = lowered.sharded[k];
+      if (other == nullptr) other = &TakeSharded();
       if (other->group == shard.group && other->expert == shard.expert) {
         continue;
       }
@@ -528,7 +565,7 @@ BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
       other->expert = shard.expert;
       other->footprint_made = false;
       other->compute_made = false;
-      other->composed_used = 0;
+      ReleaseComposed(*other);
       other->terms = reshard_scratch_[k];
     }
   }
@@ -571,16 +608,12 @@ absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
   if (key.expert <= 1) used.expert = 0;
   if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
   Sharded& sharded = ShardedOf(*entry, shard);
-  for (size_t i = 0; i < sharded.composed_used; ++i) {
-    if (SameNets(sharded.composed[i].nets, used)) {
-      return &sharded.composed[i].staged;
-    }
+  for (const Planned* composed : sharded.composed) {
+    if (SameNets(composed->nets, used)) return &composed->staged;
   }
   BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
-  if (sharded.composed_used == sharded.composed.size()) {
-    sharded.composed.emplace_back();
-  }
-  Planned& composed = sharded.composed[sharded.composed_used++];
+  Planned& composed = TakePlanned();
+  sharded.composed.push_back(&composed);
   composed.nets = used;
   composed.staged = *unsharded;
   ApplyShardTerms(sharded.terms, shard.stage, composed.staged);

@@ -165,16 +165,30 @@ class BlockTable {
   // pointer.
   const StagedBlock* Compute(Entry* entry, const BlockShard& shard);
 
-  // Forgets every block. The search calls it when t changes (no later
-  // mapping shares a block with an earlier t), keeping the table small.
-  // Their storage is kept for the blocks lowered next: a table grows to
-  // tens of megabytes per t, and giving that back to the system and taking
-  // it again for the next t cost the search half its time in page faults.
-  // Sharded variants are kept for one (group, expert shard) per entry and
-  // ZeRO stage, for every tiers asked: asking for another shard replaces
-  // them, of every stage (the search asks for one d after another, and for
-  // the stages of one d one after another).
+  // Forgets every block. The search calls it when t or cp changes (no
+  // later mapping shares a block with an earlier run), keeping the table
+  // small. Their storage is kept for the blocks lowered next: a table grows
+  // to tens of megabytes per run, and giving that back to the system and
+  // taking it again for the next run cost the search half its time in page
+  // faults. Sharded variants are kept for one (group, expert shard) per
+  // entry and ZeRO stage, for every tiers asked: asking for another shard
+  // replaces them, of every stage (the search asks for one d after another,
+  // and for the stages of one d one after another).
   void Clear();
+
+  // Gives back what `entry` made on use (its figures per tiers and its
+  // sharded variants) for the entries used next, keeping its lowering:
+  // pointers Get, Footprint and Compute gave for it are no longer valid,
+  // and asked again it makes them again. The search calls it for the
+  // entries of a group when no later group of its run can use them
+  // (Family), so that the table holds the figures of the blocks in use
+  // rather than of every block of the run: fresh memory costs a page fault
+  // per 4 KiB, some 10 us on a virtual machine.
+  void Release(Entry* entry);
+  // What a search group fixes of the key of `config` (t, cp, ep, etp and p
+  // as the key holds them), the other fields at their defaults: Find gives
+  // the same entry for two configurations only if their families are equal.
+  BlockConfig Family(const BlockConfig& config);
 
   int64_t blocks_lowered() const { return blocks_lowered_; }
   int64_t blocks_planned() const { return blocks_planned_; }
@@ -225,11 +239,9 @@ class BlockTable {
     StagedBlock footprint;
     bool compute_made = false;
     StagedBlock compute;  // Compute's
-    // The planned figures with the terms applied, per tiers: the first
-    // composed_used of composed (the rest is storage a reshard released;
-    // a deque, so that the figures Get returned stay where they are).
-    std::deque<Planned> composed;
-    size_t composed_used = 0;
+    // The planned figures with the terms applied, per tiers (the table's
+    // pool holds them).
+    std::vector<Planned*> composed;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its
   // program and lowering.
@@ -258,20 +270,24 @@ class BlockTable {
     // a TP-overlapped linear) PlanPortable.
     std::optional<BlockPrices> prices;
     std::unique_ptr<Unpriced> unpriced;
-    // With prices: its PlanCompute, unsharded, made on first use.
-    bool compute_made = false;
-    StagedBlock compute;
-    // Unsharded, per tiers: the first planned_used of planned (the rest is
-    // storage of an earlier use of the entry; a deque, so that the figures
-    // Get returned stay where they are).
-    std::deque<Planned> planned;
-    size_t planned_used = 0;
-    // Per ZeRO stage but kNone, its variant, made on first use.
-    std::array<std::unique_ptr<Sharded>, 3> sharded;
+    // With prices: its PlanCompute, unsharded, made on first use (the
+    // table's pool holds it; its nets are not read).
+    Planned* compute = nullptr;
+    // Unsharded, per tiers (the table's pool holds them).
+    std::vector<Planned*> planned;
+    // Per ZeRO stage but kNone, its variant (the table's pool holds them),
+    // made on first use.
+    std::array<Sharded*, 3> sharded{};
   };
 
   // An empty entry for Find to fill: a released one, or a new one.
   Lowered& NextEntry();
+  // Storage for an entry's planned figures or sharded variant: given back
+  // by Release, or new.
+  Planned& TakePlanned();
+  Sharded& TakeSharded();
+  // Gives back a sharded variant's planned figures.
+  void ReleaseComposed(Sharded& sharded);
   // Sets program_ to the program of the canonical `key`.
   void SetProgram(const BlockConfig& key);
   // Lowers the canonical `key` into a new entry: relowered in scratch_
@@ -333,6 +349,12 @@ class BlockTable {
   // that Clear() released, reused by NextEntry.
   std::deque<Lowered> lowered_;
   size_t lowered_used_ = 0;
+  // What entries make on use, which Release gives back (deques, so that
+  // the figures Get returned stay where they are).
+  std::deque<Planned> planned_pool_;
+  std::vector<Planned*> free_planned_;
+  std::deque<Sharded> sharded_pool_;
+  std::vector<Sharded*> free_sharded_;
   // Where Find lowers a priced block: one IR whose storage every lowering
   // reuses.
   DistributedTaskIR scratch_;

@@ -407,10 +407,12 @@ std::vector<BlockConfig> MoeConfigs(int64_t t, int64_t pipeline) {
 }
 
 // The table's figures for every ZeRO stage are the full passes' bit for bit.
+// With `release`, each entry is released after each check, so that the next
+// is made again in storage other entries used before.
 void ExpectMoeTableMatchesFullPasses(
     const TransformerModel& model, const std::vector<BlockConfig>& configs,
     PrecisionAccounting precision,
-    ModelProfile profile = ModelProfile::kCalculon) {
+    ModelProfile profile = ModelProfile::kCalculon, bool release = false) {
   const System system = test_programs::A100System();
   BlockTable table(model, system, DataType::kFloat16, precision, profile);
   // As the search does, each configuration is lowered with its other (ep,
@@ -471,6 +473,11 @@ void ExpectMoeTableMatchesFullPasses(
             << " d=" << data << ": " << diff.size() << " differ, first "
             << diff.front();
         ++checked;
+        if (release) {
+          absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
+          ASSERT_TRUE(entry.ok()) << entry.status();
+          table.Release(*entry);
+        }
       }
     }
   }
@@ -684,6 +691,56 @@ TEST(RelowerTest, IsTheFullLoweringFieldForField) {
               std::string::npos)
         << status;
   }
+}
+
+// Released entries make their figures again, in storage other entries
+// released: the same figures, and the lowering is kept.
+TEST(BlockTableTest, ReleasedEntriesMakeTheSameFiguresAgain) {
+  ExpectMoeTableMatchesFullPasses(MoeModel(false, true), MoeConfigs(2, 1),
+                                  PrecisionAccounting::kMegatronMixed,
+                                  ModelProfile::kCalculon, /*release=*/true);
+}
+
+TEST(BlockTableTest, FamiliesAreWhatAGroupFixes) {
+  const TransformerModel model = MoeModel(true, false);
+  const System system = test_programs::A100System();
+  BlockTable table(model, system, DataType::kFloat16);
+  BlockConfig config{
+      2, 1, RecomputePolicy::kNone, AllReduce{}, TensorOverlap::kNone, true};
+  config.context = 2;
+  config.expert = 2;
+  config.expert_tensor = 2;
+  BlockConfig other_choice = config;
+  other_choice.microbatch_size = 4;
+  other_choice.recompute = RecomputePolicy::kFull;
+  other_choice.comm = ReduceScatterAllGather{};
+  other_choice.fused_activation = false;
+  other_choice.context_exchange = ContextExchange::kAllGather;
+  EXPECT_EQ(table.Family(config), table.Family(other_choice));
+  BlockConfig etp_zero = config;
+  etp_zero.expert_tensor = 0;  // the tensor degree
+  EXPECT_EQ(table.Family(config), table.Family(etp_zero));
+  BlockConfig other_ep = config;
+  other_ep.expert = 4;
+  BlockConfig other_etp = config;
+  other_etp.expert_tensor = 1;
+  BlockConfig other_cp = config;
+  other_cp.context = 4;
+  BlockConfig other_t = config;
+  other_t.tensor = 4;
+  for (const BlockConfig& other : {other_ep, other_etp, other_cp, other_t}) {
+    EXPECT_FALSE(table.Family(config) == table.Family(other));
+  }
+  // The pattern "00111101" (8 blocks): the most loaded stage's MoE share
+  // is 5/8 with p = 1, 3/4 with p = 2 and 1 with p = 4 or 8, which share
+  // their blocks.
+  BlockConfig p1 = config, p2 = config, p4 = config, p8 = config;
+  p2.pipeline = 2;
+  p4.pipeline = 4;
+  p8.pipeline = 8;
+  EXPECT_FALSE(table.Family(p1) == table.Family(p2));
+  EXPECT_FALSE(table.Family(p2) == table.Family(p4));
+  EXPECT_EQ(table.Family(p4), table.Family(p8));
 }
 
 TEST(BlockTableTest, ClearForgetsBlocks) {
