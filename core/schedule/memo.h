@@ -88,6 +88,12 @@ class ScheduleMemo {
 
   int64_t simulations() const { return simulations_; }
 
+  // Forgets the outcomes (not the shapes' command orders): the search calls
+  // it per run of blocks, whose chunk durations no other run's blocks give,
+  // so that the memo holds one run's outcomes rather than up to
+  // kMaxOutcomes.
+  void ForgetOutcomes() { outcomes_.clear(); }
+
  private:
   struct Shape {
     ScheduleKind kind;

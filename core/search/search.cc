@@ -1338,8 +1338,9 @@ absl::Status Searcher::RunGroups(const std::vector<Group>& groups) {
     const size_t r =
         shared_->next_run.fetch_add(1, std::memory_order_relaxed);
     if (r >= shared_->runs.size()) break;
-    // No block is shared across t or cp.
+    // No block is shared across t or cp, nor chunk durations.
     blocks_.Clear();
+    schedule_memo_.ForgetOutcomes();
     const GroupRun& run = shared_->runs[r];
     families_.clear();
     last_of_family_.clear();
