@@ -185,18 +185,17 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
   training_ = tasks.training;
   base_ = &root;
   compute_prefix_end_ = SIZE_MAX;
+  compute_prefix_.reset();  // only a root's is read
   override_ids_ = ids;
-  tasks_.clear();
-  collectives_.clear();
   collective_tasks_.clear();
   // Reserved at once: grown by doubling, the spare room of some thousand
   // variants per run was a tenth of a search's memory.
-  tasks_.reserve(ids.size());
+  ClearForExactly(tasks_, ids.size());
   size_t collectives = 0;
   for (int32_t id : ids) {
     collectives += CollectivesOf(tasks.tasks[static_cast<size_t>(id)]);
   }
-  collectives_.reserve(collectives);
+  ClearForExactly(collectives_, collectives);
   const Rates rates = RatesOf(system, datatype);
   for (int32_t id : ids) {
     AddPrices(tasks.tasks[static_cast<size_t>(id)], rates);

@@ -69,6 +69,20 @@ StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
 void AddFootprints(const DistributedTaskIR& tasks, size_t begin, size_t end,
                    StagedBlock& out);
 
+// Clears `v` and gives it room for `n` elements, and not for many more: an
+// entry of the search's block table is reused for blocks lowered in full
+// (some hundred tasks) and for variants (about ten), and keeping the larger
+// room in every entry would make the table hold twice the memory it uses.
+template <typename T>
+void ClearForExactly(std::vector<T>& v, size_t n) {
+  if (v.capacity() > 2 * n + 8) {
+    std::vector<T>().swap(v);
+  } else {
+    v.clear();
+  }
+  v.reserve(n);
+}
+
 // A lowered block, kept for pricing: per task what PlanPortable reads of it
 // and its tier-independent prices (no names, lineage or dependencies).
 class BlockPrices {

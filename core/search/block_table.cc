@@ -337,6 +337,9 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
     lowered.footprint = FootprintFigures(tasks, *program_, footprint_prefix_,
                                          footprint_prefix_end_);
     lowered.shard_override_ids = rebuilt;
+    ClearForExactly(lowered.shard_inputs, rebuilt.size());
+    // A variant reads its root's terms.
+    ClearForExactly(lowered.shard_terms, 0);
     for (int32_t id : rebuilt) {
       lowered.shard_inputs.push_back(
           shard_inputs(tasks.tasks[static_cast<size_t>(id)]));
