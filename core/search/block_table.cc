@@ -135,10 +135,7 @@ BlockTable::Sharded& BlockTable::TakeSharded() {
   if (free_sharded_.empty()) return sharded_pool_.emplace_back();
   Sharded& sharded = *free_sharded_.back();
   free_sharded_.pop_back();
-  // Made for no shard: ShardedOf makes its terms and resets the rest.
-  sharded.group = 0;
-  sharded.expert = 0;
-  return sharded;
+  return sharded;  // ShardedOf makes its terms
 }
 
 void BlockTable::ReleaseComposed(Sharded& sharded) {
@@ -155,11 +152,12 @@ void BlockTable::Release(Entry* entry) {
     free_planned_.push_back(entry->compute);
     entry->compute = nullptr;
   }
-  for (Sharded*& sharded : entry->sharded) {
-    if (sharded == nullptr) continue;
-    ReleaseComposed(*sharded);
-    free_sharded_.push_back(sharded);
-    sharded = nullptr;
+  for (ShardedSlot& slot : entry->sharded) {
+    if (slot.variant != nullptr) {
+      ReleaseComposed(*slot.variant);
+      free_sharded_.push_back(slot.variant);
+    }
+    slot = ShardedSlot();
   }
 }
 
@@ -547,42 +545,42 @@ void BlockTable::ApplyShardTerms(
   }
 }
 
-BlockTable::Sharded& BlockTable::ShardedOf(Lowered& lowered,
-                                           const BlockShard& shard) {
-  Sharded*& slot = lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
-  if (slot == nullptr) slot = &TakeSharded();
-  Sharded& sharded = *slot;
-  if (sharded.group != shard.group || sharded.expert != shard.expert) {
+BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
+                                               const BlockShard& shard) {
+  ShardedSlot& slot =
+      lowered.sharded[static_cast<size_t>(StageSlot(shard.stage))];
+  if (slot.group != shard.group || slot.expert != shard.expert) {
     // One pass gives every stage's terms (the search asks for the stages
     // one after another with the same shard): each stage's variant made
     // for another shard takes them too.
     Reshard(lowered, shard, reshard_scratch_);
     ++blocks_resharded_;
     for (size_t k = 0; k < lowered.sharded.size(); ++k) {
-      Sharded*& other = lowered.sharded[k];
-      if (other == nullptr) other = &TakeSharded();
-      if (other->group == shard.group && other->expert == shard.expert) {
+      ShardedSlot& other = lowered.sharded[k];
+      if (other.group == shard.group && other.expert == shard.expert) {
         continue;
       }
-      other->group = shard.group;
-      other->expert = shard.expert;
-      other->footprint_made = false;
-      other->compute_made = false;
-      ReleaseComposed(*other);
-      other->terms = reshard_scratch_[k];
+      if (other.variant == nullptr) other.variant = &TakeSharded();
+      other.group = shard.group;
+      other.expert = shard.expert;
+      other.footprint_made = false;
+      other.compute_made = false;
+      ReleaseComposed(*other.variant);
+      other.variant->terms = reshard_scratch_[k];
     }
   }
-  return sharded;
+  return slot;
 }
 
 const StagedBlock* BlockTable::Footprint(Entry* entry,
                                          const BlockShard& shard) {
   if (shard.stage == ShardingStage::kNone) return &entry->footprint;
-  Sharded& sharded = ShardedOf(*entry, shard);
-  if (!sharded.footprint_made) {
+  ShardedSlot& slot = ShardedOf(*entry, shard);
+  Sharded& sharded = *slot.variant;
+  if (!slot.footprint_made) {
     sharded.footprint = entry->footprint;
     ApplyShardTerms(sharded.terms, shard.stage, sharded.footprint);
-    sharded.footprint_made = true;
+    slot.footprint_made = true;
   }
   return &sharded.footprint;
 }
@@ -591,11 +589,12 @@ const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
   if (!entry->prices.has_value()) return nullptr;
   const StagedBlock& unsharded = UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &unsharded;
-  Sharded& sharded = ShardedOf(*entry, shard);
-  if (!sharded.compute_made) {
+  ShardedSlot& slot = ShardedOf(*entry, shard);
+  Sharded& sharded = *slot.variant;
+  if (!slot.compute_made) {
     sharded.compute = unsharded;
     ApplyShardTerms(sharded.terms, shard.stage, sharded.compute);
-    sharded.compute_made = true;
+    slot.compute_made = true;
   }
   return &sharded.compute;
 }
@@ -610,7 +609,7 @@ absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
   if (key.context <= 1) used.context = 0;
   if (key.expert <= 1) used.expert = 0;
   if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
-  Sharded& sharded = ShardedOf(*entry, shard);
+  Sharded& sharded = *ShardedOf(*entry, shard).variant;
   for (const Planned* composed : sharded.composed) {
     if (SameNets(composed->nets, used)) return &composed->staged;
   }

@@ -232,12 +232,8 @@ class BlockTable {
   // A ZeRO stage's variant of a block, for one shard group and expert
   // shard at a time.
   struct Sharded {
-    int64_t group = 0;  // 0: none made yet
-    double expert = 0;
     std::array<ShardTerms, kNumPlacements> terms{};
-    bool footprint_made = false;
     StagedBlock footprint;
-    bool compute_made = false;
     StagedBlock compute;  // Compute's
     // The planned figures with the terms applied, per tiers (the table's
     // pool holds them).
@@ -249,7 +245,20 @@ class BlockTable {
     TypedProgram program;
     DistributedTaskIR tasks;
   };
+  // Which shard a stage's variant is made for and what it has made: in the
+  // entry, so that a memory verdict finds its footprint without reading
+  // the variant's first lines (a cache miss per verdict).
+  struct ShardedSlot {
+    int64_t group = 0;  // 0: none made yet
+    double expert = 0;
+    bool footprint_made = false;
+    bool compute_made = false;
+    Sharded* variant = nullptr;  // the table's pool holds it
+  };
   struct Lowered {
+    // Per ZeRO stage but kNone, its variant, made on first use (first, in
+    // the entry's first cache lines).
+    std::array<ShardedSlot, 3> sharded{};
     BlockConfig key;  // canonical
     // Per task, what Reshard reads: every task's, or (an (ep, etp) variant
     // relowered from another) only those of the tasks shard_override_ids
@@ -275,9 +284,6 @@ class BlockTable {
     Planned* compute = nullptr;
     // Unsharded, per tiers (the table's pool holds them).
     std::vector<Planned*> planned;
-    // Per ZeRO stage but kNone, its variant (the table's pool holds them),
-    // made on first use.
-    std::array<Sharded*, 3> sharded{};
   };
 
   // An empty entry for Find to fill: a released one, or a new one.
@@ -313,7 +319,7 @@ class BlockTable {
   // all-to-all runs on tier `expert_net` (plan.h ExpertLocalPeersOf).
   int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;
   // The stage's variant, made for `shard` when it was for another.
-  Sharded& ShardedOf(Lowered& lowered, const BlockShard& shard);
+  ShardedSlot& ShardedOf(Lowered& lowered, const BlockShard& shard);
   // Per ZeRO stage but kNone (StageSlot), the shard-dependent terms
   // (optimizer step, sharded gradients, optimizer state and weights, useful
   // FLOPs) per placement, with `shard`'s group and expert shard (its stage
