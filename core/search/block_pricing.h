@@ -161,11 +161,11 @@ class BlockPrices {
   // collectives_ when it has any whose times or sizes count.
   void AddPrices(const Task& task, const Rates& rates);
 
-  // A task's processing time per stage as compute (0 for TPComm and
-  // exchanges).
   // Whether AddPrices keeps the collectives of `task`, and how many.
   static bool HasCollectives(const Task& task);
   static size_t CollectivesOf(const Task& task);
+  // A task's processing time per stage as compute (0 for TPComm and
+  // exchanges).
   static double Processing(const PricedTask& t, int stage) {
     return t.kind == Kind::kCompute ? t.time[stage] : 0.0;
   }

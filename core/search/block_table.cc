@@ -525,12 +525,14 @@ void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
   }
 }
 
-void BlockTable::ApplyShardTerms(
+void BlockTable::ShardFigures(
+    const StagedBlock& unsharded,
     const std::array<ShardTerms, kNumPlacements>& terms, ShardingStage stage,
-    StagedBlock& staged) {
+    StagedBlock& out) {
+  out = unsharded;
   for (int placement = 0; placement < kNumPlacements; ++placement) {
     const ShardTerms& t = terms[static_cast<size_t>(placement)];
-    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), staged);
+    BlockFigures& b = FiguresOf(static_cast<Placement>(placement), out);
     b.block_optim_flops = t.optim_flops;
     b.block_optim_flops_time = t.optim_flops_time;
     b.block_optim_mem_accessed = t.optim_mem_accessed;
@@ -572,17 +574,23 @@ BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
   return slot;
 }
 
+const StagedBlock* BlockTable::ShardOnce(const StagedBlock& unsharded,
+                                         const ShardedSlot& slot,
+                                         ShardingStage stage, bool& made,
+                                         StagedBlock& out) {
+  if (!made) {
+    ShardFigures(unsharded, slot.variant->terms, stage, out);
+    made = true;
+  }
+  return &out;
+}
+
 const StagedBlock* BlockTable::Footprint(Entry* entry,
                                          const BlockShard& shard) {
   if (shard.stage == ShardingStage::kNone) return &entry->footprint;
   ShardedSlot& slot = ShardedOf(*entry, shard);
-  Sharded& sharded = *slot.variant;
-  if (!slot.footprint_made) {
-    sharded.footprint = entry->footprint;
-    ApplyShardTerms(sharded.terms, shard.stage, sharded.footprint);
-    slot.footprint_made = true;
-  }
-  return &sharded.footprint;
+  return ShardOnce(entry->footprint, slot, shard.stage, slot.footprint_made,
+                   slot.variant->footprint);
 }
 
 const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
@@ -590,13 +598,8 @@ const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
   const StagedBlock& unsharded = UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &unsharded;
   ShardedSlot& slot = ShardedOf(*entry, shard);
-  Sharded& sharded = *slot.variant;
-  if (!slot.compute_made) {
-    sharded.compute = unsharded;
-    ApplyShardTerms(sharded.terms, shard.stage, sharded.compute);
-    slot.compute_made = true;
-  }
-  return &sharded.compute;
+  return ShardOnce(unsharded, slot, shard.stage, slot.compute_made,
+                   slot.variant->compute);
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
@@ -617,8 +620,7 @@ absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
   Planned& composed = TakePlanned();
   sharded.composed.push_back(&composed);
   composed.nets = used;
-  composed.staged = *unsharded;
-  ApplyShardTerms(sharded.terms, shard.stage, composed.staged);
+  ShardFigures(*unsharded, sharded.terms, shard.stage, composed.staged);
   return &composed.staged;
 }
 

@@ -330,10 +330,16 @@ class BlockTable {
                StageShardTerms& terms) const;
   // A task's terms with its state sharded `s` ways.
   TaskShardTerms TermsOf(const TaskShardInputs& in, double s) const;
-  // Puts the terms into the figures of each placement.
-  static void ApplyShardTerms(
-      const std::array<ShardTerms, kNumPlacements>& terms,
-      ShardingStage stage, StagedBlock& staged);
+  // `unsharded` with the terms in the figures of each placement.
+  static void ShardFigures(const StagedBlock& unsharded,
+                           const std::array<ShardTerms, kNumPlacements>& terms,
+                           ShardingStage stage, StagedBlock& out);
+  // ShardFigures of `unsharded` with the slot's variant's terms into `out`,
+  // made once per shard (`made`, a flag of the slot).
+  static const StagedBlock* ShardOnce(const StagedBlock& unsharded,
+                                      const ShardedSlot& slot,
+                                      ShardingStage stage, bool& made,
+                                      StagedBlock& out);
 
   const TransformerModel& model_;
   const System& system_;

@@ -16,7 +16,7 @@
 #include <thread>
 #endif
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/field_errors.h"
@@ -548,11 +548,11 @@ class Searcher {
   enum class Verdict : int8_t { kUnknown, kFits, kOver };
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
-  // Per group of the run in progress, its blocks' family
-  // (BlockTable::Family), and per family the last group that has it: after
-  // that group the entries it used are released (BlockTable::Release).
-  std::vector<BlockConfig> families_;
-  absl::flat_hash_map<BlockConfig, size_t> last_of_family_;
+  // Per group of the run in progress, whether it is the last of its
+  // blocks' family (BlockTable::Family): after it the entries it used are
+  // released (BlockTable::Release).
+  std::vector<bool> last_of_family_;
+  absl::flat_hash_set<BlockConfig> later_families_;  // scratch
   // By (bound part, microbatch index, tier pair): StepTimeLowerBound, valid
   // where its generation is the group's (no clearing per group).
   struct KnownBound {
@@ -1342,19 +1342,21 @@ absl::Status Searcher::RunGroups(const std::vector<Group>& groups) {
     blocks_.Clear();
     schedule_memo_.ForgetOutcomes();
     const GroupRun& run = shared_->runs[r];
-    families_.clear();
-    last_of_family_.clear();
-    for (size_t index = run.first; index < run.end; ++index) {
-      families_.push_back(
-          blocks_.Family(ConfigOf(groups[index], Choice{}, /*b=*/1)));
-      last_of_family_[families_.back()] = index;
+    last_of_family_.assign(run.end - run.first, false);
+    later_families_.clear();
+    for (size_t index = run.end; index-- > run.first;) {
+      last_of_family_[index - run.first] =
+          later_families_
+              .insert(
+                  blocks_.Family(ConfigOf(groups[index], Choice{}, /*b=*/1)))
+              .second;
     }
     for (size_t index = run.first; index < run.end; ++index) {
       group_index_ = index;
       entries_.clear();
       BP_RETURN_IF_ERROR(RunGroup(groups[index], done));
       done += groups[index].weight;
-      if (last_of_family_[families_[index - run.first]] == index) {
+      if (last_of_family_[index - run.first]) {
         // No later group of the run uses these blocks.
         for (BlockTable::Entry* entry : entries_) {
           if (entry != nullptr) blocks_.Release(entry);
