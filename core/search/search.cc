@@ -478,7 +478,8 @@ class Searcher {
   bool AssignmentValid(const Group& g, int64_t tn, int64_t cn, int64_t pn,
                        int64_t dn) const;
   // Fills candidates_ with the data_net values of `prefix` to evaluate, in
-  // increasing order: every valid one, or (`bounded`) only those whose
+  // increasing order: every valid one, or (`bounded`: step_time_without_dp
+  // bounds the step time without its DP term from below) only those whose
   // iteration may enter the top N (see EvaluatePruned).
   void DataCandidates(const GroupState& gs, const TierPrefix& prefix,
                       bool bounded, double step_time_without_dp,
@@ -1045,6 +1046,10 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
   IterationFigures& iteration = iteration_scratch_;  // reset by each use
   int64_t planned_tn = -1, planned_cn = -1;
   bool ruled_out = false;
+  double pair_bound = 0;  // the tier pair's StepTimeLowerBound (0: none)
+  // The DP bounds by data tier (dp_time_bound_, dp_order_): made once per
+  // call, they read the data tier alone (the blocks of every tier pair have
+  // the same weights).
   bool dp_bounds_ready = false;
   for (const TierPrefix& prefix : gs.prefixes) {
     if (prefix.tn != planned_tn || prefix.cn != planned_cn) {
@@ -1052,7 +1057,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       planned_cn = prefix.cn;
       block = nullptr;
       ruled_out = false;
-      dp_bounds_ready = false;
+      pair_bound = 0;
       if (ThresholdKnown()) {
         KnownBound& known = bounds[prefix.pair];
         if (known.generation != bounds_generation_) {
@@ -1065,6 +1070,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
         }
         const double best_rate = batch / (known.bound * (1 - kBoundSlack));
         ruled_out = best_rate <= threshold_;
+        if (known.bound > 0) pair_bound = known.bound;
       }
     }
     if (ruled_out) continue;
@@ -1086,24 +1092,35 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     // The data tier stays the first valid one until a data tier is chosen
     // below (the bound without DP does not read it).
     SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
-    // A few data tiers are evaluated as they come; bounding them would cost
-    // about as much (with Calculon's systems of 2 or 3 tiers, always so).
-    const bool bounded = ThresholdKnown() && prefix.valid > kDirectDataTiers;
+    // A lower bound on the step time without its DP term (0: none), to
+    // which each data tier's DP bound is added (DataCandidates): with many
+    // data tiers, the iteration without DP itself; with a few, the tier
+    // pair's bound (the iteration would cost as much as the bound, and
+    // where DP dominates, as it does under the refined profile's float32
+    // gradient reduction, the pair's bound plus DP rules most of them out).
     double without_dp = 0;
+    if (ThresholdKnown()) {
+      if (prefix.valid > kDirectDataTiers) {
+        // The iteration without DP: d = 1 (step.data_net stays a valid
+        // tier).
+        const int64_t d = step.d;
+        step.d = 1;
+        ComputeIteration(block->block, block->extras, step, iteration);
+        step.d = d;
+        ++result_.work.step_time_bounds;
+        without_dp = iteration.total_time;
+        const double best_rate = batch / (without_dp * (1 - kBoundSlack));
+        if (best_rate <= threshold_) continue;
+      } else {
+        without_dp = pair_bound;
+      }
+    }
+    const bool bounded = without_dp > 0;
     if (bounded) {
-      // The iteration without DP: d = 1 (step.data_net stays a valid tier).
-      const int64_t d = step.d;
-      step.d = 1;
-      ComputeIteration(block->block, block->extras, step, iteration);
-      step.d = d;
-      ++result_.work.step_time_bounds;
-      without_dp = iteration.total_time;
-      const double best_rate = batch / (without_dp * (1 - kBoundSlack));
-      if (best_rate <= threshold_) continue;
       if (!dp_bounds_ready) {
         // Per data tier, a lower bound on dp_comm_exposed_time that holds
-        // whatever the pipeline tier and whether the data tier is also the
-        // tensor, context or pipeline one: without DP overlap, it is bpp *
+        // whatever the tensor, context and pipeline tiers and whether the
+        // data tier is also one of them: without DP overlap, it is bpp *
         // block_dp_time, which depends on the data tier only; with it,
         // block_dp_time plus two terms >= 0 (figures.cc).
         dp_bounds_ready = true;
