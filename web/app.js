@@ -5,7 +5,8 @@
 // shown ("error" if the module cannot load).
 import createBlueprinting from './blueprinting.mjs';
 import {h, byId, fill, call} from './dom.js';
-import {shapeProblems, setField, appJson, systemJson, isObject, formFields} from './spec.js';
+import {shapeProblems, setField, appJson, searchAppJson, systemJson, isObject, formFields}
+    from './spec.js';
 import {SpecForm} from './form.js';
 import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
         setFigure} from './report.js';
@@ -578,7 +579,7 @@ function wireInputs() {
 }
 
 const search = new SearchPanel(
-    () => ({app: appJson(state.spec), system: systemJson(state.spec),
+    () => ({app: searchAppJson(state.spec), system: systemJson(state.spec),
             names: {model: state.spec.model.name, system: state.spec.system.name}}),
     (spec, inputs, rank) => {
       // The search's own canonical spec of the mapping: every dimension it
@@ -632,6 +633,7 @@ try {
   buildCommTable();
   wireInputs();
   loadFromHash();
+  search.prepare();
 } catch (e) {
   const status = byId('status');
   status.textContent = `Could not start: ${e?.message ?? e}`;

@@ -5,7 +5,8 @@
 // (`--specs`). With more than one core the space is searched in parts, one
 // per worker, each with its own module instance (`--partition I/N`: a
 // WebAssembly instance has one thread), and `bp.mergeSearch` merges their
-// outputs into exactly the output of the whole search.
+// outputs into exactly the output of the whole search. The workers are kept
+// from one search to the next (WorkerPool).
 
 import {h, byId, fill} from './dom.js';
 
@@ -38,13 +39,54 @@ const COLUMNS = [
 ];
 
 // At most this many workers: each holds its own module and block table
-// (some 200 MB for the largest searches).
+// (some 100-200 MB for the largest searches, kept between searches).
 const MAX_WORKERS = 4;
 
 export function searchWorkerCount() {
   const cores = Number(globalThis.navigator?.hardwareConcurrency) || 1;
   return Math.max(1, Math.min(cores, MAX_WORKERS));
 }
+
+// The search's workers, made when the page is idle and kept from one search
+// to the next. A fresh WebAssembly instance runs its first large search much
+// slower than its later ones (Chromium, Qwen3-235B-A22B on 2,048 GPUs with
+// every dimension, two workers: about 3.1 s against 1.4-2.1 s; the engine
+// optimizes the hot functions in the background, on the cores the search
+// keeps busy), so each new worker first runs a tiny search of the
+// calculator's model (`warmUp`), whose result is dropped. Messages carry the
+// id of their search; the warm-up's is 0. A search is cancelled by
+// terminating its workers (the call is synchronous): they are replaced.
+class WorkerPool {
+  // warmUp() -> {app, system, args} or null: the new workers' first search.
+  constructor(count, warmUp) {
+    this.count = count;
+    this.warmUp = warmUp;
+    this.workers = [];
+  }
+
+  // The workers, made (each with its warm-up queued) where missing.
+  get() {
+    while (this.workers.length < this.count) this.workers.push(this.spawn());
+    return this.workers;
+  }
+
+  spawn() {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {type: 'module'});
+    const job = this.warmUp();
+    if (job) worker.postMessage({id: 0, ...job});
+    return worker;
+  }
+
+  // Worker i terminated and a new one in its place.
+  replace(i) {
+    this.workers[i].terminate();
+    this.workers[i] = this.spawn();
+  }
+}
+
+// When the page has nothing else to do (or after 2 s).
+const whenIdle = (task) => (globalThis.requestIdleCallback
+  ? requestIdleCallback(task, {timeout: 2000}) : setTimeout(task, 200));
 
 export class SearchPanel {
   // getInputs() -> {app, system, ...}: the current Calculon app (or spec/3
@@ -55,7 +97,11 @@ export class SearchPanel {
     this.getInputs = getInputs;
     this.load = load;
     this.merge = merge;
-    this.workers = [];
+    this.pool = new WorkerPool(searchWorkerCount(), () => this.warmUpJob());
+    // The search in progress: its id and the indices of the workers still
+    // running a part of it.
+    this.searchId = 0;
+    this.busy = new Set();
     this.form = byId('search-form');
     this.progress = byId('search-progress');
     this.status = byId('search-status');
@@ -129,11 +175,38 @@ export class SearchPanel {
     this.form.setAttribute('aria-busy', running ? 'true' : 'false');
   }
 
+  // Makes the workers once the page is idle, so that the first search finds
+  // them loaded and warmed up.
+  prepare() {
+    whenIdle(() => this.pool.get());
+  }
+
+  // A new worker's first search: the calculator's model and system on 8
+  // processors with every dimension the panel offers, so that it runs the
+  // code a search of this model will.
+  warmUpJob() {
+    let inputs;
+    try {
+      inputs = this.getInputs();
+    } catch {
+      return null;  // no model loaded yet: the worker starts cold
+    }
+    const value = (id) => byId(id).value;
+    return {app: inputs.app, system: inputs.system,
+            args: ['--procs', '8', '--max-batch', '8', '--datatype', value('search-datatype'),
+                   '--top', '1', '--precision', value('search-precision'),
+                   '--profile', value('search-profile'), '--max-context', '8',
+                   '--context-exchange', 'all', '--sharding', 'all', '--schedules', 'all',
+                   '--stage-layouts', 'all', '--json']};
+  }
+
   start() {
     this.cancel();
     const inputs = this.getInputs();
     const args = this.args();
-    const count = searchWorkerCount();
+    const workers = this.pool.get();
+    const count = workers.length;
+    const id = ++this.searchId;
     this.setRunning(true);
     this.progress.value = 0;
     this.status.textContent = 'Searching…';
@@ -141,9 +214,10 @@ export class SearchPanel {
     const fractions = new Array(count).fill(0);
     const outputs = new Array(count).fill(null);
     let finished = 0;
-    for (let i = 0; i < count; ++i) {
-      const worker = new Worker(new URL('./worker.js', import.meta.url), {type: 'module'});
+    workers.forEach((worker, i) => {
+      this.busy.add(i);
       worker.onmessage = ({data}) => {
+        if (data.id !== id || !this.busy.has(i)) return;  // a warm-up or an earlier search
         if (data.type === 'progress') {
           fractions[i] = data.fraction;
           // The parts weigh about the same (the core deals them so).
@@ -152,30 +226,34 @@ export class SearchPanel {
           this.status.textContent = `Searching… ${(fraction * 100).toFixed(0)} %`;
           return;
         }
+        this.busy.delete(i);
+        // A module that trapped or aborted cannot be called again.
+        if (data.broken) this.pool.replace(i);
         if (!data.ok) {  // the first failure is the answer (every part parses the same inputs)
           this.cancel();
           this.show(data, 0, inputs);
           return;
         }
         outputs[i] = data.output;
-        worker.terminate();
         if (++finished < count) return;
         const seconds = (performance.now() - started) / 1000;
         this.cancel();
         this.show(count === 1 ? data : this.merge(outputs), seconds, inputs, count);
       };
       worker.onerror = (event) => {
+        if (this.searchId !== id || !this.busy.has(i)) return;
         this.cancel(`The search worker failed: ${event.message ?? 'unknown error'}`);
       };
-      worker.postMessage({app: inputs.app, system: inputs.system,
+      worker.postMessage({id, app: inputs.app, system: inputs.system,
                           args: count === 1 ? args : [...args, '--partition', `${i}/${count}`]});
-      this.workers.push(worker);
-    }
+    });
   }
 
+  // Stops the search in progress, if any: its workers still running are
+  // replaced (a worker that has finished its part is kept).
   cancel(message) {
-    for (const worker of this.workers) worker.terminate();
-    this.workers = [];
+    for (const i of this.busy) this.pool.replace(i);
+    this.busy.clear();
     this.setRunning(false);
     if (message) this.status.textContent = message;
   }

@@ -306,6 +306,21 @@ export function appJson(spec) {
   return JSON.stringify(app);
 }
 
+// Calculon's application keys: a model with only these is Calculon's.
+const CALCULON_APP_KEYS = new Set(
+    ['hidden', 'feedforward', 'seq_size', 'attn_heads', 'attn_size', 'num_blocks']);
+
+// The model as `search` reads it (core/adapters/calculon.h
+// FromCalculonApplication): Calculon's application JSON for a model with
+// Calculon's keys only; else the spec's model object with its name, which
+// marks it as a spec model (GQA, gated MLP, vocabulary, experts, latent
+// attention), whose keys a Calculon application may not have.
+export function searchAppJson(spec) {
+  const calculon = Object.keys(spec.model).every(
+      (key) => key === 'name' || CALCULON_APP_KEYS.has(key));
+  return calculon ? appJson(spec) : JSON.stringify(spec.model);
+}
+
 // Calculon's system JSON (the system without its name).
 export function systemJson(spec) {
   const {name, ...system} = spec.system;

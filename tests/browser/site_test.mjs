@@ -452,6 +452,13 @@ try {
   assert.equal(cell('ZeRO'), best.data_par_sharding, 'the ZeRO column');
   assert.equal(cell('Schedule'), best.pipeline_schedule, 'the schedule column');
   assert.equal(cell('Layout'), best.pipeline_stage_layout, 'the stage layout column');
+  // The same search again runs on the same (kept) workers: the same answer.
+  await page.evaluate(() => { document.getElementById('search-status').textContent = ''; });
+  await page.getByRole('button', {name: 'Search', exact: true}).click();
+  await page.waitForFunction(() => /evaluated in/.test(
+      document.getElementById('search-status').textContent), null, {timeout: 60000});
+  assert.deepEqual(await page.locator('#search-results tbody tr td:nth-child(2)').allTextContents(),
+                   rates, 'a second search on the kept workers');
   // 12 blocks on 8 processors: p = 8 is tried only with uneven stages.
   assert.ok(nativeSearch.total_executions > JSON.parse(cli(...searchArgs).stdout).total_executions,
             'uneven stages add mappings');
@@ -492,6 +499,38 @@ try {
     imported.model.name = '';  // not the qwen3-8b model preset: another seq-length
     imported.system.name = defaultSystemName;
     await expectHash(page, imported, 'the qwen3-8b import');
+    // A search of the imported spec model (GQA, gated MLP, vocabulary): the
+    // page sends it with its name, as a spec model, and gets the CLI's counts.
+    const appFile = path.join(tmp, 'qwen3-8b-app.json');
+    writeFileSync(appFile, JSON.stringify(imported.model));
+    const sysFile = specFile(defaultSystem);
+    await page.getByLabel('Processors', {exact: true}).fill('8');
+    await page.getByLabel('Max global batch', {exact: true}).fill('8');
+    await page.getByLabel('Top K', {exact: true}).fill('3');
+    // The default system (Calculon's A100) has no bfloat16 rates.
+    await page.getByLabel('Search datatype', {exact: true}).selectOption('float16');
+    await page.evaluate(() => { document.getElementById('search-status').textContent = ''; });
+    await page.getByRole('button', {name: 'Search', exact: true}).click();
+    await page.waitForFunction(() => /evaluated in|did not run/.test(
+        document.getElementById('search-status').textContent), null, {timeout: 60000});
+    const flagsOf = async (id) => page.locator(id).inputValue();
+    const specSearch = cli('search', '--app', appFile, '--system', sysFile, '--procs', '8',
+                           '--max-batch', '8', '--top', '3', '--json',
+                           '--datatype', await flagsOf('#search-datatype'),
+                           '--precision', await flagsOf('#search-precision'),
+                           '--profile', await flagsOf('#search-profile'),
+                           '--fused-activation', await flagsOf('#search-fused'),
+                           '--max-context', await flagsOf('#search-max-context'),
+                           '--context-exchange', await flagsOf('#search-context-exchange'),
+                           '--sharding', await flagsOf('#search-sharding'),
+                           '--schedules', await flagsOf('#search-schedules'),
+                           '--stage-layouts', await flagsOf('#search-stage-layouts'));
+    assert.equal(specSearch.code, 0, specSearch.stderr);
+    const specCounts = JSON.parse(specSearch.stdout);
+    assert.match(await page.textContent('#search-status'),
+                 new RegExp(`^${specCounts.total_executions} mappings evaluated in [0-9.]+ s ` +
+                            `on 3 workers: ${specCounts.good_executions} valid`),
+                 'a search of a spec model');
   } else {
     assert.deepEqual(await page.$$eval('#import-status li', (items) => items.map((i) => i.textContent)),
                      hfImport.stderr.split('\n').filter(Boolean).map((l) => l.replace(/^error: /, '')));
