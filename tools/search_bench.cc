@@ -71,6 +71,9 @@ struct Case {
   bool pruned_only = false;  // the exhaustive mode would take minutes
   bool every_schedule = false;  // --schedules all
   bool uneven_stages = false;   // --stage-layouts all
+  // --precision megatron_mixed --profile refined: what the page searches
+  // for a Hugging Face or Megatron-LM import.
+  bool megatron_refined = false;
 };
 
 
@@ -88,33 +91,32 @@ int Run(const std::string& data, int runs_override, int tiers,
   const Case cases[] = {
       {"turing-530B 5128 GPUs b2520 top5 mbs-break", "turing-530B.json",
        "a100_80g.json", 5128, 2520, 5, true, 50},
-      {"gpt3-175B 512 GPUs b512 top10", "gpt3-175B.json", "a100_80g.json",
-       512, 512, 10, false, 5},
+      {"gpt3-175B 512 GPUs b512 top10", "gpt3-175B.json", "a100_80g.json", 512,
+       512, 10, false, 5},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 3, 8, true, false, true},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, zero",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 2048, true, true, true},
-      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero",
-       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 1, 8, true, false, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero", "deepseek-v3.model.json",
+       "h100_80g_nvl8.json", 2048, 2048, 10, false, 1, 8, true, false, true},
       {"gpt3-175B 512 GPUs b512 top10 every schedule", "gpt3-175B.json",
        "a100_80g.json", 512, 512, 10, false, 3, 1, false, false, true, true},
       {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule",
-       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 1, 8, true, false, true, true},
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10, false, 1,
+       8, true, false, true, true},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 3, 8, true, false, true, true},
       {"deepseek-v3 2048 GPUs b2048 top10 every cp, both exchanges, zero, "
        "every schedule",
-       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 1, 2048, true, true, true, true},
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10, false, 1,
+       2048, true, true, true, true},
       {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
        "uneven stages",
-       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
-       false, 1, 8, true, false, true, true, true},
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10, false, 1,
+       8, true, false, true, true, true},
       {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, "
        "zero, every schedule",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
@@ -123,6 +125,10 @@ int Run(const std::string& data, int runs_override, int tiers,
        "uneven stages",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 8, true, false, true, true, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, "
+       "zero, every schedule, megatron_mixed refined",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 3, 2048, true, true, true, true, false, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -158,6 +164,10 @@ int Run(const std::string& data, int runs_override, int tiers,
       options.every_sharding = c.every_sharding;
       options.every_schedule = c.every_schedule;
       options.uneven_stages = c.uneven_stages;
+      if (c.megatron_refined) {
+        options.precision = PrecisionAccounting::kMegatronMixed;
+        options.profile = ModelProfile::kRefined;
+      }
       if (c.every_exchange) {
         options.context_exchange = {ContextExchange::kRing,
                                     ContextExchange::kAllGather};

@@ -99,6 +99,18 @@ const cases = [
     runs: 1,
     prunedOnly: true,
   },
+  // What the page searches for a Hugging Face or Megatron-LM import.
+  {
+    name: 'qwen3-235B-A22B 2048 GPUs b2048 top10 every cp, both exchanges, zero, every ' +
+          'schedule, megatron_mixed refined',
+    model: 'qwen3-235B-A22B.model.json',
+    system: 'h100_80g_nvl8.json',
+    args: ['--procs', '2048', '--max-batch', '2048', '--datatype', 'float16', '--top', '10',
+           '--max-context', '2048', '--context-exchange', 'all', '--sharding', 'all',
+           '--schedules', 'all', '--precision', 'megatron_mixed', '--profile', 'refined'],
+    runs: 3,
+    prunedOnly: true,
+  },
 ];
 
 const entry = path.resolve(packageDir, 'blueprinting.mjs');

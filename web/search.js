@@ -88,6 +88,13 @@ class WorkerPool {
 const whenIdle = (task) => (globalThis.requestIdleCallback
   ? requestIdleCallback(task, {timeout: 2000}) : setTimeout(task, 200));
 
+// The progress bar and its percentage are redrawn at most this often. Each
+// worker reports every 1 % or 100 ms; redrawing at every report took the
+// page's thread, and on a two-core machine the workers' cores, about a
+// quarter of the search's time (Chromium, Qwen3-235B-A22B on 2,048 GPUs
+// with every dimension, two workers: 2.2-2.7 s against 1.8-1.9 s).
+const PROGRESS_REDRAW_MS = 250;
+
 export class SearchPanel {
   // getInputs() -> {app, system, ...}: the current Calculon app (or spec/3
   // model) and system JSON; load(spec, inputs, rank) loads one result's
@@ -102,6 +109,7 @@ export class SearchPanel {
     // running a part of it.
     this.searchId = 0;
     this.busy = new Set();
+    this.redrawTimer = 0;  // a progress redraw is pending
     this.form = byId('search-form');
     this.progress = byId('search-progress');
     this.status = byId('search-status');
@@ -214,16 +222,20 @@ export class SearchPanel {
     const fractions = new Array(count).fill(0);
     const outputs = new Array(count).fill(null);
     let finished = 0;
+    const redraw = () => {
+      this.redrawTimer = 0;
+      // The parts weigh about the same (the core deals them so).
+      const fraction = fractions.reduce((a, b) => a + b, 0) / count;
+      this.progress.value = fraction;
+      this.status.textContent = `Searching… ${(fraction * 100).toFixed(0)} %`;
+    };
     workers.forEach((worker, i) => {
       this.busy.add(i);
       worker.onmessage = ({data}) => {
         if (data.id !== id || !this.busy.has(i)) return;  // a warm-up or an earlier search
         if (data.type === 'progress') {
           fractions[i] = data.fraction;
-          // The parts weigh about the same (the core deals them so).
-          const fraction = fractions.reduce((a, b) => a + b, 0) / count;
-          this.progress.value = fraction;
-          this.status.textContent = `Searching… ${(fraction * 100).toFixed(0)} %`;
+          if (!this.redrawTimer) this.redrawTimer = setTimeout(redraw, PROGRESS_REDRAW_MS);
           return;
         }
         this.busy.delete(i);
@@ -254,6 +266,8 @@ export class SearchPanel {
   cancel(message) {
     for (const i of this.busy) this.pool.replace(i);
     this.busy.clear();
+    clearTimeout(this.redrawTimer);
+    this.redrawTimer = 0;
     this.setRunning(false);
     if (message) this.status.textContent = message;
   }

@@ -459,6 +459,12 @@ try {
       document.getElementById('search-status').textContent), null, {timeout: 60000});
   assert.deepEqual(await page.locator('#search-results tbody tr td:nth-child(2)').allTextContents(),
                    rates, 'a second search on the kept workers');
+  // The progress is redrawn at most every 250 ms: a redraw still pending
+  // when the search ended must not overwrite its result.
+  await page.waitForTimeout(400);
+  assert.match(await page.textContent('#search-status'), /evaluated in/,
+               'the status after a pending progress redraw');
+  assert.ok(await page.locator('#search-progress').isHidden(), 'the progress bar after a search');
   // 12 blocks on 8 processors: p = 8 is tried only with uneven stages.
   assert.ok(nativeSearch.total_executions > JSON.parse(cli(...searchArgs).stdout).total_executions,
             'uneven stages add mappings');
