@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/figures.h"
 #include "core/analysis/lineage.h"
 #include "core/base/format.h"
+#include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
@@ -1162,6 +1164,53 @@ TEST(AnalyzeMemory, EveryFigureAssigned) {
     BP_EXPECT_SAME(tier2_capacity)
     BP_EXPECT_SAME(checkpoint_min_defined)
 #undef BP_EXPECT_SAME
+  }
+}
+
+// StateTier1Bytes is ComputeMemory's tier-1 requirement without its
+// activation terms: at most the requirement, and equal to it when the
+// activations are 0, with every offload, recomputation, training and
+// precision; StateExceedsTier1 is then MemoryTier1Fits's answer.
+TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
+  TestMapping mapping;
+  mapping.p = 2;
+  mapping.d = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(mapping));
+  BlockFigures no_activations = a.plan.block;
+  no_activations.block_act_working_space = 0;
+  no_activations.block_act_storage_space = 0;
+  no_activations.block_act_checkpoint_size = 0;
+  no_activations.block_act_grad_space = 0;
+  ASSERT_GT(a.plan.block.block_act_working_space, 0);
+  for (int variant = 0; variant < 32; ++variant) {
+    StepShape step = a.iteration.step;
+    step.training = (variant & 1) != 0;
+    step.recompute =
+        (variant & 2) != 0 ? RecomputePolicy::kFull : RecomputePolicy::kNone;
+    step.offload.weights = (variant & 4) != 0;
+    step.offload.optimizer = (variant & 8) != 0;
+    step.offload.activations = step.offload.weights;
+    step.precision = (variant & 16) != 0 ? PrecisionAccounting::kMegatronMixed
+                                         : PrecisionAccounting::kCalculon;
+    MemoryFigures with, without;
+    ComputeMemory(a.plan.block, step, with);
+    ComputeMemory(no_activations, step, without);
+    const double state = StateTier1Bytes(a.plan.block, step);
+    EXPECT_GT(state, 0) << "variant=" << variant;
+    EXPECT_LT(state, with.proc_mem_tier1_cap_req) << "variant=" << variant;
+    EXPECT_EQ(StateTier1Bytes(no_activations, step),
+              without.proc_mem_tier1_cap_req)
+        << "variant=" << variant;
+    EXPECT_EQ(StateExceedsTier1(no_activations, step),
+              !MemoryTier1Fits(without))
+        << "variant=" << variant;
+    // A tier 1 the state alone is over.
+    MemoryTier small = *step.mem1;
+    small.gib = state / kGiB / 2;
+    step.mem1 = &small;
+    ComputeMemory(no_activations, step, without);
+    EXPECT_TRUE(StateExceedsTier1(no_activations, step)) << variant;
+    EXPECT_FALSE(MemoryTier1Fits(without)) << variant;
   }
 }
 

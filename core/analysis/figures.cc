@@ -847,6 +847,67 @@ double PeakInFlightMicrobatches(const StepShape& s) {
   return s.v > 1 ? in_flight * (1 + (p - 1) / (v * p)) : in_flight;
 }
 
+namespace {
+
+// What a rank's weights, weight gradients and optimizer state take, in
+// place and with offload: they do not depend on the microbatch size.
+struct StateBytes {
+  double weight_space = 0, weight_grad_space = 0, optimizer_space = 0;
+  double weight_space_with_offload = 0, weight_grad_space_with_offload = 0,
+         optimizer_space_with_offload = 0;
+};
+
+StateBytes StateBytesOf(const BlockFigures& b, const StepShape& s) {
+  const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
+  const double rank_blocks = static_cast<double>(rank_block_count);
+  StateBytes state;
+  state.weight_space = b.block_weight_space * rank_blocks;
+  // Calculon keeps the block being computed's gradients unsharded in
+  // float32; Megatron-LM's mixed precision counts every block's main
+  // gradients as its ZeRO stage shards them (ZeRO paper's accounting).
+  state.weight_grad_space =
+      !s.training ? 0
+      : s.precision == PrecisionAccounting::kMegatronMixed
+          ? b.block_weight_grad_space * rank_blocks
+      : rank_block_count == 1
+          ? b.block_weight_grad_space_no_sharding
+          : b.block_weight_grad_space_no_sharding +
+                b.block_weight_grad_space * (rank_blocks - 1);
+  state.optimizer_space =
+      s.training ? b.block_optimizer_space * rank_blocks : 0;
+  state.weight_space_with_offload = b.block_weight_space * 2;
+  state.weight_grad_space_with_offload =
+      s.training
+          ? b.block_weight_grad_space_no_sharding + b.block_weight_grad_space
+          : 0;
+  state.optimizer_space_with_offload =
+      s.training ? b.block_optimizer_space * 2 : 0;
+  return state;
+}
+
+}  // namespace
+
+double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
+  // ComputeMemory's tier-1 sum without its activation terms, whose
+  // additions (of values >= 0) cannot lower a rounded sum: the same state
+  // terms, added in the same order.
+  const StateBytes state = StateBytesOf(b, s);
+  double tier1 =
+      s.offload.weights ? state.weight_space_with_offload : state.weight_space;
+  if (s.offload.optimizer) {
+    tier1 += state.weight_grad_space_with_offload;
+    tier1 += state.optimizer_space_with_offload;
+  } else {
+    tier1 += state.weight_grad_space + state.optimizer_space;
+  }
+  return tier1;
+}
+
+bool StateExceedsTier1(const BlockFigures& b, const StepShape& s) {
+  // MemoryTier1Fits's comparison, with ComputeMemory's capacity.
+  return StateTier1Bytes(b, s) > s.mem1->gib * kGiB;
+}
+
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   // Every field of `mem` is assigned below, whatever it held (not reset
@@ -870,24 +931,15 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
     }
     act_grad = b.block_act_grad_space;
   }
-  mem.weight_space = b.block_weight_space * rank_blocks;
+  const StateBytes state = StateBytesOf(b, s);
+  mem.weight_space = state.weight_space;
   mem.act_space = act_space;
   mem.act_checkpoint_size = s.training && full ? checkpoint : 0;
   mem.act_grad_space = s.training ? act_grad : 0;
-  // Calculon keeps the block being computed's gradients unsharded in
-  // float32; Megatron-LM's mixed precision counts every block's main
-  // gradients as its ZeRO stage shards them (ZeRO paper's accounting).
-  mem.weight_grad_space =
-      !s.training ? 0
-      : s.precision == PrecisionAccounting::kMegatronMixed
-          ? b.block_weight_grad_space * rank_blocks
-      : rank_block_count == 1
-          ? b.block_weight_grad_space_no_sharding
-          : b.block_weight_grad_space_no_sharding +
-                b.block_weight_grad_space * (rank_blocks - 1);
-  mem.optimizer_space = s.training ? b.block_optimizer_space * rank_blocks : 0;
+  mem.weight_grad_space = state.weight_grad_space;
+  mem.optimizer_space = state.optimizer_space;
 
-  mem.weight_space_with_offload = b.block_weight_space * 2;
+  mem.weight_space_with_offload = state.weight_space_with_offload;
   mem.act_space_with_offload =
       !full ? b.block_act_working_space + b.block_act_storage_space
             : b.block_act_working_space;
@@ -895,12 +947,8 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   mem.act_checkpoint_size_with_offload =
       s.training && full ? b.block_act_checkpoint_size * 2 : 0;
   mem.act_grad_space_with_offload = mem.act_grad_space;
-  mem.weight_grad_space_with_offload =
-      s.training ? b.block_weight_grad_space_no_sharding +
-                       b.block_weight_grad_space
-                 : 0;
-  mem.optimizer_space_with_offload =
-      s.training ? b.block_optimizer_space * 2 : 0;
+  mem.weight_grad_space_with_offload = state.weight_grad_space_with_offload;
+  mem.optimizer_space_with_offload = state.optimizer_space_with_offload;
 
   // Calculon's _get_mem_cap_reqs: an offloaded item keeps only its minimum
   // in tier 1 and all of it in tier 2.

@@ -126,6 +126,17 @@ void ComputeMemory(const BlockFigures& block, const StageExtras& extras,
 void ComputeMemory(const BlockFigures& block, const StepShape& step,
                    MemoryFigures& out);
 
+// The tier-1 bytes of a rank's weights, weight gradients and optimizer
+// state (offloaded or not, as ComputeMemory places them): a lower bound on
+// ComputeMemory's proc_mem_tier1_cap_req, rounding included (its other
+// terms are activations, >= 0, added between these), that does not depend
+// on the microbatch size. The strategy search rules out every microbatch
+// size of a choice at once when it exceeds the tier-1 capacity.
+double StateTier1Bytes(const BlockFigures& block, const StepShape& step);
+// StateTier1Bytes is over the tier-1 capacity: so is the rank, whatever
+// its activations (MemoryTier1Fits is false for every microbatch size).
+bool StateExceedsTier1(const BlockFigures& block, const StepShape& step);
+
 // MemoryTier1Fits / MemoryTier2Fits / MemoryFits: the requirement of the
 // first / second / each memory tier is within its capacity (Calculon's
 // memory check, and every stage's tier-1 requirement; a NaN requirement is

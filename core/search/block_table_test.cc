@@ -743,6 +743,61 @@ TEST(BlockTableTest, FamiliesAreWhatAGroupFixes) {
   EXPECT_EQ(table.Family(p4), table.Family(p8));
 }
 
+// The search rules out every microbatch size of a choice at once when its
+// weights, gradients and optimizer state alone are over the capacity
+// (StateExceedsTier1): the state figures must not depend on the
+// microbatch size, bit for bit, whatever the block and its shard.
+TEST(BlockTableTest, StateFiguresDoNotDependOnTheMicrobatchSize) {
+  const System system = test_programs::A100System();
+  for (const TransformerModel& model :
+       {MoeModel(false, true), MoeModel(true, false), Gpt3Model()}) {
+    for (PrecisionAccounting precision :
+         {PrecisionAccounting::kCalculon,
+          PrecisionAccounting::kMegatronMixed}) {
+      BlockTable table(model, system, DataType::kFloat16, precision);
+      int checked = 0;
+      for (BlockConfig config : MoeConfigs(2, 2)) {
+        if (!model.moe.has_value() && config.expert > 1) continue;
+        if (!model.moe.has_value()) config.expert_tensor = 0;
+        const std::vector<std::pair<int64_t, int64_t>> variants = {
+            {config.expert, config.expert_tensor}};
+        for (const BlockShard& shard :
+             {BlockShard{ShardingStage::kNone, 1, 1},
+              BlockShard{ShardingStage::kOptimizer, 4, 2},
+              BlockShard{ShardingStage::kGradients, 4, 2},
+              BlockShard{ShardingStage::kParameters, 8, 4}}) {
+          std::optional<BlockFigures> first;
+          for (int64_t b : {1, 2, 4, 16}) {
+            BlockConfig sized = config;
+            sized.microbatch_size = b;
+            absl::StatusOr<BlockTable::Entry*> entry = table.Find(
+                sized, variants,
+                {ContextExchange::kRing, ContextExchange::kAllGather});
+            ASSERT_TRUE(entry.ok()) << entry.status();
+            const BlockFigures& got = table.Footprint(*entry, shard)->block;
+            if (!first.has_value()) {
+              first = got;
+              continue;
+            }
+            for (auto field :
+                 {&BlockFigures::block_weight_space,
+                  &BlockFigures::block_weight_grad_space,
+                  &BlockFigures::block_weight_grad_space_no_sharding,
+                  &BlockFigures::block_optimizer_space}) {
+              EXPECT_EQ(got.*field, (*first).*field)
+                  << "b=" << b << " t=" << config.tensor
+                  << " cp=" << config.context << " ep=" << config.expert
+                  << " stage=" << ShardingStageName(shard.stage);
+            }
+            ++checked;
+          }
+        }
+      }
+      EXPECT_GT(checked, 0);
+    }
+  }
+}
+
 TEST(BlockTableTest, ClearForgetsBlocks) {
   const TransformerModel model = TinyModel();
   const System system = test_programs::A100System();

@@ -549,6 +549,9 @@ class Searcher {
   enum class Verdict : int8_t { kUnknown, kFits, kOver };
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
+  // Per memory twin of the group: its state was checked against the
+  // capacity (StateExceedsTier1).
+  std::vector<bool> state_checked_;
   // Per group of the run in progress, whether it is the last of its
   // blocks' family (BlockTable::Family): after it the entries it used are
   // released (BlockTable::Release).
@@ -999,6 +1002,22 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     // planned.
     MemoryFigures& memory = memory_scratch_;  // all fields assigned
     const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
+    const size_t twin = static_cast<size_t>(list.memory_twin[choice]);
+    if (!state_checked_[twin]) {
+      // The weights, gradients and optimizer state do not depend on the
+      // microbatch size: when they alone are over the capacity, so is
+      // every microbatch size of the twin (a third of the verdicts of a
+      // search of every dimension; block_table_test checks that the state
+      // figures are the same at every microbatch size).
+      state_checked_[twin] = true;
+      if (StateExceedsTier1(footprint->block, step)) {
+        std::fill_n(
+            verdicts_.begin() + static_cast<std::ptrdiff_t>(twin * sizes),
+            sizes, Verdict::kOver);
+        result_.bad_executions += gs.assignments;
+        return absl::OkStatus();
+      }
+    }
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
     verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
@@ -1323,6 +1342,7 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
                   nullptr);
   verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
                    Verdict::kUnknown);
+  state_checked_.assign(static_cast<size_t>(g.choices->memory_twins), false);
   const size_t bound_slots = static_cast<size_t>(g.choices->bound_parts) *
                              sizes * static_cast<size_t>(gs.pairs);
   if (bounds_.size() < bound_slots) bounds_.resize(bound_slots);
