@@ -179,16 +179,21 @@ std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
 // (block_part); those that differ only in DP overlap and offload share the
 // block's figures with its shard, and with them StepTimeLowerBound, which
 // reads neither (bound_part); and those that differ only in DP overlap,
-// which no memory figure reads, share their memory check (memory_twin).
-// All are dense numberings in order of first appearance.
+// which no memory figure reads, share their memory check (memory_twin);
+// those with the same ZeRO stage and weight and optimizer offload share
+// the tier-1 bytes of their state (state_part: StateExceedsTier1; the
+// block table's state figures are the same for every block configuration
+// of a group). All are dense numberings in order of first appearance.
 struct ChoiceList {
   std::vector<Choice> choices;
   std::vector<int> block_part;
   std::vector<int> bound_part;
   std::vector<int> memory_twin;
+  std::vector<int> state_part;
   int block_parts = 0;
   int bound_parts = 0;
   int memory_twins = 0;
+  int state_parts = 0;
 };
 
 ChoiceList MakeChoiceList(std::vector<Choice> choices) {
@@ -197,9 +202,11 @@ ChoiceList MakeChoiceList(std::vector<Choice> choices) {
                               TensorOverlap, bool>;
   using BoundKey = std::tuple<BlockKey, ShardingStage>;
   using MemoryKey = std::tuple<BlockKey, ShardingStage, bool, bool, bool>;
+  using StateKey = std::tuple<ShardingStage, bool, bool>;
   std::map<BlockKey, int> parts;
   std::map<BoundKey, int> bound_parts;
   std::map<MemoryKey, int> twins;
+  std::map<StateKey, int> states;
   for (const Choice& c : choices) {
     const BlockKey block{c.recompute,        c.comm.index(),
                          AllGatherRedo(c.comm), c.context_exchange,
@@ -215,10 +222,17 @@ ChoiceList MakeChoiceList(std::vector<Choice> choices) {
             .first->second);
     list.memory_twin.push_back(
         twins.emplace(memory, static_cast<int>(twins.size())).first->second);
+    list.state_part.push_back(
+        states
+            .emplace(StateKey{c.sharding, c.offload.weights,
+                              c.offload.optimizer},
+                     static_cast<int>(states.size()))
+            .first->second);
   }
   list.block_parts = static_cast<int>(parts.size());
   list.bound_parts = static_cast<int>(bound_parts.size());
   list.memory_twins = static_cast<int>(twins.size());
+  list.state_parts = static_cast<int>(states.size());
   list.choices = std::move(choices);
   return list;
 }
@@ -549,9 +563,9 @@ class Searcher {
   enum class Verdict : int8_t { kUnknown, kFits, kOver };
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
-  // Per memory twin of the group: its state was checked against the
-  // capacity (StateExceedsTier1).
-  std::vector<bool> state_checked_;
+  // Per state part of the group: whether its state alone is over the
+  // tier-1 capacity (StateExceedsTier1; kFits: it is not).
+  std::vector<Verdict> state_verdicts_;
   // Per group of the run in progress, whether it is the last of its
   // blocks' family (BlockTable::Family): after it the entries it used are
   // released (BlockTable::Release).
@@ -997,27 +1011,33 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     return absl::OkStatus();
   };
   if (verdict == Verdict::kUnknown) {
+    // The weights, gradients and optimizer state depend on neither the
+    // microbatch size nor the choice's block configuration: when they
+    // alone are over the capacity, so is every microbatch size of every
+    // twin with the same ZeRO stage and offload (a third of the verdicts
+    // of a search of every dimension).
+    Verdict& state =
+        state_verdicts_[static_cast<size_t>(list.state_part[choice])];
+    if (state == Verdict::kUnknown) {
+      BP_RETURN_IF_ERROR(shape());
+      state = StateExceedsTier1(blocks_.Footprint(entry, spec.shard)->block,
+                                step)
+                  ? Verdict::kOver
+                  : Verdict::kFits;
+    }
+    if (state == Verdict::kOver) {
+      const size_t twin = static_cast<size_t>(list.memory_twin[choice]);
+      std::fill_n(
+          verdicts_.begin() + static_cast<std::ptrdiff_t>(twin * sizes),
+          sizes, Verdict::kOver);
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
     BP_RETURN_IF_ERROR(shape());
     // The memory figures read footprints only: the block need not be
     // planned.
     MemoryFigures& memory = memory_scratch_;  // all fields assigned
     const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
-    const size_t twin = static_cast<size_t>(list.memory_twin[choice]);
-    if (!state_checked_[twin]) {
-      // The weights, gradients and optimizer state do not depend on the
-      // microbatch size: when they alone are over the capacity, so is
-      // every microbatch size of the twin (a third of the verdicts of a
-      // search of every dimension; block_table_test checks that the state
-      // figures are the same at every microbatch size).
-      state_checked_[twin] = true;
-      if (StateExceedsTier1(footprint->block, step)) {
-        std::fill_n(
-            verdicts_.begin() + static_cast<std::ptrdiff_t>(twin * sizes),
-            sizes, Verdict::kOver);
-        result_.bad_executions += gs.assignments;
-        return absl::OkStatus();
-      }
-    }
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
     verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
@@ -1342,7 +1362,8 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
                   nullptr);
   verdicts_.assign(static_cast<size_t>(g.choices->memory_twins) * sizes,
                    Verdict::kUnknown);
-  state_checked_.assign(static_cast<size_t>(g.choices->memory_twins), false);
+  state_verdicts_.assign(static_cast<size_t>(g.choices->state_parts),
+                         Verdict::kUnknown);
   const size_t bound_slots = static_cast<size_t>(g.choices->bound_parts) *
                              sizes * static_cast<size_t>(gs.pairs);
   if (bounds_.size() < bound_slots) bounds_.resize(bound_slots);
