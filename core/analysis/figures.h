@@ -130,8 +130,9 @@ void ComputeMemory(const BlockFigures& block, const StepShape& step,
 // state (offloaded or not, as ComputeMemory places them): a lower bound on
 // ComputeMemory's proc_mem_tier1_cap_req, rounding included (its other
 // terms are activations, >= 0, added between these), that does not depend
-// on the microbatch size. The strategy search rules out every microbatch
-// size of a choice at once when it exceeds the tier-1 capacity.
+// on the microbatch size. The strategy search rules out at once every
+// microbatch size of every choice with the same ZeRO stage and offload
+// when it exceeds the tier-1 capacity.
 double StateTier1Bytes(const BlockFigures& block, const StepShape& step);
 // StateTier1Bytes is over the tier-1 capacity: so is the rank, whatever
 // its activations (MemoryTier1Fits is false for every microbatch size).

@@ -1014,8 +1014,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     // The weights, gradients and optimizer state depend on neither the
     // microbatch size nor the choice's block configuration: when they
     // alone are over the capacity, so is every microbatch size of every
-    // twin with the same ZeRO stage and offload (a third of the verdicts
-    // of a search of every dimension).
+    // twin with the same ZeRO stage and offload (a fifth of the memory
+    // verdicts of the page's search of every dimension).
     Verdict& state =
         state_verdicts_[static_cast<size_t>(list.state_part[choice])];
     if (state == Verdict::kUnknown) {
