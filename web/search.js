@@ -189,9 +189,9 @@ export class SearchPanel {
     whenIdle(() => this.pool.get());
   }
 
-  // A new worker's first search: the calculator's model and system on 8
-  // processors with every dimension the panel offers, so that it runs the
-  // code a search of this model will.
+  // A new worker's first search: the panel's search of the calculator's
+  // model and system, on 8 processors with every dimension, so that it runs
+  // the code a search of this model will.
   warmUpJob() {
     let inputs;
     try {
@@ -199,13 +199,14 @@ export class SearchPanel {
     } catch {
       return null;  // no model loaded yet: the worker starts cold
     }
-    const value = (id) => byId(id).value;
-    return {app: inputs.app, system: inputs.system,
-            args: ['--procs', '8', '--max-batch', '8', '--datatype', value('search-datatype'),
-                   '--top', '1', '--precision', value('search-precision'),
-                   '--profile', value('search-profile'), '--max-context', '8',
-                   '--context-exchange', 'all', '--sharding', 'all', '--schedules', 'all',
-                   '--stage-layouts', 'all', '--json']};
+    const args = this.args();
+    for (const [flag, value] of [['--procs', '8'], ['--max-batch', '8'], ['--top', '1'],
+                                 ['--max-context', '8'], ['--context-exchange', 'all'],
+                                 ['--sharding', 'all'], ['--schedules', 'all'],
+                                 ['--stage-layouts', 'all']]) {
+      args[args.indexOf(flag) + 1] = value;
+    }
+    return {app: inputs.app, system: inputs.system, args};
   }
 
   start() {

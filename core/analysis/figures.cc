@@ -885,21 +885,35 @@ StateBytes StateBytesOf(const BlockFigures& b, const StepShape& s) {
   return state;
 }
 
-}  // namespace
-
-double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
-  // ComputeMemory's tier-1 sum without its activation terms, whose
-  // additions (of values >= 0) cannot lower a rounded sum: the same state
-  // terms, added in the same order.
-  const StateBytes state = StateBytesOf(b, s);
-  double tier1 =
-      s.offload.weights ? state.weight_space_with_offload : state.weight_space;
+// What tier 1 keeps of the state (Calculon's _get_mem_cap_reqs: an
+// offloaded item keeps only its minimum in tier 1, all of it in tier 2),
+// added to `tier1` as ComputeMemory's sum adds it: the weights first, the
+// gradients and optimizer state after the activations.
+void AddWeightsTier1(const StateBytes& state, const StepShape& s,
+                     double& tier1) {
+  tier1 += s.offload.weights ? state.weight_space_with_offload
+                             : state.weight_space;
+}
+void AddGradientsAndOptimizerTier1(const StateBytes& state, const StepShape& s,
+                                   double& tier1) {
   if (s.offload.optimizer) {
     tier1 += state.weight_grad_space_with_offload;
     tier1 += state.optimizer_space_with_offload;
   } else {
     tier1 += state.weight_grad_space + state.optimizer_space;
   }
+}
+
+}  // namespace
+
+double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
+  // ComputeMemory's tier-1 sum without its activation terms, whose
+  // additions (of values >= 0) cannot lower a rounded sum: the same state
+  // terms, added by the same calls.
+  const StateBytes state = StateBytesOf(b, s);
+  double tier1 = 0;
+  AddWeightsTier1(state, s, tier1);
+  AddGradientsAndOptimizerTier1(state, s, tier1);
   return tier1;
 }
 
@@ -953,12 +967,8 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   // Calculon's _get_mem_cap_reqs: an offloaded item keeps only its minimum
   // in tier 1 and all of it in tier 2.
   double tier1 = 0, tier2 = 0;
-  if (s.offload.weights) {
-    tier1 += mem.weight_space_with_offload;
-    tier2 += mem.weight_space;
-  } else {
-    tier1 += mem.weight_space;
-  }
+  AddWeightsTier1(state, s, tier1);
+  if (s.offload.weights) tier2 += mem.weight_space;
   if (s.offload.activations) {
     if (!full) {
       tier1 += mem.act_space_with_offload;
@@ -972,13 +982,10 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
     tier1 += mem.act_space;
     tier1 += mem.act_checkpoint_size;
   }
+  AddGradientsAndOptimizerTier1(state, s, tier1);
   if (s.offload.optimizer) {
-    tier1 += mem.weight_grad_space_with_offload;
-    tier1 += mem.optimizer_space_with_offload;
     tier2 += b.block_weight_grad_space * rank_blocks;
     tier2 += mem.optimizer_space;
-  } else {
-    tier1 += mem.weight_grad_space + mem.optimizer_space;
   }
   tier1 += mem.act_grad_space;
   mem.proc_mem_tier1_cap_req = tier1;

@@ -1018,12 +1018,16 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     // verdicts of the page's search of every dimension).
     Verdict& state =
         state_verdicts_[static_cast<size_t>(list.state_part[choice])];
-    if (state == Verdict::kUnknown) {
+    // The memory figures read footprints only: the block need not be
+    // planned.
+    const StagedBlock* footprint = nullptr;
+    if (state != Verdict::kOver) {
       BP_RETURN_IF_ERROR(shape());
-      state = StateExceedsTier1(blocks_.Footprint(entry, spec.shard)->block,
-                                step)
-                  ? Verdict::kOver
-                  : Verdict::kFits;
+      footprint = blocks_.Footprint(entry, spec.shard);
+      if (state == Verdict::kUnknown) {
+        state = StateExceedsTier1(footprint->block, step) ? Verdict::kOver
+                                                          : Verdict::kFits;
+      }
     }
     if (state == Verdict::kOver) {
       const size_t twin = static_cast<size_t>(list.memory_twin[choice]);
@@ -1033,11 +1037,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       result_.bad_executions += gs.assignments;
       return absl::OkStatus();
     }
-    BP_RETURN_IF_ERROR(shape());
-    // The memory figures read footprints only: the block need not be
-    // planned.
     MemoryFigures& memory = memory_scratch_;  // all fields assigned
-    const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
     ComputeMemory(footprint->block, footprint->extras, step, memory);
     ++result_.work.memory_evaluations;
     verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
