@@ -723,25 +723,25 @@ namespace {
 // to tier 1 (those and one microbatch's activations: the first stage's
 // embedding stores none, the last stage runs its head one microbatch at a
 // time).
-double ExtraWeightAndOptimizer(const BlockFigures& x, const StepShape& s) {
-  if (!s.training) return x.block_weight_space;
-  return x.block_weight_space + x.block_weight_grad_space +
-         x.block_optimizer_space;
+double ExtraWeightAndOptimizer(const BlockState& x, const StepShape& s) {
+  if (!s.training) return x.weight_space;
+  return x.weight_space + x.weight_grad_space + x.optimizer_space;
 }
-double ExtraTier1(const BlockFigures& x, const StepShape& s) {
-  double bytes = ExtraWeightAndOptimizer(x, s) + x.block_act_working_space;
-  if (s.training) bytes += x.block_act_storage_space + x.block_act_grad_space;
+double ExtraTier1(const BlockState& x, const BlockActivations& a,
+                  const StepShape& s) {
+  double bytes = ExtraWeightAndOptimizer(x, s) + a.working_space;
+  if (s.training) bytes += a.storage_space + a.grad_space;
   return bytes;
 }
 
-void StageMemoryTerms(const StageExtras& x, const StepShape& s,
-                      MemoryFigures& mem) {
+void StageMemoryTerms(const MemoryState& x, const MemoryActivations& a,
+                      const StepShape& s, MemoryFigures& mem) {
   const double blocks =
       mem.weight_space + mem.weight_grad_space + mem.optimizer_space;
   double first = ExtraWeightAndOptimizer(x.first, s);
   double last = ExtraWeightAndOptimizer(x.last, s);
-  double first_tier1 = ExtraTier1(x.first, s);
-  double last_tier1 = ExtraTier1(x.last, s);
+  double first_tier1 = ExtraTier1(x.first, a.first, s);
+  double last_tier1 = ExtraTier1(x.last, a.last, s);
   if (s.embedding_copy) {  // the last stage's copy of the tied table
     last += first;
     last_tier1 += first;
@@ -763,7 +763,6 @@ void StageMemoryTerms(const StageExtras& x, const StepShape& s,
   mem.max_stage_mem_tier1_req =
       std::max(mem.first_stage_mem_tier1_req, mem.last_stage_mem_tier1_req);
 }
-
 
 // DualPipe's F&B (DeepSeek-V3 technical report, section 3.2.1): one chunk's
 // forward runs beside another microbatch's whole backward, and each one's
@@ -857,31 +856,26 @@ struct StateBytes {
          optimizer_space_with_offload = 0;
 };
 
-StateBytes StateBytesOf(const BlockFigures& b, const StepShape& s) {
+StateBytes StateBytesOf(const BlockState& b, const StepShape& s) {
   const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
   const double rank_blocks = static_cast<double>(rank_block_count);
   StateBytes state;
-  state.weight_space = b.block_weight_space * rank_blocks;
+  state.weight_space = b.weight_space * rank_blocks;
   // Calculon keeps the block being computed's gradients unsharded in
   // float32; Megatron-LM's mixed precision counts every block's main
   // gradients as its ZeRO stage shards them (ZeRO paper's accounting).
-  state.weight_grad_space =
-      !s.training ? 0
-      : s.precision == PrecisionAccounting::kMegatronMixed
-          ? b.block_weight_grad_space * rank_blocks
-      : rank_block_count == 1
-          ? b.block_weight_grad_space_no_sharding
-          : b.block_weight_grad_space_no_sharding +
-                b.block_weight_grad_space * (rank_blocks - 1);
-  state.optimizer_space =
-      s.training ? b.block_optimizer_space * rank_blocks : 0;
-  state.weight_space_with_offload = b.block_weight_space * 2;
+  state.weight_grad_space = !s.training ? 0
+                            : s.precision == PrecisionAccounting::kMegatronMixed
+                                ? b.weight_grad_space * rank_blocks
+                            : rank_block_count == 1
+                                ? b.weight_grad_space_no_sharding
+                                : b.weight_grad_space_no_sharding +
+                                      b.weight_grad_space * (rank_blocks - 1);
+  state.optimizer_space = s.training ? b.optimizer_space * rank_blocks : 0;
+  state.weight_space_with_offload = b.weight_space * 2;
   state.weight_grad_space_with_offload =
-      s.training
-          ? b.block_weight_grad_space_no_sharding + b.block_weight_grad_space
-          : 0;
-  state.optimizer_space_with_offload =
-      s.training ? b.block_optimizer_space * 2 : 0;
+      s.training ? b.weight_grad_space_no_sharding + b.weight_grad_space : 0;
+  state.optimizer_space_with_offload = s.training ? b.optimizer_space * 2 : 0;
   return state;
 }
 
@@ -904,9 +898,29 @@ void AddGradientsAndOptimizerTier1(const StateBytes& state, const StepShape& s,
   }
 }
 
+BlockState BlockStateOf(const BlockFigures& b) {
+  return {b.block_weight_space, b.block_weight_grad_space,
+          b.block_weight_grad_space_no_sharding, b.block_optimizer_space};
+}
+
+BlockActivations BlockActivationsOf(const BlockFigures& b) {
+  return {b.block_act_working_space, b.block_act_storage_space,
+          b.block_act_checkpoint_size, b.block_act_grad_space};
+}
+
 }  // namespace
 
-double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
+MemoryState MemoryStateOf(const BlockFigures& b, const StageExtras& x) {
+  return {BlockStateOf(b), BlockStateOf(x.first), BlockStateOf(x.last)};
+}
+
+MemoryActivations MemoryActivationsOf(const BlockFigures& b,
+                                      const StageExtras& x) {
+  return {BlockActivationsOf(b), BlockActivationsOf(x.first),
+          BlockActivationsOf(x.last)};
+}
+
+double StateTier1Bytes(const BlockState& b, const StepShape& s) {
   // ComputeMemory's tier-1 sum without its activation terms, whose
   // additions (of values >= 0) cannot lower a rounded sum: the same state
   // terms, added by the same calls.
@@ -917,13 +931,29 @@ double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
   return tier1;
 }
 
-bool StateExceedsTier1(const BlockFigures& b, const StepShape& s) {
+double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
+  return StateTier1Bytes(BlockStateOf(b), s);
+}
+
+bool StateExceedsTier1(const BlockState& b, const StepShape& s) {
   // MemoryTier1Fits's comparison, with ComputeMemory's capacity.
   return StateTier1Bytes(b, s) > s.mem1->gib * kGiB;
 }
 
+bool StateExceedsTier1(const BlockFigures& b, const StepShape& s) {
+  return StateExceedsTier1(BlockStateOf(b), s);
+}
+
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
+  ComputeMemory(MemoryStateOf(b, x), MemoryActivationsOf(b, x), s,
+                s.training ? PeakInFlightMicrobatches(s) : 0, mem);
+}
+
+void ComputeMemory(const MemoryState& rank_state,
+                   const MemoryActivations& activations, const StepShape& s,
+                   double in_flight, MemoryFigures& mem) {
+  const BlockActivations& b = activations.block;
   // Every field of `mem` is assigned below, whatever it held (not reset
   // first: the search makes tens of millions of memory verdicts into one
   // scratch; AnalyzeMemory.EveryFigureAssigned checks it).
@@ -932,20 +962,20 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
   const double rank_blocks = static_cast<double>(rank_block_count);
   const bool full = s.recompute == RecomputePolicy::kFull;
-  double act_space = b.block_act_working_space;
+  double act_space = b.working_space;
   double checkpoint = 0;
   double act_grad = 0;
   if (s.training) {
-    const double factor = PeakInFlightMicrobatches(s);
+    const double factor = in_flight;
     if (full) {
-      checkpoint = rank_blocks * b.block_act_checkpoint_size * factor;
+      checkpoint = rank_blocks * b.checkpoint_size * factor;
     } else {
-      act_space = b.block_act_working_space +
-                  b.block_act_storage_space * (rank_blocks * factor - 1);
+      act_space =
+          b.working_space + b.storage_space * (rank_blocks * factor - 1);
     }
-    act_grad = b.block_act_grad_space;
+    act_grad = b.grad_space;
   }
-  const StateBytes state = StateBytesOf(b, s);
+  const StateBytes state = StateBytesOf(rank_state.block, s);
   mem.weight_space = state.weight_space;
   mem.act_space = act_space;
   mem.act_checkpoint_size = s.training && full ? checkpoint : 0;
@@ -955,11 +985,10 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
 
   mem.weight_space_with_offload = state.weight_space_with_offload;
   mem.act_space_with_offload =
-      !full ? b.block_act_working_space + b.block_act_storage_space
-            : b.block_act_working_space;
+      !full ? b.working_space + b.storage_space : b.working_space;
   mem.checkpoint_min_defined = s.training;
   mem.act_checkpoint_size_with_offload =
-      s.training && full ? b.block_act_checkpoint_size * 2 : 0;
+      s.training && full ? b.checkpoint_size * 2 : 0;
   mem.act_grad_space_with_offload = mem.act_grad_space;
   mem.weight_grad_space_with_offload = state.weight_grad_space_with_offload;
   mem.optimizer_space_with_offload = state.optimizer_space_with_offload;
@@ -984,7 +1013,7 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   }
   AddGradientsAndOptimizerTier1(state, s, tier1);
   if (s.offload.optimizer) {
-    tier2 += b.block_weight_grad_space * rank_blocks;
+    tier2 += rank_state.block.weight_grad_space * rank_blocks;
     tier2 += mem.optimizer_space;
   }
   tier1 += mem.act_grad_space;
@@ -992,7 +1021,7 @@ void ComputeMemory(const BlockFigures& b, const StageExtras& x,
   mem.proc_mem_tier2_cap_req = tier2;
   mem.tier1_capacity = s.mem1->gib * kGiB;
   mem.tier2_capacity = s.mem2->gib * kGiB;
-  StageMemoryTerms(x, s, mem);
+  StageMemoryTerms(rank_state, activations, s, mem);
 }
 
 bool MemoryTier1Fits(const MemoryFigures& m) {

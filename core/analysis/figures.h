@@ -126,6 +126,38 @@ void ComputeMemory(const BlockFigures& block, const StageExtras& extras,
 void ComputeMemory(const BlockFigures& block, const StepShape& step,
                    MemoryFigures& out);
 
+// What the memory analysis reads of a block's and its stage extras'
+// figures, in two parts: the state (weights, weight gradients, optimizer
+// state), which a ZeRO stage changes and the microbatch size does not, and
+// the activations, which the microbatch size changes and a ZeRO stage does
+// not. The strategy search keeps each part where it is the same for many
+// choices (per ZeRO stage, per block configuration and microbatch size)
+// and makes its memory verdicts from the two, without reading the blocks.
+struct BlockState {
+  double weight_space = 0, weight_grad_space = 0,
+         weight_grad_space_no_sharding = 0, optimizer_space = 0;
+};
+struct BlockActivations {
+  double working_space = 0, storage_space = 0, checkpoint_size = 0,
+         grad_space = 0;
+};
+struct MemoryState {
+  BlockState block, first, last;
+};
+struct MemoryActivations {
+  BlockActivations block, first, last;
+};
+MemoryState MemoryStateOf(const BlockFigures& block, const StageExtras& extras);
+MemoryActivations MemoryActivationsOf(const BlockFigures& block,
+                                      const StageExtras& extras);
+// ComputeMemory from the two parts, with PeakInFlightMicrobatches(step)
+// given (read only in training: the search computes it once per schedule
+// shape, not per choice). The same operations in the same order: the same
+// figures, bit for bit.
+void ComputeMemory(const MemoryState& state,
+                   const MemoryActivations& activations, const StepShape& step,
+                   double in_flight, MemoryFigures& out);
+
 // The tier-1 bytes of a rank's weights, weight gradients and optimizer
 // state (offloaded or not, as ComputeMemory places them): a lower bound on
 // ComputeMemory's proc_mem_tier1_cap_req, rounding included (its other
@@ -134,9 +166,11 @@ void ComputeMemory(const BlockFigures& block, const StepShape& step,
 // microbatch size of every choice with the same ZeRO stage and offload
 // when it exceeds the tier-1 capacity.
 double StateTier1Bytes(const BlockFigures& block, const StepShape& step);
+double StateTier1Bytes(const BlockState& block, const StepShape& step);
 // StateTier1Bytes is over the tier-1 capacity: so is the rank, whatever
 // its activations (MemoryTier1Fits is false for every microbatch size).
 bool StateExceedsTier1(const BlockFigures& block, const StepShape& step);
+bool StateExceedsTier1(const BlockState& block, const StepShape& step);
 
 // MemoryTier1Fits / MemoryTier2Fits / MemoryFits: the requirement of the
 // first / second / each memory tier is within its capacity (Calculon's

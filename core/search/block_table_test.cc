@@ -744,13 +744,36 @@ TEST(BlockTableTest, FamiliesAreWhatAGroupFixes) {
   EXPECT_EQ(table.Family(p4), table.Family(p8));
 }
 
+// The memory parts the search keeps apart (MemoryState, MemoryActivations)
+// as lists of their figures, block, first stage and last stage.
+std::vector<double> Figures(const BlockState& s) {
+  return {s.weight_space, s.weight_grad_space, s.weight_grad_space_no_sharding,
+          s.optimizer_space};
+}
+std::vector<double> Figures(const BlockActivations& a) {
+  return {a.working_space, a.storage_space, a.checkpoint_size, a.grad_space};
+}
+template <typename Part>
+std::vector<double> Figures(const Part& part) {
+  std::vector<double> out = Figures(part.block);
+  for (const auto* stage : {&part.first, &part.last}) {
+    const std::vector<double> more = Figures(*stage);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
+}
+
 // The search rules out every choice of a group whose ZeRO stage and offload
 // leave the weights, gradients and optimizer state alone over the capacity
-// (StateExceedsTier1), at every microbatch size at once: the state figures
-// must depend on neither the microbatch size nor what else a choice picks
-// (recomputation, TP communication and overlap, fused activation, K/V
-// exchange), bit for bit, for every block and shard.
-TEST(BlockTableTest, StateFiguresAreTheSameForEveryChoiceOfAGroup) {
+// (StateExceedsTier1), at every microbatch size at once, and makes every
+// memory verdict of a group from one state per ZeRO stage: the state
+// figures (the block's and the stage extras') must depend on neither the
+// microbatch size nor what else a choice picks (recomputation, TP
+// communication and overlap, fused activation, K/V exchange), bit for bit,
+// for every block and shard. It keeps one set of activation figures per
+// block configuration and microbatch size for every ZeRO stage: they must
+// not depend on the shard.
+TEST(BlockTableTest, MemoryPartsAreTheSameWhereTheSearchSharesThem) {
   const System system = test_programs::A100System();
   std::vector<BlockConfig> dense;
   for (BlockConfig c : AllConfigs({1, 2}, {1})) {
@@ -768,6 +791,8 @@ TEST(BlockTableTest, StateFiguresAreTheSameForEveryChoiceOfAGroup) {
          {PrecisionAccounting::kCalculon, PrecisionAccounting::kMegatronMixed}) {
       BlockTable table(model, system, DataType::kFloat16, precision);
       int checked = 0;
+      // The activations of each (configuration, b) with the first shard.
+      std::map<std::pair<size_t, int64_t>, std::vector<double>> activations;
       for (const BlockShard& shard :
            {BlockShard{ShardingStage::kNone, 1, 1},
             BlockShard{ShardingStage::kOptimizer, 4, 2},
@@ -775,9 +800,10 @@ TEST(BlockTableTest, StateFiguresAreTheSameForEveryChoiceOfAGroup) {
             BlockShard{ShardingStage::kParameters, 8, 4}}) {
         // The first figures of each group (t, cp, ep, etp, p).
         std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
-                 BlockFigures>
+                 std::vector<double>>
             firsts;
-        for (const BlockConfig& config : configs) {
+        for (size_t index = 0; index < configs.size(); ++index) {
+          const BlockConfig& config = configs[index];
           const std::vector<std::pair<int64_t, int64_t>> variants = {
               {config.expert, config.expert_tensor}};
           for (int64_t b : {1, 2, 4, 16}) {
@@ -788,24 +814,26 @@ TEST(BlockTableTest, StateFiguresAreTheSameForEveryChoiceOfAGroup) {
                                              : decltype(variants){},
                 {ContextExchange::kRing, ContextExchange::kAllGather});
             ASSERT_TRUE(entry.ok()) << entry.status();
-            const BlockFigures& got = table.Footprint(*entry, shard)->block;
+            const StagedBlock& footprint = *table.Footprint(*entry, shard);
+            const std::string where =
+                absl::StrCat("b=", b, " t=", config.tensor,
+                             " cp=", config.context, " ep=", config.expert,
+                             " recompute=", RecomputeName(config.recompute),
+                             " comm=", TensorCommunicationName(config.comm),
+                             " stage=", ShardingStageName(shard.stage));
+            const std::vector<double> acts =
+                Figures(MemoryActivationsOf(footprint.block, footprint.extras));
+            const auto [acts_first, acts_made] =
+                activations.emplace(std::make_pair(index, b), acts);
+            if (!acts_made) EXPECT_EQ(acts, acts_first->second) << where;
+            const std::vector<double> state =
+                Figures(MemoryStateOf(footprint.block, footprint.extras));
             const auto [first, made] = firsts.emplace(
                 std::make_tuple(config.tensor, config.context, config.expert,
                                 config.expert_tensor, config.pipeline),
-                got);
+                state);
             if (made) continue;
-            for (auto field :
-                 {&BlockFigures::block_weight_space,
-                  &BlockFigures::block_weight_grad_space,
-                  &BlockFigures::block_weight_grad_space_no_sharding,
-                  &BlockFigures::block_optimizer_space}) {
-              EXPECT_EQ(got.*field, first->second.*field)
-                  << "b=" << b << " t=" << config.tensor
-                  << " cp=" << config.context << " ep=" << config.expert
-                  << " recompute=" << RecomputeName(config.recompute)
-                  << " comm=" << TensorCommunicationName(config.comm)
-                  << " stage=" << ShardingStageName(shard.stage);
-            }
+            EXPECT_EQ(state, first->second) << where;
             ++checked;
           }
         }

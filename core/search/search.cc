@@ -564,8 +564,19 @@ class Searcher {
   std::vector<BlockTable::Entry*> entries_;
   std::vector<Verdict> verdicts_;
   // Per state part of the group: whether its state alone is over the
-  // tier-1 capacity (StateExceedsTier1; kFits: it is not).
+  // tier-1 capacity (StateExceedsTier1; kFits: it is not), and that state
+  // (made with the verdict; the same for every block configuration and
+  // microbatch size of the group: block_table_test).
   std::vector<Verdict> state_verdicts_;
+  std::vector<MemoryState> states_;
+  // Per (block part, microbatch index) of the group: its activations (the
+  // same for every ZeRO stage: block_table_test), known once read; and per
+  // microbatch index, PeakInFlightMicrobatches (the group's schedule
+  // shape's, the same for every choice).
+  std::vector<MemoryActivations> activations_;
+  std::vector<bool> activations_known_;
+  std::vector<double> in_flight_;
+  std::vector<bool> in_flight_known_;
   // Per group of the run in progress, whether it is the last of its
   // blocks' family (BlockTable::Family): after it the entries it used are
   // released (BlockTable::Release).
@@ -1016,17 +1027,19 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     // alone are over the capacity, so is every microbatch size of every
     // twin with the same ZeRO stage and offload (a fifth of the memory
     // verdicts of the page's search of every dimension).
-    Verdict& state =
-        state_verdicts_[static_cast<size_t>(list.state_part[choice])];
-    // The memory figures read footprints only: the block need not be
-    // planned.
-    const StagedBlock* footprint = nullptr;
+    const size_t state_part = static_cast<size_t>(list.state_part[choice]);
+    Verdict& state = state_verdicts_[state_part];
     if (state != Verdict::kOver) {
       BP_RETURN_IF_ERROR(shape());
-      footprint = blocks_.Footprint(entry, spec.shard);
       if (state == Verdict::kUnknown) {
-        state = StateExceedsTier1(footprint->block, step) ? Verdict::kOver
-                                                          : Verdict::kFits;
+        // The memory figures read footprints only: the block need not be
+        // planned.
+        const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
+        states_[state_part] =
+            MemoryStateOf(footprint->block, footprint->extras);
+        state = StateExceedsTier1(states_[state_part].block, step)
+                    ? Verdict::kOver
+                    : Verdict::kFits;
       }
     }
     if (state == Verdict::kOver) {
@@ -1037,8 +1050,26 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       result_.bad_executions += gs.assignments;
       return absl::OkStatus();
     }
+    // The activations depend on the block configuration and the microbatch
+    // size, not on the ZeRO stage, and the in-flight microbatches on the
+    // schedule's shape alone: each is read from the block or computed once
+    // per group, so that a verdict reads no block (a cache miss each).
+    const size_t slot =
+        static_cast<size_t>(list.block_part[choice]) * sizes + microbatch;
+    if (!activations_known_[slot]) {
+      const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
+      activations_[slot] =
+          MemoryActivationsOf(footprint->block, footprint->extras);
+      activations_known_[slot] = true;
+    }
+    if (!in_flight_known_[microbatch]) {
+      in_flight_[microbatch] =
+          step.training ? PeakInFlightMicrobatches(step) : 0;
+      in_flight_known_[microbatch] = true;
+    }
     MemoryFigures& memory = memory_scratch_;  // all fields assigned
-    ComputeMemory(footprint->block, footprint->extras, step, memory);
+    ComputeMemory(states_[state_part], activations_[slot], step,
+                  in_flight_[microbatch], memory);
     ++result_.work.memory_evaluations;
     verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
     if (verdict == Verdict::kOver) {
@@ -1364,6 +1395,15 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
                    Verdict::kUnknown);
   state_verdicts_.assign(static_cast<size_t>(g.choices->state_parts),
                          Verdict::kUnknown);
+  if (states_.size() < static_cast<size_t>(g.choices->state_parts)) {
+    states_.resize(static_cast<size_t>(g.choices->state_parts));
+  }
+  const size_t block_slots =
+      static_cast<size_t>(g.choices->block_parts) * sizes;
+  if (activations_.size() < block_slots) activations_.resize(block_slots);
+  activations_known_.assign(block_slots, false);
+  in_flight_.resize(sizes);
+  in_flight_known_.assign(sizes, false);
   const size_t bound_slots = static_cast<size_t>(g.choices->bound_parts) *
                              sizes * static_cast<size_t>(gs.pairs);
   if (bounds_.size() < bound_slots) bounds_.resize(bound_slots);
