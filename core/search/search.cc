@@ -587,6 +587,9 @@ class Searcher {
   struct KnownBound {
     uint64_t generation = 0;
     double bound = 0;
+    // A tier pair's: the planned block the bound was made from (the
+    // table keeps it through the group), which the pair's iterations read.
+    const StagedBlock* block = nullptr;
   };
   std::vector<KnownBound> bounds_;
   // By (bound part, microbatch index): the least of its tier pairs' bounds,
@@ -1057,7 +1060,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     const size_t slot =
         static_cast<size_t>(list.block_part[choice]) * sizes + microbatch;
     if (!activations_known_[slot]) {
-      const StagedBlock* footprint = blocks_.Footprint(entry, spec.shard);
+      // The unsharded footprint's: no ZeRO stage's variant need be made.
+      const StagedBlock* footprint = blocks_.Footprint(entry, BlockShard{});
       activations_[slot] =
           MemoryActivationsOf(footprint->block, footprint->extras);
       activations_known_[slot] = true;
@@ -1136,7 +1140,10 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
               block,
               blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
           known.bound = StepTimeLowerBound(block->block, step);
+          known.block = block;
           known.generation = bounds_generation_;
+        } else {
+          block = known.block;
         }
         const double best_rate = batch / (known.bound * (1 - kBoundSlack));
         ruled_out = best_rate <= threshold_;
