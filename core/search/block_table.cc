@@ -142,6 +142,10 @@ void BlockTable::ReleaseComposed(Sharded& sharded) {
   free_planned_.insert(free_planned_.end(), sharded.composed.begin(),
                        sharded.composed.end());
   sharded.composed.clear();
+  for (Planned** made : {&sharded.footprint, &sharded.compute}) {
+    if (*made != nullptr) free_planned_.push_back(*made);
+    *made = nullptr;
+  }
 }
 
 void BlockTable::Release(Entry* entry) {
@@ -565,8 +569,6 @@ BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
       if (other.variant == nullptr) other.variant = &TakeSharded();
       other.group = shard.group;
       other.expert = shard.expert;
-      other.footprint_made = false;
-      other.compute_made = false;
       ReleaseComposed(*other.variant);
       other.variant->terms = reshard_scratch_[k];
     }
@@ -575,31 +577,28 @@ BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
 }
 
 const StagedBlock* BlockTable::ShardOnce(const StagedBlock& unsharded,
-                                         const ShardedSlot& slot,
-                                         ShardingStage stage, bool& made,
-                                         StagedBlock& out) {
-  if (!made) {
-    ShardFigures(unsharded, slot.variant->terms, stage, out);
-    made = true;
+                                         const Sharded& variant,
+                                         ShardingStage stage, Planned*& made) {
+  if (made == nullptr) {
+    made = &TakePlanned();
+    ShardFigures(unsharded, variant.terms, stage, made->staged);
   }
-  return &out;
+  return &made->staged;
 }
 
 const StagedBlock* BlockTable::Footprint(Entry* entry,
                                          const BlockShard& shard) {
   if (shard.stage == ShardingStage::kNone) return &entry->footprint;
-  ShardedSlot& slot = ShardedOf(*entry, shard);
-  return ShardOnce(entry->footprint, slot, shard.stage, slot.footprint_made,
-                   slot.variant->footprint);
+  Sharded& variant = *ShardedOf(*entry, shard).variant;
+  return ShardOnce(entry->footprint, variant, shard.stage, variant.footprint);
 }
 
 const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
   if (!entry->prices.has_value()) return nullptr;
   const StagedBlock& unsharded = UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &unsharded;
-  ShardedSlot& slot = ShardedOf(*entry, shard);
-  return ShardOnce(unsharded, slot, shard.stage, slot.compute_made,
-                   slot.variant->compute);
+  Sharded& variant = *ShardedOf(*entry, shard).variant;
+  return ShardOnce(unsharded, variant, shard.stage, variant.compute);
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,

@@ -233,10 +233,12 @@ class BlockTable {
   // shard at a time.
   struct Sharded {
     std::array<ShardTerms, kNumPlacements> terms{};
-    StagedBlock footprint;
-    StagedBlock compute;  // Compute's
-    // The planned figures with the terms applied, per tiers (the table's
-    // pool holds them).
+    // Footprint's and Compute's figures with the terms applied, made on
+    // first use (most variants need neither: a variant is made for every
+    // stage at once), and the planned figures with the terms applied, per
+    // tiers; the table's pool holds them all.
+    Planned* footprint = nullptr;
+    Planned* compute = nullptr;
     std::vector<Planned*> composed;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its
@@ -245,14 +247,11 @@ class BlockTable {
     TypedProgram program;
     DistributedTaskIR tasks;
   };
-  // Which shard a stage's variant is made for and what it has made: in the
-  // entry, so that a memory verdict finds its footprint without reading
-  // the variant's first lines (a cache miss per verdict).
+  // Which shard a stage's variant is made for: in the entry, so that a
+  // lookup of the same shard reads no variant.
   struct ShardedSlot {
     int64_t group = 0;  // 0: none made yet
     double expert = 0;
-    bool footprint_made = false;
-    bool compute_made = false;
     Sharded* variant = nullptr;  // the table's pool holds it
   };
   struct Lowered {
@@ -334,12 +333,11 @@ class BlockTable {
   static void ShardFigures(const StagedBlock& unsharded,
                            const std::array<ShardTerms, kNumPlacements>& terms,
                            ShardingStage stage, StagedBlock& out);
-  // ShardFigures of `unsharded` with the slot's variant's terms into `out`,
-  // made once per shard (`made`, a flag of the slot).
-  static const StagedBlock* ShardOnce(const StagedBlock& unsharded,
-                                      const ShardedSlot& slot,
-                                      ShardingStage stage, bool& made,
-                                      StagedBlock& out);
+  // ShardFigures of `unsharded` with `variant`'s terms, made once per shard
+  // into `made` (taken from the pool when null).
+  const StagedBlock* ShardOnce(const StagedBlock& unsharded,
+                               const Sharded& variant, ShardingStage stage,
+                               Planned*& made);
 
   const TransformerModel& model_;
   const System& system_;

@@ -131,6 +131,7 @@ TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
   for (const BlockNets& n : nets) {
     ASSERT_TRUE(table.Get(*entry, n, shard).ok());  // computed: allocates
   }
+  table.Footprint(*entry, shard);  // composed on first use: allocates
   TopN<CalculonExecution> top(4);
   for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
 
