@@ -9,7 +9,21 @@
 import createBlueprinting from './blueprinting.mjs';
 import {call} from './dom.js';
 
-const module = createBlueprinting();
+// Fresh memory costs a page fault per 4 KiB on first touch, some 0.2-0.3 s
+// for the heap one part of a large search reaches (Qwen3-235B-A22B on 2,048
+// GPUs, every dimension: 83 MiB). The worker is made while the page is idle
+// (search.js WorkerPool): it touches that much once then, so that the first
+// search does not pay for it. A module's heap never shrinks; the freed block
+// serves the searches.
+const RESERVE_BYTES = 80 << 20;
+const module = createBlueprinting().then((bp) => {
+  const block = bp._malloc(RESERVE_BYTES);
+  if (block) {
+    bp.HEAPU8.fill(0, block, block + RESERVE_BYTES);
+    bp._free(block);
+  }
+  return bp;
+});
 
 self.onmessage = async ({data}) => {
   const {id} = data;
