@@ -1214,5 +1214,48 @@ TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
   }
 }
 
+// The search bounds a block from the figures it keeps beside the block's
+// tiers (BoundFiguresOf): the same bound, bit for bit, on every kind of
+// shape (analytic with and without interleaving and a bubble reduction,
+// simulated, and DualPipe's overlapped F&B), for a block whose every
+// figure is distinct, so that a figure BoundFiguresOf drops changes it.
+TEST(StepTimeLowerBound, BoundFiguresGiveTheBlocksBound) {
+  BlockFigures block;
+  double value = 0;
+#define BP_SET_FIGURE(name) block.name = (value += 1.25) * 1e-3;
+  BP_BLOCK_FIGURES(BP_SET_FIGURE)
+#undef BP_SET_FIGURE
+  const BoundFigures bound = BoundFiguresOf(block);
+  const struct {
+    int64_t p, v, m, bpp, reduction, stages_per_rank;
+    std::optional<ScheduleKind> schedule;
+  } shapes[] = {{1, 1, 4, 8, 0, 1, std::nullopt},
+                {4, 2, 6, 4, 0, 1, std::nullopt},
+                {8, 1, 3, 3, 1, 1, std::nullopt},
+                {8, 2, 16, 4, 1, 1, std::nullopt},
+                {4, 1, 8, 2, 0, 1, ScheduleKind::kZbH1},
+                {4, 1, 8, 2, 0, 1, ScheduleKind::kGPipe},
+                {4, 2, 8, 2, 0, 1, ScheduleKind::kZbV},
+                {4, 1, 8, 2, 0, 2, ScheduleKind::kDualPipe},
+                {4, 2, 8, 2, 0, 1, ScheduleKind::kDualPipeV}};
+  for (const auto& shape : shapes) {
+    StepShape s;
+    s.p = shape.p;
+    s.v = shape.v;
+    s.m = shape.m;
+    s.blocks_per_stage = shape.bpp;
+    s.blocks_per_chunk = shape.bpp / shape.v;
+    s.bubble_reduction_blocks = shape.reduction;
+    s.stages_per_rank = shape.stages_per_rank;
+    s.simulated_schedule = shape.schedule;
+    const double want = StepTimeLowerBound(block, s);
+    EXPECT_GT(want, 0);
+    EXPECT_EQ(StepTimeLowerBound(bound, s), want)
+        << "p=" << s.p << " v=" << s.v << " m=" << s.m << " schedule="
+        << (shape.schedule ? std::string(ScheduleKindName(*shape.schedule))
+                           : std::string("analytic"));
+  }
+}
+
 }  // namespace
 }  // namespace blueprint

@@ -150,7 +150,9 @@ void PipelineCommTerms(const StepShape& s, const StepCounts& c,
 
 // Forward block times before offload: compute plus exposed TP comm; the edge
 // block also sends its output to the next stage.
-BaseEdge ForwardBlockTimes(const BlockFigures& b, double chunk_fw_pp_time) {
+// (Templates: also of BoundFigures, which has the fields they read.)
+template <typename Figures>
+BaseEdge ForwardBlockTimes(const Figures& b, double chunk_fw_pp_time) {
   BaseEdge t;
   t.base = b.block_fw_time + b.baseblock_fw_tp_time_exposed;
   t.edge = b.block_fw_time + b.edgeblock_fw_tp_time_exposed + chunk_fw_pp_time;
@@ -160,7 +162,8 @@ BaseEdge ForwardBlockTimes(const BlockFigures& b, double chunk_fw_pp_time) {
 // Backward block times before offload: recompute with its exposed
 // re-communication, agrad and wgrad with exposed TP comm; the edge block also
 // sends its gradient to the previous stage.
-BaseEdge BackwardBlockTimes(const BlockFigures& b, double chunk_bw_pp_time) {
+template <typename Figures>
+BaseEdge BackwardBlockTimes(const Figures& b, double chunk_bw_pp_time) {
   BaseEdge t;
   t.base = b.block_re_time + b.baseblock_recomm_time_exposed +
            b.block_agrad_time + b.block_wgrad_time +
@@ -1041,7 +1044,12 @@ bool MemoryFits(const MemoryFigures& m) {
 // optim_step_time + recompute_time (the compute), tp_comm_exposed_time +
 // recomm_exposed_time (exposed), and the bubble (below); offload, PP and DP
 // terms are left out (each >= 0).
-double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
+namespace {
+
+// StepTimeLowerBound of a BlockFigures or of its BoundFigures: one body,
+// the same operations on the same values.
+template <typename Figures>
+double StepTimeLowerBoundOf(const Figures& b, const StepShape& s) {
   const double p = static_cast<double>(s.p);
   const double v = static_cast<double>(s.v);
   const double m = static_cast<double>(s.m);
@@ -1110,6 +1118,30 @@ double StepTimeLowerBound(const BlockFigures& b, const StepShape& s) {
   const double bubble = std::max(
       0.0, (p - 1) * chunk + (extra * chunk - BubbleReductionTime(s, fw, bw)));
   return compute + exposed + bubble;
+}
+
+}  // namespace
+
+double StepTimeLowerBound(const BlockFigures& block, const StepShape& step) {
+  return StepTimeLowerBoundOf(block, step);
+}
+
+double StepTimeLowerBound(const BoundFigures& block, const StepShape& step) {
+  return StepTimeLowerBoundOf(block, step);
+}
+
+BoundFigures BoundFiguresOf(const BlockFigures& b) {
+  return {b.block_fw_time,
+          b.block_agrad_time,
+          b.block_wgrad_time,
+          b.block_re_time,
+          b.block_optim_time,
+          b.baseblock_fw_tp_time_exposed,
+          b.edgeblock_fw_tp_time_exposed,
+          b.baseblock_agrad_tp_time_exposed,
+          b.edgeblock_agrad_tp_time_exposed,
+          b.baseblock_recomm_time_exposed,
+          b.edgeblock_recomm_time_exposed};
 }
 
 }  // namespace blueprint

@@ -139,8 +139,9 @@ BlockTable::Sharded& BlockTable::TakeSharded() {
 }
 
 void BlockTable::ReleaseComposed(Sharded& sharded) {
-  free_planned_.insert(free_planned_.end(), sharded.composed.begin(),
-                       sharded.composed.end());
+  for (const PlannedRef& composed : sharded.composed) {
+    free_planned_.push_back(composed.planned);
+  }
   sharded.composed.clear();
   for (Planned** made : {&sharded.footprint, &sharded.compute}) {
     if (*made != nullptr) free_planned_.push_back(*made);
@@ -149,8 +150,9 @@ void BlockTable::ReleaseComposed(Sharded& sharded) {
 }
 
 void BlockTable::Release(Entry* entry) {
-  free_planned_.insert(free_planned_.end(), entry->planned.begin(),
-                       entry->planned.end());
+  for (const PlannedRef& planned : entry->planned) {
+    free_planned_.push_back(planned.planned);
+  }
   entry->planned.clear();
   if (entry->compute != nullptr) {
     free_planned_.push_back(entry->compute);
@@ -378,10 +380,10 @@ int64_t BlockTable::LocalExpertPeers(const BlockConfig& key,
   return ExpertLocalPeers(system_, expert_net, key.expert, key.expert_tensor);
 }
 
-absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
+absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
     Lowered& lowered, const BlockNets& nets) {
-  for (const Planned* planned : lowered.planned) {
-    if (SameNets(planned->nets, nets)) return &planned->staged;
+  for (const PlannedRef& planned : lowered.planned) {
+    if (SameNets(planned.nets, nets)) return &planned;
   }
   StagedBlock staged;
   if (lowered.prices.has_value()) {
@@ -410,10 +412,9 @@ absl::StatusOr<const StagedBlock*> BlockTable::Unsharded(
   }
   ++blocks_planned_;
   Planned& planned = TakePlanned();
-  lowered.planned.push_back(&planned);
-  planned.nets = nets;
   planned.staged = staged;
-  return &planned.staged;
+  lowered.planned.push_back({nets, BoundFiguresOf(staged.block), &planned});
+  return &lowered.planned.back();
 }
 
 const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
@@ -421,6 +422,7 @@ const StagedBlock& BlockTable::UnshardedCompute(Lowered& lowered) {
     Planned& compute = TakePlanned();
     compute.staged = lowered.prices->PlanCompute(lowered.footprint);
     lowered.compute = &compute;
+    lowered.compute_bound = BoundFiguresOf(compute.staged.block);
   }
   return lowered.compute->staged;
 }
@@ -578,10 +580,12 @@ BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
 
 const StagedBlock* BlockTable::ShardOnce(const StagedBlock& unsharded,
                                          const Sharded& variant,
-                                         ShardingStage stage, Planned*& made) {
+                                         ShardingStage stage, Planned*& made,
+                                         BoundFigures* bound) {
   if (made == nullptr) {
     made = &TakePlanned();
     ShardFigures(unsharded, variant.terms, stage, made->staged);
+    if (bound != nullptr) *bound = BoundFiguresOf(made->staged.block);
   }
   return &made->staged;
 }
@@ -598,29 +602,50 @@ const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
   const StagedBlock& unsharded = UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &unsharded;
   Sharded& variant = *ShardedOf(*entry, shard).variant;
-  return ShardOnce(unsharded, variant, shard.stage, variant.compute);
+  return ShardOnce(unsharded, variant, shard.stage, variant.compute,
+                   &variant.compute_bound);
 }
 
-absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
-                                                   const BlockNets& nets,
-                                                   const BlockShard& shard) {
+const BoundFigures* BlockTable::ComputeBound(Entry* entry,
+                                             const BlockShard& shard) {
+  if (Compute(entry, shard) == nullptr) return nullptr;
+  if (shard.stage == ShardingStage::kNone) return &entry->compute_bound;
+  return &ShardedOf(*entry, shard).variant->compute_bound;
+}
+
+absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(
+    Entry* entry, const BlockNets& nets, const BlockShard& shard) {
   // Only the tiers the block's collectives use.
   const BlockConfig& key = entry->key;
   BlockNets used = nets;
   if (key.tensor <= 1) used.tensor = 0;
   if (key.context <= 1) used.context = 0;
   if (key.expert <= 1) used.expert = 0;
-  if (shard.stage == ShardingStage::kNone) return Unsharded(*entry, used);
-  Sharded& sharded = *ShardedOf(*entry, shard).variant;
-  for (const Planned* composed : sharded.composed) {
-    if (SameNets(composed->nets, used)) return &composed->staged;
+  if (shard.stage == ShardingStage::kNone) {
+    BP_ASSIGN_OR_RETURN(const PlannedRef* planned, Unsharded(*entry, used));
+    return PlannedBlock{&planned->planned->staged, &planned->bound};
   }
-  BP_ASSIGN_OR_RETURN(const StagedBlock* unsharded, Unsharded(*entry, used));
+  Sharded& sharded = *ShardedOf(*entry, shard).variant;
+  for (const PlannedRef& composed : sharded.composed) {
+    if (SameNets(composed.nets, used)) {
+      return PlannedBlock{&composed.planned->staged, &composed.bound};
+    }
+  }
+  BP_ASSIGN_OR_RETURN(const PlannedRef* unsharded, Unsharded(*entry, used));
   Planned& composed = TakePlanned();
-  sharded.composed.push_back(&composed);
-  composed.nets = used;
-  ShardFigures(*unsharded, sharded.terms, shard.stage, composed.staged);
-  return &composed.staged;
+  ShardFigures(unsharded->planned->staged, sharded.terms, shard.stage,
+               composed.staged);
+  sharded.composed.push_back(
+      {used, BoundFiguresOf(composed.staged.block), &composed});
+  return PlannedBlock{&composed.staged, &sharded.composed.back().bound};
+}
+
+absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,
+                                                   const BlockNets& nets,
+                                                   const BlockShard& shard) {
+  BP_ASSIGN_OR_RETURN(const PlannedBlock planned,
+                      GetPlanned(entry, nets, shard));
+  return planned.staged;
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(const BlockConfig& config,

@@ -142,6 +142,16 @@ class BlockTable {
   // the same ZeRO stage.
   absl::StatusOr<const StagedBlock*> Get(Entry* entry, const BlockNets& nets,
                                          const BlockShard& shard);
+  // Get's block and what StepTimeLowerBound reads of it (BoundFiguresOf),
+  // which the table keeps beside the block's tiers: a bound read from it
+  // reads no block (a cache miss per bound in the search). `staged` is
+  // valid as Get's pointer, `bound` until the next call for the entry.
+  struct PlannedBlock {
+    const StagedBlock* staged = nullptr;
+    const BoundFigures* bound = nullptr;
+  };
+  absl::StatusOr<PlannedBlock> GetPlanned(Entry* entry, const BlockNets& nets,
+                                          const BlockShard& shard);
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          const BlockNets& nets,
                                          const BlockShard& shard);
@@ -164,6 +174,9 @@ class BlockTable {
   // block PlanPortable plans (a TP-overlapped linear). Valid as Get's
   // pointer.
   const StagedBlock* Compute(Entry* entry, const BlockShard& shard);
+  // BoundFiguresOf(Compute(entry, shard)->block), kept beside it (nullptr
+  // where Compute is); valid as Compute's pointer.
+  const BoundFigures* ComputeBound(Entry* entry, const BlockShard& shard);
 
   // Forgets every block. The search calls it when t or cp changes (no
   // later mapping shares a block with an earlier run), keeping the table
@@ -224,10 +237,17 @@ class BlockTable {
     double weight_space = 0;  // ZeRO-3 only
     double weight_grad_space = 0, optimizer_space = 0, useful_flops = 0;
   };
-  // Figures with their tiers.
+  // Planned figures (the table's pool holds them), and where an entry or
+  // variant finds those of some tiers: the tiers and the bound's figures
+  // beside a pointer, so that finding a block and bounding it read one
+  // short array.
   struct Planned {
-    BlockNets nets;
     StagedBlock staged;
+  };
+  struct PlannedRef {
+    BlockNets nets;
+    BoundFigures bound;
+    Planned* planned = nullptr;
   };
   // A ZeRO stage's variant of a block, for one shard group and expert
   // shard at a time.
@@ -239,7 +259,8 @@ class BlockTable {
     // tiers; the table's pool holds them all.
     Planned* footprint = nullptr;
     Planned* compute = nullptr;
-    std::vector<Planned*> composed;
+    BoundFigures compute_bound;  // of `compute`, once made
+    std::vector<PlannedRef> composed;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its
   // program and lowering.
@@ -279,10 +300,11 @@ class BlockTable {
     std::optional<BlockPrices> prices;
     std::unique_ptr<Unpriced> unpriced;
     // With prices: its PlanCompute, unsharded, made on first use (the
-    // table's pool holds it; its nets are not read).
+    // table's pool holds it), and its bound's figures.
     Planned* compute = nullptr;
-    // Unsharded, per tiers (the table's pool holds them).
-    std::vector<Planned*> planned;
+    BoundFigures compute_bound;
+    // Unsharded, per tiers.
+    std::vector<PlannedRef> planned;
   };
 
   // An empty entry for Find to fill: a released one, or a new one.
@@ -310,8 +332,8 @@ class BlockTable {
   // defaults, and p (read only through the dense and MoE shares of the
   // priced stage) as the first p Find saw with the same shares.
   BlockConfig Canonical(const BlockConfig& config);
-  absl::StatusOr<const StagedBlock*> Unsharded(Lowered& lowered,
-                                               const BlockNets& nets);
+  absl::StatusOr<const PlannedRef*> Unsharded(Lowered& lowered,
+                                              const BlockNets& nets);
   // A priced block's PlanCompute, unsharded.
   const StagedBlock& UnshardedCompute(Lowered& lowered);
   // Correction kHierarchicalAllToAll's local expert peers of a block whose
@@ -334,10 +356,11 @@ class BlockTable {
                            const std::array<ShardTerms, kNumPlacements>& terms,
                            ShardingStage stage, StagedBlock& out);
   // ShardFigures of `unsharded` with `variant`'s terms, made once per shard
-  // into `made` (taken from the pool when null).
+  // into `made` (taken from the pool when null), and then its bound's
+  // figures into `bound` when given.
   const StagedBlock* ShardOnce(const StagedBlock& unsharded,
                                const Sharded& variant, ShardingStage stage,
-                               Planned*& made);
+                               Planned*& made, BoundFigures* bound = nullptr);
 
   const TransformerModel& model_;
   const System& system_;

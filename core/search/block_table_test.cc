@@ -152,13 +152,12 @@ std::vector<std::string> FootprintDifferences(const StagedBlock& got,
   return out;
 }
 
-// How the table's figures for `config` (`got`, and its Footprint) differ
-// from the full passes' (`want`).
-std::vector<std::string> TableDifferences(BlockTable& table,
-                                          const BlockConfig& config,
-                                          const BlockShard& shard,
-                                          const StagedBlock& got,
-                                          const StagedBlock& want) {
+// How the table's figures for `config` on `nets` (`got`, and its
+// Footprint, Compute and the bound figures it keeps) differ from the full
+// passes' (`want`).
+std::vector<std::string> TableDifferences(
+    BlockTable& table, const BlockConfig& config, const BlockNets& nets,
+    const BlockShard& shard, const StagedBlock& got, const StagedBlock& want) {
   std::vector<std::string> diff = Differences(got.block, want.block);
   for (const std::string& d :
        Differences(got.extras.first, want.extras.first)) {
@@ -176,6 +175,22 @@ std::vector<std::string> TableDifferences(BlockTable& table,
        FootprintDifferences(*table.Footprint(*entry, shard), want)) {
     diff.push_back("footprint " + d);
   }
+  // The bound figures kept beside the block bound it as the block does.
+  absl::StatusOr<BlockTable::PlannedBlock> planned =
+      table.GetPlanned(*entry, nets, shard);
+  if (!planned.ok()) {
+    diff.push_back(std::string(planned.status().message()));
+    return diff;
+  }
+  if (planned->staged != &got) diff.push_back("GetPlanned: another block");
+  for (const StepShape& s : BoundShapes()) {
+    const double kept = StepTimeLowerBound(*planned->bound, s);
+    const double bound = StepTimeLowerBound(want.block, s);
+    if (kept != bound) {
+      diff.push_back(absl::StrCat("kept bound ", kept, " vs ", bound,
+                                  " (p=", s.p, " v=", s.v, " m=", s.m, ")"));
+    }
+  }
   // Compute: every figure but the collectives', which are 0; so its
   // step-time bound is at most the block's, whatever the shape.
   if (const StagedBlock* compute = table.Compute(*entry, shard)) {
@@ -188,9 +203,15 @@ std::vector<std::string> TableDifferences(BlockTable& table,
         diff.push_back(absl::StrCat("compute ", where, d));
       }
     }
+    const BoundFigures* compute_bound = table.ComputeBound(*entry, shard);
     for (const StepShape& s : BoundShapes()) {
       const double floor = StepTimeLowerBound(compute->block, s);
       const double bound = StepTimeLowerBound(got.block, s);
+      if (compute_bound == nullptr ||
+          StepTimeLowerBound(*compute_bound, s) != floor) {
+        diff.push_back(absl::StrCat("kept compute bound differs (p=", s.p,
+                                    " v=", s.v, " m=", s.m, ")"));
+      }
       if (!(floor <= bound)) {
         diff.push_back(absl::StrCat("compute bound ", floor, " above ", bound,
                                     " (p=", s.p, " v=", s.v, " m=", s.m, ")"));
@@ -255,8 +276,8 @@ void ExpectTableMatchesFullPasses(const TransformerModel& model,
           sharding = {ShardingStage::kOptimizer, shard,
                       static_cast<double>(shard)};
         }
-        const std::vector<std::string> diff =
-            TableDifferences(table, config, sharding, **got, want);
+        const std::vector<std::string> diff = TableDifferences(
+            table, config, BlockNets{tn, 0, 0}, sharding, **got, want);
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " b=" << config.microbatch_size
             << " recompute=" << RecomputeName(config.recompute)
@@ -460,7 +481,7 @@ void ExpectMoeTableMatchesFullPasses(
             table.Get(config, nets, shard);
         ASSERT_TRUE(got.ok()) << got.status();
         const std::vector<std::string> diff =
-            TableDifferences(table, config, shard, **got, want);
+            TableDifferences(table, config, nets, shard, **got, want);
         EXPECT_TRUE(diff.empty())
             << "t=" << config.tensor << " cp=" << config.context
             << " exchange=" << ContextExchangeName(config.context_exchange)

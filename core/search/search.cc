@@ -1102,9 +1102,8 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     KnownBound& floor = floor_bounds_[bound_slot];
     if (floor.generation != bounds_generation_) {
       BP_RETURN_IF_ERROR(shape());
-      const StagedBlock* compute = blocks_.Compute(entry, spec.shard);
-      floor.bound =
-          compute != nullptr ? StepTimeLowerBound(compute->block, step) : 0;
+      const BoundFigures* compute = blocks_.ComputeBound(entry, spec.shard);
+      floor.bound = compute != nullptr ? StepTimeLowerBound(*compute, step) : 0;
       floor.generation = bounds_generation_;
       ++result_.work.step_time_bounds;
     }
@@ -1136,10 +1135,14 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
         KnownBound& known = bounds[prefix.pair];
         if (known.generation != bounds_generation_) {
           BP_RETURN_IF_ERROR(shape());
+          // The bound reads the figures kept beside the block's tiers: the
+          // block itself is read only if the pair is not ruled out.
           BP_ASSIGN_OR_RETURN(
-              block,
-              blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
-          known.bound = StepTimeLowerBound(block->block, step);
+              const BlockTable::PlannedBlock planned,
+              blocks_.GetPlanned(entry, NetsOf(g, prefix.tn, prefix.cn),
+                                 spec.shard));
+          block = planned.staged;
+          known.bound = StepTimeLowerBound(*planned.bound, step);
           known.block = block;
           known.generation = bounds_generation_;
         } else {
