@@ -140,7 +140,7 @@ BlockTable::Sharded& BlockTable::TakeSharded() {
 
 void BlockTable::ReleaseComposed(Sharded& sharded) {
   for (const PlannedRef& composed : sharded.composed) {
-    free_planned_.push_back(composed.planned);
+    if (composed.planned != nullptr) free_planned_.push_back(composed.planned);
   }
   sharded.composed.clear();
   for (Planned** made : {&sharded.footprint, &sharded.compute}) {
@@ -614,7 +614,8 @@ const BoundFigures* BlockTable::ComputeBound(Entry* entry,
 }
 
 absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(
-    Entry* entry, const BlockNets& nets, const BlockShard& shard) {
+    Entry* entry, const BlockNets& nets, const BlockShard& shard,
+    bool compose) {
   // Only the tiers the block's collectives use.
   const BlockConfig& key = entry->key;
   BlockNets used = nets;
@@ -626,18 +627,35 @@ absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(
     return PlannedBlock{&planned->planned->staged, &planned->bound};
   }
   Sharded& sharded = *ShardedOf(*entry, shard).variant;
-  for (const PlannedRef& composed : sharded.composed) {
+  PlannedRef* ref = nullptr;
+  for (PlannedRef& composed : sharded.composed) {
     if (SameNets(composed.nets, used)) {
-      return PlannedBlock{&composed.planned->staged, &composed.bound};
+      ref = &composed;
+      break;
     }
   }
-  BP_ASSIGN_OR_RETURN(const PlannedRef* unsharded, Unsharded(*entry, used));
-  Planned& composed = TakePlanned();
-  ShardFigures(unsharded->planned->staged, sharded.terms, shard.stage,
-               composed.staged);
-  sharded.composed.push_back(
-      {used, BoundFiguresOf(composed.staged.block), &composed});
-  return PlannedBlock{&composed.staged, &sharded.composed.back().bound};
+  const PlannedRef* unsharded = nullptr;
+  if (ref == nullptr) {
+    BP_ASSIGN_OR_RETURN(unsharded, Unsharded(*entry, used));
+    // ShardFigures changes one figure of those the bound reads: the
+    // block's optimizer step time (block_table_test checks the kept
+    // bounds of every variant against the full passes').
+    BoundFigures bound = unsharded->bound;
+    bound.block_optim_time =
+        sharded.terms[static_cast<size_t>(Placement::kEveryBlock)].optim_time;
+    sharded.composed.push_back({used, bound, nullptr});
+    ref = &sharded.composed.back();
+  }
+  if (ref->planned == nullptr && compose) {
+    if (unsharded == nullptr) {
+      BP_ASSIGN_OR_RETURN(unsharded, Unsharded(*entry, used));
+    }
+    ref->planned = &TakePlanned();
+    ShardFigures(unsharded->planned->staged, sharded.terms, shard.stage,
+                 ref->planned->staged);
+  }
+  return PlannedBlock{ref->planned != nullptr ? &ref->planned->staged : nullptr,
+                      &ref->bound};
 }
 
 absl::StatusOr<const StagedBlock*> BlockTable::Get(Entry* entry,

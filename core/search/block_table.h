@@ -146,12 +146,17 @@ class BlockTable {
   // which the table keeps beside the block's tiers: a bound read from it
   // reads no block (a cache miss per bound in the search). `staged` is
   // valid as Get's pointer, `bound` until the next call for the entry.
+  // Without `compose`, a ZeRO variant's block not composed yet is not
+  // (`staged` is then nullptr; its bound's figures come from the
+  // unsharded block's and the variant's terms): the search composes only
+  // the blocks its bounds do not rule out.
   struct PlannedBlock {
     const StagedBlock* staged = nullptr;
     const BoundFigures* bound = nullptr;
   };
   absl::StatusOr<PlannedBlock> GetPlanned(Entry* entry, const BlockNets& nets,
-                                          const BlockShard& shard);
+                                          const BlockShard& shard,
+                                          bool compose = true);
   absl::StatusOr<const StagedBlock*> Get(const BlockConfig& config,
                                          const BlockNets& nets,
                                          const BlockShard& shard);
@@ -247,7 +252,7 @@ class BlockTable {
   struct PlannedRef {
     BlockNets nets;
     BoundFigures bound;
-    Planned* planned = nullptr;
+    Planned* planned = nullptr;  // a variant's: nullptr until composed
   };
   // A ZeRO stage's variant of a block, for one shard group and expert
   // shard at a time.

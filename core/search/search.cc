@@ -1140,7 +1140,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
           BP_ASSIGN_OR_RETURN(
               const BlockTable::PlannedBlock planned,
               blocks_.GetPlanned(entry, NetsOf(g, prefix.tn, prefix.cn),
-                                 spec.shard));
+                                 spec.shard, /*compose=*/false));
           block = planned.staged;
           known.bound = StepTimeLowerBound(*planned.bound, step);
           known.block = block;
@@ -1160,6 +1160,9 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       BP_ASSIGN_OR_RETURN(
           block,
           blocks_.Get(entry, NetsOf(g, prefix.tn, prefix.cn), spec.shard));
+      // Kept for the pair's next choices (its bound was made without it).
+      KnownBound& known = bounds[prefix.pair];
+      if (known.generation == bounds_generation_) known.block = block;
     }
     if (!offerable) {
       e = Execution(g, c, b);
