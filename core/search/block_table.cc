@@ -147,6 +147,7 @@ void BlockTable::ReleaseComposed(Sharded& sharded) {
     if (*made != nullptr) free_planned_.push_back(*made);
     *made = nullptr;
   }
+  sharded.compute_bound_made = false;
 }
 
 void BlockTable::Release(Entry* entry) {
@@ -580,12 +581,10 @@ BlockTable::ShardedSlot& BlockTable::ShardedOf(Lowered& lowered,
 
 const StagedBlock* BlockTable::ShardOnce(const StagedBlock& unsharded,
                                          const Sharded& variant,
-                                         ShardingStage stage, Planned*& made,
-                                         BoundFigures* bound) {
+                                         ShardingStage stage, Planned*& made) {
   if (made == nullptr) {
     made = &TakePlanned();
     ShardFigures(unsharded, variant.terms, stage, made->staged);
-    if (bound != nullptr) *bound = BoundFiguresOf(made->staged.block);
   }
   return &made->staged;
 }
@@ -602,15 +601,31 @@ const StagedBlock* BlockTable::Compute(Entry* entry, const BlockShard& shard) {
   const StagedBlock& unsharded = UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &unsharded;
   Sharded& variant = *ShardedOf(*entry, shard).variant;
-  return ShardOnce(unsharded, variant, shard.stage, variant.compute,
-                   &variant.compute_bound);
+  return ShardOnce(unsharded, variant, shard.stage, variant.compute);
+}
+
+BoundFigures BlockTable::ShardedBound(const BoundFigures& unsharded,
+                                      const Sharded& variant) {
+  // ShardFigures changes one figure of those the bound reads: the block's
+  // optimizer step time (block_table_test checks the kept bounds of every
+  // variant against the full passes').
+  BoundFigures bound = unsharded;
+  bound.block_optim_time =
+      variant.terms[static_cast<size_t>(Placement::kEveryBlock)].optim_time;
+  return bound;
 }
 
 const BoundFigures* BlockTable::ComputeBound(Entry* entry,
                                              const BlockShard& shard) {
-  if (Compute(entry, shard) == nullptr) return nullptr;
+  if (!entry->prices.has_value()) return nullptr;
+  UnshardedCompute(*entry);
   if (shard.stage == ShardingStage::kNone) return &entry->compute_bound;
-  return &ShardedOf(*entry, shard).variant->compute_bound;
+  Sharded& variant = *ShardedOf(*entry, shard).variant;
+  if (!variant.compute_bound_made) {
+    variant.compute_bound = ShardedBound(entry->compute_bound, variant);
+    variant.compute_bound_made = true;
+  }
+  return &variant.compute_bound;
 }
 
 absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(
@@ -637,13 +652,8 @@ absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(
   const PlannedRef* unsharded = nullptr;
   if (ref == nullptr) {
     BP_ASSIGN_OR_RETURN(unsharded, Unsharded(*entry, used));
-    // ShardFigures changes one figure of those the bound reads: the
-    // block's optimizer step time (block_table_test checks the kept
-    // bounds of every variant against the full passes').
-    BoundFigures bound = unsharded->bound;
-    bound.block_optim_time =
-        sharded.terms[static_cast<size_t>(Placement::kEveryBlock)].optim_time;
-    sharded.composed.push_back({used, bound, nullptr});
+    sharded.composed.push_back(
+        {used, ShardedBound(unsharded->bound, sharded), nullptr});
     ref = &sharded.composed.back();
   }
   if (ref->planned == nullptr && compose) {

@@ -264,7 +264,9 @@ class BlockTable {
     // tiers; the table's pool holds them all.
     Planned* footprint = nullptr;
     Planned* compute = nullptr;
-    BoundFigures compute_bound;  // of `compute`, once made
+    // ComputeBound's (ShardedBound of the entry's), once made.
+    bool compute_bound_made = false;
+    BoundFigures compute_bound;
     std::vector<PlannedRef> composed;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its
@@ -361,11 +363,15 @@ class BlockTable {
                            const std::array<ShardTerms, kNumPlacements>& terms,
                            ShardingStage stage, StagedBlock& out);
   // ShardFigures of `unsharded` with `variant`'s terms, made once per shard
-  // into `made` (taken from the pool when null), and then its bound's
-  // figures into `bound` when given.
+  // into `made` (taken from the pool when null).
   const StagedBlock* ShardOnce(const StagedBlock& unsharded,
                                const Sharded& variant, ShardingStage stage,
-                               Planned*& made, BoundFigures* bound = nullptr);
+                               Planned*& made);
+  // BoundFiguresOf a block's ShardFigures with `variant`'s terms, from the
+  // block's own bound figures (`unsharded`): the variant's block need not
+  // be composed to be bounded.
+  static BoundFigures ShardedBound(const BoundFigures& unsharded,
+                                   const Sharded& variant);
 
   const TransformerModel& model_;
   const System& system_;
