@@ -1172,6 +1172,9 @@ TEST(AnalyzeMemory, EveryFigureAssigned) {
 // activations are 0, with every offload, recomputation, training and
 // precision; StateExceedsTier1 is then MemoryTier1Fits's answer.
 TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
+  const auto state_of = [](const BlockFigures& b) {
+    return MemoryStateOf(b, StageExtras()).block;
+  };
   TestMapping mapping;
   mapping.p = 2;
   mapping.d = 2;
@@ -1195,13 +1198,13 @@ TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
     MemoryFigures with, without;
     ComputeMemory(a.plan.block, step, with);
     ComputeMemory(no_activations, step, without);
-    const double state = StateTier1Bytes(a.plan.block, step);
+    const double state = StateTier1Bytes(state_of(a.plan.block), step);
     EXPECT_GT(state, 0) << "variant=" << variant;
     EXPECT_LT(state, with.proc_mem_tier1_cap_req) << "variant=" << variant;
-    EXPECT_EQ(StateTier1Bytes(no_activations, step),
+    EXPECT_EQ(StateTier1Bytes(state_of(no_activations), step),
               without.proc_mem_tier1_cap_req)
         << "variant=" << variant;
-    EXPECT_EQ(StateExceedsTier1(no_activations, step),
+    EXPECT_EQ(StateExceedsTier1(state_of(no_activations), step),
               !MemoryTier1Fits(without))
         << "variant=" << variant;
     // A tier 1 the state alone is over.
@@ -1209,7 +1212,7 @@ TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
     small.gib = state / kGiB / 2;
     step.mem1 = &small;
     ComputeMemory(no_activations, step, without);
-    EXPECT_TRUE(StateExceedsTier1(no_activations, step)) << variant;
+    EXPECT_TRUE(StateExceedsTier1(state_of(no_activations), step)) << variant;
     EXPECT_FALSE(MemoryTier1Fits(without)) << variant;
   }
 }

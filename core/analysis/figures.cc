@@ -849,6 +849,10 @@ double PeakInFlightMicrobatches(const StepShape& s) {
   return s.v > 1 ? in_flight * (1 + (p - 1) / (v * p)) : in_flight;
 }
 
+double MemoryInFlight(const StepShape& s) {
+  return s.training ? PeakInFlightMicrobatches(s) : 0;
+}
+
 namespace {
 
 // What a rank's weights, weight gradients and optimizer state take, in
@@ -934,23 +938,15 @@ double StateTier1Bytes(const BlockState& b, const StepShape& s) {
   return tier1;
 }
 
-double StateTier1Bytes(const BlockFigures& b, const StepShape& s) {
-  return StateTier1Bytes(BlockStateOf(b), s);
-}
-
 bool StateExceedsTier1(const BlockState& b, const StepShape& s) {
   // MemoryTier1Fits's comparison, with ComputeMemory's capacity.
   return StateTier1Bytes(b, s) > s.mem1->gib * kGiB;
 }
 
-bool StateExceedsTier1(const BlockFigures& b, const StepShape& s) {
-  return StateExceedsTier1(BlockStateOf(b), s);
-}
-
 void ComputeMemory(const BlockFigures& b, const StageExtras& x,
                    const StepShape& s, MemoryFigures& mem) {
   ComputeMemory(MemoryStateOf(b, x), MemoryActivationsOf(b, x), s,
-                s.training ? PeakInFlightMicrobatches(s) : 0, mem);
+                MemoryInFlight(s), mem);
 }
 
 void ComputeMemory(const MemoryState& rank_state,
@@ -969,12 +965,11 @@ void ComputeMemory(const MemoryState& rank_state,
   double checkpoint = 0;
   double act_grad = 0;
   if (s.training) {
-    const double factor = in_flight;
     if (full) {
-      checkpoint = rank_blocks * b.checkpoint_size * factor;
+      checkpoint = rank_blocks * b.checkpoint_size * in_flight;
     } else {
       act_space =
-          b.working_space + b.storage_space * (rank_blocks * factor - 1);
+          b.working_space + b.storage_space * (rank_blocks * in_flight - 1);
     }
     act_grad = b.grad_space;
   }

@@ -150,10 +150,9 @@ struct MemoryActivations {
 MemoryState MemoryStateOf(const BlockFigures& block, const StageExtras& extras);
 MemoryActivations MemoryActivationsOf(const BlockFigures& block,
                                       const StageExtras& extras);
-// ComputeMemory from the two parts, with PeakInFlightMicrobatches(step)
-// given (read only in training: the search computes it once per schedule
-// shape, not per choice). The same operations in the same order: the same
-// figures, bit for bit.
+// ComputeMemory from the two parts, with `in_flight` = MemoryInFlight(step)
+// given (the search computes it once per schedule shape, not per choice).
+// The same operations in the same order: the same figures, bit for bit.
 void ComputeMemory(const MemoryState& state,
                    const MemoryActivations& activations, const StepShape& step,
                    double in_flight, MemoryFigures& out);
@@ -165,11 +164,9 @@ void ComputeMemory(const MemoryState& state,
 // on the microbatch size. The strategy search rules out at once every
 // microbatch size of every choice with the same ZeRO stage and offload
 // when it exceeds the tier-1 capacity.
-double StateTier1Bytes(const BlockFigures& block, const StepShape& step);
 double StateTier1Bytes(const BlockState& block, const StepShape& step);
 // StateTier1Bytes is over the tier-1 capacity: so is the rank, whatever
 // its activations (MemoryTier1Fits is false for every microbatch size).
-bool StateExceedsTier1(const BlockFigures& block, const StepShape& step);
 bool StateExceedsTier1(const BlockState& block, const StepShape& step);
 
 // MemoryTier1Fits / MemoryTier2Fits / MemoryFits: the requirement of the
@@ -214,6 +211,9 @@ double StepTimeLowerBound(const BoundFigures& block, const StepShape& step);
 // equal F, B and W times (NaN if its simulation fails, unreachable after
 // the checker). The memory analysis multiplies activations by it.
 double PeakInFlightMicrobatches(const StepShape& step);
+// What ComputeMemory multiplies the activations by: in training
+// PeakInFlightMicrobatches, else 0 (not read).
+double MemoryInFlight(const StepShape& step);
 
 // One chunk's durations for the concrete scheduler (core/schedule), from a
 // computed iteration: F = chunk_fw_time; W = the weight-gradient GEMMs of

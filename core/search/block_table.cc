@@ -147,7 +147,6 @@ void BlockTable::ReleaseComposed(Sharded& sharded) {
     if (*made != nullptr) free_planned_.push_back(*made);
     *made = nullptr;
   }
-  sharded.compute_bound_made = false;
 }
 
 void BlockTable::Release(Entry* entry) {
@@ -615,17 +614,12 @@ BoundFigures BlockTable::ShardedBound(const BoundFigures& unsharded,
   return bound;
 }
 
-const BoundFigures* BlockTable::ComputeBound(Entry* entry,
-                                             const BlockShard& shard) {
-  if (!entry->prices.has_value()) return nullptr;
+std::optional<BoundFigures> BlockTable::ComputeBound(Entry* entry,
+                                                     const BlockShard& shard) {
+  if (!entry->prices.has_value()) return std::nullopt;
   UnshardedCompute(*entry);
-  if (shard.stage == ShardingStage::kNone) return &entry->compute_bound;
-  Sharded& variant = *ShardedOf(*entry, shard).variant;
-  if (!variant.compute_bound_made) {
-    variant.compute_bound = ShardedBound(entry->compute_bound, variant);
-    variant.compute_bound_made = true;
-  }
-  return &variant.compute_bound;
+  if (shard.stage == ShardingStage::kNone) return entry->compute_bound;
+  return ShardedBound(entry->compute_bound, *ShardedOf(*entry, shard).variant);
 }
 
 absl::StatusOr<BlockTable::PlannedBlock> BlockTable::GetPlanned(

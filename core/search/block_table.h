@@ -146,10 +146,10 @@ class BlockTable {
   // which the table keeps beside the block's tiers: a bound read from it
   // reads no block (a cache miss per bound in the search). `staged` is
   // valid as Get's pointer, `bound` until the next call for the entry.
-  // Without `compose`, a ZeRO variant's block not composed yet is not
-  // (`staged` is then nullptr; its bound's figures come from the
-  // unsharded block's and the variant's terms): the search composes only
-  // the blocks its bounds do not rule out.
+  // Without `compose`, a ZeRO variant's block on tiers it has not been
+  // composed for stays uncomposed (`staged` is then nullptr; its bound's
+  // figures come from the unsharded block's and the variant's terms): the
+  // search composes only the blocks its bounds do not rule out.
   struct PlannedBlock {
     const StagedBlock* staged = nullptr;
     const BoundFigures* bound = nullptr;
@@ -179,9 +179,10 @@ class BlockTable {
   // block PlanPortable plans (a TP-overlapped linear). Valid as Get's
   // pointer.
   const StagedBlock* Compute(Entry* entry, const BlockShard& shard);
-  // BoundFiguresOf(Compute(entry, shard)->block), kept beside it (nullptr
-  // where Compute is); valid as Compute's pointer.
-  const BoundFigures* ComputeBound(Entry* entry, const BlockShard& shard);
+  // BoundFiguresOf(Compute(entry, shard)->block) (none where Compute is
+  // nullptr), made without composing a ZeRO variant's compute block.
+  std::optional<BoundFigures> ComputeBound(Entry* entry,
+                                           const BlockShard& shard);
 
   // Forgets every block. The search calls it when t or cp changes (no
   // later mapping shares a block with an earlier run), keeping the table
@@ -264,9 +265,6 @@ class BlockTable {
     // tiers; the table's pool holds them all.
     Planned* footprint = nullptr;
     Planned* compute = nullptr;
-    // ComputeBound's (ShardedBound of the entry's), once made.
-    bool compute_bound_made = false;
-    BoundFigures compute_bound;
     std::vector<PlannedRef> composed;
   };
   // A block PlanPortable plans (BlockPrices::Supports is false): its

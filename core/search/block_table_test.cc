@@ -203,11 +203,12 @@ std::vector<std::string> TableDifferences(
         diff.push_back(absl::StrCat("compute ", where, d));
       }
     }
-    const BoundFigures* compute_bound = table.ComputeBound(*entry, shard);
+    const std::optional<BoundFigures> compute_bound =
+        table.ComputeBound(*entry, shard);
     for (const StepShape& s : BoundShapes()) {
       const double floor = StepTimeLowerBound(compute->block, s);
       const double bound = StepTimeLowerBound(got.block, s);
-      if (compute_bound == nullptr ||
+      if (!compute_bound.has_value() ||
           StepTimeLowerBound(*compute_bound, s) != floor) {
         diff.push_back(absl::StrCat("kept compute bound differs (p=", s.p,
                                     " v=", s.v, " m=", s.m, ")"));

@@ -1067,8 +1067,7 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
       activations_known_[slot] = true;
     }
     if (!in_flight_known_[microbatch]) {
-      in_flight_[microbatch] =
-          step.training ? PeakInFlightMicrobatches(step) : 0;
+      in_flight_[microbatch] = MemoryInFlight(step);
       in_flight_known_[microbatch] = true;
     }
     MemoryFigures& memory = memory_scratch_;  // all fields assigned
@@ -1102,8 +1101,10 @@ absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
     KnownBound& floor = floor_bounds_[bound_slot];
     if (floor.generation != bounds_generation_) {
       BP_RETURN_IF_ERROR(shape());
-      const BoundFigures* compute = blocks_.ComputeBound(entry, spec.shard);
-      floor.bound = compute != nullptr ? StepTimeLowerBound(*compute, step) : 0;
+      const std::optional<BoundFigures> compute =
+          blocks_.ComputeBound(entry, spec.shard);
+      floor.bound =
+          compute.has_value() ? StepTimeLowerBound(*compute, step) : 0;
       floor.generation = bounds_generation_;
       ++result_.work.step_time_bounds;
     }
