@@ -232,15 +232,6 @@ std::optional<CommandResult> RunImportMegatron(const Args& args) {
                         config.value ? &config_text : nullptr);
 }
 
-std::optional<CommandResult> RunCheck(const Args& args) {
-  if (args.size() != 1) return std::nullopt;
-  std::vector<std::string> files;
-  if (std::optional<CommandResult> failed = ReadFiles(args, &files)) {
-    return failed;
-  }
-  return Check(files[0]);
-}
-
 // Reads the one spec file `args` must name.
 std::optional<CommandResult> WithSpec(
     const Args& args, CommandResult (*command)(const std::string&)) {
@@ -553,7 +544,13 @@ const std::vector<Subcommand>& Subcommands() {
       {{"check"},
        "SPEC.json",
        "every violated rule of a spec, or the spec with its derived values",
-       &RunCheck},
+       [](const Args& args) { return WithSpec(args, &Check); }},
+      {{"canonical"},
+       "SPEC.json",
+       "the spec in canonical form, every default spelled out, without "
+       "judging the rules (errors: the document's syntax, keys, types and "
+       "names)",
+       [](const Args& args) { return WithSpec(args, &Canonical); }},
       {{"analyze"},
        "SPEC.json [--dump-ir DIR]",
        "the report JSON; --dump-ir writes every stage's canonical text to DIR",

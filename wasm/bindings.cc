@@ -155,24 +155,20 @@ class Arguments {
 
 std::string Version() { return "blueprinting 0.1.0"; }
 
-val Check(val spec_arg) {
+// The commands that take one spec: its argument checked, then `command`.
+val WithSpec(const val& spec_arg,
+             blueprint::CommandResult (*command)(const std::string&)) {
   std::string spec;
   Arguments args;
   if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
-  return ToJs(blueprint::Check(spec));
+  return ToJs(command(spec));
 }
-val Analyze(val spec_arg) {
-  std::string spec;
-  Arguments args;
-  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
-  return ToJs(blueprint::Analyze(spec));
+val Check(val spec_arg) { return WithSpec(spec_arg, &blueprint::Check); }
+val Canonical(val spec_arg) {
+  return WithSpec(spec_arg, &blueprint::Canonical);
 }
-val Digest(val spec_arg) {
-  std::string spec;
-  Arguments args;
-  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
-  return ToJs(blueprint::Digest(spec));
-}
+val Analyze(val spec_arg) { return WithSpec(spec_arg, &blueprint::Analyze); }
+val Digest(val spec_arg) { return WithSpec(spec_arg, &blueprint::Digest); }
 
 // `blueprint schedule SPEC [--json]`: `json` is optional (undefined: the
 // canonical text); otherwise a boolean.
@@ -200,19 +196,25 @@ val Explain(val spec_arg, val figure_arg, val depth_arg) {
   args.String(spec_arg, "spec", &spec).String(figure_arg, "figure", &figure);
   std::optional<int64_t> depth;
   if (!depth_arg.isUndefined()) {
+    // The CLI's --depth takes a decimal integer >= 0; a JS number is that
+    // when it is finite, integral and exact (at most 2^53 - 1): Infinity,
+    // NaN, 1.5 and 2^60 are refused.
+    constexpr double kMaxSafeInteger = 9007199254740991;  // 2^53 - 1
     const bool number = depth_arg.isNumber();
     const double value = number ? depth_arg.as<double>() : 0;
-    if (!number || !(value >= 0) || std::floor(value) != value) {
+    if (!number || !std::isfinite(value) || !(value >= 0) ||
+        value > kMaxSafeInteger || std::floor(value) != value) {
       args.Error(
           {"depth",
-           absl::StrCat("depth: expected an integer >= 0 or undefined, got ",
+           absl::StrCat("depth: expected an integer from 0 to ",
+                        blueprint::FormatDouble(kMaxSafeInteger),
+                        " or undefined, got ",
                         number ? blueprint::FormatDouble(value)
                                : depth_arg.typeOf().as<std::string>()),
            number ? blueprint::ErrorCode::kOutOfRange
                   : blueprint::ErrorCode::kWrongType});
     } else {
-      // Any depth beyond the tree's is every level.
-      depth = value < 1e18 ? static_cast<int64_t>(value) : int64_t{1} << 60;
+      depth = static_cast<int64_t>(value);
     }
   }
   if (!args.ok()) return args.Refusal();
@@ -321,6 +323,7 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   std::set_new_handler(&OutOfMemory);
   emscripten::function("version", &Version);
   emscripten::function("check", &Check);
+  emscripten::function("canonical", &Canonical);
   emscripten::function("analyze", &Analyze);
   emscripten::function("digest", &Digest);
   emscripten::function("explain", &Explain);

@@ -71,6 +71,13 @@ export interface CommandResult {
 export interface Blueprinting {
   /** `blueprint check SPEC`: the program JSON (canonical spec + derived values). */
   check(specJson: string): CommandResult;
+  /**
+   * `blueprint canonical SPEC`: the spec in canonical form, every default
+   * spelled out, without judging the rules (a spec that breaks one is still
+   * given back); errors: the document's syntax, keys, types and names, each
+   * naming its field. The page loads share links with it.
+   */
+  canonical(specJson: string): CommandResult;
   /** `blueprint analyze SPEC`: the report JSON (over-capacity mappings: ok=false, output still set). */
   analyze(specJson: string): CommandResult;
   /** `blueprint digest SPEC`: "<stage> <sha256>" per line. */
@@ -78,9 +85,11 @@ export interface Blueprinting {
   /**
    * `blueprint explain SPEC FIGURE [--depth N]`: the lineage chain of one report
    * figure; for an iteration or memory figure its first line is "name = formula
-   * = formula with values = value". `depth` (an integer >= 0; omitted: every
-   * level) stops the tree that many levels below the figure; anything else is
-   * refused with an error on field "depth".
+   * = formula with values = value". `depth` (an integer from 0 to
+   * Number.MAX_SAFE_INTEGER; omitted: every level) stops the tree that many
+   * levels below the figure; anything else (Infinity, NaN, a fraction, a
+   * larger or negative number, a non-number) is refused with an error on
+   * field "depth".
    */
   explain(specJson: string, figure: string, depth?: number): CommandResult;
   /**

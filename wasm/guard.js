@@ -21,7 +21,7 @@
   // evaluateCase is only in the testing build (wasm/testing_bindings.cc): a
   // name the module does not export is skipped.
   var ARITY = {
-    'check': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'schedule': 2,
+    'check': 1, 'canonical': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'schedule': 2,
     'calculon': 3,
     'importCalculon': 3, 'importMegatron': 3, 'search': 4, 'mergeSearch': 1,
     'evaluateCase': 1,

@@ -5,7 +5,7 @@
 // shown ("error" if the module cannot load).
 import createBlueprinting from './blueprinting.mjs';
 import {h, byId, fill, call} from './dom.js';
-import {shapeProblems, setField, appJson, searchAppJson, systemJson, isObject, formFields}
+import {setField, appJson, searchAppJson, systemJson, isObject, formFields}
     from './spec.js';
 import {SpecForm} from './form.js';
 import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
@@ -89,6 +89,9 @@ function presetOf(presets, object) {
 //----- Loading a spec ------------------------------------------------------------
 
 // A spec from the URL's "#spec=..." or {problem}; null when there is none.
+// The core reads it (`canonical`: the checker's own parser), filling every
+// optional field as check does; a broken rule is shown next to its field like
+// any edit's, so only a document the core cannot read is refused.
 function specFromHash(hash) {
   if (!hash.startsWith('#spec=')) return null;
   const encoded = hash.slice('#spec='.length);
@@ -99,18 +102,13 @@ function specFromHash(hash) {
   } catch {
     return {problem: 'the link is not properly percent-encoded'};
   }
-  let spec;
-  try {
-    spec = JSON.parse(text);
-  } catch (e) {
-    return {problem: `the link's spec is not valid JSON (${e.message})`};
-  }
-  const problems = shapeProblems(spec, state.meta);
-  if (problems.length) {
+  const result = call(state.bp, 'canonical', text);
+  if (!result.ok) {
+    const problems = result.errors.map((e) => e.message);
     const more = problems.length > 3 ? ` and ${problems.length - 3} more` : '';
     return {problem: `${problems.slice(0, 3).join('; ')}${more}`};
   }
-  return {spec};
+  return {spec: JSON.parse(result.output)};
 }
 
 function loadFromHash() {
@@ -152,11 +150,6 @@ function loadImported(result, names, where, what, done = `${what}: loaded.`) {
   if (names.model !== undefined && spec.model) spec.model.name = names.model;
   else if (spec.model?.name === '') spec.model.name = presetOf(state.models, spec.model);
   if (names.system !== undefined && spec.system) spec.system.name = names.system;
-  const problems = shapeProblems(spec, state.meta);
-  if (problems.length) {
-    fill(where, h('p', {}, `${what} gave a spec the form cannot show: ${problems.join('; ')}`));
-    return false;
-  }
   setSpec(spec);
   const notes = result.notes ?? [];
   fill(where, h('p', {class: 'ok'}, done),

@@ -1,9 +1,7 @@
 // The canonical spec ("blueprinting.spec/3", core/spec/spec_json.cc) as the
-// page edits it: its form fields, path access, the check a spec from a URL
-// must pass before the form shows it (both from the core's metadata), and
-// the training/inference switch.
-
-export const SPEC_FORMAT = 'blueprinting.spec/3';
+// page edits it: its form fields (from the core's metadata), path access and
+// the training/inference switch. A spec from elsewhere (a share link) is read
+// by the core (`canonical`), never judged here.
 
 // What an optional part of the model holds when the form switches it on (a
 // starting point the user edits; the checker judges it like any other).
@@ -84,8 +82,6 @@ const FORM = [
   ['exec', 'options.offload.optimizer', 'Offload optimizer'],
 ];
 
-const MAX_TEXT = 200;
-
 // The form's fields with what the metadata says about each:
 // {section, path, label, type (int, text, bool, select, tier), options
 // ([[value, text, meaning]]), min, max, errorPath, when(spec)}. The type
@@ -145,81 +141,6 @@ export function setPath(object, path, value) {
 }
 
 export const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-// The problem of `value` for a spec field of the metadata, or null.
-function valueProblem(meta, info, value) {
-  switch (info.type) {
-    case 'integer':
-      return Number.isSafeInteger(value) ? null : 'expected an integer below 2^53';
-    case 'number':
-      return Number.isFinite(value) ? null : 'expected a number';
-    case 'boolean':
-      return typeof value === 'boolean' ? null : 'expected true or false';
-    case 'null':
-      return value === null ? null : 'expected null';
-    case 'object':  // an optional part, here null
-      return value === null ? null : 'expected null or an object';
-    case 'string': {
-      if (value === null && info.nullable) return null;
-      if (info.choices) {
-        const names = meta.choices(info.choices).map((c) => c.name);
-        return names.includes(value) ? null : `expected one of ${names.join(', ')}`;
-      }
-      return typeof value === 'string' && value.length <= MAX_TEXT ? null
-                                                                   : 'expected a short string';
-    }
-  }
-  return `unknown type ${info.type}`;
-}
-
-// The problems that keep `spec` (untrusted, parsed JSON) out of the form: a
-// wrong shape or value type the form cannot show, judged by the metadata's
-// spec fields (the keys the spec's kind and alternatives have, their JSON
-// types, their choices). Rule violations (v not dividing the blocks, ...)
-// are not problems here: the checker reports those next to their fields.
-// The system is checked by the core.
-export function shapeProblems(spec, meta) {
-  if (!isObject(spec)) return ['the spec is not a JSON object'];
-  if (spec.format !== SPEC_FORMAT) return [`format: expected "${SPEC_FORMAT}"`];
-  const kinds = meta.fieldChoices('kind').map((c) => c.name);
-  if (!kinds.includes(spec.kind)) {
-    return [`kind: expected one of ${kinds.map((k) => `"${k}"`).join(', ')}`];
-  }
-  // The leaves this spec has (outside the system) and the objects holding
-  // them; an optional part of the model is a leaf when null.
-  const leaves = Object.keys(meta.specFields).filter(
-      (path) => !path.startsWith('system.') && meta.applies(path, spec) &&
-                (meta.field(path).type !== 'object' || getPath(spec, path) === null));
-  const objects = new Set(['']);
-  for (const path of leaves) {
-    const keys = path.split('.');
-    for (let i = 1; i < keys.length; i++) objects.add(keys.slice(0, i).join('.'));
-  }
-  const problems = [];
-  const bad = [];  // objects found missing: their insides are not looked at
-  for (const path of [...objects].sort()) {  // parents first
-    if (bad.some((parent) => path.startsWith(`${parent}.`))) continue;
-    const object = path ? getPath(spec, path) : spec;
-    if (!isObject(object)) {
-      problems.push(`${path}: expected an object`);
-      bad.push(path);
-      continue;
-    }
-    for (const key of Object.keys(object)) {
-      const child = path ? `${path}.${key}` : key;
-      if (child !== 'system' && !objects.has(child) && !leaves.includes(child)) {
-        problems.push(`${child}: unknown key`);
-      }
-    }
-  }
-  if (!isObject(spec.system)) problems.push('system: expected an object');
-  if (problems.length) return problems;
-  for (const path of leaves) {
-    const problem = valueProblem(meta, meta.field(path), getPath(spec, path));
-    if (problem) problems.push(`${path}: ${problem}`);
-  }
-  return problems;
-}
 
 // Switches a spec between training and inference in place, keeping what
 // carries over (degrees, tiers); `memory` keeps the training-only choices

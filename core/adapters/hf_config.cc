@@ -19,6 +19,7 @@
 #include "core/base/input_limits.h"
 #include "core/base/json.h"
 #include "core/base/json_reader.h"
+#include "core/spec/check.h"
 #include "nlohmann/json.hpp"
 
 namespace blueprint {
@@ -117,12 +118,18 @@ class ConfigReader {
     if (value == nullptr || !JsonToInt(*value, PathOf(key), errors_, &number)) {
       return std::nullopt;
     }
-    if (number < minimum) {
+    // At most the spec's kMaxCount: a larger size could not pass the
+    // checker, and products of two (n_shared_experts times
+    // moe_intermediate_size) stay within 64 bits.
+    if (number < minimum || number > kMaxCount) {
       errors_->push_back(
           {PathOf(key),
            absl::StrCat(PathOf(key), ": expected a ",
-                        minimum > 0 ? "positive" : "non-negative",
-                        " integer, got ", number),
+                        minimum > 0 ? "positive" : "non-negative", " integer",
+                        number > kMaxCount
+                            ? absl::StrCat(" of at most ", kMaxCount)
+                            : "",
+                        ", got ", number),
            ErrorCode::kOutOfRange});
       return std::nullopt;
     }

@@ -199,4 +199,15 @@ CommandResult Check(const std::string& spec_json) {
   return result;
 }
 
+CommandResult Canonical(const std::string& spec_json) {
+  if (auto oversized = OversizedInput({{"spec", &spec_json}})) {
+    return *oversized;
+  }
+  absl::StatusOr<MappingSpec> spec = ParseSpecJson(spec_json);
+  if (!spec.ok()) return FailureResult(spec.status());
+  CommandResult result;
+  result.output = SpecToJson(*spec);
+  return result;
+}
+
 }  // namespace blueprint

@@ -97,6 +97,13 @@ CommandResult Presets();
 // problem of the document, or every violated rule.
 CommandResult Check(const std::string& spec_json);
 
+// Canonical: `blueprint canonical SPEC`. Output: the spec in canonical form,
+// every default spelled out (the "spec" of what Check prints), without judging
+// the rules, so that a spec that breaks one can still be shown and edited;
+// errors: every problem of the document (syntax, unknown keys, wrong types,
+// unknown names), each naming its field. The page loads share links with it.
+CommandResult Canonical(const std::string& spec_json);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_API_COMMANDS_H_

@@ -283,9 +283,7 @@ Json SpecFieldsJson() {
                    : Json(x);
       };
       field["min"] = bound(range->second.min);
-      if (range->second.max.has_value()) {
-        field["max"] = bound(*range->second.max);
-      }
+      field["max"] = bound(range->second.max);
       if (!range->second.unit.empty()) field["unit"] = range->second.unit;
       field["why"] = range->second.why;
     }

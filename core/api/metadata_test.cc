@@ -78,5 +78,22 @@ TEST(Metadata, EveryCheckedRangeNamesASpecField) {
   }
 }
 
+// Every integer of the spec has a documented minimum and maximum (issue 49:
+// model.moe.shared_ffn had a minimum only), the maximum within 2^31.
+TEST(Metadata, EveryIntegerFieldHasAMaximum) {
+  const nlohmann::json m = MetadataJson();
+  int integers = 0;
+  for (auto it = m["spec_fields"].begin(); it != m["spec_fields"].end(); ++it) {
+    if (it.value()["type"] != "integer") continue;
+    ++integers;
+    ASSERT_TRUE(it.value().contains("min")) << it.key();
+    ASSERT_TRUE(it.value().contains("max")) << it.key();
+    EXPECT_LE(it.value()["max"].get<int64_t>(), kMaxCount) << it.key();
+    EXPECT_LE(it.value()["min"].get<int64_t>(), it.value()["max"].get<int64_t>())
+        << it.key();
+  }
+  EXPECT_GE(integers, 30);
+}
+
 }  // namespace
 }  // namespace blueprint

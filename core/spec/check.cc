@@ -72,16 +72,24 @@ class Collector {
   }
 
   // Each Require* adds a violation and returns false when the rule fails.
+  // A count (a size, degree or batch) is also at most kMaxCount.
   bool RequirePositive(const std::string& path, int64_t value) {
-    if (value > 0) return true;
+    if (value > 0) return RequireAtMostMaxCount(path, value);
     Add(path, ErrorCode::kOutOfRange,
         absl::StrCat(Named(path, value), " must be positive"));
     return false;
   }
   bool RequireAtLeastOne(const std::string& path, int64_t value) {
-    if (value >= 1) return true;
+    if (value >= 1) return RequireAtMostMaxCount(path, value);
     Add(path, ErrorCode::kOutOfRange,
         absl::StrCat(Named(path, value), " must be at least 1"));
+    return false;
+  }
+  bool RequireAtMostMaxCount(const std::string& path, int64_t value) {
+    if (value <= kMaxCount) return true;
+    Add(path, ErrorCode::kOutOfRange,
+        absl::StrCat(Named(path, value), " must be at most ", kMaxCount,
+                     " (", kMaxCountWhy, ")"));
     return false;
   }
   // The documented range of a system number (the NumberRange constants).
@@ -117,7 +125,7 @@ void CheckMixture(const TransformerModel& model, Collector* out) {
   if (!model.moe.has_value()) return;
   const MixtureOfExperts& moe = *model.moe;
   const bool experts_ok = out->RequirePositive("model.moe.experts", moe.experts);
-  if (moe.experts > kMaxExperts) {
+  if (experts_ok && moe.experts > kMaxExperts) {
     out->Add("model.moe.experts", ErrorCode::kOutOfRange,
              absl::StrCat(Named("model.moe.experts", moe.experts),
                           " must be at most ", kMaxExperts));
@@ -134,6 +142,8 @@ void CheckMixture(const TransformerModel& model, Collector* out) {
     out->Add("model.moe.shared_ffn", ErrorCode::kOutOfRange,
              absl::StrCat(Named("model.moe.shared_ffn", moe.shared_ffn),
                           " must be at least 0 (0: no shared experts)"));
+  } else {
+    out->RequireAtMostMaxCount("model.moe.shared_ffn", moe.shared_ffn);
   }
   // The busiest expert serves between its even share (1) and every routed
   // token (experts / topk times the share).
@@ -543,6 +553,8 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
   if (view.expert == nullptr) return;
   const ExpertParallel& expert = *view.expert;
   const int64_t t = view.tensor->degree;
+  // Checked whatever the degree: an unused tier is still printed as derived.
+  CheckExpertTier(view, expert, out);
   bool ok = out->RequireAtLeastOne("parallelism.expert.degree", expert.degree);
   if (expert.tensor_degree < 0) {
     ok = false;
@@ -550,6 +562,9 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
              absl::StrCat(Named("parallelism.expert.tensor_degree",
                                 expert.tensor_degree),
                           " must be at least 0 (0: parallelism.tensor.degree)"));
+  } else {
+    ok &= out->RequireAtMostMaxCount("parallelism.expert.tensor_degree",
+                                     expert.tensor_degree);
   }
   const std::optional<MixtureOfExperts>& moe = view.model->moe;
   if (!moe.has_value()) {
@@ -575,7 +590,6 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
                           " must divide ",
                           Named("model.moe.experts", moe->experts)));
   }
-  CheckExpertTier(view, expert, out);
   if (!ok) return;  // the rules below need a valid expert tensor degree
   const int64_t etp = ExpertTensorDegree(expert, t);
   if (moe->ffn > 0 && moe->ffn % etp != 0) {
@@ -802,6 +816,12 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
       m.attn_size < 1 || m.seq_size < 1 || b < 1) {
     return;
   }
+  // A factor over its own maximum is reported on its field already.
+  for (const int64_t factor :
+       {m.hidden, m.feedforward, m.attn_heads, m.attn_size, m.seq_size, b,
+        m.moe ? m.moe->ffn : 0, m.moe ? m.moe->shared_ffn : 0}) {
+    if (factor > kMaxCount) return;
+  }
   const std::optional<int64_t> padded =
       PaddedVocabulary(m.vocabulary, view.tensor->degree);
   if (!padded) {
@@ -812,37 +832,46 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
                           " * parallelism.tensor.degree overflows 64-bit "
                           "integers"));
   }
+  // Each product names the model field it is about (the one a fix would
+  // most likely change).
   const struct {
+    const char* field;
     const char* formula;
     std::optional<int64_t> value;
   } products[] = {
-      {"2 * b * s * hidden * feedforward",
+      {"model.feedforward", "2 * b * s * hidden * feedforward",
        CheckedProduct({2, b, m.seq_size, m.hidden, m.feedforward})},
-      {"2 * b * s * hidden * attn_heads * attn_size",
+      {"model.attn_size", "2 * b * s * hidden * attn_heads * attn_size",
        CheckedProduct({2, b, m.seq_size, m.hidden, m.attn_heads, m.attn_size})},
-      {"4 * b * attn_heads * s * s * attn_size",
+      {"model.seq_size", "4 * b * attn_heads * s * s * attn_size",
        CheckedProduct(
            {4, b, m.attn_heads, m.seq_size, m.seq_size, m.attn_size})},
-      {"2 * b * s * hidden * moe.ffn * moe.experts",
+      {"model.moe.ffn", "2 * b * s * hidden * moe.ffn * moe.experts",
        !m.moe.has_value()
            ? std::optional<int64_t>(0)
            : CheckedProduct({2, b, m.seq_size, m.hidden, m.moe->ffn,
                              m.moe->experts})},
-      {"2 * b * s * attn_heads * (latent ranks and head sizes)",
+      {"model.moe.shared_ffn", "2 * b * s * hidden * moe.shared_ffn",
+       !m.moe.has_value()
+           ? std::optional<int64_t>(0)
+           : CheckedProduct(
+                 {2, b, m.seq_size, m.hidden, m.moe->shared_ffn})},
+      {"model.latent_attention",
+       "2 * b * s * attn_heads * (latent ranks and head sizes)",
        !m.latent_attention.has_value()
            ? std::optional<int64_t>(0)
            : LatentWidth(m).has_value()
                  ? CheckedProduct({2, b, m.seq_size, m.attn_heads,
                                    *LatentWidth(m)})
                  : std::nullopt},
-      {"2 * b * s * hidden * padded vocabulary",
+      {"model.vocabulary.size", "2 * b * s * hidden * padded vocabulary",
        padded.value_or(0) == 0
            ? std::optional<int64_t>(0)
            : CheckedProduct({2, b, m.seq_size, m.hidden, *padded})},
   };
   for (const auto& product : products) {
     if (product.value) continue;
-    out->Add("model", ErrorCode::kOutOfRange,
+    out->Add(product.field, ErrorCode::kOutOfRange,
              absl::StrCat("one block's work ", product.formula,
                           " (b = batch.microbatch_size, s = model.seq_size) "
                           "overflows 64-bit integers"));
@@ -921,6 +950,7 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
                                     "is the 1f1b schedule)"));
               return 1;
             }
+            if (!out->RequireAtMostMaxCount(v_path, s.virtual_stages)) return 1;
             if (view.training) {
               needs_pipeline(absl::StrCat("interleaved_1f1b with ",
                                           Named(v_path, s.virtual_stages)),
@@ -941,6 +971,7 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
                                     " must be at least 1"));
               return 1;
             }
+            if (!out->RequireAtMostMaxCount(v_path, s.virtual_stages)) return 1;
             return s.virtual_stages;
           },
           [&](const GPipe&) { return simulated(1); },
@@ -1225,48 +1256,63 @@ std::vector<FieldRange> CheckedFieldRanges() {
   }
   number("system.networks[].processor_usage", kProcessorUsage);
 
-  // The integer rules (RequirePositive, RequireAtLeastOne and the
-  // schedule's and tiers' rules above).
-  auto integer = [&](const std::string& field, double min,
-                     std::optional<double> max, const char* why) {
-    out.push_back({field, min, max, "", why});
+  // The integer rules: every integer of the spec has a documented minimum
+  // and maximum (kMaxCount unless a rule above says less).
+  auto integer = [&](const std::string& field, int64_t min, int64_t max,
+                     const char* why) {
+    out.push_back({field, static_cast<double>(min), static_cast<double>(max),
+                   "", why});
   };
   for (const char* size : {"hidden", "feedforward", "attn_heads", "attn_size",
-                           "num_blocks", "seq_size"}) {
-    integer(absl::StrCat("model.", size), 1, std::nullopt, "a model size");
+                           "num_blocks", "seq_size", "kv_heads"}) {
+    integer(absl::StrCat("model.", size), 1, kMaxCount, "a model size");
   }
-  integer("system.networks", 1, static_cast<double>(kMaxNetworkTiers),
+  integer("model.vocabulary.size", 0, kMaxVocabulary,
+          "tokens before padding; 0: no embedding and no output layer");
+  integer("model.vocabulary.divisible_by", 1, kMaxVocabulary,
+          "the vocabulary is padded to a multiple of this times the tensor "
+          "degree");
+  integer("model.vocabulary.max_positions", 0, kMaxVocabulary,
+          "rows of a learned position table");
+  integer("model.moe.experts", 1, kMaxExperts, "routed experts per MoE block");
+  integer("model.moe.topk", 1, kMaxExperts,
+          "experts per token, at most model.moe.experts");
+  integer("model.moe.ffn", 1, kMaxCount, "an expert's intermediate size");
+  integer("model.moe.shared_ffn", 0, kMaxCount,
+          "the shared experts' intermediate size, 0: none");
+  for (const char* rank : {"q_lora_rank", "qk_rope_head_dim"}) {
+    integer(absl::StrCat("model.latent_attention.", rank), 0, kMaxVocabulary,
+            "a latent-attention rank or head size (0: none)");
+  }
+  for (const char* rank : {"kv_lora_rank", "qk_head_dim", "v_head_dim"}) {
+    integer(absl::StrCat("model.latent_attention.", rank), 1, kMaxVocabulary,
+            "a latent-attention rank or head size");
+  }
+  integer("model.mtp_layers", 0, kMaxMtpLayers,
+          "multi-token prediction blocks on the last stage");
+  integer("system.networks", 1, kMaxNetworkTiers,
           "the number of network tiers");
-  integer("system.networks[].size", 1, std::nullopt,
+  integer("system.networks[].size", 1, kMaxCount,
           "processors a network tier connects");
   for (const char* dim : {"parallelism.tensor", "parallelism.pipeline",
                           "parallelism.data", "parallelism.replica",
                           "parallelism.context", "parallelism.expert"}) {
-    integer(absl::StrCat(dim, ".degree"), 1, std::nullopt, "a degree");
-    integer(absl::StrCat(dim, ".network_tier"), 0,
-            static_cast<double>(kMaxNetworkTiers - 1),
-            "an index into system.networks (below its length)");
+    integer(absl::StrCat(dim, ".degree"), 1, kMaxCount, "a degree");
+    integer(absl::StrCat(dim, ".network_tier"), 0, kMaxNetworkTiers - 1,
+            "an index into system.networks (below its length), checked "
+            "whatever the degree");
   }
-  integer("parallelism.pipeline.schedule.virtual_stages", 1, std::nullopt,
+  integer("parallelism.pipeline.schedule.virtual_stages", 1, kMaxCount,
           "chunks per stage: at least 2 for interleaved_1f1b, at least 1 for "
           "forward_only; divides blocks_per_stage");
-  integer("parallelism.expert.tensor_degree", 0, std::nullopt,
+  integer("parallelism.expert.tensor_degree", 0, kMaxCount,
           "ranks each expert's matrices split over; 0: the tensor degree");
-  integer("parallelism.data.sharding.group", 0, std::nullopt,
+  integer("parallelism.data.sharding.group", 0, kMaxCount,
           "ranks sharing one copy of the sharded state: 0 (all d) or a "
           "divisor of d above 1");
-  integer("model.moe.experts", 1, static_cast<double>(kMaxExperts),
-          "routed experts per MoE block");
-  integer("model.moe.topk", 1, static_cast<double>(kMaxExperts),
-          "experts per token, at most model.moe.experts");
-  integer("model.moe.ffn", 1, std::nullopt, "an expert's intermediate size");
-  integer("model.moe.shared_ffn", 0, std::nullopt,
-          "the shared experts' intermediate size, 0: none");
-  integer("model.mtp_layers", 0, static_cast<double>(kMaxMtpLayers),
-          "multi-token prediction blocks on the last stage");
-  integer("batch.global_batch_size", 1, std::nullopt,
+  integer("batch.global_batch_size", 1, kMaxCount,
           "divisible by the data degree times the microbatch size");
-  integer("batch.microbatch_size", 1, std::nullopt, "samples per microbatch");
+  integer("batch.microbatch_size", 1, kMaxCount, "samples per microbatch");
   return out;
 }
 

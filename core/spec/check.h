@@ -28,15 +28,25 @@ using Violation = FieldError;
 // assignments small.
 inline constexpr int64_t kMaxNetworkTiers = 8;
 
+// The largest value of every integer of a spec that counts something (a
+// model size, a degree, a batch, a network tier's processors, a shard group,
+// virtual stages): 2^31, far above any model (hidden sizes below 2^16,
+// sequences below 2^24) or cluster (below 2^20 processors). With it, every
+// product the analysis keeps in a double is finite; the products it keeps in
+// 64-bit integers are bounded by the checker's work rule (CheckWorkFits).
+inline constexpr int64_t kMaxCount = int64_t{1} << 31;
+inline constexpr char kMaxCountWhy[] =
+    "the largest size, degree or batch a spec may give";
+
 // The documented range of one spec field, as data (for the metadata that
 // core/api/metadata.h exports; the checker's rules read the same constants).
 // `field` is a path pattern of the canonical spec JSON: "[]" stands for any
-// index of a list, "<datatype>" for any datatype key. `max` is absent for
-// integers bounded only below.
+// index of a list, "<datatype>" for any datatype key. Every field has a
+// maximum.
 struct FieldRange {
   std::string field;
   double min = 0;
-  std::optional<double> max;
+  double max = 0;
   std::string unit;
   std::string why;
 };

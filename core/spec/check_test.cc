@@ -697,35 +697,94 @@ TEST(CheckSpec, HugeDegreesAreErrorsNotOverflows) {
   const std::vector<std::string> messages = Messages(spec);
   ASSERT_FALSE(messages.empty());
   EXPECT_EQ(messages[0],
-            "world size parallelism.tensor.degree (4611686018427387904) * "
-            "parallelism.pipeline.degree (8) * parallelism.data.degree (4) * "
-            "parallelism.context.degree (1) overflows 64-bit integers");
+            "parallelism.tensor.degree (4611686018427387904) must be at most "
+            "2147483648 (the largest size, degree or batch a spec may give)");
 
-  // The product of any subset of the degrees fits once the world size does.
+  // Degrees within kMaxCount can still multiply past 64 bits.
   TransformerTrainingMappingSpec tiers = Gpt3Training();
-  tiers.parallelism.tensor.degree = int64_t{1} << 40;
-  tiers.parallelism.pipeline.degree = int64_t{1} << 40;
+  tiers.parallelism.tensor.degree = kMaxCount;
+  tiers.parallelism.pipeline.degree = kMaxCount;
+  tiers.parallelism.data.degree = 4;
   const std::vector<std::string> tier_messages = Messages(tiers);
   ASSERT_FALSE(tier_messages.empty());
   EXPECT_EQ(tier_messages[0],
-            "world size parallelism.tensor.degree (1099511627776) * "
-            "parallelism.pipeline.degree (1099511627776) * "
-            "parallelism.data.degree (1) * parallelism.context.degree (1) "
+            "world size parallelism.tensor.degree (2147483648) * "
+            "parallelism.pipeline.degree (2147483648) * "
+            "parallelism.data.degree (4) * parallelism.context.degree (1) "
             "overflows 64-bit integers");
+}
+
+// Every integer of a spec has a maximum (kMaxCount unless less), reported
+// with the field: sizes that would make the analysis overflow never pass.
+TEST(CheckSpec, EveryCountHasAMaximum) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.hidden = kMaxCount + 1;
+  spec.model.moe = MixtureOfExperts{};
+  spec.model.moe->experts = 8;
+  spec.model.moe->topk = 2;
+  spec.model.moe->ffn = 4096;
+  spec.model.moe->shared_ffn = 3 * (int64_t{1} << 50);
+  spec.parallelism.expert.tensor_degree = kMaxCount + 1;
+  spec.batch.microbatch_size = kMaxCount + 1;
+  const std::vector<Violation> violations = FindViolations(spec);
+  std::vector<std::string> fields;
+  for (const Violation& v : violations) fields.push_back(v.field);
+  for (const char* field :
+       {"model.hidden", "model.moe.shared_ffn",
+        "parallelism.expert.tensor_degree", "batch.microbatch_size"}) {
+    EXPECT_THAT(fields, ::testing::Contains(field)) << field;
+  }
+  // Every field the checker bounds has a maximum in the range table.
+  for (const FieldRange& range : CheckedFieldRanges()) {
+    EXPECT_GE(range.max, range.min) << range.field;
+  }
+}
+
+// The shared experts' work is bounded like the routed experts': a size
+// within kMaxCount whose work would overflow is refused on its field
+// (issue 49: shared_ffn = 2^31 passed and the task IR went negative).
+TEST(CheckSpec, SharedExpertWorkIsBounded) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.model.moe = MixtureOfExperts{};
+  spec.model.moe->experts = 8;
+  spec.model.moe->topk = 2;
+  spec.model.moe->ffn = 4096;
+  spec.model.moe->shared_ffn = kMaxCount;
+  spec.model.seq_size = int64_t{1} << 20;
+  spec.batch = {int64_t{1} << 10, int64_t{1} << 10};
+  bool named = false;
+  for (const Violation& v : FindViolations(spec)) {
+    named |= v.field == "model.moe.shared_ffn" &&
+             v.message.find("moe.shared_ffn") != std::string::npos &&
+             v.message.find("overflows") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
+// A network tier is checked whatever its degree (issue 49: an expert tier
+// of -1 passed with the expert degree 1 and was printed as derived).
+TEST(CheckSpec, ExpertTierIsCheckedAtDegreeOne) {
+  for (const int64_t tier : {int64_t{-1}, int64_t{1} << 31, int64_t{7}}) {
+    TransformerTrainingMappingSpec spec = Gpt3Training();
+    spec.parallelism.expert.degree = 1;
+    spec.parallelism.expert.network_tier = tier;
+    std::vector<std::string> fields;
+    for (const Violation& v : FindViolations(spec)) fields.push_back(v.field);
+    EXPECT_THAT(fields, ::testing::Contains("parallelism.expert.network_tier"))
+        << tier;
+  }
 }
 
 TEST(CheckSpec, HugeModelsAreErrorsNotOverflows) {
   TransformerTrainingMappingSpec spec = Gpt3Training();
-  spec.model.seq_size = int64_t{1} << 40;
-  spec.model.hidden = int64_t{1} << 40;
+  spec.model.seq_size = int64_t{1} << 30;
+  spec.model.hidden = int64_t{1} << 30;
   spec.parallelism.tensor.communication = ReduceScatterAllGather{};
-  spec.batch.microbatch_size = int64_t{1} << 40;
-  spec.batch.global_batch_size = int64_t{1} << 40;
+  spec.batch.microbatch_size = int64_t{1} << 30;
+  spec.batch.global_batch_size = int64_t{1} << 30;
   const std::vector<std::string> messages = Messages(spec);
   EXPECT_EQ(messages,
             (std::vector<std::string>{
-                "batch.microbatch_size (1099511627776) * model.seq_size "
-                "(1099511627776) overflows 64-bit integers",
                 "one block's work 2 * b * s * hidden * feedforward (b = "
                 "batch.microbatch_size, s = model.seq_size) overflows 64-bit "
                 "integers",

@@ -1,6 +1,7 @@
 #include "core/testing/extreme_values.h"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,14 @@ PropertyOutcome CheckExtremeValueProperty(const std::string& spec_json) {
   std::string printed = check.output + ErrorLines(check);
   std::string analyze_code = "-";
   if (check.exit_code == kExitOk) {
+    // What check derives (degrees, tiers, sizes, counts) is never negative.
+    const Json program = Json::parse(check.output, nullptr,
+                                     /*allow_exceptions=*/false);
+    if (program.is_discarded() || !program.contains("derived")) {
+      outcome.broken.push_back("check printed no program with derived values");
+    } else {
+      CheckFigures(program["derived"], "derived", &outcome.broken);
+    }
     const CommandResult analyze = Analyze(spec_json);
     analyze_code = absl::StrCat(analyze.exit_code);
     absl::StrAppend(&printed, "\n", analyze.output, "\n",
@@ -137,6 +146,18 @@ std::vector<std::string> NumericLeaves(const std::string& json) {
   return out;
 }
 
+std::vector<std::string> IntegerLeaves(const std::string& json) {
+  std::vector<std::string> out;
+  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return out;
+  for (const std::string& pointer : NumericLeaves(json)) {
+    if (doc[Json::json_pointer(pointer)].is_number_integer()) {
+      out.push_back(pointer);
+    }
+  }
+  return out;
+}
+
 std::string WithLeaf(const std::string& json, const std::string& pointer,
                      const std::string& token) {
   Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -153,6 +174,17 @@ const std::vector<std::string>& ExtremeTokens() {
       "1e7",     "1e300",  "1.7976931348623157e308",
       "-1",      "-1e300", "4611686018427387904",
       "9223372036854775807"};
+  return *tokens;
+}
+
+const std::vector<std::string>& PowerOfTwoTokens() {
+  static const auto* tokens = [] {
+    auto* out = new std::vector<std::string>;
+    for (int k = 16; k <= 62; ++k) {
+      out->push_back(absl::StrCat(int64_t{1} << k));
+    }
+    return out;
+  }();
   return *tokens;
 }
 

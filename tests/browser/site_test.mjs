@@ -1,20 +1,23 @@
 // usage: node site_test.mjs PLAYWRIGHT_CORE_INDEX SERVE_PY SITE_DIR BLUEPRINT DEFAULT_SPEC
+//                           GOLDEN_CASES
 //
 // Serves //web:site with tools/serve.py, drives it in Debian's headless
 // Chromium and checks it against the native CLI (BLUEPRINT): every
 // [data-figure] element's text is the CLI report's literal for the same spec,
 // from the URL and after form edits; field errors, the schedule chart, the
 // lineage panel, digests, a search and its "Load", hostile links, the embed
-// page; the form's choices and the figures' units are `blueprint metadata`'s. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
+// page; share links of every spec/3 golden spec; the form's choices and the
+// figures' units are `blueprint metadata`'s. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
 import assert from 'node:assert/strict';
 import {spawn, spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs';
+import {mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import {pathToFileURL} from 'node:url';
 
-const [playwrightIndex, servePy, siteDir, blueprint, defaultSpecPath] = process.argv.slice(2);
+const [playwrightIndex, servePy, siteDir, blueprint, defaultSpecPath, goldenCases] =
+    process.argv.slice(2);
 const {chromium} = await import(pathToFileURL(path.resolve(playwrightIndex)).href);
 const tmp = mkdtempSync(path.join(process.env.TEST_TMPDIR ?? tmpdir(), 'site-'));
 const outputs = process.env.TEST_UNDECLARED_OUTPUTS_DIR ?? tmp;
@@ -615,6 +618,46 @@ try {
     assert.ok(systemErrors.includes(field), `${field} is named: ${systemErrors}`);
   }
   console.log('ok: hostile links are shown as text or rejected with a message');
+
+  // 8b. A share link of every spec/3 golden spec loads as it is (optional
+  // fields left out are filled by the core, as check fills them): its
+  // figures are the CLI's, or its rule violations are shown as the CLI's.
+  // A wrong part of one is refused naming its field.
+  const linkOf = (value) => `#spec=${encodeURIComponent(JSON.stringify(value))}`;
+  let goldenLinks = 0;
+  for (const name of readdirSync(goldenCases).sort()) {
+    let text;
+    try {
+      text = readFileSync(path.join(goldenCases, name, 'spec.json'), 'utf8');
+    } catch {
+      continue;  // a Calculon case: three files, no spec
+    }
+    const golden = JSON.parse(text);
+    if (golden.format !== 'blueprinting.spec/3') continue;
+    await open(linkOf(golden));
+    await nextFrames(page);
+    assert.equal(await page.textContent('#notice').catch(() => ''), '',
+                 `${name}: the link is refused`);
+    if (cli('check', specFile(golden)).code === 0) {
+      await expectFigures(page, golden, `the share link of ${name}`);
+    } else {
+      assert.match(await page.textContent('#status'), /^Invalid mapping/, name);
+    }
+    goldenLinks++;
+  }
+  assert.ok(goldenLinks >= 9, `only ${goldenLinks} spec/3 golden specs were found`);
+  const lite = JSON.parse(readFileSync(
+      path.join(goldenCases, 'spec_mla_moe_mtp_deepseek_v2_lite', 'spec.json'), 'utf8'));
+  for (const [field, value] of [['model.latent_attention', 'mla'],
+                                ['parallelism.data.sharding.type', 'everything']]) {
+    const broken = structuredClone(lite);
+    const keys = field.split('.');
+    keys.slice(0, -1).reduce((o, k) => o[k], broken)[keys.at(-1)] = value;
+    await open(linkOf(broken));
+    const notice = await page.textContent('#notice');
+    assert.ok(notice.includes(field), `${field} is named: ${notice}`);
+  }
+  console.log(`ok: share links of ${goldenLinks} spec/3 golden specs load; a wrong part is named`);
 
   // 9. Phone width, and the embedding example.
   await open('', '', {width: 390, height: 844});

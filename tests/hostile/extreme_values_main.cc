@@ -5,7 +5,12 @@
 // broken property on stderr, and exits 1 when one broke. Built natively and
 // to wasm; the test compares the two outputs byte for byte.
 //
+// With --powers instead of COUNT SEED: each integer field alone set to 2^k
+// for k = 16 ... 62 (issue 49: sizes that pass a field's own rules but not
+// the bounds of what is derived from them), and no random mutations.
+//
 // usage: extreme_values COUNT SEED INPUT...
+//        extreme_values --powers INPUT...
 //   INPUT is a spec JSON file, or a directory holding Calculon's app.json,
 //   exe.json and sys.json (imported to a spec first).
 #include <cstdint>
@@ -53,13 +58,16 @@ std::string LoadSpec(const std::string& input) {
 int Main(int argc, char** argv) {
   int64_t count = 0;
   uint64_t seed = 0;
-  if (argc < 4 || !absl::SimpleAtoi(argv[1], &count) ||
-      !absl::SimpleAtoi(argv[2], &seed)) {
-    std::fprintf(stderr, "usage: extreme_values COUNT SEED INPUT...\n");
+  const bool powers = argc >= 3 && std::string(argv[1]) == "--powers";
+  if (!powers && (argc < 4 || !absl::SimpleAtoi(argv[1], &count) ||
+                  !absl::SimpleAtoi(argv[2], &seed))) {
+    std::fprintf(stderr,
+                 "usage: extreme_values COUNT SEED INPUT...\n"
+                 "       extreme_values --powers INPUT...\n");
     return 1;
   }
   std::vector<std::string> specs;
-  for (int i = 3; i < argc; ++i) {
+  for (int i = powers ? 2 : 3; i < argc; ++i) {
     specs.push_back(LoadSpec(argv[i]));
     if (specs.back().empty()) {
       std::fprintf(stderr, "cannot load %s\n", argv[i]);
@@ -77,10 +85,12 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "BROKEN %s: %s\n", label.c_str(), line.c_str());
     }
   };
-  const std::vector<std::string>& tokens = ExtremeTokens();
+  const std::vector<std::string>& tokens =
+      powers ? PowerOfTwoTokens() : ExtremeTokens();
   for (size_t s = 0; s < specs.size(); ++s) {
     run(absl::StrCat(s, ":base"), specs[s]);
-    for (const std::string& leaf : NumericLeaves(specs[s])) {
+    for (const std::string& leaf :
+         powers ? IntegerLeaves(specs[s]) : NumericLeaves(specs[s])) {
       for (const std::string& token : tokens) {
         run(absl::StrCat(s, ":", leaf, "=", token),
             WithLeaf(specs[s], leaf, token));

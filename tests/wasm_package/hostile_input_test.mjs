@@ -31,6 +31,7 @@ const tooLarge = (name) =>
 // Every method with valid arguments, and where each string argument goes.
 const calls = {
   check: {args: [spec], names: ['spec']},
+  canonical: {args: [spec], names: ['spec']},
   analyze: {args: [spec], names: ['spec']},
   digest: {args: [spec], names: ['spec']},
   explain: {args: [spec, 'total_time'], names: ['spec', 'figure']},
@@ -124,11 +125,16 @@ assert.deepEqual(messages(bp.explain(spec)), ['figure: expected a string, got un
 // explain's optional depth: undefined is every level, else an integer >= 0.
 assert.equal(bp.explain(spec, 'total_time', undefined).output, bp.explain(spec, 'total_time').output);
 assert.equal(bp.explain(spec, 'total_time', 0).ok, true);
-assert.equal(bp.explain(spec, 'total_time', Infinity).output, bp.explain(spec, 'total_time').output);
-for (const [depth, got] of [[-1, '-1'], [1.5, '1.5'], [NaN, 'nan'], ['1', 'string'], [null, 'object']]) {
+// The largest exact integer is every level, as the CLI's largest --depth is.
+assert.equal(bp.explain(spec, 'total_time', Number.MAX_SAFE_INTEGER).output,
+             bp.explain(spec, 'total_time').output);
+for (const [depth, got] of [[-1, '-1'], [1.5, '1.5'], [NaN, 'nan'], [Infinity, 'inf'],
+                            [-Infinity, '-inf'], [2 ** 53, '9007199254740992'],
+                            ['1', 'string'], [null, 'object']]) {
   const result = bp.explain(spec, 'total_time', depth);
   assert.deepEqual(result.errors, [{field: 'depth',
-                                    message: `depth: expected an integer >= 0 or undefined, got ${got}`,
+                                    message: 'depth: expected an integer from 0 to ' +
+                                             `9007199254740991 or undefined, got ${got}`,
                                     code: typeof depth == 'number' ? 'out_of_range' : 'wrong_type'}]);
 }
 assert.deepEqual(messages(bp.importMegatron(sys, 'x')),
