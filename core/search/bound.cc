@@ -17,29 +17,14 @@
 namespace blueprint {
 namespace search_internal {
 
-absl::Status Searcher::RuledOutBeforeTiers(PrunedCall& call, bool& ruled_out) {
-  // The least of the tier pairs' bounds, once all are known: when it rules
-  // out every pair, so it does each.
-  const KnownBound& least = least_bounds_[call.bound_slot];
-  if (least.generation == bounds_generation_ && ThresholdKnown() &&
-      BeatenBy(call.batch, least.bound)) {
-    ruled_out = true;
-    return absl::OkStatus();
-  }
-  if (!ThresholdKnown()) return absl::OkStatus();
-  // Before any tiers are priced: the bound of the block without its
-  // collectives is at most every tier pair's (BlockTable::Compute).
-  KnownBound& floor = floor_bounds_[call.bound_slot];
-  if (floor.generation != bounds_generation_) {
-    BP_RETURN_IF_ERROR(Shape(call));
-    const std::optional<BoundFigures> compute =
-        blocks_.ComputeBound(call.entry, call.spec.shard);
-    floor.bound =
-        compute.has_value() ? StepTimeLowerBound(*compute, call.spec.step) : 0;
-    floor.generation = bounds_generation_;
-    ++result_.work.step_time_bounds;
-  }
-  ruled_out = floor.bound > 0 && BeatenBy(call.batch, floor.bound);
+absl::Status Searcher::MakeFloorBound(PrunedCall& call, KnownBound& floor) {
+  BP_RETURN_IF_ERROR(Shape(call));
+  const std::optional<BoundFigures> compute =
+      blocks_.ComputeBound(call.entry, call.spec.shard);
+  floor.bound =
+      compute.has_value() ? StepTimeLowerBound(*compute, call.spec.step) : 0;
+  floor.generation = bounds_generation_;
+  ++result_.work.step_time_bounds;
   return absl::OkStatus();
 }
 

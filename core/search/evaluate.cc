@@ -146,85 +146,6 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
   return absl::OkStatus();
 }
 
-// Every execution of one (choice, b) shares the checks that do not depend on
-// the network tiers (interleaving, offload, memory: the memory figures come
-// from footprints, not from times), so they are made once. The iteration is
-// then evaluated per tier assignment, in enumeration order, except where a
-// lower bound on the step time shows that it cannot enter the top N
-// (bound.cc; README.md: what each bound proves). So the work per (choice,
-// b) is O(tiers^3) bounds plus the iterations that may enter the top N, not
-// O(tiers^4).
-absl::Status Searcher::EvaluatePruned(const GroupState& gs, size_t choice,
-                                      size_t microbatch, ChoiceSpec& spec) {
-  const Group& g = *gs.group;
-  const ChoiceList& list = *g.choices;
-  const Choice& c = list.choices[choice];
-  const size_t sizes = g.microbatch_sizes.size();
-  result_.total_executions += gs.assignments;
-  if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
-      gs.valid_assignments == 0 || !ScheduleAllows(g, c, microbatch)) {
-    result_.bad_executions += gs.assignments;
-    return absl::OkStatus();
-  }
-  Verdict& verdict =
-      verdicts_[static_cast<size_t>(list.memory_twin[choice]) * sizes +
-                microbatch];
-  if (verdict == Verdict::kOver) {
-    result_.bad_executions += gs.assignments;
-    return absl::OkStatus();
-  }
-  // The block, the spec and the step shape are made when first needed
-  // (Shape): a choice whose memory verdict is its twin's and whose bounds
-  // rule it out needs none of them.
-  PrunedCall call{
-      gs,
-      g,
-      list,
-      choice,
-      c,
-      microbatch,
-      g.microbatch_sizes[microbatch],
-      sizes,
-      static_cast<double>(g.batch),
-      static_cast<size_t>(list.bound_part[choice]) * sizes + microbatch,
-      spec,
-      entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
-               microbatch]};
-  if (verdict == Verdict::kUnknown) {
-    BP_RETURN_IF_ERROR(MemoryVerdict(call, verdict));
-    if (verdict == Verdict::kOver) {
-      result_.bad_executions += gs.assignments;
-      return absl::OkStatus();
-    }
-  }
-  result_.good_executions += gs.valid_assignments;
-  result_.bad_executions += gs.assignments - gs.valid_assignments;
-
-  call.bounds = &bounds_[call.bound_slot * static_cast<size_t>(gs.pairs)];
-  bool ruled_out = false;
-  BP_RETURN_IF_ERROR(RuledOutBeforeTiers(call, ruled_out));
-  if (ruled_out) return absl::OkStatus();
-  BP_RETURN_IF_ERROR(EvaluateTierPrefixes(call));
-  RecordLeastBound(call);
-  return absl::OkStatus();
-}
-
-absl::Status Searcher::MakeShape(PrunedCall& call) {
-  if (call.entry == nullptr) {
-    BP_ASSIGN_OR_RETURN(call.entry,
-                        blocks_.Find(ConfigOf(call.g, call.c, call.b),
-                                     *call.g.expert_degrees,
-                                     options_.context_exchange));
-  }
-  SpecOf(call.gs, call.c, call.spec);
-  // The choice's step shape, given this microbatch size and then each
-  // assignment's tiers (SetStepNetworks before each iteration; the memory
-  // figures and the bounds read no tier).
-  SetStepMicrobatchSize(call.spec.step, call.spec.derived, model_, call.b);
-  call.shaped = true;
-  return absl::OkStatus();
-}
-
 absl::Status Searcher::MemoryVerdict(PrunedCall& call, Verdict& verdict) {
   const ChoiceList& list = call.list;
   const StepShape& step = call.spec.step;
@@ -282,6 +203,73 @@ absl::Status Searcher::MemoryVerdict(PrunedCall& call, Verdict& verdict) {
                 in_flight_[call.microbatch], memory);
   ++result_.work.memory_evaluations;
   verdict = MemoryFits(memory) ? Verdict::kFits : Verdict::kOver;
+  return absl::OkStatus();
+}
+
+// Every execution of one (choice, b) shares the checks that do not depend on
+// the network tiers (interleaving, offload, memory: the memory figures come
+// from footprints, not from times), so they are made once. The iteration is
+// then evaluated per tier assignment, in enumeration order, except where a
+// lower bound on the step time shows that it cannot enter the top N
+// (bound.cc; README.md: what each bound proves). So the work per (choice,
+// b) is O(tiers^3) bounds plus the iterations that may enter the top N, not
+// O(tiers^4).
+absl::Status Searcher::EvaluateMayFit(const GroupState& gs, size_t choice,
+                                      size_t microbatch, ChoiceSpec& spec,
+                                      Verdict& verdict) {
+  const Group& g = *gs.group;
+  const ChoiceList& list = *g.choices;
+  const Choice& c = list.choices[choice];
+  const size_t sizes = g.microbatch_sizes.size();
+  // The block, the spec and the step shape are made when first needed
+  // (Shape): a choice whose memory verdict is its twin's and whose bounds
+  // rule it out needs none of them.
+  PrunedCall call{
+      gs,
+      g,
+      list,
+      choice,
+      c,
+      microbatch,
+      g.microbatch_sizes[microbatch],
+      sizes,
+      static_cast<double>(g.batch),
+      static_cast<size_t>(list.bound_part[choice]) * sizes + microbatch,
+      spec,
+      entries_[static_cast<size_t>(list.block_part[choice]) * sizes +
+               microbatch]};
+  if (verdict == Verdict::kUnknown) {
+    BP_RETURN_IF_ERROR(MemoryVerdict(call, verdict));
+    if (verdict == Verdict::kOver) {
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
+  }
+  result_.good_executions += gs.valid_assignments;
+  result_.bad_executions += gs.assignments - gs.valid_assignments;
+
+  call.bounds = &bounds_[call.bound_slot * static_cast<size_t>(gs.pairs)];
+  bool ruled_out = false;
+  BP_RETURN_IF_ERROR(RuledOutBeforeTiers(call, ruled_out));
+  if (ruled_out) return absl::OkStatus();
+  BP_RETURN_IF_ERROR(EvaluateTierPrefixes(call));
+  RecordLeastBound(call);
+  return absl::OkStatus();
+}
+
+absl::Status Searcher::MakeShape(PrunedCall& call) {
+  if (call.entry == nullptr) {
+    BP_ASSIGN_OR_RETURN(call.entry,
+                        blocks_.Find(ConfigOf(call.g, call.c, call.b),
+                                     *call.g.expert_degrees,
+                                     options_.context_exchange));
+  }
+  SpecOf(call.gs, call.c, call.spec);
+  // The choice's step shape, given this microbatch size and then each
+  // assignment's tiers (SetStepNetworks before each iteration; the memory
+  // figures and the bounds read no tier).
+  SetStepMicrobatchSize(call.spec.step, call.spec.derived, model_, call.b);
+  call.shaped = true;
   return absl::OkStatus();
 }
 

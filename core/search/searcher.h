@@ -9,9 +9,11 @@
 //   rank.cc       the offers to the ranking, the shared threshold, the
 //                 merge of the workers' rankings;
 //   search.cc     the runs of groups, the workers, progress and cancel.
-// The few calls made per mapping or per tier prefix (ThresholdKnown,
-// BeatenBy, AssignmentValid, Shape) are defined here, inline, so that the
-// evaluation loop stays as cheap as it was in one file.
+// The few calls made per (choice, microbatch size) or per tier prefix
+// (EvaluatePruned's first checks, RuledOutBeforeTiers, ThresholdKnown,
+// BeatenBy, AssignmentValid, Shape) are defined here, inline, and
+// MemoryVerdict is inlined into its caller, so that the evaluation loop
+// costs what it did in one file (core/search/BENCHMARKS.md).
 #ifndef BLUEPRINTING_CORE_SEARCH_SEARCHER_H_
 #define BLUEPRINTING_CORE_SEARCH_SEARCHER_H_
 
@@ -24,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "core/analysis/figures.h"
@@ -351,8 +354,38 @@ class Searcher {
   // valid ones to the ranking. `spec` is the choice's (made on first use).
   // EvaluatePruned takes the choice's index in the group's list and the
   // microbatch size's in microbatch_sizes.
+  //
+  // EvaluatePruned is run per (choice, microbatch size), tens of millions of
+  // times a search, and most runs end at its first checks (a structure that
+  // does not fit, a twin's memory verdict over the capacity): those are
+  // here, inline in RunGroup's loop; EvaluateMayFit (evaluate.cc) does the
+  // rest. (Out of line, the calls cost some 5% more instructions.)
   absl::Status EvaluatePruned(const GroupState& gs, size_t choice,
-                              size_t microbatch, ChoiceSpec& spec);
+                              size_t microbatch, ChoiceSpec& spec) {
+    const Group& g = *gs.group;
+    const ChoiceList& list = *g.choices;
+    const Choice& c = list.choices[choice];
+    result_.total_executions += gs.assignments;
+    if (!gs.structure_ok || !OffloadFits(c.offload, gs.blocks_per_stage) ||
+        gs.valid_assignments == 0 || !ScheduleAllows(g, c, microbatch)) {
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
+    Verdict& verdict =
+        verdicts_[static_cast<size_t>(list.memory_twin[choice]) *
+                      g.microbatch_sizes.size() +
+                  microbatch];
+    if (verdict == Verdict::kOver) {
+      result_.bad_executions += gs.assignments;
+      return absl::OkStatus();
+    }
+    return EvaluateMayFit(gs, choice, microbatch, spec, verdict);
+  }
+  // EvaluatePruned of a (choice, microbatch size) whose memory verdict
+  // (`verdict`) is not known to be over the capacity.
+  absl::Status EvaluateMayFit(const GroupState& gs, size_t choice,
+                              size_t microbatch, ChoiceSpec& spec,
+                              Verdict& verdict);
   absl::Status EvaluateExhaustive(const GroupState& gs, const Choice& c,
                                   size_t microbatch, ChoiceSpec& spec);
   // Makes the call's block, spec and step shape at its microbatch size, if
@@ -364,7 +397,10 @@ class Searcher {
   absl::Status MakeShape(PrunedCall& call);
   // The memory verdict of the call's memory twin and microbatch size
   // (kFits or kOver), made from the group's state and activation memos.
-  absl::Status MemoryVerdict(PrunedCall& call, Verdict& verdict);
+  // Inlined into EvaluateMayFit, its one caller (evaluate.cc): some ten
+  // million verdicts a search.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status MemoryVerdict(PrunedCall& call,
+                                                          Verdict& verdict);
   // Evaluates the call's tier assignments that its bounds let through, in
   // enumeration order.
   absl::Status EvaluateTierPrefixes(PrunedCall& call);
@@ -380,8 +416,28 @@ class Searcher {
   }
   // Whether the call is ruled out before any tier pair is looked at: by
   // the least of its tier pairs' bounds when all are known, or by the
-  // bound of its block without collectives (the floor).
-  absl::Status RuledOutBeforeTiers(PrunedCall& call, bool& ruled_out);
+  // bound of its block without collectives (the floor, made by
+  // MakeFloorBound once per (bound part, microbatch size)). Inline: once
+  // per (choice, microbatch size) whose memory fits, mostly known bounds.
+  absl::Status RuledOutBeforeTiers(PrunedCall& call, bool& ruled_out) {
+    const KnownBound& least = least_bounds_[call.bound_slot];
+    if (least.generation == bounds_generation_ && ThresholdKnown() &&
+        BeatenBy(call.batch, least.bound)) {
+      ruled_out = true;
+      return absl::OkStatus();
+    }
+    if (!ThresholdKnown()) return absl::OkStatus();
+    KnownBound& floor = floor_bounds_[call.bound_slot];
+    if (floor.generation != bounds_generation_) {
+      absl::Status made = MakeFloorBound(call, floor);
+      if (!made.ok()) return made;
+    }
+    ruled_out = floor.bound > 0 && BeatenBy(call.batch, floor.bound);
+    return absl::OkStatus();
+  }
+  // The floor: StepTimeLowerBound of the call's block without its
+  // collectives (BlockTable::ComputeBound), at most every tier pair's.
+  absl::Status MakeFloorBound(PrunedCall& call, KnownBound& floor);
   // Moves `pair` to the tier pair of `prefix`: its block and bound, and
   // whether the bound rules the pair out.
   absl::Status StartTierPair(PrunedCall& call, const TierPrefix& prefix,
