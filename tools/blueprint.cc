@@ -576,14 +576,8 @@ const std::vector<Subcommand>& Subcommands() {
        "bubble beside the analytic one; --json as JSON",
        &RunSchedule},
       {{"search"},
-       "--app APP.json --system SYS.json --procs N --max-batch B --datatype D "
-       "[--top K] [--mbs-break] [--no-tp-overlap] [--no-dp-overlap] "
-       "[--fused-activation true|false|all] [--precision calculon|megatron_mixed] "
-       "[--profile calculon|refined] [--max-context N] "
-       "[--context-exchange ring|all_gather|all] "
-       "[--sharding calculon|all] [--schedules calculon|all] "
-       "[--stage-layouts calculon|all] [--threads N] [--exhaustive] "
-       "[--json [--specs]]",
+       // The search flags' own table (core/search/search_flags.h).
+       SearchSynopsis(),
        "every valid mapping of Calculon's search space, best first; APP is "
        "Calculon's application JSON or a spec/2 or spec/3 model object (GQA, "
        "gated MLP, vocabulary; mixture of experts: expert parallelism is "

@@ -1,6 +1,7 @@
 #include "core/api/search_command.h"
 
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,11 @@
 #include "core/search/search_json.h"
 
 namespace blueprint {
+
+const char* SearchSynopsis() {
+  static const std::string* synopsis = new std::string(SearchFlagsSynopsis());
+  return synopsis->c_str();
+}
 
 CommandResult Search(const std::string& app_json, const std::string& sys_json,
                      const std::vector<std::string>& args, ProgressFn progress,

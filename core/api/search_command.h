@@ -18,6 +18,11 @@ CommandResult Search(const std::string& app_json, const std::string& sys_json,
                      const std::vector<std::string>& args,
                      ProgressFn progress = nullptr, CancelFn cancel = nullptr);
 
+// The arguments Search accepts, --app and --system included, as a usage
+// line made from the search flags' table (search_flags.h
+// SearchFlagsSynopsis); the same string on every call.
+const char* SearchSynopsis();
+
 // The wasm `mergeSearch`: the JSON output of a search run in N parts
 // (--json --partition I/N, one output per part, in any order) as the
 // unpartitioned search prints it (MergeSearchJson).

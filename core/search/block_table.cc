@@ -10,7 +10,7 @@
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/search/block_pricing.h"
-#include "core/search/search.h"
+#include "core/search/execution.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
 

@@ -30,7 +30,7 @@
 #include "core/adapters/calculon.h"
 #include "core/plan/plan_ir.h"
 #include "core/search/block_pricing.h"
-#include "core/search/search.h"
+#include "core/search/execution.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"

@@ -32,6 +32,11 @@
 // cannot enter the top N; `exhaustive` evaluates every mapping in full and
 // must give the identical result (tested).
 //
+// A ranked mapping's execution and extras become a spec, a program or a
+// step shape through execution.h; the flags that fill SearchOptions are
+// search_flags.h's table; the units that implement the search are listed in
+// core/search/README.md ("Where the code is").
+//
 // Example:
 //   SearchOptions options;
 //   options.procs = 512;
@@ -55,6 +60,7 @@
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/search/execution.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -123,26 +129,6 @@ struct SearchOptions {
   // spec (what the page loads: Calculon's execution keys cannot hold every
   // dimension). RunSearch ignores it.
   bool specs = false;
-};
-
-// The parts of a ranked mapping's spec that Calculon's execution cannot
-// say: context and expert parallelism, the ZeRO stage, the precision
-// accounting and the model profile. The defaults are Calculon's mapping.
-struct ExecutionExtras {
-  int64_t context = 1;  // cp
-  int64_t context_net = 0;
-  ContextExchange context_exchange = ContextExchange::kRing;
-  int64_t expert = 1;         // ep
-  int64_t expert_tensor = 0;  // etp; 0: the tensor degree
-  int64_t expert_net = 0;
-  // The ZeRO stage over all d ranks; kNone: the execution's
-  // optimizer_sharding says (kOptimizer or kNone, Calculon's boolean).
-  ShardingStage sharding = ShardingStage::kNone;
-  PrecisionAccounting precision = PrecisionAccounting::kCalculon;
-  ModelProfile profile = ModelProfile::kCalculon;
-  // A simulated schedule (gpipe, zb_h1, zb_h2, dualpipe_v, zb_v) in place of
-  // Calculon's 1f1b or interleaved_1f1b; nullopt: Calculon's.
-  std::optional<ScheduleKind> schedule;
 };
 
 // Which dimensions beyond Calculon's a search tried; its output names them
@@ -234,36 +220,6 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        const SearchOptions& options,
                                        ProgressFn progress = nullptr,
                                        CancelFn cancel = nullptr);
-
-// ExecutionSpec: the spec of a mapping, calculon.h SpecOf with the extras
-// applied (a training execution's context, expert, sharding, precision and
-// profile).
-MappingSpec ExecutionSpec(const TransformerModel& model, const System& system,
-                          const CalculonExecution& execution,
-                          const ExecutionExtras& extras = {});
-
-// ExecutionParts: the parts of a training mapping's spec besides the model
-// and the system (calculon.h TrainingPartsOf with the extras applied).
-// Allocation-free.
-CalculonTrainingParts ExecutionParts(const CalculonExecution& execution,
-                                     const ExecutionExtras& extras,
-                                     const TransformerModel& model);
-
-// ExecutionProgram: the mapping as the checked program the checker derives
-// from its spec (ExecutionSpec), for loading it into the calculator or
-// running the full passes on it.
-TypedProgram ExecutionProgram(const TransformerModel& model,
-                              const System& system,
-                              const CalculonExecution& execution,
-                              const ExecutionExtras& extras = {});
-
-// ExecutionStepShape: MakeStepShape(ExecutionProgram(model, system,
-// execution, extras)) without building the program (no allocation); it
-// points into `system`.
-StepShape ExecutionStepShape(const TransformerModel& model,
-                             const System& system,
-                             const CalculonExecution& execution,
-                             const ExecutionExtras& extras = {});
 
 }  // namespace blueprint
 

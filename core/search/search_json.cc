@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,12 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
 #include "core/base/json.h"
-#include "core/base/parse_int.h"
 #include "core/base/quote.h"
 #include "core/base/units.h"
 #include "core/report/calculon_stats.h"
@@ -41,248 +38,7 @@ std::string OffloadSummary(const Offload& o) {
   return s;
 }
 
-// Parses a positive integer flag value (at most `max`) into `out`.
-void ParsePositive(const std::string& flag, const std::string& value,
-                   int64_t max, std::vector<FieldError>* problems,
-                   int64_t* out) {
-  const std::optional<int64_t> parsed = ParsePositiveInteger(value);
-  if (!parsed || *parsed > max) {
-    problems->push_back(
-        {flag,
-         absl::StrCat(flag, ": expected a positive integer of at most ", max,
-                      " (", kPositiveIntegerSpelling, "), got ",
-                      QuoteExcerpt(value)),
-         parsed ? ErrorCode::kOutOfRange : PositiveIntegerErrorCode(value)});
-    return;
-  }
-  *out = *parsed;
-}
-
-// Parses a flag naming one of the enum E's choices (`parse`: its parser)
-// into `out`.
-template <typename E>
-void ParseChoice(const std::string& flag, const std::string& value,
-                 std::optional<E> (*parse)(const std::string&),
-                 std::vector<FieldError>* problems, E* out) {
-  const std::optional<E> parsed = parse(value);
-  if (parsed.has_value()) {
-    *out = *parsed;
-    return;
-  }
-  problems->push_back(
-      {flag,
-       absl::StrCat(flag, ": expected ",
-                    absl::StrJoin(EnumChoices<E>(), " or "), ", got ",
-                    QuoteExcerpt(value)),
-       ErrorCode::kUnknownChoice});
-}
-
-// Parses a dimension flag's "calculon" (Calculon's values only: false) or
-// "all" (true) into `out`.
-void ParseCalculonOrAll(const std::string& flag, const std::string& value,
-                        std::vector<FieldError>* problems, bool* out) {
-  if (value == "calculon" || value == "all") {
-    *out = value == "all";
-    return;
-  }
-  problems->push_back(
-      {flag,
-       absl::StrCat(flag, ": expected calculon or all, got ",
-                    QuoteExcerpt(value)),
-       ErrorCode::kUnknownChoice});
-}
-
 }  // namespace
-
-absl::StatusOr<SearchOptions> ParseSearchFlags(
-    const std::vector<std::string>& args) {
-  static const char* const kValueFlags[] = {
-      "--procs", "--max-batch", "--datatype", "--top", "--fused-activation",
-      "--precision", "--profile", "--max-context", "--context-exchange",
-      "--sharding", "--schedules", "--stage-layouts", "--threads",
-      "--partition", "--app", "--system"};
-  static const char* const kSwitches[] = {"--mbs-break", "--no-tp-overlap",
-                                          "--no-dp-overlap", "--json",
-                                          "--specs", "--exhaustive"};
-  SearchOptions options;
-  std::vector<FieldError> problems;
-  std::set<std::string> seen;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0) {
-      problems.push_back(
-          {"", absl::StrCat("unexpected argument ", QuoteExcerpt(arg)),
-           ErrorCode::kSyntax});
-      continue;
-    }
-    std::string flag = arg;
-    std::optional<std::string> value;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    bool takes_value = false, is_switch = false;
-    for (const char* f : kValueFlags) takes_value = takes_value || flag == f;
-    for (const char* f : kSwitches) is_switch = is_switch || flag == f;
-    if (!takes_value && !is_switch) {
-      // No field: the flag as written may hold any byte.
-      problems.push_back(
-          {"",
-           absl::StrCat("unknown flag ", QuoteExcerpt(flag), " (expected ",
-                        absl::StrJoin(kValueFlags, ", "), ", ",
-                        absl::StrJoin(kSwitches, ", "), ")"),
-           ErrorCode::kUnknownField});
-      continue;
-    }
-    if (!seen.insert(flag).second) {
-      problems.push_back({flag, absl::StrCat(flag, " is given more than once"),
-                          ErrorCode::kSyntax});
-    }
-    if (is_switch) {
-      if (value.has_value()) {
-        problems.push_back(
-            {flag, absl::StrCat(flag, " takes no value"), ErrorCode::kSyntax});
-      } else if (flag == "--mbs-break") {
-        options.mbs_break = true;
-      } else if (flag == "--no-tp-overlap") {
-        options.tp_overlap = false;
-      } else if (flag == "--no-dp-overlap") {
-        options.dp_overlap = false;
-      } else if (flag == "--json") {
-        options.json = true;
-      } else if (flag == "--specs") {
-        options.specs = true;
-      } else if (flag == "--exhaustive") {
-        options.exhaustive = true;
-      }
-      continue;
-    }
-    if (!value.has_value()) {
-      if (i + 1 >= args.size()) {
-        problems.push_back(
-            {flag, absl::StrCat(flag, " needs a value"), ErrorCode::kSyntax});
-        continue;
-      }
-      value = args[++i];
-    }
-    if (flag == "--procs") {
-      ParsePositive(flag, *value, int64_t{1} << 31, &problems, &options.procs);
-    } else if (flag == "--max-batch") {
-      ParsePositive(flag, *value, int64_t{1} << 31, &problems,
-                    &options.max_batch);
-    } else if (flag == "--top") {
-      int64_t top = options.top;
-      ParsePositive(flag, *value, int64_t{1} << 20, &problems, &top);
-      options.top = static_cast<int>(top);
-    } else if (flag == "--datatype") {
-      const std::optional<DataType> datatype = ParseDataType(*value);
-      if (datatype.has_value()) {
-        options.datatype = *datatype;
-      } else {
-        problems.push_back(
-            {flag,
-             absl::StrCat(
-                 "--datatype: expected float8, float16, bfloat16 or float32, "
-                 "got ",
-                 QuoteExcerpt(*value)),
-             ErrorCode::kUnknownChoice});
-      }
-    } else if (flag == "--precision") {
-      ParseChoice(flag, *value, &ParsePrecision, &problems,
-                  &options.precision);
-    } else if (flag == "--profile") {
-      ParseChoice(flag, *value, &ParseModelProfile, &problems,
-                  &options.profile);
-    } else if (flag == "--threads") {
-      ParsePositive(flag, *value, SearchOptions::kMaxThreads, &problems,
-                    &options.threads);
-    } else if (flag == "--partition") {
-      // I/N: I may be 0.
-      const std::vector<std::string> parts = absl::StrSplit(*value, '/');
-      std::optional<int64_t> index, count;
-      if (parts.size() == 2) {
-        index = parts[0] == "0" ? std::optional<int64_t>(0)
-                                : ParsePositiveInteger(parts[0]);
-        count = ParsePositiveInteger(parts[1]);
-      }
-      if (!index || !count || *count > SearchOptions::kMaxPartitions ||
-          *index >= *count) {
-        problems.push_back(
-            {flag,
-             absl::StrCat("--partition: expected I/N, part I of N with 0 <= "
-                          "I < N <= ",
-                          SearchOptions::kMaxPartitions, ", got ",
-                          QuoteExcerpt(*value)),
-             ErrorCode::kInvalidValue});
-      } else {
-        options.partition = *index;
-        options.partitions = *count;
-      }
-    } else if (flag == "--max-context") {
-      ParsePositive(flag, *value, int64_t{1} << 31, &problems,
-                    &options.max_context);
-    } else if (flag == "--context-exchange") {
-      const std::optional<ContextExchange> exchange =
-          ParseContextExchange(*value);
-      if (exchange.has_value()) {
-        options.context_exchange = {*exchange};
-      } else if (*value == "all") {
-        options.context_exchange = {ContextExchange::kRing,
-                                    ContextExchange::kAllGather};
-      } else {
-        problems.push_back(
-            {flag,
-             absl::StrCat("--context-exchange: expected ",
-                          absl::StrJoin(EnumChoices<ContextExchange>(), ", "),
-                          " or all, got ", QuoteExcerpt(*value)),
-             ErrorCode::kUnknownChoice});
-      }
-    } else if (flag == "--sharding") {
-      ParseCalculonOrAll(flag, *value, &problems, &options.every_sharding);
-    } else if (flag == "--schedules") {
-      ParseCalculonOrAll(flag, *value, &problems, &options.every_schedule);
-    } else if (flag == "--stage-layouts") {
-      ParseCalculonOrAll(flag, *value, &problems, &options.uneven_stages);
-    } else if (flag == "--fused-activation") {
-      if (*value == "true") {
-        options.fused_activation = {true};
-      } else if (*value == "false") {
-        options.fused_activation = {false};
-      } else if (*value == "all") {
-        options.fused_activation = {true, false};
-      } else {
-        problems.push_back(
-            {flag,
-             absl::StrCat(
-                 "--fused-activation: expected true, false or all, got ",
-                 QuoteExcerpt(*value)),
-             ErrorCode::kUnknownChoice});
-      }
-    }
-    // --app and --system: read by the caller.
-  }
-  for (const char* required : {"--procs", "--max-batch", "--datatype"}) {
-    if (seen.count(required) == 0) {
-      problems.push_back({required, absl::StrCat(required, " is required"),
-                          ErrorCode::kMissingField});
-    }
-  }
-  if (options.specs && !options.json) {
-    problems.push_back({"--specs",
-                        "--specs needs --json: the specs are JSON objects of "
-                        "its ranked mappings",
-                        ErrorCode::kInconsistent});
-  }
-  if (seen.count("--partition") != 0 && !options.json) {
-    problems.push_back({"--partition",
-                        "--partition needs --json: the parts merge from their "
-                        "JSON outputs (mergeSearch)",
-                        ErrorCode::kInconsistent});
-  }
-  if (!problems.empty()) return InvalidInputError(problems);
-  return options;
-}
 
 nlohmann::json CalculonExecutionJson(const TransformerModel& model,
                                      const System& system,
@@ -388,26 +144,178 @@ std::optional<int64_t> CountAt(const nlohmann::json& value,
 
 }  // namespace
 
+namespace {
+
+// What MergeSearchJson gathers from the parts, in order, and the problems
+// it found.
+struct PartsMerge {
+  explicit PartsMerge(size_t parts) : seen_index(parts, 0) {}
+  std::vector<FieldError> problems;
+  std::vector<PartEntry> entries;
+  int64_t counts[3] = {0, 0, 0};  // kCountKeys
+  int64_t expected_count = -1, expected_top = -1;  // the first part's
+  std::vector<int> seen_index;  // how often each part index was given
+};
+
+constexpr const char* kCountKeys[3] = {"total_executions", "good_executions",
+                                       "bad_executions"};
+
+// Whether `v` is a partitioned search's output at all.
+bool IsPartOutput(const nlohmann::json& v) {
+  return v.is_object() && v.contains("partition") &&
+         v["partition"].is_object() && v.contains("top") &&
+         v["top"].is_array();
+}
+
+// Checks the "partition" object of part `at`: its index, count and top,
+// the same count and top as the first part's, each index once. False when
+// the part cannot be read further.
+bool ReadPartition(const nlohmann::json& v, const std::string& at,
+                   PartsMerge& merge) {
+  const nlohmann::json& partition = v["partition"];
+  int64_t fields[3] = {-1, -1, -1};  // index, count, top
+  static const char* const kPartitionKeys[3] = {"index", "count", "top"};
+  for (int k = 0; k < 3; ++k) {
+    if (!partition.contains(kPartitionKeys[k])) continue;
+    const std::optional<int64_t> n =
+        CountAt(partition[kPartitionKeys[k]],
+                absl::StrCat(at, ".partition.", kPartitionKeys[k]),
+                &merge.problems);
+    if (n.has_value()) fields[k] = *n;
+  }
+  const int64_t index = fields[0], count = fields[1], top = fields[2];
+  if (index < 0 || count < 0 || top < 0) {
+    merge.problems.push_back(
+        {at + ".partition",
+         absl::StrCat(at, ".partition: expected integers index, count and "
+                          "top"),
+         ErrorCode::kInvalidValue});
+    return false;
+  }
+  if (merge.expected_count < 0) merge.expected_count = count;
+  if (merge.expected_top < 0) merge.expected_top = top;
+  if (count != merge.expected_count || top != merge.expected_top) {
+    merge.problems.push_back(
+        {at + ".partition",
+         absl::StrCat(at, ".partition: count ", count, " and top ", top,
+                      " differ from the first part's (", merge.expected_count,
+                      " and ", merge.expected_top,
+                      "): the parts are of different searches"),
+         ErrorCode::kInconsistent});
+  } else if (index >= static_cast<int64_t>(merge.seen_index.size())) {
+    merge.problems.push_back(
+        {at + ".partition.index",
+         absl::StrCat(at, ".partition.index (", index,
+                      ") is not below the number of parts given (",
+                      merge.seen_index.size(), ")"),
+         ErrorCode::kOutOfRange});
+  } else if (++merge.seen_index[static_cast<size_t>(index)] == 2) {
+    merge.problems.push_back({at + ".partition.index",
+                              absl::StrCat(at, ": part ", index,
+                                           " is given more than once"),
+                              ErrorCode::kInconsistent});
+  }
+  return true;
+}
+
+// Adds part `at`'s total, good and bad counts to the sums.
+void AddCounts(const nlohmann::json& v, const std::string& at,
+               PartsMerge& merge) {
+  for (int k = 0; k < 3; ++k) {
+    const std::string field = absl::StrCat(at, ".", kCountKeys[k]);
+    const std::optional<int64_t> n =
+        v.contains(kCountKeys[k])
+            ? CountAt(v[kCountKeys[k]], field, &merge.problems)
+            : std::nullopt;
+    if (!n) {
+      if (!v.contains(kCountKeys[k])) {
+        merge.problems.push_back({field, absl::StrCat(field, " is missing"),
+                                  ErrorCode::kMissingField});
+      }
+    } else if (merge.counts[k] > std::numeric_limits<int64_t>::max() - *n) {
+      merge.problems.push_back(
+          {field, absl::StrCat(field, ": the sum overflows"),
+           ErrorCode::kOutOfRange});
+    } else {
+      merge.counts[k] += *n;
+    }
+  }
+}
+
+// Lists part `p`'s ranked mappings with their rate and rank key.
+void AddRanked(const nlohmann::json& v, size_t p, const std::string& at,
+               PartsMerge& merge) {
+  const nlohmann::json& top_entries = v["top"];
+  for (size_t i = 0; i < top_entries.size(); ++i) {
+    const nlohmann::json& e = top_entries[i];
+    const std::string field = absl::StrCat(at, ".top[", i, "]");
+    const bool has_rate = e.is_object() && e.contains("stats") &&
+                          e["stats"].is_object() &&
+                          e["stats"].contains("sample_rate") &&
+                          e["stats"]["sample_rate"].is_number();
+    const bool has_key = e.is_object() && e.contains("rank_key") &&
+                         e["rank_key"].is_array() &&
+                         e["rank_key"].size() == 2 &&
+                         e["rank_key"][0].is_number_unsigned() &&
+                         e["rank_key"][1].is_number_unsigned();
+    if (!has_rate || !has_key) {
+      merge.problems.push_back(
+          {field,
+           absl::StrCat(field, ": expected stats.sample_rate and rank_key "
+                               "[group, offer] (non-negative integers)"),
+           ErrorCode::kInvalidValue});
+      continue;
+    }
+    merge.entries.push_back({e["stats"]["sample_rate"].get<double>(),
+                             {e["rank_key"][0].get<uint64_t>(),
+                              e["rank_key"][1].get<uint64_t>()},
+                             p,
+                             i});
+  }
+}
+
+// The merged output: the summed counts and the best `expected_top` of the
+// parts' ranked mappings in TopN's order, without their rank keys.
+std::string MergedOutput(std::vector<nlohmann::json>& values,
+                         PartsMerge& merge) {
+  std::stable_sort(merge.entries.begin(), merge.entries.end(),
+                   [](const PartEntry& a, const PartEntry& b) {
+                     return RanksBefore(a.rate, a.key, b.rate, b.key);
+                   });
+  nlohmann::json top = nlohmann::json::array();
+  const size_t kept =
+      std::min(merge.entries.size(), static_cast<size_t>(merge.expected_top));
+  for (size_t i = 0; i < kept; ++i) {
+    const PartEntry& ranked = merge.entries[i];
+    nlohmann::json entry = std::move(values[ranked.part]["top"][ranked.index]);
+    entry.erase("rank_key");
+    top.push_back(std::move(entry));
+  }
+  nlohmann::json out = nlohmann::json::object();
+  out["total_executions"] = merge.counts[0];
+  out["good_executions"] = merge.counts[1];
+  out["bad_executions"] = merge.counts[2];
+  out["top"] = std::move(top);
+  return CanonicalJson(out) + "\n";
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> MergeSearchJson(
     const std::vector<std::string>& parts) {
-  std::vector<FieldError> problems;
   if (parts.empty()) {
     return InvalidInputError({{"parts", "mergeSearch: no part to merge",
                                ErrorCode::kMissingField}});
   }
+  PartsMerge merge(parts.size());
   std::vector<nlohmann::json> values;
-  std::vector<PartEntry> entries;
-  int64_t counts[3] = {0, 0, 0};
-  static const char* const kCountKeys[3] = {
-      "total_executions", "good_executions", "bad_executions"};
-  int64_t expected_count = -1, expected_top = -1;  // the first part's
-  std::vector<int> seen_index(parts.size(), 0);
   for (size_t p = 0; p < parts.size(); ++p) {
     const std::string at = absl::StrCat("parts[", p, "]");
     absl::StatusOr<nlohmann::json> value = ParseJson(parts[p]);
     if (!value.ok()) {
-      problems.push_back({at, absl::StrCat(at, ": ", value.status().message()),
-                          ErrorCode::kSyntax});
+      merge.problems.push_back(
+          {at, absl::StrCat(at, ": ", value.status().message()),
+           ErrorCode::kSyntax});
       values.emplace_back();
       continue;
     }
@@ -419,10 +327,8 @@ absl::StatusOr<std::string> MergeSearchJson(
       // A search in one part (--partition 0/1, or none) is the whole one.
       return CanonicalJson(v) + "\n";
     }
-    if (!v.is_object() || !v.contains("partition") ||
-        !v["partition"].is_object() || !v.contains("top") ||
-        !v["top"].is_array()) {
-      problems.push_back(
+    if (!IsPartOutput(v)) {
+      merge.problems.push_back(
           {at,
            absl::StrCat(at, ": not the JSON output of a search with "
                             "--partition I/N (no \"partition\" object or "
@@ -430,123 +336,21 @@ absl::StatusOr<std::string> MergeSearchJson(
            ErrorCode::kInvalidValue});
       continue;
     }
-    const nlohmann::json& partition = v["partition"];
-    int64_t fields[3] = {-1, -1, -1};  // index, count, top
-    static const char* const kPartitionKeys[3] = {"index", "count", "top"};
-    for (int k = 0; k < 3; ++k) {
-      if (!partition.contains(kPartitionKeys[k])) continue;
-      const std::optional<int64_t> n =
-          CountAt(partition[kPartitionKeys[k]],
-                  absl::StrCat(at, ".partition.", kPartitionKeys[k]),
-                  &problems);
-      if (n.has_value()) fields[k] = *n;
-    }
-    const int64_t index = fields[0], count = fields[1], top = fields[2];
-    if (index < 0 || count < 0 || top < 0) {
-      problems.push_back(
-          {at + ".partition",
-           absl::StrCat(at, ".partition: expected integers index, count and "
-                            "top"),
-           ErrorCode::kInvalidValue});
-      continue;
-    }
-    if (expected_count < 0) expected_count = count;
-    if (expected_top < 0) expected_top = top;
-    if (count != expected_count || top != expected_top) {
-      problems.push_back(
-          {at + ".partition",
-           absl::StrCat(at, ".partition: count ", count, " and top ", top,
-                        " differ from the first part's (", expected_count,
-                        " and ", expected_top,
-                        "): the parts are of different searches"),
-           ErrorCode::kInconsistent});
-    } else if (index >= static_cast<int64_t>(parts.size())) {
-      problems.push_back(
-          {at + ".partition.index",
-           absl::StrCat(at, ".partition.index (", index,
-                        ") is not below the number of parts given (",
-                        parts.size(), ")"),
-           ErrorCode::kOutOfRange});
-    } else if (++seen_index[static_cast<size_t>(index)] == 2) {
-      problems.push_back({at + ".partition.index",
-                          absl::StrCat(at, ": part ", index,
-                                       " is given more than once"),
-                          ErrorCode::kInconsistent});
-    }
-    for (int k = 0; k < 3; ++k) {
-      const std::string field = absl::StrCat(at, ".", kCountKeys[k]);
-      const std::optional<int64_t> n =
-          v.contains(kCountKeys[k])
-              ? CountAt(v[kCountKeys[k]], field, &problems)
-              : std::nullopt;
-      if (!n) {
-        if (!v.contains(kCountKeys[k])) {
-          problems.push_back({field, absl::StrCat(field, " is missing"),
-                              ErrorCode::kMissingField});
-        }
-      } else if (counts[k] > std::numeric_limits<int64_t>::max() - *n) {
-        problems.push_back({field, absl::StrCat(field, ": the sum overflows"),
-                            ErrorCode::kOutOfRange});
-      } else {
-        counts[k] += *n;
-      }
-    }
-    const nlohmann::json& top_entries = v["top"];
-    for (size_t i = 0; i < top_entries.size(); ++i) {
-      const nlohmann::json& e = top_entries[i];
-      const std::string field = absl::StrCat(at, ".top[", i, "]");
-      const bool has_rate = e.is_object() && e.contains("stats") &&
-                            e["stats"].is_object() &&
-                            e["stats"].contains("sample_rate") &&
-                            e["stats"]["sample_rate"].is_number();
-      const bool has_key = e.is_object() && e.contains("rank_key") &&
-                           e["rank_key"].is_array() &&
-                           e["rank_key"].size() == 2 &&
-                           e["rank_key"][0].is_number_unsigned() &&
-                           e["rank_key"][1].is_number_unsigned();
-      if (!has_rate || !has_key) {
-        problems.push_back(
-            {field,
-             absl::StrCat(field, ": expected stats.sample_rate and rank_key "
-                                 "[group, offer] (non-negative integers)"),
-             ErrorCode::kInvalidValue});
-        continue;
-      }
-      entries.push_back({e["stats"]["sample_rate"].get<double>(),
-                         {e["rank_key"][0].get<uint64_t>(),
-                          e["rank_key"][1].get<uint64_t>()},
-                         p,
-                         i});
-    }
+    if (!ReadPartition(v, at, merge)) continue;
+    AddCounts(v, at, merge);
+    AddRanked(v, p, at, merge);
   }
-  if (expected_count >= 0 &&
-      expected_count != static_cast<int64_t>(parts.size())) {
-    problems.push_back(
+  if (merge.expected_count >= 0 &&
+      merge.expected_count != static_cast<int64_t>(parts.size())) {
+    merge.problems.push_back(
         {"parts",
          absl::StrCat("mergeSearch: the parts are of a search in ",
-                      expected_count, " parts, ", parts.size(), " given"),
+                      merge.expected_count, " parts, ", parts.size(),
+                      " given"),
          ErrorCode::kInconsistent});
   }
-  if (!problems.empty()) return InvalidInputError(problems);
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const PartEntry& a, const PartEntry& b) {
-                     return RanksBefore(a.rate, a.key, b.rate, b.key);
-                   });
-  nlohmann::json top = nlohmann::json::array();
-  const size_t kept =
-      std::min(entries.size(), static_cast<size_t>(expected_top));
-  for (size_t i = 0; i < kept; ++i) {
-    nlohmann::json entry =
-        std::move(values[entries[i].part]["top"][entries[i].index]);
-    entry.erase("rank_key");
-    top.push_back(std::move(entry));
-  }
-  nlohmann::json out = nlohmann::json::object();
-  out["total_executions"] = counts[0];
-  out["good_executions"] = counts[1];
-  out["bad_executions"] = counts[2];
-  out["top"] = std::move(top);
-  return CanonicalJson(out) + "\n";
+  if (!merge.problems.empty()) return InvalidInputError(merge.problems);
+  return MergedOutput(values, merge);
 }
 
 std::string SearchResultJson(const SearchResult& result, bool with_specs) {

@@ -1,6 +1,7 @@
-// Text in and out of the strategy search: the `blueprint search` flags (also
-// the argument array of the wasm `search` method), the result as JSON
-// (--json) and as a human-readable table.
+// Text in and out of the strategy search: the result as JSON (--json) and as
+// a human-readable table, and the merge of a partitioned search's outputs.
+// The `blueprint search` flags (ParseSearchFlags) are search_flags.h's,
+// included here for the callers that parse and print.
 //
 // Example:
 //   absl::StatusOr<SearchOptions> options = ParseSearchFlags(args);
@@ -16,23 +17,10 @@
 
 #include "absl/status/statusor.h"
 #include "core/search/search.h"
+#include "core/search/search_flags.h"
 #include "nlohmann/json.hpp"
 
 namespace blueprint {
-
-// ParseSearchFlags: the options of
-//   --procs N --max-batch B --datatype D [--top K] [--mbs-break]
-//   [--no-tp-overlap] [--no-dp-overlap] [--fused-activation true|false|all]
-//   [--json [--specs]] [--exhaustive] [--threads N] [--partition I/N]
-// ("--flag value" or "--flag=value"). `--app PATH` and `--system PATH` are
-// the caller's (it reads the files) and are skipped with their value.
-// kInvalidArgument (InvalidInputError: each problem's field is the flag it
-// concerns, "" for a stray argument or an unknown flag) lists every problem,
-// one per line, e.g.
-//   "--procs is required"
-//   "--top: expected a positive integer, got \"x\""
-absl::StatusOr<SearchOptions> ParseSearchFlags(
-    const std::vector<std::string>& args);
 
 // Calculon's 23-key execution object for one mapping (the Calculon
 // adapter's ToCalculonExecutionJson of its program).

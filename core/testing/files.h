@@ -5,6 +5,7 @@
 #define BLUEPRINTING_CORE_TESTING_FILES_H_
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -16,6 +17,23 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream contents;
   contents << in.rdbuf();
   return contents.str();
+}
+
+// MarkedSection: the lines of the file at `path` between the lines
+// "<!-- begin NAME -->" and "<!-- end NAME -->" (a generated part of a
+// document, which a test compares with its generator), or nullopt when a
+// marker is missing or the end comes first.
+inline std::optional<std::string> MarkedSection(const std::string& path,
+                                                const std::string& name) {
+  const std::string text = ReadFile(path);
+  const std::string begin_marker = "<!-- begin " + name + " -->\n";
+  const size_t begin = text.find(begin_marker);
+  const size_t end = text.find("<!-- end " + name + " -->\n");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) {
+    return std::nullopt;
+  }
+  const size_t start = begin + begin_marker.size();
+  return text.substr(start, end - start);
 }
 
 }  // namespace test_files

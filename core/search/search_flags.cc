@@ -1,0 +1,392 @@
+#include "core/search/search_flags.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "core/base/field_errors.h"
+#include "core/base/parse_int.h"
+#include "core/base/quote.h"
+#include "core/spec/enums.h"
+#include "core/spec/spec.h"
+
+namespace blueprint {
+namespace {
+
+using Kind = SearchFlagKind;
+using Value = SearchFlagValue;
+using Options = SearchOptions;
+
+// A flag's own spelling of "every value of the dimension".
+constexpr char kAll[] = "all";
+
+// "calculon" (Calculon's values only) or "all" (every value).
+const std::vector<std::string>& CalculonOrAll() {
+  static const auto* choices =
+      new std::vector<std::string>{"calculon", kAll};
+  return *choices;
+}
+
+// An enum's spellings (core/spec/enums.h), then "all".
+template <typename E>
+std::vector<std::string> ChoicesOrAll() {
+  std::vector<std::string> choices = EnumChoices<E>();
+  choices.push_back(kAll);
+  return choices;
+}
+
+// "a", "a or b", "a, b or c": how an error lists the values it expected.
+std::string OneOf(const std::vector<std::string>& choices) {
+  if (choices.size() <= 1) return absl::StrJoin(choices, "");
+  return absl::StrCat(
+      absl::StrJoin(choices.begin(), choices.end() - 1, ", "), " or ",
+      choices.back());
+}
+
+}  // namespace
+
+const std::vector<SearchFlag>& SearchFlags() {
+  constexpr int64_t kMaxCount = int64_t{1} << 31;
+  // clang-format off
+  // {name, kind, placeholder, choices, max, required, needs, needs_why,
+  //  target, absent, doc, set}
+  static const auto* flags = new std::vector<SearchFlag>{
+      {"--app", Kind::kCallerFile, "APP.json", {}, 0, true, "", "", "",
+       "required",
+       "the model: Calculon's application JSON or a spec/2 or spec/3 model "
+       "object (read by the CLI)"},
+      {"--system", Kind::kCallerFile, "SYS.json", {}, 0, true, "", "", "",
+       "required", "Calculon's system JSON or a preset's name (read by the CLI)"},
+      {"--procs", Kind::kPositiveInteger, "N", {}, kMaxCount, true, "", "",
+       "procs", "required", "processors: `num_procs` of every mapping",
+       [](const Value& v, Options* o) { o->procs = v.integer; }},
+      {"--max-batch", Kind::kPositiveInteger, "B", {}, kMaxCount, true, "", "",
+       "max_batch", "required", "the largest global batch",
+       [](const Value& v, Options* o) { o->max_batch = v.integer; }},
+      {"--datatype", Kind::kChoice, "D", EnumChoices<DataType>(), 0, true, "",
+       "", "datatype", "required", "the datatype of every mapping",
+       [](const Value& v, Options* o) {
+         o->datatype = *ParseEnum<DataType>(v.choice);
+       }},
+      {"--top", Kind::kPositiveInteger, "K", {}, int64_t{1} << 20, false, "",
+       "", "top", "10", "how many mappings to keep, best first",
+       [](const Value& v, Options* o) { o->top = static_cast<int>(v.integer); }},
+      {"--mbs-break", Kind::kSwitch, "", {}, 0, false, "", "", "mbs_break",
+       "off",
+       "stop growing the microbatch once one size gives no valid mapping "
+       "(Calculon's option)",
+       [](const Value&, Options* o) { o->mbs_break = true; }},
+      {"--no-tp-overlap", Kind::kSwitch, "", {}, 0, false, "", "",
+       "tp_overlap", "TP overlap ring and pipe are tried",
+       "try no TP overlap",
+       [](const Value&, Options* o) { o->tp_overlap = false; }},
+      {"--no-dp-overlap", Kind::kSwitch, "", {}, 0, false, "", "",
+       "dp_overlap", "DP overlap is tried", "try no DP overlap",
+       [](const Value&, Options* o) { o->dp_overlap = false; }},
+      {"--fused-activation", Kind::kChoice, "", {"true", "false", kAll}, 0,
+       false, "", "", "fused_activation", "`true`",
+       "the fused activations tried: `true`, `false` or `all` (both)",
+       [](const Value& v, Options* o) {
+         o->fused_activation = v.choice == kAll ? std::vector<bool>{true, false}
+                               : std::vector<bool>{v.choice == "true"};
+       }},
+      {"--precision", Kind::kChoice, "", EnumChoices<PrecisionAccounting>(), 0,
+       false, "", "", "precision", "`calculon`",
+       "how weights, gradients and optimizer state are counted in every "
+       "mapping (`options.precision`)",
+       [](const Value& v, Options* o) {
+         o->precision = *ParseEnum<PrecisionAccounting>(v.choice);
+       }},
+      {"--profile", Kind::kChoice, "", EnumChoices<ModelProfile>(), 0, false,
+       "", "", "profile", "`calculon`",
+       "the performance model's profile of every mapping "
+       "(`options.profile`: `refined` adds its corrections)",
+       [](const Value& v, Options* o) {
+         o->profile = *ParseEnum<ModelProfile>(v.choice);
+       }},
+      {"--max-context", Kind::kPositiveInteger, "N", {}, kMaxCount, false, "",
+       "", "max_context", "1: no context parallelism (Calculon's space)",
+       "the largest context-parallel degree tried",
+       [](const Value& v, Options* o) { o->max_context = v.integer; }},
+      {"--context-exchange", Kind::kChoice, "", ChoicesOrAll<ContextExchange>(),
+       0, false, "", "", "context_exchange", "`ring`",
+       "the K/V exchanges tried with cp > 1 (`all`: both)",
+       [](const Value& v, Options* o) {
+         o->context_exchange =
+             v.choice == kAll
+                 ? std::vector<ContextExchange>{ContextExchange::kRing,
+                                                ContextExchange::kAllGather}
+                 : std::vector<ContextExchange>{
+                       *ParseEnum<ContextExchange>(v.choice)};
+       }},
+      {"--sharding", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
+       "every_sharding", "`calculon`: optimizer state sharded or not",
+       "`all`: every ZeRO stage (none, optimizer, gradients, parameters)",
+       [](const Value& v, Options* o) { o->every_sharding = v.choice == kAll; }},
+      {"--schedules", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
+       "every_schedule", "`calculon`: 1f1b, interleaved_1f1b",
+       "`all`: also gpipe, zb_h1, zb_h2, dualpipe (v = 1), dualpipe_v and "
+       "zb_v (v = 2), simulated, for p > 1",
+       [](const Value& v, Options* o) { o->every_schedule = v.choice == kAll; }},
+      {"--stage-layouts", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
+       "uneven_stages", "`calculon`: p divides the blocks",
+       "`all`: also every p up to the block count that does not, with uneven "
+       "stages",
+       [](const Value& v, Options* o) { o->uneven_stages = v.choice == kAll; }},
+      {"--threads", Kind::kPositiveInteger, "N", {}, SearchOptions::kMaxThreads,
+       false, "", "", "threads", "one per core (one in WebAssembly)",
+       "the worker threads (the result does not depend on them)",
+       [](const Value& v, Options* o) { o->threads = v.integer; }},
+      {"--exhaustive", Kind::kSwitch, "", {}, 0, false, "", "", "exhaustive",
+       "off: pruned by the bounds",
+       "evaluate every mapping in full (the same result; for tests)",
+       [](const Value&, Options* o) { o->exhaustive = true; }},
+      {"--json", Kind::kSwitch, "", {}, 0, false, "", "", "json",
+       "off: a table", "print the result as JSON",
+       [](const Value&, Options* o) { o->json = true; }},
+      {"--specs", Kind::kSwitch, "", {}, 0, false, "--json",
+       "the specs are JSON objects of its ranked mappings", "specs", "off",
+       "add each ranked mapping's canonical spec to the JSON",
+       [](const Value&, Options* o) { o->specs = true; }},
+      {"--partition", Kind::kPartition, "I/N", {}, 0, false, "--json",
+       "the parts merge from their JSON outputs (mergeSearch)",
+       "partition, partitions", "0/1: the whole space",
+       "search part I of N (the page's workers; `mergeSearch` joins them)",
+       [](const Value& v, Options* o) {
+         o->partition = v.integer;
+         o->partitions = v.count;
+       }},
+  };
+  // clang-format on
+  return *flags;
+}
+
+namespace {
+
+const SearchFlag* FindFlag(const std::string& name) {
+  for (const SearchFlag& flag : SearchFlags()) {
+    if (name == flag.name) return &flag;
+  }
+  return nullptr;
+}
+
+// "unknown flag ... (expected ...)": the flags taking a value, then the
+// switches, each in table order.
+std::string UnknownFlagError(const std::string& flag) {
+  std::vector<std::string> with_value, switches;
+  for (const SearchFlag& f : SearchFlags()) {
+    (f.kind == Kind::kSwitch ? switches : with_value).push_back(f.name);
+  }
+  return absl::StrCat("unknown flag ", QuoteExcerpt(flag), " (expected ",
+                      absl::StrJoin(with_value, ", "), ", ",
+                      absl::StrJoin(switches, ", "), ")");
+}
+
+// Parses `text`, the value of `flag`, into `value`; false, with the problem
+// in `problems`, when it is not one.
+bool ParseValue(const SearchFlag& flag, const std::string& text,
+                std::vector<FieldError>& problems, Value& value) {
+  switch (flag.kind) {
+    case Kind::kSwitch:
+    case Kind::kCallerFile:
+      return true;
+    case Kind::kPositiveInteger: {
+      const std::optional<int64_t> parsed = ParsePositiveInteger(text);
+      if (parsed && *parsed <= flag.max) {
+        value.integer = *parsed;
+        return true;
+      }
+      problems.push_back(
+          {flag.name,
+           absl::StrCat(flag.name, ": expected a positive integer of at most ",
+                        flag.max, " (", kPositiveIntegerSpelling, "), got ",
+                        QuoteExcerpt(text)),
+           parsed ? ErrorCode::kOutOfRange : PositiveIntegerErrorCode(text)});
+      return false;
+    }
+    case Kind::kChoice:
+      for (const std::string& choice : flag.choices) {
+        if (text == choice) {
+          value.choice = text;
+          return true;
+        }
+      }
+      problems.push_back({flag.name,
+                          absl::StrCat(flag.name, ": expected ",
+                                       OneOf(flag.choices), ", got ",
+                                       QuoteExcerpt(text)),
+                          ErrorCode::kUnknownChoice});
+      return false;
+    case Kind::kPartition: {
+      // I/N: I may be 0.
+      const std::vector<std::string> parts = absl::StrSplit(text, '/');
+      std::optional<int64_t> index, count;
+      if (parts.size() == 2) {
+        index = parts[0] == "0" ? std::optional<int64_t>(0)
+                                : ParsePositiveInteger(parts[0]);
+        count = ParsePositiveInteger(parts[1]);
+      }
+      if (index && count && *count <= SearchOptions::kMaxPartitions &&
+          *index < *count) {
+        value.integer = *index;
+        value.count = *count;
+        return true;
+      }
+      problems.push_back(
+          {flag.name,
+           absl::StrCat(flag.name, ": expected I/N, part I of N with 0 <= I < "
+                        "N <= ", SearchOptions::kMaxPartitions, ", got ",
+                        QuoteExcerpt(text)),
+           ErrorCode::kInvalidValue});
+      return false;
+    }
+  }
+  return false;
+}
+
+// The problems of the flags as a whole: a required one missing, one given
+// (`seen`) without the flag it needs having been set (`set`).
+void CheckTogether(const std::set<std::string>& seen,
+                   const std::set<std::string>& set,
+                   std::vector<FieldError>& problems) {
+  for (const SearchFlag& flag : SearchFlags()) {
+    if (flag.required && flag.kind != Kind::kCallerFile &&
+        seen.count(flag.name) == 0) {
+      problems.push_back({flag.name, absl::StrCat(flag.name, " is required"),
+                          ErrorCode::kMissingField});
+    }
+  }
+  for (const SearchFlag& flag : SearchFlags()) {
+    if (*flag.needs != '\0' && seen.count(flag.name) != 0 &&
+        set.count(flag.needs) == 0) {
+      problems.push_back({flag.name,
+                          absl::StrCat(flag.name, " needs ", flag.needs, ": ",
+                                       flag.needs_why),
+                          ErrorCode::kInconsistent});
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<SearchOptions> ParseSearchFlags(
+    const std::vector<std::string>& args) {
+  SearchOptions options;
+  std::vector<FieldError> problems;
+  std::set<std::string> seen, set;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      problems.push_back(
+          {"", absl::StrCat("unexpected argument ", QuoteExcerpt(arg)),
+           ErrorCode::kSyntax});
+      continue;
+    }
+    std::string name = arg;
+    std::optional<std::string> text;
+    const size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      text = arg.substr(eq + 1);
+    }
+    const SearchFlag* flag = FindFlag(name);
+    if (flag == nullptr) {
+      // No field: the flag as written may hold any byte.
+      problems.push_back(
+          {"", UnknownFlagError(name), ErrorCode::kUnknownField});
+      continue;
+    }
+    if (!seen.insert(name).second) {
+      problems.push_back({name, absl::StrCat(name, " is given more than once"),
+                          ErrorCode::kSyntax});
+    }
+    if (flag->kind == Kind::kSwitch && text.has_value()) {
+      problems.push_back(
+          {name, absl::StrCat(name, " takes no value"), ErrorCode::kSyntax});
+      continue;
+    }
+    if (flag->kind != Kind::kSwitch && !text.has_value()) {
+      if (i + 1 >= args.size()) {
+        problems.push_back(
+            {name, absl::StrCat(name, " needs a value"), ErrorCode::kSyntax});
+        continue;
+      }
+      text = args[++i];
+    }
+    Value value;
+    if (ParseValue(*flag, text.value_or(""), problems, value) &&
+        flag->set != nullptr) {
+      flag->set(value, &options);
+      set.insert(name);
+    }
+  }
+  CheckTogether(seen, set, problems);
+  if (!problems.empty()) return InvalidInputError(problems);
+  return options;
+}
+
+namespace {
+
+// How the synopsis and the Markdown show a flag's value: its placeholder,
+// or its choices separated by '|'.
+std::string ValueSpelling(const SearchFlag& flag) {
+  if (*flag.placeholder != '\0') return flag.placeholder;
+  return absl::StrJoin(flag.choices, "|");
+}
+
+// The flag and its value as the synopsis shows them, with the flags that
+// need it inside its brackets.
+std::string SynopsisOf(const SearchFlag& flag) {
+  std::string out = flag.name;
+  if (flag.kind != Kind::kSwitch) absl::StrAppend(&out, " ", ValueSpelling(flag));
+  for (const SearchFlag& inner : SearchFlags()) {
+    if (flag.name == std::string(inner.needs)) {
+      absl::StrAppend(&out, " ", SynopsisOf(inner));
+    }
+  }
+  return flag.required ? out : absl::StrCat("[", out, "]");
+}
+
+}  // namespace
+
+std::string SearchFlagsSynopsis() {
+  std::vector<std::string> words;
+  for (const SearchFlag& flag : SearchFlags()) {
+    if (*flag.needs == '\0') words.push_back(SynopsisOf(flag));
+  }
+  return absl::StrJoin(words, " ");
+}
+
+std::string SearchFlagsMarkdown() {
+  std::string out =
+      "| flag | value | sets (`SearchOptions`) | without it | meaning |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const SearchFlag& flag : SearchFlags()) {
+    // A '|' inside a table cell, even in code, must be escaped.
+    const std::string value =
+        flag.kind == Kind::kSwitch
+            ? ""
+            : absl::StrReplaceAll(flag.choices.empty()
+                                      ? std::string(flag.placeholder)
+                                      : absl::StrJoin(flag.choices, "|"),
+                                  {{"|", "\\|"}});
+    std::string meaning = flag.doc;
+    if (*flag.needs != '\0') {
+      absl::StrAppend(&meaning, "; needs `", flag.needs, "`");
+    }
+    absl::StrAppend(&out, "| `", flag.name, "` | ",
+                    value.empty() ? "" : absl::StrCat("`", value, "`"), " | ",
+                    *flag.target == '\0' ? "(the caller's)"
+                                         : absl::StrCat("`", flag.target, "`"),
+                    " | ", flag.absent, " | ", meaning, " |\n");
+  }
+  return out;
+}
+
+}  // namespace blueprint
