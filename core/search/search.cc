@@ -23,13 +23,14 @@
 #include "core/base/status_macros.h"
 #include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
-#include "core/schedule/spec_schedule.h"
+#include "core/schedule/schedule_table.h"
 #include "core/search/block_table.h"
 #include "core/search/top_n.h"
 #include "core/spec/accounting.h"
 #include "core/spec/check.h"
 #include "core/spec/corrections.h"
 #include "core/spec/derive.h"
+#include "core/spec/spec_schedule.h"
 
 namespace blueprint {
 namespace {
@@ -268,11 +269,11 @@ struct Group {
 
 // Whether the checker accepts the group's simulated schedule with this
 // choice and microbatch size: its shape rules (schedule_fits) and, for
-// dualpipe, no DP overlap (HoldsTwinStages).
+// dualpipe, no DP overlap (its row's allows_data_overlap).
 inline bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
   if (!g.schedule.has_value()) return true;
   return g.schedule_fits[microbatch] &&
-         !(c.dp_overlap && HoldsTwinStages(*g.schedule));
+         !(c.dp_overlap && !ScheduleRowOf(*g.schedule).allows_data_overlap);
 }
 
 struct Ranked {
@@ -477,9 +478,10 @@ class Searcher {
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
-  // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and dualpipe (v = 1), or
-  // dualpipe_v and zb_v (v = 2), all with an even layout only; a group
-  // whose shape fits no microbatch size is not made.
+  // --schedules all and p > 1 the schedule table's simulated rows of that
+  // fixed v (gpipe, zb_h1, zb_h2 and dualpipe for v = 1; dualpipe_v and
+  // zb_v for v = 2), all with an even layout only; a group whose shape fits
+  // no microbatch size is not made.
   std::vector<std::optional<ScheduleKind>> Schedules(int64_t p, int64_t v,
                                                      bool even) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
@@ -634,14 +636,11 @@ std::vector<std::optional<ScheduleKind>> Searcher::Schedules(
   std::vector<std::optional<ScheduleKind>> out = {std::nullopt};
   // The checker's rule: the simulated schedules price equal stages.
   if (!options_.every_schedule || p < 2 || !even) return out;
-  if (v == 1) {
-    out.push_back(ScheduleKind::kGPipe);
-    out.push_back(ScheduleKind::kZbH1);
-    out.push_back(ScheduleKind::kZbH2);
-    out.push_back(ScheduleKind::kDualPipe);
-  } else if (v == 2) {
-    out.push_back(ScheduleKind::kDualPipeV);
-    out.push_back(ScheduleKind::kZbV);
+  // The schedule table's simulated rows for this v, in table order.
+  for (const ScheduleRow& row : kScheduleTable) {
+    if (row.simulated && row.virtual_stages.fixed == v) {
+      out.push_back(row.kind);
+    }
   }
   return out;
 }
