@@ -49,8 +49,9 @@ absl::StatusOr<MappingSpec> SpecOf(const CaseFiles& files) {
       "megatron.txt+sys.json");
 }
 
-// The concrete schedule's summary (core/pipeline/schedule_analysis.h), or why it could not be
-// built (a shape the constructors reject is no error of the case).
+// The concrete schedule's summary (core/pipeline/schedule_analysis.h), or
+// why it could not be built (a shape the constructors reject is no error of
+// the case).
 std::string ScheduleStageText(const PipelineResult& result) {
   absl::StatusOr<SimulatedIteration> simulated =
       SimulateIteration(result.program.pipeline().schedule, result.plan.block,

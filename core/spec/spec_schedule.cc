@@ -8,7 +8,9 @@ ScheduleKind ConcreteScheduleKind(const PipelineSchedule& schedule,
                                   bool training) {
   const ScheduleKind kind = ScheduleKindOf(schedule);
   // Its IR would hold backward commands.
-  if (!training && ScheduleRowOf(kind).trains) return ScheduleKind::kForwardOnly;
+  if (!training && ScheduleRowOf(kind).trains) {
+    return ScheduleKind::kForwardOnly;
+  }
   return kind;
 }
 
