@@ -1,10 +1,9 @@
 #include "core/analysis/schedule.h"
 
-#include "core/schedule/spec_schedule.h"
-
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
 #include "core/spec/derive.h"
+#include "core/spec/spec_schedule.h"
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {

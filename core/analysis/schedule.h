@@ -24,7 +24,7 @@ struct StepShape {
   bool training = true;
   int64_t p = 1, v = 1, m = 1, d = 1;
   // A schedule the concrete scheduler prices (gpipe, dualpipe, dualpipe_v,
-  // zb_h1, zb_h2, zb_v: core/schedule/spec_schedule.h): its bubble and in-flight
+  // zb_h1, zb_h2, zb_v: core/spec/spec_schedule.h): its bubble and in-flight
   // microbatches come from simulating its command order. nullopt: the
   // analytic contract (what the strategy search builds).
   std::optional<ScheduleKind> simulated_schedule;

@@ -9,7 +9,7 @@
 #include "core/base/input_limits.h"
 #include "core/base/json.h"
 #include "core/pipeline/pipeline.h"
-#include "core/schedule/from_analysis.h"
+#include "core/pipeline/schedule_analysis.h"
 #include "core/schedule/timeline.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"

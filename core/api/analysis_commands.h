@@ -44,7 +44,7 @@ CommandResult Explain(const std::string& spec_json, const std::string& figure,
 // ScheduleTimeline: `blueprint schedule SPEC [--json]`. The concrete
 // schedule of the spec's pipeline.schedule for its p, v and m, each chunk
 // priced by the iteration analysis and simulated (core/schedule/
-// from_analysis.h). Output: the timeline's canonical text
+// core/pipeline/schedule_analysis.h). Output: the timeline's canonical text
 // ("pipeline_timeline/1", core/schedule/timeline.h), or with `json` its
 // canonical JSON, every command of every stage with its start and end. A
 // mapping over memory capacity still prints its timeline and exits 2, as

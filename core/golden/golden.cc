@@ -8,7 +8,7 @@
 #include "core/adapters/megatron.h"
 #include "core/base/sha256.h"
 #include "core/pipeline/pipeline.h"
-#include "core/schedule/from_analysis.h"
+#include "core/pipeline/schedule_analysis.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 
@@ -49,8 +49,9 @@ absl::StatusOr<MappingSpec> SpecOf(const CaseFiles& files) {
       "megatron.txt+sys.json");
 }
 
-// The concrete schedule's summary (from_analysis.h), or why it could not be
-// built (a shape the constructors reject is no error of the case).
+// The concrete schedule's summary (core/pipeline/schedule_analysis.h), or
+// why it could not be built (a shape the constructors reject is no error of
+// the case).
 std::string ScheduleStageText(const PipelineResult& result) {
   absl::StatusOr<SimulatedIteration> simulated =
       SimulateIteration(result.program.pipeline().schedule, result.plan.block,

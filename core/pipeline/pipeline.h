@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "core/analysis/analyze.h"
 #include "core/plan/plan_ir.h"
-#include "core/schedule/from_analysis.h"
+#include "core/pipeline/schedule_analysis.h"
 #include "core/spec/program.h"
 #include "core/taskir/task_ir.h"
 

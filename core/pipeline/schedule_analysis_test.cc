@@ -89,7 +89,7 @@ TEST(ScheduleAnalysis, InterleavedLeftoverIsTheNamedDifference) {
 
 // gpipe and zb_h1 take bubble_time from the same simulation; forward-only
 // inference never issues the 0-byte backward sends the analytic bubble
-// counts (from_analysis.h UnscheduledBubbleTime).
+// counts (schedule_analysis.h UnscheduledBubbleTime).
 TEST(ScheduleAnalysis, SimulatedSchedulesAndInference) {
   for (const PipelineSchedule& schedule :
        {PipelineSchedule{GPipe{}}, PipelineSchedule{ZeroBubbleH1{}}}) {

@@ -281,7 +281,7 @@ constexpr Row kRows[] = {
      "forward critical path of an edge block"},
     {"critical_path_edge_backward", s,
      "backward critical path of an edge block"},
-    // The concrete scheduler's (core/schedule/from_analysis.h
+    // The concrete scheduler's (core/pipeline/schedule_analysis.h
     // SimulatePipelineSchedule), when the shape is within its limits.
     {"simulated_bubble_time", s,
      "pipeline bubble of the simulated command timeline"},

@@ -48,42 +48,14 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
 
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
                                                 int64_t v, int64_t m) {
-  switch (kind) {
-    case ScheduleKind::kSingleStage:
-      return 1.0;
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kZbH1:
-      return static_cast<double>(std::min(m, p));
-    case ScheduleKind::kInterleaved:
-      return static_cast<double>(InterleavedFirstStagePeakChunks(p, v, m)) /
-             static_cast<double>(v);
-    case ScheduleKind::kGPipe:
-      return static_cast<double>(m);
-    case ScheduleKind::kZbH2:
-      return static_cast<double>(std::min(m, 2 * p - 1));
-    case ScheduleKind::kZbV:
-      return static_cast<double>(std::min(m, p));
-    case ScheduleKind::kDualPipeV:
-      if (m < 2 * p) return std::nullopt;  // a shape it refuses
-      return static_cast<double>(p) + 0.5;
-    case ScheduleKind::kDualPipe:
-      // A shape it refuses.
-      if (p < 2 || p % 2 != 0 || m % 2 != 0 || m < 2 * p) return std::nullopt;
-      return static_cast<double>(p + 1) / 2;
-    case ScheduleKind::kForwardOnly:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  return ScheduleRowOf(kind).peak_live_microbatches(p, v, m);
 }
 
 int64_t OrderFewestOverlappedPairs(ScheduleKind kind, int64_t p, int64_t m) {
-  if (!OverlapsForwardBackward(kind) || p < 1 || m < 2 * p) return 0;
-  if (kind == ScheduleKind::kDualPipeV) {
-    return p == 1 ? 2 * m - 3 : 2 * m - 3 * p + 1;
-  }
-  // DualPipe: two routes of m / 2 microbatches over an even p.
-  if (p % 2 != 0 || m % 2 != 0) return 0;
-  return p == 2 ? m - 3 : m - 3 * p / 2 + 1;
+  const OverlappedPairsRule pairs =
+      ScheduleRowOf(kind).fewest_overlapped_pairs;
+  if (pairs == nullptr || p < 1 || m < 2 * p) return 0;
+  return pairs(p, m);
 }
 
 absl::StatusOr<ScheduleMemo::Built> ScheduleMemo::BuildShape(

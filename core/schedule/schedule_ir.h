@@ -20,25 +20,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/base/field_errors.h"
+#include "core/schedule/schedule_table.h"
 
 namespace blueprint {
-
-enum class ScheduleKind {
-  kSingleStage,
-  kForwardOnly,
-  kGPipe,
-  kOneForwardOneBackward,
-  kInterleaved,
-  kZbH1,
-  kZbH2,
-  kZbV,
-  kDualPipe,
-  kDualPipeV,
-};
-
-// "single_stage", "forward_only", "gpipe", "1f1b", "interleaved", "zb_h1",
-// "zb_h2", "zb_v", "dualpipe", "dualpipe_v".
-absl::string_view ScheduleKindName(ScheduleKind kind);
 
 enum class CommandKind {
   kForward,
@@ -101,7 +85,8 @@ struct PipelineScheduleIR {
   int64_t p = 1;  // physical stages
   int64_t v = 1;  // the v asked for (interleaving degree)
   int64_t m = 1;  // microbatches
-  // Local chunks each stage holds: v, or 2 for ZB-V, DualPipe, DualPipeV.
+  // Local chunks each stage holds (ChunksPerStage: v, or 2 for ZB-V,
+  // DualPipe, DualPipeV).
   int64_t chunks_per_stage = 1;
   bool training = true;
   std::vector<Route> routes;
@@ -155,11 +140,13 @@ inline constexpr int64_t kMaxMicrobatchChunkSlots = 100000;
 // stage and m microbatches. Invalid shapes give one InvalidArgument error
 // listing every violated rule (field, value, rule), one per line:
 //   p, v, m >= 1 and within the limits above;
-//   single_stage: p = 1, v = 1; gpipe, 1f1b, zb_h1, zb_h2: v = 1;
+//   the row's shape rules (schedule_table.h): single_stage: p = 1, v = 1;
+//   gpipe, 1f1b, zb_h1, zb_h2: v = 1;
 //   forward_only: any v (groups of p microbatches through each chunk);
 //   interleaved: v >= 2; zb_v, dualpipe_v: v = 2; dualpipe: v = 1 (each rank
 //   holds two chunks by construction), p even, m even, m >= 2p
-//   (deepseek-ai/DualPipe's assertion); dualpipe_v: m >= 2p.
+//   (deepseek-ai/DualPipe's assertion); dualpipe_v: m >= 2p;
+//   p * ChunksPerStage * m within kMaxMicrobatchChunkSlots.
 // Interleaved follows Megatron-LM's table order in groups of N microbatches
 // per chunk (InterleavedGroupSize: p, or when p does not divide m > p the
 // smallest group size Megatron-LM accepts), and m < p is accepted as one
@@ -176,20 +163,11 @@ std::vector<FieldError> ScheduleShapeErrors(ScheduleKind kind, int64_t p,
 
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(ScheduleKind kind, int64_t p,
                                                  int64_t v, int64_t m);
-// Whether the schedule's steady state overlaps one microbatch's forward
-// with another's backward (DualPipe's F&B commands: dualpipe, dualpipe_v),
-// so that each one's communication hides under the other's compute.
-bool OverlapsForwardBackward(ScheduleKind kind);
-// Whether a rank holds two pipeline stages (dualpipe: stage s of one model
-// copy and stage p - 1 - s of the other), whose gradients it sums with the
-// twin rank's. The analyses do not model DP overlap for it (its windows are
-// one stage's backward per rank): the checker and the search refuse it.
-bool HoldsTwinStages(ScheduleKind kind);
-// zb_v's order depends on the chunk durations (v_schedule.h: the reference
-// implementation's list schedule); the overloads with `order_durations`
-// order it for them (they must be finite and non-negative), the others use
-// UnitSplitDurations(). Every other kind ignores them.
-bool OrderDependsOnDurations(ScheduleKind kind);
+// zb_h2's and zb_v's orders depend on the chunk durations
+// (OrderDependsOnDurations, schedule_table.h); the overloads with
+// `order_durations` order them for those (they must be finite and
+// non-negative), the others use UnitSplitDurations(). Every other kind
+// ignores them.
 absl::StatusOr<PipelineScheduleIR> BuildSchedule(
     ScheduleKind kind, int64_t p, int64_t v, int64_t m,
     const ChunkDurations& order_durations);

@@ -655,31 +655,7 @@ double SpanBubble(const SimulationResult& result) {
 
 double MinimumBubble(ScheduleKind kind, int64_t p, int64_t m,
                      const ChunkDurations& lower) {
-  const double upstream = static_cast<double>(p - 1);
-  switch (kind) {
-    case ScheduleKind::kGPipe:
-      return upstream * (lower.forward + lower.backward_input +
-                         lower.backward_weight);
-    case ScheduleKind::kZbH1:
-      if (m >= p) {
-        return upstream * std::max(lower.forward, lower.backward_input);
-      }
-      return upstream * lower.forward;
-    case ScheduleKind::kOneForwardOneBackward:
-    case ScheduleKind::kInterleaved:
-    case ScheduleKind::kZbH2:
-    case ScheduleKind::kZbV:
-    case ScheduleKind::kDualPipeV:
-      return upstream * lower.forward;
-    case ScheduleKind::kDualPipe:
-      // Two routes in opposite directions: a middle stage waits for
-      // p/2 - 1 forwards on either.
-      return static_cast<double>(p / 2 - 1) * lower.forward;
-    case ScheduleKind::kSingleStage:
-    case ScheduleKind::kForwardOnly:
-      return 0;
-  }
-  return 0;
+  return ScheduleRowOf(kind).minimum_bubble(p, m, lower);
 }
 
 }  // namespace blueprint

@@ -25,16 +25,18 @@ struct TimelineInputs {
   double analysis_bubble_time = 0;
   double bubble_reduction_time = 0;
   // What the analytic bubble holds that no command of the schedule does
-  // (from_analysis.h UnscheduledBubbleTime): the simulation re-proves
-  // analysis_bubble_time + bubble_reduction_time - unscheduled_bubble_time.
+  // (core/pipeline/schedule_analysis.h UnscheduledBubbleTime): the
+  // simulation re-proves analysis_bubble_time + bubble_reduction_time -
+  // unscheduled_bubble_time.
   double unscheduled_bubble_time = 0;
   // The analysis' whole step (total_time): the pipeline plus what lies
   // outside it (DP communication, the optimizer step, ...).
   double total_time = 0;
-  // What priced each duration (from_analysis.h SimulateIteration: the
-  // iteration analysis' chunk figures, which the plan's block figures
-  // price); empty when the durations were given directly. A compute
-  // command's lineage in TimelineJson ends with its duration's source.
+  // What priced each duration (core/pipeline/schedule_analysis.h
+  // SimulateIteration: the iteration analysis' chunk figures, which the
+  // plan's block figures price); empty when the durations were given
+  // directly. A compute command's lineage in TimelineJson ends with its
+  // duration's source.
   std::string forward_source;         // "iteration:chunk_fw_time"
   std::string backward_input_source;  // "iteration:chunk_bw_input_time"
   std::string backward_weight_source;

@@ -196,14 +196,11 @@ std::vector<std::optional<ScheduleKind>> Searcher::Schedules(
   std::vector<std::optional<ScheduleKind>> out = {std::nullopt};
   // The checker's rule: the simulated schedules price equal stages.
   if (!options_.every_schedule || p < 2 || !even) return out;
-  if (v == 1) {
-    out.push_back(ScheduleKind::kGPipe);
-    out.push_back(ScheduleKind::kZbH1);
-    out.push_back(ScheduleKind::kZbH2);
-    out.push_back(ScheduleKind::kDualPipe);
-  } else if (v == 2) {
-    out.push_back(ScheduleKind::kDualPipeV);
-    out.push_back(ScheduleKind::kZbV);
+  // The schedule table's simulated rows for this v, in table order.
+  for (const ScheduleRow& row : kScheduleTable) {
+    if (row.simulated && row.virtual_stages.fixed == v) {
+      out.push_back(row.kind);
+    }
   }
   return out;
 }

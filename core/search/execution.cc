@@ -3,8 +3,8 @@
 #include <optional>
 #include <variant>
 
-#include "core/schedule/spec_schedule.h"
 #include "core/spec/corrections.h"
+#include "core/spec/spec_schedule.h"
 
 namespace blueprint {
 namespace {

@@ -14,11 +14,11 @@
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
 #include "core/plan/plan.h"
-#include "core/schedule/spec_schedule.h"
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
+#include "core/spec/spec_schedule.h"
 #include "core/testing/programs.h"
 #include "gtest/gtest.h"
 

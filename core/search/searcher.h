@@ -32,6 +32,7 @@
 #include "core/analysis/figures.h"
 #include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/schedule/schedule_table.h"
 #include "core/search/block_table.h"
 #include "core/search/execution.h"
 #include "core/search/search.h"
@@ -131,11 +132,11 @@ struct Group {
 
 // Whether the checker accepts the group's simulated schedule with this
 // choice and microbatch size: its shape rules (schedule_fits) and, for
-// dualpipe, no DP overlap (HoldsTwinStages).
+// dualpipe, no DP overlap (its row's allows_data_overlap).
 inline bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
   if (!g.schedule.has_value()) return true;
   return g.schedule_fits[microbatch] &&
-         !(c.dp_overlap && HoldsTwinStages(*g.schedule));
+         !(c.dp_overlap && !ScheduleRowOf(*g.schedule).allows_data_overlap);
 }
 
 // A mapping the ranking keeps.

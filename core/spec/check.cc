@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -16,8 +17,8 @@
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
 #include "core/schedule/schedule_ir.h"
-#include "core/schedule/spec_schedule.h"
 #include "core/spec/derive.h"
+#include "core/spec/spec_schedule.h"
 #include "core/spec/spec_view.h"
 
 namespace blueprint {
@@ -878,8 +879,9 @@ void CheckWorkFits(const SpecView& view, Collector* out) {
   }
 }
 
-// Returns v for an interleaved schedule, 1 otherwise, after checking that the
-// schedule suits the spec kind and the pipeline degree.
+// Returns the schedule's v (its virtual_stages field, or its schedule table
+// row's fixed v), after checking that the schedule suits the spec kind and
+// the pipeline degree.
 int64_t CheckSchedule(const SpecView& view, Collector* out) {
   const PipelineSchedule& schedule = view.pipeline->schedule;
   const int64_t p = view.pipeline->degree;
@@ -908,9 +910,8 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
                           "(got 1); use ",
                           instead));
   };
-  // A simulated training schedule: training with a pipeline; `chunks` per
-  // stage.
-  const auto simulated = [&](int64_t chunks) -> int64_t {
+  // A training schedule with a pipeline and `chunks` per stage.
+  const auto training_pipeline = [&](int64_t chunks) -> int64_t {
     if (!view.training) {
       wrong_kind();
     } else {
@@ -929,14 +930,6 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
                                     degree, " is larger; use ",
                                     view.training ? "1f1b or interleaved_1f1b"
                                                   : "forward_only"));
-            }
-            return 1;
-          },
-          [&](const OneForwardOneBackward&) -> int64_t {
-            if (!view.training) {
-              wrong_kind();
-            } else {
-              needs_pipeline("1f1b", "single_stage");
             }
             return 1;
           },
@@ -974,12 +967,17 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
             if (!out->RequireAtMostMaxCount(v_path, s.virtual_stages)) return 1;
             return s.virtual_stages;
           },
-          [&](const GPipe&) { return simulated(1); },
-          [&](const DualPipeV&) { return simulated(2); },
-          [&](const ZeroBubbleH1&) { return simulated(1); },
-          [&](const ZeroBubbleV&) { return simulated(2); },
-          [&](const ZeroBubbleH2&) { return simulated(1); },
-          [&](const DualPipe&) { return simulated(1); }},
+          // 1f1b and the simulated schedules: their rows say it all.
+          [&](const auto& alternative) -> int64_t {
+            using Schedule = std::decay_t<decltype(alternative)>;
+            constexpr const ScheduleRow& kRow = ScheduleRowOf(Schedule::kKind);
+            static_assert(kRow.virtual_stages.fixed != 0 && kRow.trains &&
+                              !kRow.infers && kRow.needs_pipeline,
+                          "a schedule with a field, one that inference "
+                          "runs or one without a pipeline needs its own "
+                          "case here");
+            return training_pipeline(kRow.virtual_stages.fixed);
+          }},
       schedule);
 }
 
@@ -1001,7 +999,7 @@ void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
                           ": the simulated schedules price equal stages; use "
                           "even (or 1f1b, interleaved_1f1b)"));
   }
-  if (HoldsTwinStages(*kind) && view.data_overlap) {
+  if (!ScheduleRowOf(*kind).allows_data_overlap && view.data_overlap) {
     out->Add("parallelism.data.overlap", ErrorCode::kUnsupported,
              absl::StrCat("parallelism.data.overlap cannot be combined with ",
                           field, " ", name,

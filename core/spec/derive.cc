@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <variant>
 
 #include "core/base/status_macros.h"
-#include "core/schedule/schedule_ir.h"
-#include "core/schedule/spec_schedule.h"
+#include "core/schedule/schedule_table.h"
+#include "core/spec/spec_schedule.h"
 #include "core/spec/spec_view.h"
 
 namespace blueprint {
@@ -52,10 +53,9 @@ DerivedValues Derive(const SpecView& s) {
   SetMicrobatchSize(dv, s.batch->microbatch_size);
   dv.blocks_per_stage = BlocksPerStage(nb, p);
   dv.blocks_per_chunk = dv.blocks_per_stage / dv.virtual_stages;
-  // Two stages per rank where the concrete schedule says so (dualpipe).
+  // Two stages per rank where the schedule's row says so (dualpipe).
   dv.stages_per_rank =
-      HoldsTwinStages(ConcreteScheduleKind(s.pipeline->schedule, true)) ? 2
-                                                                       : 1;
+      ScheduleRowOf(ScheduleKindOf(s.pipeline->schedule)).stages_per_rank;
   dv.bubble_reduction_blocks = BubbleReductionBlocks(nb, p);
   dv.bytes_per_element = BytesPerElement(s.options->datatype);
   dv.recompute = s.recompute;
@@ -147,21 +147,18 @@ int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline) {
 
 int64_t VirtualStages(const PipelineSchedule& schedule) {
   return std::visit(
-      Overloaded{
-          [](const SingleStage&) -> int64_t { return 1; },
-          [](const OneForwardOneBackward&) -> int64_t { return 1; },
-          [](const InterleavedOneForwardOneBackward& i) -> int64_t {
-            return i.virtual_stages;
-          },
-          [](const ForwardOnly& f) -> int64_t { return f.virtual_stages; },
-          [](const GPipe&) -> int64_t { return 1; },
-          // Two chunks per stage, the second on the way back up (a V).
-          [](const DualPipeV&) -> int64_t { return 2; },
-          [](const ZeroBubbleH1&) -> int64_t { return 1; },
-          [](const ZeroBubbleV&) -> int64_t { return 2; },
-          [](const ZeroBubbleH2&) -> int64_t { return 1; },
-          // Two stages per rank, but one chunk of each microbatch.
-          [](const DualPipe&) -> int64_t { return 1; },
+      [](const auto& alternative) -> int64_t {
+        using Schedule = std::decay_t<decltype(alternative)>;
+        // A schedule without a field takes its row's v (dualpipe_v and zb_v:
+        // two chunks per stage, the second on the way back up; dualpipe: two
+        // stages per rank, but one chunk of each microbatch).
+        constexpr int64_t kFixed =
+            ScheduleRowOf(Schedule::kKind).virtual_stages.fixed;
+        if constexpr (kFixed != 0) {
+          return kFixed;
+        } else {
+          return alternative.virtual_stages;
+        }
       },
       schedule);
 }

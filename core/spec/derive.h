@@ -60,8 +60,9 @@ bool IsMoeBlock(const TransformerModel& model, int64_t block);
 int64_t MoeBlocks(const TransformerModel& model);
 int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline);
 
-// VirtualStages: the chunks per stage of a schedule (v of interleaved_1f1b
-// and forward_only, 1 otherwise).
+// VirtualStages: the chunks of a microbatch's route per stage of a schedule
+// (v of interleaved_1f1b and forward_only; the schedule table row's fixed v
+// otherwise: 2 for dualpipe_v and zb_v, 1 for the others).
 int64_t VirtualStages(const PipelineSchedule& schedule);
 
 // SplitsActivations: rs_ag and p2p_rs_ag split the activations (microbatch *

@@ -20,6 +20,7 @@
 #ifndef BLUEPRINTING_CORE_SPEC_ENUMS_H_
 #define BLUEPRINTING_CORE_SPEC_ENUMS_H_
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <iterator>
@@ -178,41 +179,20 @@ inline constexpr Spelling kTensorCommunicationTypes[] = {
      "reduce-scatter + all-gather in the edge (last) block of each chunk"},
 };
 
-// PipelineSchedule's alternatives, in variant index order. Calculon has no
-// schedule key: the Calculon adapter derives the schedule from
-// pipeline_par, pipeline_interleaving and training.
-inline constexpr Spelling kPipelineScheduleTypes[] = {
-    {"single_stage", nullptr, "no pipeline (p = 1)"},
-    {"1f1b", nullptr, "one forward, one backward (p > 1, training)"},
-    {"interleaved_1f1b", nullptr,
-     "interleaved 1F1B with virtual_stages chunks per stage (training)"},
-    {"forward_only", nullptr,
-     "an inference pipeline of forward chunks (p > 1 or virtual_stages > 1)"},
-    {"gpipe", nullptr,
-     "GPipe: all forwards, then all backwards; m microbatches in flight "
-     "(p > 1, training; simulated)"},
-    {"dualpipe_v", nullptr,
-     "DeepSeek's DualPipeV: two chunks per stage in a V, forward and "
-     "backward of two microbatches overlapped (p > 1, m >= 2p, training; "
-     "simulated)"},
-    {"zb_h1", nullptr,
-     "zero bubble ZB-H1: 1F1B with the backward split into input and weight "
-     "gradients, the weight gradients filling the cool-down; 1F1B's memory "
-     "(p > 1, training; simulated)"},
-    {"zb_v", nullptr,
-     "zero bubble ZB-V: two chunks per stage in a V, the backward split, "
-     "ordered for the mapping's forward, input- and weight-gradient times; "
-     "1F1B's memory (p > 1, training; simulated)"},
-    {"zb_h2", nullptr,
-     "zero bubble ZB-H2: ZB-H1's split with more warm-up forwards, ordered "
-     "for the mapping's forward, input- and weight-gradient times; up to "
-     "2p - 1 microbatches in flight (p > 1, training; simulated)"},
-    {"dualpipe", nullptr,
-     "DeepSeek's DualPipe: two copies of the model fed from both ends, each "
-     "rank holding two stages (twice their weights and optimizer state), "
-     "forward and backward of two microbatches overlapped (p even, m even, "
-     "m >= 2p, training; simulated)"},
-};
+// PipelineSchedule's alternatives, in variant index order: the schedule
+// table's spec names and meanings (core/schedule/schedule_table.h, whose
+// rows are in the variant's order). Calculon has no schedule key: the
+// Calculon adapter derives the schedule from pipeline_par,
+// pipeline_interleaving and training.
+constexpr std::array<Spelling, kScheduleCount> PipelineScheduleSpellings() {
+  std::array<Spelling, kScheduleCount> out{};
+  for (size_t i = 0; i < kScheduleCount; ++i) {
+    out[i] = {kScheduleTable[i].spec_name, nullptr, kScheduleTable[i].meaning};
+  }
+  return out;
+}
+inline constexpr std::array<Spelling, kScheduleCount> kPipelineScheduleTypes =
+    PipelineScheduleSpellings();
 
 // DataSharding's alternatives (ZeRO stages), in variant index order.
 // Calculon's optimizer_sharding is `optimizer`.

@@ -24,6 +24,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/schedule/schedule_table.h"
+
 namespace blueprint {
 
 //----- Model ------------------------------------------------------------------
@@ -190,13 +192,23 @@ struct TensorParallel {
   int64_t network_tier = 0;
 };
 
-// Pipeline schedules, the sum type of the seed.
-struct SingleStage {};                       // p = 1
-struct OneForwardOneBackward {};             // 1F1B
+// Pipeline schedules, the sum type of the seed. Each alternative names its
+// row of the schedule table (core/schedule/schedule_table.h: names, shape
+// rules, traits, order builder), which sits at the alternative's variant
+// index (core/spec/spec_schedule.h checks both at compile time). A schedule
+// without a virtual_stages field takes its row's fixed v.
+struct SingleStage {                         // p = 1
+  static constexpr ScheduleKind kKind = ScheduleKind::kSingleStage;
+};
+struct OneForwardOneBackward {               // 1F1B
+  static constexpr ScheduleKind kKind = ScheduleKind::kOneForwardOneBackward;
+};
 struct InterleavedOneForwardOneBackward {    // interleaved 1F1B
+  static constexpr ScheduleKind kKind = ScheduleKind::kInterleaved;
   int64_t virtual_stages = 2;                // v
 };
 struct ForwardOnly {                         // inference pipeline
+  static constexpr ScheduleKind kKind = ScheduleKind::kForwardOnly;
   // Forward chunks per stage (Calculon's pipeline_interleaving when not
   // training): 1 is the plain forward pipeline.
   int64_t virtual_stages = 1;
@@ -204,25 +216,37 @@ struct ForwardOnly {                         // inference pipeline
 // Schedules with no closed form in Calculon: their bubble and in-flight
 // microbatches come from the concrete scheduler (core/schedule), which
 // builds and simulates their command order for the mapping's p and m.
-struct GPipe {};      // all forwards, then all backwards
-struct DualPipeV {};  // DeepSeek's DualPipeV ("cut-in-half" DualPipe)
+struct GPipe {  // all forwards, then all backwards
+  static constexpr ScheduleKind kKind = ScheduleKind::kGPipe;
+};
+struct DualPipeV {  // DeepSeek's DualPipeV ("cut-in-half" DualPipe)
+  static constexpr ScheduleKind kKind = ScheduleKind::kDualPipeV;
+};
 // Zero bubble ZB-H1 (Qi et al. 2024): 1F1B with each backward split into
 // the input gradient B and the weight gradient W, W deferred into the
 // cool-down's waits; 1F1B's activation memory.
-struct ZeroBubbleH1 {};
+struct ZeroBubbleH1 {
+  static constexpr ScheduleKind kKind = ScheduleKind::kZbH1;
+};
 // Zero bubble ZB-V (Qi et al. 2024, section 6): two chunks per stage in a
 // V, B and W split, ordered for the mapping's F, B and W times by the
 // paper's reference list scheduler; 1F1B's activation memory.
-struct ZeroBubbleV {};
+struct ZeroBubbleV {
+  static constexpr ScheduleKind kKind = ScheduleKind::kZbV;
+};
 // Zero bubble ZB-H2 (Qi et al. 2024, section 3): ZB-H1's split with more
 // warm-up forwards, ordered for the mapping's F, B and W times by the
 // reference's heuristic; up to 2p - 1 microbatches in flight.
-struct ZeroBubbleH2 {};
+struct ZeroBubbleH2 {
+  static constexpr ScheduleKind kKind = ScheduleKind::kZbH2;
+};
 // DeepSeek's DualPipe (DeepSeek-V3 report, section 3.2.1): two copies of
 // the model fed from both ends; rank s holds stage s of one and stage
 // p - 1 - s of the other, so twice a stage's weights, gradients and
 // optimizer state, and its gradients are summed with rank p - 1 - s's.
-struct DualPipe {};
+struct DualPipe {
+  static constexpr ScheduleKind kKind = ScheduleKind::kDualPipe;
+};
 using PipelineSchedule =
     std::variant<SingleStage, OneForwardOneBackward,
                  InterleavedOneForwardOneBackward, ForwardOnly, GPipe,

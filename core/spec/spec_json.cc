@@ -90,17 +90,15 @@ Json CommunicationToJson(const TensorCommunication& communication) {
 Json ScheduleToJson(const PipelineSchedule& schedule) {
   Json out = Json::object();
   out["type"] = PipelineScheduleName(schedule);
+  // Its one field, where its schedule table row has no fixed v.
   std::visit(
-      Overloaded{[](const SingleStage&) {}, [](const OneForwardOneBackward&) {},
-                 [&](const InterleavedOneForwardOneBackward& s) {
-                   out["virtual_stages"] = s.virtual_stages;
-                 },
-                 [&](const ForwardOnly& s) {
-                   out["virtual_stages"] = s.virtual_stages;
-                 },
-                 [](const GPipe&) {}, [](const DualPipeV&) {},
-                 [](const ZeroBubbleH1&) {}, [](const ZeroBubbleV&) {},
-                 [](const ZeroBubbleH2&) {}, [](const DualPipe&) {}},
+      [&](const auto& s) {
+        using Schedule = std::decay_t<decltype(s)>;
+        if constexpr (ScheduleRowOf(Schedule::kKind).virtual_stages.fixed ==
+                      0) {
+          out["virtual_stages"] = s.virtual_stages;
+        }
+      },
       schedule);
   return out;
 }
@@ -366,17 +364,15 @@ void ReadSchedule(const Json& value, const std::string& path,
         reader.PathOf("type"), PipelineScheduleChoices(), *type_value));
     return;
   }
-  std::visit(Overloaded{[](SingleStage&) {}, [](OneForwardOneBackward&) {},
-                        [&](InterleavedOneForwardOneBackward& s) {
-                          reader.ReadInt("virtual_stages", &s.virtual_stages);
-                        },
-                        [&](ForwardOnly& s) {
-                          reader.ReadInt("virtual_stages", &s.virtual_stages);
-                        },
-                        [](GPipe&) {}, [](DualPipeV&) {},
-                        [](ZeroBubbleH1&) {}, [](ZeroBubbleV&) {},
-                        [](ZeroBubbleH2&) {}, [](DualPipe&) {}},
-             *schedule);
+  std::visit(
+      [&](auto& s) {
+        using Schedule = std::decay_t<decltype(s)>;
+        if constexpr (ScheduleRowOf(Schedule::kKind).virtual_stages.fixed ==
+                      0) {
+          reader.ReadInt("virtual_stages", &s.virtual_stages);
+        }
+      },
+      *schedule);
   *out = *schedule;
   reader.RejectUnknownKeys();
 }

@@ -199,9 +199,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, Golden, ::testing::ValuesIn(CaseNames()),
 
 // ScheduleReproof: the re-proof of the analytic pipeline bubble by the concrete
 // scheduler, on every golden case: the "schedule" stage
-// (core/schedule/from_analysis.h) simulates the case's own schedule with its
-// own chunk times, and its bubble must equal BubbleTerms' bubble_time +
-// bubble_reduction_time - unscheduled_bubble_time to 1e-9 relative, and
+// (core/pipeline/schedule_analysis.h) simulates the case's own schedule
+// with its own chunk times, and its bubble must equal BubbleTerms'
+// bubble_time + bubble_reduction_time - unscheduled_bubble_time to 1e-9
+// relative, and
 // simulated_total_time must equal total_time - unscheduled_bubble_time. Where
 // the simulation cannot agree, the difference is named: an interleaved order
 // with a short last group is longer (InterleavedLeftoverDifference) or, where

@@ -1,4 +1,4 @@
-#include "core/schedule/from_analysis.h"
+#include "core/pipeline/schedule_analysis.h"
 
 #include <algorithm>
 #include <cmath>

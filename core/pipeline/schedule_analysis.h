@@ -5,8 +5,8 @@
 // link time is 0), then simulated. `blueprint schedule`, the golden corpus and
 // the re-proof test all call this one function; the pass
 // SimulatePipelineSchedule keeps the figures `blueprint analyze` reports.
-#ifndef BLUEPRINTING_CORE_SCHEDULE_FROM_ANALYSIS_H_
-#define BLUEPRINTING_CORE_SCHEDULE_FROM_ANALYSIS_H_
+#ifndef BLUEPRINTING_CORE_PIPELINE_SCHEDULE_ANALYSIS_H_
+#define BLUEPRINTING_CORE_PIPELINE_SCHEDULE_ANALYSIS_H_
 
 #include <string>
 #include <vector>
@@ -16,10 +16,10 @@
 #include "core/plan/plan_ir.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/simulate.h"
-#include "core/schedule/spec_schedule.h"
 #include "core/schedule/timeline.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
+#include "core/spec/spec_schedule.h"
 
 namespace blueprint {
 
@@ -60,7 +60,7 @@ struct ScheduleAnalysis {
   // single_stage, 1f1b and interleaved 1f1b with p | m (and the simulated
   // schedules, whose bubble_time is this simulation's); interleaved with p
   // not dividing m > p differs by reproof.h InterleavedLeftoverDifference.
-  // In inference, minus the unscheduled bubble (from_analysis.h).
+  // In inference, minus the unscheduled bubble (UnscheduledBubbleTime).
   double simulated_bubble_time = 0;
   // total_time with bubble_time replaced by simulated_bubble_time
   // (timeline.h SimulatedTotalTime).
@@ -98,4 +98,4 @@ std::string TimelineSummaryText(const SimulatedIteration& simulated);
 
 }  // namespace blueprint
 
-#endif  // BLUEPRINTING_CORE_SCHEDULE_FROM_ANALYSIS_H_
+#endif  // BLUEPRINTING_CORE_PIPELINE_SCHEDULE_ANALYSIS_H_
