@@ -160,16 +160,16 @@ function loadImported(result, names, where, what, done = `${what}: loaded.`) {
 //----- Rendering -----------------------------------------------------------------
 
 // The summary: the headline figures in cards by their metadata group, each
-// label carrying the figure's meaning.
+// under its metadata label, which carries the figure's meaning.
 function buildGroups() {
   const container = byId('figures');
-  for (const [group, figures] of byGroup(HEADLINE, ([key]) => key, state.meta)) {
+  for (const [group, figures] of byGroup(HEADLINE, (key) => key, state.meta)) {
     const list = h('dl', {});
-    for (const [key, label] of figures) {
+    for (const key of figures) {
       const info = state.meta.figure(key);
       const cell = figureCell(key, info);
       state.cells.push(cell);
-      list.append(h('div', {class: 'row'}, h('dt', {title: info?.meaning}, label),
+      list.append(h('div', {class: 'row'}, h('dt', {title: info?.meaning}, info?.label ?? key),
                     h('dd', {}, cell.element)));
     }
     container.append(h('section', {class: 'group', 'data-group': group},

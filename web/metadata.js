@@ -1,6 +1,6 @@
 // What the core says about its inputs and outputs (`blueprint metadata`, the
 // module's metadata(); core/api/metadata.h): every enum's choices, every
-// report figure's unit, group and meaning, every spec field's type, kinds,
+// report figure's unit, group, page label and meaning, every spec field's type, kinds,
 // alternatives and checked range, every error code's meaning. The page keeps no copy of any of it: it
 // loads this once at start and builds its form, selects, units and figure
 // groups from it.
@@ -54,7 +54,8 @@ export class Metadata {
     return this.choices(id);
   }
 
-  // {unit, group, meaning} of a report figure, or undefined.
+  // {unit, group, label, meaning} of a report figure (label: null when the
+  // summary does not show it), or undefined.
   figure(key) {
     return this.figures[key];
   }

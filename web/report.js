@@ -33,7 +33,7 @@ function scaled(x, base, steps) {
 }
 
 // A rounded reading of a number in one of the core's units (metadata's
-// figure units, core/report/figure_info.h); none for a unit it does not
+// figure units, core/figures/figure_table.h); none for a unit it does not
 // know how to scale.
 const READINGS = {
   's': (x) => Math.abs(x) < 1e-3 ? `${(x * 1e6).toPrecision(3)} µs`
@@ -53,46 +53,26 @@ export function human(unit, literal) {
   return READINGS[unit](x);
 }
 
-// The figures the summary shows, with their labels (presentation). Their
-// groups, units and meanings come from the core's metadata; every figure is
-// also in the full table.
+// The figures the summary shows, in its order (the page's layout). Their
+// labels, groups, units and meanings come from the core's metadata (the
+// figure table, core/figures/figure_table.h); every figure is also in the
+// full table.
 export const HEADLINE = [
-  ['total_time', 'Iteration time'], ['sample_rate', 'Sample rate'],
-  ['mfu', 'MFU'], ['model_flops_per_iteration', 'Model FLOP per iteration'],
-  ['parameters_total', 'Parameters'],
-  ['stage_imbalance_time', 'Stage imbalance (vocabulary)'],
-  ['first_stage_time', 'First stage busy'], ['last_stage_time', 'Last stage busy'],
-  ['total_efficiency', 'Total efficiency'], ['compute_efficiency', 'Compute efficiency'],
-  ['system_efficiency', 'System efficiency'], ['fw_time', 'Forward time'],
-  ['bw_time', 'Backward time'], ['recompute_time', 'Recompute time'],
-  ['optim_step_time', 'Optimizer step'], ['bubble_time', 'Bubble time'],
-  ['simulated_bubble_time', 'Bubble, simulated timeline'],
-  ['simulated_total_time', 'Iteration, simulated timeline'],
-  ['tp_comm_exposed_time', 'TP exposed'], ['pp_comm_exposed_time', 'PP exposed'],
-  ['dp_comm_exposed_time', 'DP exposed'],
-  ['bubble_chunks', 'Bubble chunks'], ['extra_interleaving_bubbles', 'Extra interleaving bubbles'],
-  ['chunk_fw_time', 'Chunk forward'], ['chunk_bw_time', 'Chunk backward'],
-  ['bubble_reduction_time', 'Bubble reduction (uneven)'],
-  ['bubble_fraction', 'Bubble fraction'],
-  ['critical_path_base_forward', 'Base block forward'],
-  ['critical_path_base_backward', 'Base block backward'],
-  ['critical_path_edge_forward', 'Edge block forward'],
-  ['critical_path_edge_backward', 'Edge block backward'],
-  ['gemm_flops_per_rank', 'GEMM FLOP'], ['recompute_gemm_flops_per_rank', 'Recompute GEMM FLOP'],
-  ['flops_per_rank', 'All FLOP'],
-  ['tp_all_reduce_bytes', 'TP all-reduce'], ['tp_reduce_scatter_bytes', 'TP reduce-scatter'],
-  ['tp_all_gather_bytes', 'TP all-gather'], ['pp_p2p_bytes', 'PP send/receive'],
-  ['dp_all_reduce_bytes', 'DP all-reduce'], ['dp_reduce_scatter_bytes', 'DP reduce-scatter'],
-  ['dp_all_gather_bytes', 'DP all-gather'],
-  ['dp_param_all_gather_bytes', 'ZeRO-3 parameter all-gather'],
-  ['ep_all_to_all_bytes', 'Expert all-to-all'], ['cp_kv_bytes', 'Context K/V exchange'],
-  ['expert_parameters_per_rank', 'Expert parameters per rank'],
-  ['proc_mem_tier1_cap_req', 'Tier 1 (HBM) needed'], ['proc_mem_tier2_cap_req', 'Tier 2 needed'],
-  ['max_stage_mem_tier1_req', 'Most loaded stage, tier 1'],
-  ['weight_and_optimizer_bytes', 'Weights + gradients + optimizer'],
-  ['weight_space', 'Weights'], ['act_space', 'Activations'],
-  ['act_checkpoint_size', 'Checkpoints'], ['weight_grad_space', 'Weight gradients'],
-  ['optimizer_space', 'Optimizer'], ['act_grad_space', 'Activation gradients'],
+  'total_time', 'sample_rate', 'mfu', 'model_flops_per_iteration', 'parameters_total',
+  'stage_imbalance_time', 'first_stage_time', 'last_stage_time', 'total_efficiency',
+  'compute_efficiency', 'system_efficiency', 'fw_time', 'bw_time', 'recompute_time',
+  'optim_step_time', 'bubble_time', 'simulated_bubble_time', 'simulated_total_time',
+  'tp_comm_exposed_time', 'pp_comm_exposed_time', 'dp_comm_exposed_time', 'bubble_chunks',
+  'extra_interleaving_bubbles', 'chunk_fw_time', 'chunk_bw_time', 'bubble_reduction_time',
+  'bubble_fraction', 'critical_path_base_forward', 'critical_path_base_backward',
+  'critical_path_edge_forward', 'critical_path_edge_backward', 'gemm_flops_per_rank',
+  'recompute_gemm_flops_per_rank', 'flops_per_rank', 'tp_all_reduce_bytes',
+  'tp_reduce_scatter_bytes', 'tp_all_gather_bytes', 'pp_p2p_bytes', 'dp_all_reduce_bytes',
+  'dp_reduce_scatter_bytes', 'dp_all_gather_bytes', 'dp_param_all_gather_bytes',
+  'ep_all_to_all_bytes', 'cp_kv_bytes', 'expert_parameters_per_rank', 'proc_mem_tier1_cap_req',
+  'proc_mem_tier2_cap_req', 'max_stage_mem_tier1_req', 'weight_and_optimizer_bytes',
+  'weight_space', 'act_space', 'act_checkpoint_size', 'weight_grad_space', 'optimizer_space',
+  'act_grad_space',
 ];
 
 // The communication table: per parallel dimension, the bytes a rank moves
@@ -124,7 +104,7 @@ export function byGroup(items, key, meta) {
 
 // One figure cell: the exact literal in a button (click: "why this number"),
 // then the unit and a rounded reading in separate elements. info: the
-// figure's metadata ({unit, group, meaning}).
+// figure's metadata ({unit, group, label, meaning}).
 export function figureCell(key, info) {
   const value = h('button', {type: 'button', class: 'figure',
                              title: `Why this number? (lineage of ${key})`});

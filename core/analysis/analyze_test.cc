@@ -1148,14 +1148,14 @@ TEST(AnalyzeMemory, EveryFigureAssigned) {
     MemoryFigures fresh;
     ComputeMemory(a.plan.block, extras, step, fresh);
     MemoryFigures dirty;
-#define BP_POISON(name) dirty.name = nan;
+#define BP_POISON(name, ...) dirty.name = nan;
     BP_MEMORY_FIGURES(BP_POISON)
     BP_MEMORY_TERMS(BP_POISON)
 #undef BP_POISON
     dirty.checkpoint_min_defined = !fresh.checkpoint_min_defined;
     dirty.tier1_capacity = dirty.tier2_capacity = nan;
     ComputeMemory(a.plan.block, extras, step, dirty);
-#define BP_EXPECT_SAME(name)                                    \
+#define BP_EXPECT_SAME(name, ...)                                   \
   EXPECT_EQ(absl::StrCat(dirty.name), absl::StrCat(fresh.name)) \
       << #name << " variant=" << variant;
     BP_MEMORY_FIGURES(BP_EXPECT_SAME)
@@ -1225,7 +1225,7 @@ TEST(AnalyzeMemory, StateTier1BytesIsTheRequirementWithoutActivations) {
 TEST(StepTimeLowerBound, BoundFiguresGiveTheBlocksBound) {
   BlockFigures block;
   double value = 0;
-#define BP_SET_FIGURE(name) block.name = (value += 1.25) * 1e-3;
+#define BP_SET_FIGURE(name, ...) block.name = (value += 1.25) * 1e-3;
   BP_BLOCK_FIGURES(BP_SET_FIGURE)
 #undef BP_SET_FIGURE
   const BoundFigures bound = BoundFiguresOf(block);

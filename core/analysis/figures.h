@@ -11,63 +11,19 @@
 
 namespace blueprint {
 
-#define BP_ITERATION_FIGURES(X)                                              \
-  X(block_fw_pp_size) X(block_bw_pp_size) X(block_dp_size)                   \
-  X(dp_bw_overlap_req_chunk) X(dp_bw_overlap_req_tail) X(fw_time)            \
-  X(bw_time) X(optim_step_time) X(recompute_time) X(recomm_link_time)        \
-  X(recomm_exposed_time) X(bubble_time) X(tp_comm_link_time)                 \
-  X(pp_comm_link_time) X(dp_comm_link_time) X(tp_comm_exposed_time)          \
-  X(pp_comm_exposed_time) X(dp_comm_exposed_time) X(fw_offload_exposed_time) \
-  X(bw_offload_exposed_time) X(total_time) X(act_offload_bw_req)             \
-  X(weight_offload_bw_req) X(optim_offload_bw_req) X(offload_mem_bw_req)     \
-  X(useful_flops) X(compute_efficiency) X(system_efficiency)                 \
-  X(total_efficiency) X(sample_rate)
-
-// Composition terms that are not Calculon outputs but that the report and
-// the schedule chart show, then the first and last stage's own work (the
-// vocabulary: 0 for Calculon's model, which has none) and Megatron-LM's
-// model accounting.
-#define BP_SCHEDULE_TERMS(X)                                                 \
-  X(chunk_fw_time) X(chunk_bw_time) X(chunk_time) X(chunk_fw_pp_time)        \
-  X(chunk_bw_pp_time) X(baseblock_fw_time) X(edgeblock_fw_time)              \
-  X(baseblock_bw_time) X(edgeblock_bw_time) X(bubble_reduction_time)         \
-  X(extra_interleaving_bubbles) X(bubble_chunks) X(chunk_bw_input_time)      \
-  X(chunk_bw_weight_time) X(chunk_fb_time) X(fb_overlap_saving_time)         \
-  X(peak_inflight_microbatches) X(block_dp_time) X(block_dp_grad_size)      \
-  X(first_stage_microbatch_time) X(last_stage_microbatch_time)               \
-  X(first_stage_extra_time) X(last_stage_extra_time) X(stage_imbalance_time) \
-  X(stage_extra_dp_time) X(embedding_sync_time) X(twin_stage_sync_time)     \
-  X(first_stage_time) X(last_stage_time) X(parameters_total)                 \
-  X(parameters_active)                                                       \
-  X(model_flops_per_iteration) X(mfu)
-
+// The figures of the step (core/figures/figure_table.h BP_ITERATION_FIGURES,
+// BP_SCHEDULE_TERMS).
 struct IterationFigures {
-#define BP_DECLARE_FIELD(name) double name = 0;
+#define BP_DECLARE_FIELD(name, ...) double name = 0;
   BP_ITERATION_FIGURES(BP_DECLARE_FIELD)
   BP_SCHEDULE_TERMS(BP_DECLARE_FIELD)
 #undef BP_DECLARE_FIELD
 };
 
-#define BP_MEMORY_FIGURES(X)                                                 \
-  X(weight_space_with_offload) X(act_space_with_offload)                     \
-  X(act_checkpoint_size_with_offload) X(act_grad_space_with_offload)         \
-  X(weight_grad_space_with_offload) X(optimizer_space_with_offload)          \
-  X(weight_space) X(act_space) X(act_checkpoint_size) X(act_grad_space)      \
-  X(weight_grad_space) X(optimizer_space) X(proc_mem_tier1_cap_req)          \
-  X(proc_mem_tier2_cap_req)
-
-// Memory figures that are not Calculon outputs: the weights, gradients and
-// optimizer state (Megatron-LM's weight_and_optimizer memory) and the tier-1
-// requirement of the first and the last stage, whose vocabulary work the
-// blocks' figures (stage 0's, Calculon's) leave out.
-#define BP_MEMORY_TERMS(X)                                                   \
-  X(first_stage_weight_and_optimizer_bytes)                                  \
-  X(last_stage_weight_and_optimizer_bytes) X(weight_and_optimizer_bytes)     \
-  X(first_stage_mem_tier1_req) X(last_stage_mem_tier1_req)                   \
-  X(max_stage_mem_tier1_req)
-
+// Memory per rank and stage (core/figures/figure_table.h BP_MEMORY_FIGURES,
+// BP_MEMORY_TERMS).
 struct MemoryFigures {
-#define BP_DECLARE_FIELD(name) double name = 0;
+#define BP_DECLARE_FIELD(name, ...) double name = 0;
   BP_MEMORY_FIGURES(BP_DECLARE_FIELD)
   BP_MEMORY_TERMS(BP_DECLARE_FIELD)
 #undef BP_DECLARE_FIELD
@@ -79,25 +35,25 @@ struct MemoryFigures {
 
 template <typename F>
 void ForEachIterationFigure(const IterationFigures& it, F&& f) {
-#define BP_VISIT_FIELD(name) f(#name, it.name);
+#define BP_VISIT_FIELD(name, ...) f(#name, it.name);
   BP_ITERATION_FIGURES(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
 }
 template <typename F>
 void ForEachScheduleTerm(const IterationFigures& it, F&& f) {
-#define BP_VISIT_FIELD(name) f(#name, it.name);
+#define BP_VISIT_FIELD(name, ...) f(#name, it.name);
   BP_SCHEDULE_TERMS(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
 }
 template <typename F>
 void ForEachMemoryFigure(const MemoryFigures& m, F&& f) {
-#define BP_VISIT_FIELD(name) f(#name, m.name);
+#define BP_VISIT_FIELD(name, ...) f(#name, m.name);
   BP_MEMORY_FIGURES(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
 }
 template <typename F>
 void ForEachMemoryTerm(const MemoryFigures& m, F&& f) {
-#define BP_VISIT_FIELD(name) f(#name, m.name);
+#define BP_VISIT_FIELD(name, ...) f(#name, m.name);
   BP_MEMORY_TERMS(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
 }

@@ -687,8 +687,8 @@ constexpr FigureFormula kMemoryRows[] = {
 #undef BP_OFFLOAD_SOURCES
 // clang-format on
 
-// The figure lists of figures.h, for the compile-time check below.
-#define BP_NAME(name) #name,
+// The figure lists of the figure table, for the compile-time check below.
+#define BP_NAME(name, ...) #name,
 constexpr const char* kIterationNames[] = {BP_ITERATION_FIGURES(BP_NAME)
                                                BP_SCHEDULE_TERMS(BP_NAME)};
 constexpr const char* kMemoryNames[] = {BP_MEMORY_FIGURES(BP_NAME)
@@ -720,11 +720,11 @@ constexpr bool RowsMatch(const FigureFormula (&rows)[N],
 
 static_assert(RowsMatch(kIterationRows, kIterationNames),
               "kIterationRows must hold one row per name of "
-              "BP_ITERATION_FIGURES then BP_SCHEDULE_TERMS (figures.h), in "
+              "BP_ITERATION_FIGURES then BP_SCHEDULE_TERMS (figure_table.h), in "
               "their order, each with a formula and sources");
 static_assert(RowsMatch(kMemoryRows, kMemoryNames),
               "kMemoryRows must hold one row per name of BP_MEMORY_FIGURES "
-              "then BP_MEMORY_TERMS (figures.h), in their order, each with a "
+              "then BP_MEMORY_TERMS (figure_table.h), in their order, each with a "
               "formula and sources");
 
 bool IsNameStart(char c) {

@@ -1,7 +1,8 @@
 // The lineage of every iteration and memory figure, defined with the formula
 // it explains: one table (lineage.cc) with one row per name of the figure
-// lists of figures.h (BP_ITERATION_FIGURES, BP_SCHEDULE_TERMS,
-// BP_MEMORY_FIGURES), in their order. lineage.cc checks at compile time that
+// table's lists (core/figures/figure_table.h BP_ITERATION_FIGURES,
+// BP_SCHEDULE_TERMS, BP_MEMORY_FIGURES, BP_MEMORY_TERMS), in their order.
+// lineage.cc checks at compile time that
 // the rows and the lists name the same figures in the same order, so a
 // figure cannot be added without its formula and sources; analyze_test
 // checks that every formula's names resolve and appear among its sources.
@@ -12,7 +13,7 @@
 //   * a figure of the formula's own analysis (an iteration figure or schedule
 //     term for an iteration formula, a memory figure for a memory formula);
 //   * a step term (StepTerms: p, v, m, d, blocks_per_stage, training, ...);
-//   * a block figure (core/plan/plan_ir.h BP_BLOCK_FIGURES);
+//   * a block figure (core/figures/figure_table.h BP_BLOCK_FIGURES);
 //   * qualified, when a name is ambiguous: "block.useful_flops";
 //   * followed by "(": a function (FormulaFunctions: max, min, p2p_time,
 //     dp_time, mem2_time, rate, the DP-overlap helpers of figures.cc).
@@ -53,9 +54,9 @@ struct FigureFormula {
 // The source templates of a row, in order.
 std::vector<std::string> SourcesOf(const FigureFormula& row);
 
-// Every iteration figure then every schedule term, in figures.h order.
+// Every iteration figure then every schedule term, in the table's order.
 absl::Span<const FigureFormula> IterationFormulas();
-// Every memory figure, in figures.h order.
+// Every memory figure then every memory term, in the table's order.
 absl::Span<const FigureFormula> MemoryFormulas();
 
 // Which analysis a formula belongs to: its unqualified names look there first.

@@ -11,7 +11,7 @@
 #include "core/base/field_errors.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
-#include "core/report/figure_info.h"
+#include "core/figures/figure_table.h"
 #include "core/spec/check.h"
 #include "core/spec/enums.h"
 #include "core/spec/spec.h"
@@ -51,11 +51,16 @@ Json ErrorCodesJson() {
   return out;
 }
 
+// The figure table (core/figures/figure_table.h), a row per figure; label
+// is null for a figure the page's summary does not show.
 Json FiguresJson() {
   Json out = Json::object();
-  for (const FigureInfo& f : ReportFigureInfo()) {
+  for (const FigureRow& f : FigureTable()) {
     out[f.name] = Json::object(
-        {{"unit", f.unit}, {"group", f.group}, {"meaning", f.meaning}});
+        {{"unit", FigureUnitName(f.unit)},
+         {"group", FigureGroupName(f.group)},
+         {"label", f.label[0] != '\0' ? Json(f.label) : Json(nullptr)},
+         {"meaning", f.meaning}});
   }
   return out;
 }

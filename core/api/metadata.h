@@ -6,7 +6,7 @@
 //    "enums": {ID: {"variant": bool,
 //                   "choices": [{"name", "calculon", "meaning"}, ...]}},
 //    "error_codes": [{"name", "meaning"}, ...],
-//    "figures": {NAME: {"unit", "group", "meaning"}},
+//    "figures": {NAME: {"unit", "group", "label", "meaning"}},
 //    "spec_fields": {PATH: {"type", "kinds", ["choices"], ["when"],
 //                           ["nullable"], ["within"], ["min"], ["max"],
 //                           ["unit"], ["why"]}}}
@@ -16,9 +16,10 @@
 //   Calculon has no spelling.
 // * error_codes: every code an error's `code` can hold (the wasm module's
 //   errors[].code), in table order (core/base/field_errors.h kErrorCodes).
-// * figures: every figure of the report JSON (core/report/figure_info.h);
-//   unit is one of s, bytes, FLOP, bytes/s, fraction, count, samples/s;
-//   group is block, iteration, schedule, memory or report.
+// * figures: every figure of the report JSON, a row of the figure table
+//   (core/figures/figure_table.h); unit is one of s, bytes, FLOP, bytes/s,
+//   fraction, count, samples/s; group is block, iteration, schedule, memory
+//   or report; label is the page summary's name for it, or null.
 // * spec_fields: every leaf of the canonical spec JSON, derived from the
 //   spec writer itself. PATH uses "[]" for any list index and "<datatype>"
 //   for a datatype key; type is integer, number, boolean, string or null;

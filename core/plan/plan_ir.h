@@ -12,36 +12,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/figures/figure_table.h"
 #include "core/taskir/task_ir.h"
 
 namespace blueprint {
 
-// Per-microbatch, per-block figures, named exactly as Calculon's stats JSON.
-#define BP_BLOCK_FIGURES(X)                                                  \
-  X(block_fw_flops) X(block_fw_flops_time) X(block_fw_mem_accessed)          \
-  X(block_fw_mem_time) X(block_fw_time) X(baseblock_fw_tp_time)              \
-  X(edgeblock_fw_tp_time) X(baseblock_fw_tp_time_exposed)                    \
-  X(edgeblock_fw_tp_time_exposed) X(block_re_flops) X(block_re_flops_time)   \
-  X(block_re_mem_accessed) X(block_re_mem_time) X(block_re_time)             \
-  X(baseblock_recomm_time) X(edgeblock_recomm_time)                          \
-  X(baseblock_recomm_time_exposed) X(edgeblock_recomm_time_exposed)          \
-  X(block_agrad_flops) X(block_agrad_flops_time) X(block_agrad_mem_accessed) \
-  X(block_agrad_mem_time) X(block_agrad_time) X(baseblock_agrad_tp_time)     \
-  X(edgeblock_agrad_tp_time) X(baseblock_agrad_tp_time_exposed)              \
-  X(edgeblock_agrad_tp_time_exposed) X(block_wgrad_flops)                    \
-  X(block_wgrad_flops_time) X(block_wgrad_mem_accessed)                      \
-  X(block_wgrad_mem_time) X(block_wgrad_time) X(block_optim_flops)           \
-  X(block_optim_flops_time) X(block_optim_mem_accessed)                      \
-  X(block_optim_mem_time) X(block_optim_time) X(baseblock_fw_tp_size)        \
-  X(edgeblock_fw_tp_size) X(baseblock_bw_tp_size) X(edgeblock_bw_tp_size)    \
-  X(baseblock_recomm_size) X(edgeblock_recomm_size) X(tp_bw_overlap_req)     \
-  X(block_weight_space) X(block_act_working_space)                           \
-  X(block_act_storage_space) X(block_act_checkpoint_size)                    \
-  X(block_weight_grad_space) X(block_weight_grad_space_no_sharding)          \
-  X(block_act_grad_space) X(block_optimizer_space)
-
+// Per-microbatch, per-block figures, named exactly as Calculon's stats JSON
+// (core/figures/figure_table.h BP_BLOCK_FIGURES).
 struct BlockFigures {
-#define BP_DECLARE_FIELD(name) double name = 0;
+#define BP_DECLARE_FIELD(name, ...) double name = 0;
   BP_BLOCK_FIGURES(BP_DECLARE_FIELD)
 #undef BP_DECLARE_FIELD
   // useful FLOPs of one block and microbatch (fw, + agrad, wgrad, optim when
@@ -52,7 +31,7 @@ struct BlockFigures {
 // Calls f(name, value) for every block figure, in the canonical order.
 template <typename F>
 void ForEachBlockFigure(const BlockFigures& b, F&& f) {
-#define BP_VISIT_FIELD(name) f(#name, b.name);
+#define BP_VISIT_FIELD(name, ...) f(#name, b.name);
   BP_BLOCK_FIGURES(BP_VISIT_FIELD)
 #undef BP_VISIT_FIELD
   f("useful_flops", b.useful_flops);

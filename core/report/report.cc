@@ -20,6 +20,7 @@
 #include "core/base/status_macros.h"
 #include "core/report/calculon_stats.h"
 #include "core/spec/spec_json.h"
+#include "core/taskir/lineage_node.h"
 
 namespace blueprint {
 namespace {
@@ -178,78 +179,113 @@ class Explainer {
     for (const FigureLineage& f : DerivedLineage()) derived_.push_back(f);
   }
 
-  // Resolves a bare report figure name to its node id.
-  std::string NodeOf(const std::string& figure) const {
+  // The node of a bare report figure name, or nullopt.
+  std::optional<LineageNode> NodeOf(const std::string& figure) const {
     for (const FigureLineage& f : r_.iteration.lineage) {
-      if (f.figure == figure) return "iteration:" + figure;
+      if (f.figure == figure)
+        return LineageNode{LineageNodeKind::kIteration, figure};
     }
     for (const FigureLineage& f : r_.memory.lineage) {
-      if (f.figure == figure) return "memory:" + figure;
+      if (f.figure == figure)
+        return LineageNode{LineageNodeKind::kMemory, figure};
     }
     for (const FigureLineage& f : r_.schedule.lineage) {
       if (f.figure != figure) continue;
       // "stage[s]": a stage of the simulated timeline.
-      return (absl::StartsWith(figure, "stage[") ? "timeline:" : "schedule:") +
-             figure;
+      return LineageNode{absl::StartsWith(figure, "stage[")
+                             ? LineageNodeKind::kTimeline
+                             : LineageNodeKind::kSchedule,
+                         figure};
     }
     bool block = false;
     ForEachBlockFigure(r_.plan.block, [&](const char* name, double) {
       block = block || figure == name;
     });
-    if (block) return "block:" + figure;
-    return "";
+    if (block) return LineageNode{LineageNodeKind::kBlock, figure};
+    return std::nullopt;
   }
 
-  // Appends `node` and, down to max_depth (unlimited when nullopt), its
-  // sources: a node already expanded is marked so and not expanded again; a
-  // node at max_depth says how many sources it has.
-  void Walk(const std::string& node, int64_t depth,
+  // Appends the node `id` (a lineage source as the IR records it) and, down
+  // to max_depth (unlimited when nullopt), its sources: a node already
+  // expanded is marked so and not expanded again; a node at max_depth says
+  // how many sources it has. An id of no known kind is shown as it is.
+  void Walk(const std::string& id, int64_t depth,
             std::optional<int64_t> max_depth, std::string& out) {
     const std::string indent(static_cast<size_t>(2 * depth), ' ');
-    const bool seen = visited_.count(node) > 0;
+    const bool seen = visited_.count(id) > 0;
     const bool cut = !seen && max_depth.has_value() && depth >= *max_depth;
-    std::string label;
-    std::vector<std::string> sources;
-    Describe(node, label, sources);
+    Description d;
+    if (const std::optional<LineageNode> node = ParseLineageNode(id)) {
+      d = Describe(*node);
+    }
+    if (d.label.empty()) d.label = id;
     std::string mark;
-    if (!sources.empty() && seen) mark = " (expanded above)";
-    if (!sources.empty() && cut) {
-      mark = absl::StrCat(" (", sources.size(),
-                          sources.size() == 1 ? " source" : " sources",
+    if (!d.sources.empty() && seen) mark = " (expanded above)";
+    if (!d.sources.empty() && cut) {
+      mark = absl::StrCat(" (", d.sources.size(),
+                          d.sources.size() == 1 ? " source" : " sources",
                           " not shown)");
     }
-    absl::StrAppend(&out, indent, depth == 0 ? "" : "<- ", label, mark, "\n");
+    absl::StrAppend(&out, indent, depth == 0 ? "" : "<- ", d.label, mark, "\n");
     if (seen || cut) return;
-    visited_.insert(node);
-    for (const std::string& source : sources) {
+    visited_.insert(id);
+    for (const std::string& source : d.sources) {
       Walk(source, depth + 1, max_depth, out);
     }
   }
 
   // "name = formula = formula with values = value" for an iteration or
-  // memory figure's node, "" for any other node.
-  std::string FormulaLine(const std::string& node) const {
-    const size_t colon = node.find(':');
-    const std::string kind = node.substr(0, colon);
-    const std::string name = node.substr(colon + 1);
-    if (kind == "schedule") {
-      for (const FigureLineage& f : r_.schedule.lineage) {
-        if (f.figure == name) {
-          return absl::StrCat(name, " = ", f.formula, " = ",
-                              FormatDouble(ScheduleValue(name)), "\n");
-        }
-      }
-      return "";
+  // memory figure's node ("name = formula = value" for a schedule figure or
+  // a per-rank figure, whose formulas name no values), "" for any other.
+  std::string FormulaLine(const LineageNode& node) const {
+    switch (node.kind) {
+      case LineageNodeKind::kSchedule:
+        return ScheduleFormulaLine(node.name);
+      case LineageNodeKind::kIteration:
+        return TableFormulaLine(FormulaScope::kIteration, node);
+      case LineageNodeKind::kMemory:
+        return TableFormulaLine(FormulaScope::kMemory, node);
+      case LineageNodeKind::kSpec:
+      case LineageNodeKind::kDerived:
+      case LineageNodeKind::kSystem:
+      case LineageNodeKind::kTask:
+      case LineageNodeKind::kPlan:
+      case LineageNodeKind::kBlock:
+      case LineageNodeKind::kFirstStage:
+      case LineageNodeKind::kLastStage:
+      case LineageNodeKind::kTimeline:
+      case LineageNodeKind::kStep:
+        return "";
     }
-    if (kind != "iteration" && kind != "memory") return "";
-    const FormulaScope scope =
-        kind == "iteration" ? FormulaScope::kIteration : FormulaScope::kMemory;
+    return "";
+  }
+
+ private:
+  // A node's line (without indent and marks) and its sources.
+  struct Description {
+    std::string label;
+    std::vector<std::string> sources;
+  };
+
+  std::string ScheduleFormulaLine(const std::string& name) const {
+    for (const FigureLineage& f : r_.schedule.lineage) {
+      if (f.figure == name) {
+        return absl::StrCat(name, " = ", f.formula, " = ",
+                            FormatDouble(ScheduleValue(name)), "\n");
+      }
+    }
+    return "";
+  }
+
+  std::string TableFormulaLine(FormulaScope scope,
+                               const LineageNode& node) const {
+    const std::string& name = node.name;
     const FigureFormula* row = FindFormula(scope, name);
     if (row == nullptr) {
       // A per-rank figure: its formula is prose over the task IR, with no
       // names to substitute.
       double value = 0;
-      if (kind != "iteration" ||
+      if (scope != FormulaScope::kIteration ||
           !FindIterationFigure(r_.iteration, name, &value)) {
         return "";
       }
@@ -263,112 +299,148 @@ class Explainer {
     }
     const FormulaValues values =
         FormulaValuesOf(r_.plan, r_.iteration, r_.memory);
-    const std::optional<double> value =
-        ValueOf(scope, absl::StrCat(kind, ".", name), values);
+    const std::optional<double> value = ValueOf(
+        scope, absl::StrCat(LineageNodeKindName(node.kind), ".", name), values);
     return absl::StrCat(name, " = ", row->formula, " = ",
                         SubstituteValues(scope, row->formula, values), " = ",
                         FormatDouble(value.value_or(0)), "\n");
   }
 
- private:
-  void Describe(const std::string& node, std::string& label,
-                std::vector<std::string>& sources) {
-    const size_t colon = node.find(':');
-    const std::string kind = node.substr(0, colon);
-    const std::string name = node.substr(colon + 1);
-    if (kind == "iteration") {
-      double value = 0;
-      FindIterationFigure(r_.iteration, name, &value);
-      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
-                           AnalyzeIteration::kName, "]");
-      sources = SourcesOf(r_.iteration.lineage, name);
-    } else if (kind == "memory") {
-      double value = 0;
-      auto find = [&](const char* n, double x) {
-        if (name == n) value = x;
-      };
-      ForEachMemoryFigure(r_.memory.figures, find);
-      ForEachMemoryTerm(r_.memory.figures, find);
-      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
-                           AnalyzeMemory::kName, "]");
-      sources = SourcesOf(r_.memory.lineage, name);
-    } else if (kind == "schedule") {
-      label = absl::StrCat(node, " = ", FormatDouble(ScheduleValue(name)),
-                           " [", SimulatePipelineSchedule::kName, "]");
-      sources = SourcesOf(r_.schedule.lineage, name);
-    } else if (kind == "timeline") {
-      // "stage[s]": one physical stage of the simulated timeline.
-      size_t stage = 0;
-      const ScheduleAnalysis& sim = r_.schedule;
-      if (absl::StartsWith(name, "stage[") && absl::EndsWith(name, "]") &&
-          absl::SimpleAtoi(name.substr(6, name.size() - 7), &stage) &&
-          stage < sim.stage_idle_times.size()) {
-        label = absl::StrCat(
-            node, " busy ", FormatDouble(sim.stage_busy_times[stage]),
-            " idle ", FormatDouble(sim.stage_idle_times[stage]),
-            " peak_live_microbatches ",
-            FormatDouble(sim.stage_peak_live_microbatches[stage]), " of ",
-            FormatDouble(sim.makespan), " [", SimulatePipelineSchedule::kName,
-            "]");
-        sources = SourcesOf(sim.lineage, name);
+  Description Describe(const LineageNode& node) const {
+    switch (node.kind) {
+      case LineageNodeKind::kIteration:
+        return DescribeIteration(node);
+      case LineageNodeKind::kMemory:
+        return DescribeMemory(node);
+      case LineageNodeKind::kSchedule:
+        return {absl::StrCat(node.ToString(), " = ",
+                             FormatDouble(ScheduleValue(node.name)), " [",
+                             SimulatePipelineSchedule::kName, "]"),
+                SourcesOf(r_.schedule.lineage, node.name)};
+      case LineageNodeKind::kTimeline:
+        return DescribeTimeline(node);
+      case LineageNodeKind::kBlock:
+        return {BlockLabel(node, r_.plan.block), r_.plan.block_lineage.sources};
+      case LineageNodeKind::kFirstStage:
+        return DescribeStage(node, r_.plan.first_stage, Placement::kFirstStage);
+      case LineageNodeKind::kLastStage:
+        return DescribeStage(node, r_.plan.last_stage, Placement::kLastStage);
+      case LineageNodeKind::kPlan:
+        return DescribePlan(node);
+      case LineageNodeKind::kTask:
+        return DescribeTask(node);
+      case LineageNodeKind::kDerived:
+        return {absl::StrCat(node.ToString(), " = ",
+                             Snippet(JsonAt(derived_json_, node.name)),
+                             " [CheckSpec]"),
+                SourcesOf(derived_, node.name)};
+      case LineageNodeKind::kSpec:
+        return {absl::StrCat(node.ToString(), " = ",
+                             Snippet(JsonAt(spec_json_, node.name))),
+                {}};
+      case LineageNodeKind::kSystem: {
+        const std::string path = node.name.substr(0, node.name.find('@'));
+        const nlohmann::json* system = JsonAt(spec_json_, "system");
+        return {absl::StrCat(node.ToString(), " = ",
+                             Snippet(system ? JsonAt(*system, path) : nullptr)),
+                {}};
       }
-    } else if (kind == "block") {
-      double value = 0;
-      ForEachBlockFigure(r_.plan.block, [&](const char* n, double x) {
-        if (name == n) value = x;
-      });
-      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
-                           r_.plan.block_lineage.pass, "]");
-      sources = r_.plan.block_lineage.sources;
-    } else if (kind == "first_stage" || kind == "last_stage") {
-      const bool first = kind == "first_stage";
-      double value = 0;
-      ForEachBlockFigure(first ? r_.plan.first_stage : r_.plan.last_stage,
-                         [&](const char* n, double x) {
-                           if (name == n) value = x;
-                         });
-      label = absl::StrCat(node, " = ", FormatDouble(value), " [",
-                           r_.plan.block_lineage.pass, "]");
-      const Placement placement =
-          first ? Placement::kFirstStage : Placement::kLastStage;
-      for (const Task& task : r_.tasks.tasks) {
-        if (task.placement == placement) {
-          sources.push_back(absl::StrCat("plan:", task.id));
-        }
-      }
-    } else if (kind == "plan") {
-      int id = 0;
-      if (absl::SimpleAtoi(name, &id) && id >= 0 &&
-          static_cast<size_t>(id) < r_.plan.tasks.size()) {
-        const TaskPlan& tp = r_.plan.tasks[static_cast<size_t>(id)];
-        label = absl::StrCat(node, " ", r_.tasks.tasks[tp.task_id].name,
-                             " fw=", FormatDouble(tp.processing_time[0]),
-                             " s [", tp.lineage.pass, "]");
-        sources = tp.lineage.sources;
-      }
-    } else if (kind == "task") {
-      int id = 0;
-      if (absl::SimpleAtoi(name, &id) && id >= 0 &&
-          static_cast<size_t>(id) < r_.tasks.tasks.size()) {
-        const Task& task = r_.tasks.tasks[static_cast<size_t>(id)];
-        label = absl::StrCat(node, " ", task.name, " ",
-                             TaskKindName(task.kind), " [", task.lineage.pass,
-                             "]");
-        sources = task.lineage.sources;
-      }
-    } else if (kind == "derived") {
-      label = absl::StrCat(node, " = ",
-                           Snippet(JsonAt(derived_json_, name)), " [CheckSpec]");
-      sources = SourcesOf(derived_, name);
-    } else if (kind == "spec") {
-      label = absl::StrCat(node, " = ", Snippet(JsonAt(spec_json_, name)));
-    } else if (kind == "system") {
-      const std::string path = name.substr(0, name.find('@'));
-      const nlohmann::json* system = JsonAt(spec_json_, "system");
-      label = absl::StrCat(
-          node, " = ", Snippet(system ? JsonAt(*system, path) : nullptr));
+      case LineageNodeKind::kStep:
+        // A formula's step term, not a node of any IR: shown as it is.
+        return {};
     }
-    if (label.empty()) label = node;
+    return {};
+  }
+
+  Description DescribeIteration(const LineageNode& node) const {
+    double value = 0;
+    FindIterationFigure(r_.iteration, node.name, &value);
+    return {absl::StrCat(node.ToString(), " = ", FormatDouble(value), " [",
+                         AnalyzeIteration::kName, "]"),
+            SourcesOf(r_.iteration.lineage, node.name)};
+  }
+
+  Description DescribeMemory(const LineageNode& node) const {
+    double value = 0;
+    auto find = [&](const char* n, double x) {
+      if (node.name == n) value = x;
+    };
+    ForEachMemoryFigure(r_.memory.figures, find);
+    ForEachMemoryTerm(r_.memory.figures, find);
+    return {absl::StrCat(node.ToString(), " = ", FormatDouble(value), " [",
+                         AnalyzeMemory::kName, "]"),
+            SourcesOf(r_.memory.lineage, node.name)};
+  }
+
+  // "stage[s]": one physical stage of the simulated timeline.
+  Description DescribeTimeline(const LineageNode& node) const {
+    const std::string& name = node.name;
+    size_t stage = 0;
+    const ScheduleAnalysis& sim = r_.schedule;
+    if (!absl::StartsWith(name, "stage[") || !absl::EndsWith(name, "]") ||
+        !absl::SimpleAtoi(name.substr(6, name.size() - 7), &stage) ||
+        stage >= sim.stage_idle_times.size()) {
+      return {};
+    }
+    return {absl::StrCat(node.ToString(), " busy ",
+                         FormatDouble(sim.stage_busy_times[stage]), " idle ",
+                         FormatDouble(sim.stage_idle_times[stage]),
+                         " peak_live_microbatches ",
+                         FormatDouble(sim.stage_peak_live_microbatches[stage]),
+                         " of ", FormatDouble(sim.makespan), " [",
+                         SimulatePipelineSchedule::kName, "]"),
+            SourcesOf(sim.lineage, name)};
+  }
+
+  std::string BlockLabel(const LineageNode& node,
+                         const BlockFigures& figures) const {
+    double value = 0;
+    ForEachBlockFigure(figures, [&](const char* n, double x) {
+      if (node.name == n) value = x;
+    });
+    return absl::StrCat(node.ToString(), " = ", FormatDouble(value), " [",
+                        r_.plan.block_lineage.pass, "]");
+  }
+
+  // A figure of the first or last stage's own work: its sources are the
+  // plans of the stage's tasks.
+  Description DescribeStage(const LineageNode& node,
+                            const BlockFigures& figures,
+                            Placement placement) const {
+    Description d{BlockLabel(node, figures), {}};
+    for (const Task& task : r_.tasks.tasks) {
+      if (task.placement == placement) {
+        d.sources.push_back(
+            LineageNode{LineageNodeKind::kPlan, absl::StrCat(task.id)}
+                .ToString());
+      }
+    }
+    return d;
+  }
+
+  Description DescribePlan(const LineageNode& node) const {
+    int id = 0;
+    if (!absl::SimpleAtoi(node.name, &id) || id < 0 ||
+        static_cast<size_t>(id) >= r_.plan.tasks.size()) {
+      return {};
+    }
+    const TaskPlan& tp = r_.plan.tasks[static_cast<size_t>(id)];
+    return {absl::StrCat(node.ToString(), " ", r_.tasks.tasks[tp.task_id].name,
+                         " fw=", FormatDouble(tp.processing_time[0]), " s [",
+                         tp.lineage.pass, "]"),
+            tp.lineage.sources};
+  }
+
+  Description DescribeTask(const LineageNode& node) const {
+    int id = 0;
+    if (!absl::SimpleAtoi(node.name, &id) || id < 0 ||
+        static_cast<size_t>(id) >= r_.tasks.tasks.size()) {
+      return {};
+    }
+    const Task& task = r_.tasks.tasks[static_cast<size_t>(id)];
+    return {absl::StrCat(node.ToString(), " ", task.name, " ",
+                         TaskKindName(task.kind), " [", task.lineage.pass, "]"),
+            task.lineage.sources};
   }
 
   double ScheduleValue(const std::string& name) const {
@@ -391,7 +463,7 @@ class Explainer {
   nlohmann::json spec_json_;
   nlohmann::json derived_json_;
   std::vector<FigureLineage> derived_;
-  std::set<std::string> visited_;
+  std::set<std::string> visited_;  // the ids Walk expanded
 };
 
 }  // namespace
@@ -400,8 +472,8 @@ absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
                                           const std::string& figure,
                                           std::optional<int64_t> max_depth) {
   Explainer explainer(result);
-  const std::string node = explainer.NodeOf(figure);
-  if (node.empty()) {
+  const std::optional<LineageNode> node = explainer.NodeOf(figure);
+  if (!node.has_value()) {
     return absl::NotFoundError(absl::StrCat(
         "figure \"", figure,
         "\" is not a report figure (see the keys of \"figures\" in "
@@ -411,8 +483,8 @@ absl::StatusOr<std::string> ExplainFigure(const PipelineResult& result,
     return absl::InvalidArgumentError(
         absl::StrCat("depth: expected an integer >= 0, got ", *max_depth));
   }
-  std::string out = explainer.FormulaLine(node);
-  explainer.Walk(node, 0, max_depth, out);
+  std::string out = explainer.FormulaLine(*node);
+  explainer.Walk(node->ToString(), 0, max_depth, out);
   return out;
 }
 
