@@ -16,7 +16,7 @@
 // BP_MEMORY_FIGURES and BP_MEMORY_TERMS the memory analysis
 // (core/analysis/figures.h), BP_REPORT_FIGURES the per-rank figures of
 // AnalyzeIteration (core/analysis/analyze.cc) and the simulated schedule's
-// (core/schedule/from_analysis.h). Within a list, the order is the order of
+// (core/pipeline/schedule_analysis.h). Within a list, the order is the order of
 // the canonical texts (changing it changes the goldens).
 //
 // Everything else keys on these rows: the structs' fields and ForEach*
