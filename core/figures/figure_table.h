@@ -16,8 +16,8 @@
 // BP_MEMORY_FIGURES and BP_MEMORY_TERMS the memory analysis
 // (core/analysis/figures.h), BP_REPORT_FIGURES the per-rank figures of
 // AnalyzeIteration (core/analysis/analyze.cc) and the simulated schedule's
-// (core/pipeline/schedule_analysis.h). Within a list, the order is the order of
-// the canonical texts (changing it changes the goldens).
+// (core/pipeline/schedule_analysis.h). Within a list, the order is the order
+// of the canonical texts (changing it changes the goldens).
 //
 // Everything else keys on these rows: the structs' fields and ForEach*
 // visitors, the formulas and sources (core/analysis/lineage.cc, checked at
