@@ -30,7 +30,12 @@ const PRESET_NAME = /^[a-z0-9._-]+$/;
 
 //----- The shared module ---------------------------------------------------------
 
+// `blueprint metadata` (figure units, enum choices) as a file: fetched while
+// the module loads, so that no metadata() call delays the first figure.
+const METADATA_URL = new URL('./metadata.json', import.meta.url);
+
 const instances = new Map();
+let metadataFile = null;
 let metadataCache = null;
 
 // The one instance of the module at `url` for the whole page, loaded once.
@@ -48,7 +53,16 @@ function instance(url) {
 
 const loadModule = () => instance(MODULE_URL);
 
-function metadataOf(bp) {
+// metadata.json, or null when it cannot be had (then metadataOf asks the module).
+function loadMetadata() {
+  metadataFile ??= fetch(METADATA_URL)
+      .then((response) => response.ok ? response.json() : null)
+      .catch(() => null);
+  return metadataFile;
+}
+
+function metadataOf(bp, file) {
+  metadataCache ??= file;
   if (!metadataCache) {
     const result = call(bp, 'metadata');
     metadataCache = result.ok ? JSON.parse(result.output) : {figures: {}, enums: {}};
@@ -323,9 +337,10 @@ class BlueprintElement extends Base {
     this.dataset.state = 'loading';
     this.setAttribute('aria-busy', 'true');
     try {
-      const [text, bp] = await Promise.all([specText(source), loadModule()]);
+      const [text, bp, metadata] =
+          await Promise.all([specText(source), loadModule(), loadMetadata()]);
       if (stale()) return;
-      const errors = this.show(bp, text, metadataOf(bp));
+      const errors = this.show(bp, text, metadataOf(bp, metadata));
       if (stale()) return;
       this.showErrors(errors.list, errors.warning ? 'warning' : 'ready');
     } catch (e) {

@@ -160,14 +160,18 @@ try {
   assert.ok(gzip <= BUDGET_GZIP_BYTES, `a one-figure page downloads ${gzip} bytes gzip`);
   await expectNoViolations('embed.html');
 
-  // 2b. The hosted bundle: embed.html with manifest.json's hashed elements.js
-  // loads only hashed names (the hashed files import each other).
+  // 2b. The hosted bundle: embed.html with manifest.json's hashed names
+  // (elements.js, the preloads) loads only hashed names (the hashed files
+  // import each other).
   const manifest = JSON.parse(readFileSync(path.join(siteDir, 'manifest.json'), 'utf8'));
   await page.close();
   page = await browser.newPage();
   await page.route('**/embed.html', async (route) => {
     const response = await route.fetch();
-    const html = (await response.text()).replaceAll('"elements.js"', `"${manifest['elements.js']}"`);
+    let html = await response.text();
+    for (const [name, hashed] of Object.entries(manifest)) {
+      html = html.replaceAll(`"${name}"`, `"${hashed}"`);
+    }
     await route.fulfill({response, body: html});
   });
   requests = [];
@@ -176,9 +180,10 @@ try {
   await page.goto(url + 'embed.html');
   await expectFigure('blueprint-figure', defaultSpec, 'total_time', 'embed.html, hashed bundle');
   const loaded = requests.map((r) => r.url().slice(url.length))
-      .filter((u) => /\.(m?js|wasm)$/.test(u));
+      .filter((u) => /\.(m?js|wasm)$|^assets\//.test(u));
   assert.deepEqual(loaded.sort(), ['blueprinting_slim.mjs', 'blueprinting_slim.wasm', 'dom.js',
-                                   'elements.js', 'report.js'].map((n) => manifest[n]).sort());
+                                   'elements.js', 'metadata.json', 'report.js']
+      .map((n) => manifest[n]).sort());
   console.log(`ok: the hashed bundle loads only hashed names: ${loaded.join(' ')}`);
 
   // 3. The docs page: elements of several specs.
