@@ -4,7 +4,7 @@
 // HTMLElement and customElements exist), and the modules it names are in the
 // tarball.
 import assert from 'node:assert/strict';
-import {existsSync, statSync} from 'node:fs';
+import {existsSync, readFileSync, statSync} from 'node:fs';
 import path from 'node:path';
 
 const [tarball] = process.argv.slice(2);
@@ -24,6 +24,15 @@ assert.deepEqual(touched.filter((name) => name !== 'HTMLElement' && name !== 'cu
 assert.deepEqual(Object.keys(elements.ELEMENTS).sort(),
                  ['blueprint-figure', 'blueprint-mapping', 'blueprint-memory', 'blueprint-schedule']);
 assert.deepEqual(elements.launchWords(`--a 1  --b "x y" --c 'z'`), ['--a', '1', '--b', 'x y', '--c', 'z']);
+
+// elements.d.ts maps every tag to its class in HTMLElementTagNameMap.
+const types = readFileSync(path.join(process.cwd(), 'node_modules', 'blueprinting',
+                                     'elements.d.ts'), 'utf8');
+const tagMap = /interface HTMLElementTagNameMap \{([^}]*)\}/.exec(types)?.[1] ?? '';
+for (const [tag, element] of Object.entries(elements.ELEMENTS)) {
+  assert.ok(tagMap.includes(`'${tag}': ${element.name};`), `elements.d.ts lacks ${tag}`);
+  assert.ok(types.includes(`export declare class ${element.name} `), `no class ${element.name}`);
+}
 
 // The files elements.js loads, next to it in the installed package.
 const root = path.join(process.cwd(), 'node_modules', 'blueprinting');
