@@ -210,7 +210,14 @@ const CSS = `
 :host(:not(blueprint-figure)) { display: block; margin: 1em 0; }
 [part~=value] { font-variant-numeric: tabular-nums; }
 [part~=unit], [part~=caption] { color: var(--_muted); }
-[part~=errors] { color: var(--_err); margin: 0; padding: 0; list-style: none; }
+[part~=errors] { color: var(--_err); margin: 0; padding: 0; list-style: none;
+  font-weight: normal; }
+[part~=errors]:empty { display: none; }
+/* A figure sits in a sentence: its errors too. */
+:host(blueprint-figure) [part~=errors], :host(blueprint-figure) [part~=error] {
+  display: inline; }
+:host(blueprint-figure) [part~=error]::before { content: " "; }
+caption { text-align: left; }
 :host([data-state=warning]) [part~=errors] { color: var(--_warn); }
 [part~=field] { font-family: ui-monospace, Menlo, Consolas, monospace; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden;
