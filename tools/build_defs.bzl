@@ -4,7 +4,8 @@
   bp_cc_test         a GoogleTest suite, run natively AND compiled to wasm under node
   bp_wasm_node_binary  a cc_binary compiled to one self-contained .js for node
   bp_embind_module   an embind ES module (NAME.mjs + NAME.wasm) for browsers and node
-  bp_dir             copies files into one output folder (npm package, static site)
+  bp_dir             copies files into one output folder (npm package, static site),
+                     optionally with content-hashed copies and their manifest
 
 -ffp-contract=off and -std=c++17 are global (//:.bazelrc and the wasm toolchain).
 """
@@ -100,7 +101,7 @@ def bp_cc_test(name, srcs, deps, data = [], size = "small", args = [], copts = [
         tags = tags + ["wasm"],
     )
 
-def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], post_js = [], testonly = False, visibility = None):
+def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], post_js = [], testonly = False, visibility = None, optimize_size = False):
     """An embind ES module: `NAME.mjs` + `NAME.wasm`, default export `export_name`.
 
     `await export_name()` resolves to the module in browsers and in node alike
@@ -108,6 +109,8 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], p
     cc_binary `NAME.tar` built for wasm: add libraries to `deps`. `post_js`:
     JS files included with --post-js (inside the factory, after the runtime).
     `testonly`: a module only tests may depend on (e.g. with test-only bindings).
+    `optimize_size`: compiled and linked at -Oz, every dependency included (an
+    output folder of its own): for modules web pages download.
     """
     shim = "//tools/emscripten:node_esm_shim.js"
     pre = "//tools/emscripten:node_wasm_binary.js"
@@ -127,6 +130,10 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], p
             "-sEXPORT_NAME=" + export_name,
             "-sENVIRONMENT=web,node",
             "-sALLOW_MEMORY_GROWTH=1",
+            # No eval or new Function (embind's invokers are closures instead):
+            # the module runs under a Content-Security-Policy of
+            # script-src 'self' 'wasm-unsafe-eval', as docs sites send.
+            "-sDYNAMIC_EXECUTION=0",
             # A library must not install process-wide handlers in its host.
             "-sNODEJS_CATCH_EXIT=0",
             "-sNODEJS_CATCH_REJECTION=0",
@@ -141,7 +148,8 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], p
     )
     _wasm_module(
         name = name,
-        binary = ":" + name + ".tar",
+        binary = None if optimize_size else ":" + name + ".tar",
+        size_binary = ":" + name + ".tar" if optimize_size else None,
         es6 = True,
         testonly = testonly,
         visibility = visibility,
@@ -150,10 +158,16 @@ def bp_embind_module(name, srcs, deps, export_name, copts = [], linkopts = [], p
 def _bp_dir_impl(ctx):
     pkg = ctx.label.package
     outs = []
-    for f in ctx.files.srcs:
+    by_name = {}
+    placed = [(f, None) for f in ctx.files.srcs]
+    for target, folder in ctx.attr.folders.items():
+        placed += [(f, folder) for f in target.files.to_list()]
+    for f, folder in placed:
         # Files of this package keep their path below it; others (e.g. the wasm
-        # module) land at the top of the folder.
-        if pkg and f.short_path.startswith(pkg + "/"):
+        # module) land at the top of the folder, or in the one `folders` names.
+        if folder != None:
+            rel = folder + "/" + f.basename
+        elif pkg and f.short_path.startswith(pkg + "/"):
             rel = f.short_path[len(pkg) + 1:]
         else:
             rel = f.basename
@@ -167,6 +181,30 @@ def _bp_dir_impl(ctx):
             progress_message = "Copying %s into %s" % (f.short_path, ctx.label),
         )
         outs.append(out)
+        by_name[rel] = out
+    if ctx.attr.hashed:
+        # Content-hashed copies in NAME/assets/ and NAME/manifest.json
+        # (tools/hash_assets.py): names unknown until built, so one folder.
+        assets = ctx.actions.declare_directory(ctx.label.name + "/assets")
+        manifest = ctx.actions.declare_file(ctx.label.name + "/manifest.json")
+        args = [assets.path, manifest.path]
+        for prefix in ctx.attr.unhashed:
+            args += ["--unhashed", prefix]
+        inputs = []
+        for name in ctx.attr.hashed:
+            if name not in by_name:
+                fail("hashed: %s is not a file of %s" % (name, ctx.label))
+            args.append("%s=%s" % (name, by_name[name].path))
+            inputs.append(by_name[name])
+        ctx.actions.run(
+            executable = "/usr/bin/python3",
+            arguments = [ctx.file._hash_assets.path] + args,
+            inputs = inputs + [ctx.file._hash_assets],
+            outputs = [assets, manifest],
+            mnemonic = "BpHashAssets",
+            progress_message = "Hashing the assets of %s" % ctx.label,
+        )
+        outs += [assets, manifest]
     files = depset(outs)
     return [DefaultInfo(files = files, runfiles = ctx.runfiles(transitive_files = files))]
 
@@ -175,5 +213,22 @@ bp_dir = rule(
     doc = "Copies srcs into bazel-bin/<package>/<name>/ (package-relative paths kept).",
     attrs = {
         "srcs": attr.label_list(allow_files = True, mandatory = True),
+        "folders": attr.label_keyed_string_dict(
+            allow_files = True,
+            doc = "more files: label -> the folder (below NAME/) its files land in",
+        ),
+        "hashed": attr.string_list(
+            doc = "files of the folder (paths below NAME/) also copied to " +
+                  "NAME/assets/ under content-hashed names, listed in " +
+                  "NAME/manifest.json; dependencies first (their names are " +
+                  "rewritten in later files)",
+        ),
+        "unhashed": attr.string_list(
+            doc = "folders of NAME/ that hashed files refer to as './FOLDER'",
+        ),
+        "_hash_assets": attr.label(
+            default = "//tools:hash_assets.py",
+            allow_single_file = True,
+        ),
     },
 )

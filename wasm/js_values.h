@@ -1,6 +1,6 @@
 // Conversions between JS values and the core's strings, shared by the
-// bindings of the module (bindings.cc) and of its testing variant
-// (testing_bindings.cc). Header-only: compiled into each embind module's
+// bindings of the module (spec_bindings.cc, bindings.cc) and of its testing
+// variant (testing_bindings.cc). Header-only: compiled into each embind module's
 // cc_binary (wasm only).
 #ifndef WASM_JS_VALUES_H_
 #define WASM_JS_VALUES_H_
@@ -13,6 +13,7 @@
 #include <emscripten/val.h>
 
 #include "absl/strings/str_cat.h"
+#include "core/api/commands.h"
 #include "core/base/field_errors.h"
 #include "core/base/input_limits.h"
 
@@ -90,6 +91,108 @@ inline bool StringFromJs(const val& value, const std::string& name,
         .call<void>("set", bytes);
   }
   return true;
+}
+
+// {ok, output, errors: [{field, message, code}], notes} of a command.
+inline val ToJs(const blueprint::CommandResult& result) {
+  val out = val::object();
+  out.set("ok", result.exit_code == blueprint::kExitOk);
+  out.set("output", JsString(result.output));
+  val errors = val::array();
+  for (const blueprint::FieldError& e : result.errors) {
+    val error = val::object();
+    error.set("field", JsString(e.field));
+    error.set("message", JsString(e.message));
+    error.set("code", val(blueprint::ErrorCodeName(e.code)));
+    errors.call<void>("push", error);
+  }
+  out.set("errors", errors);
+  val notes = val::array();
+  for (const std::string& note : result.notes) {
+    notes.call<void>("push", JsString(note));
+  }
+  out.set("notes", notes);
+  return out;
+}
+
+inline val Failure(int exit_code, const std::vector<blueprint::FieldError>& errors) {
+  blueprint::CommandResult result;
+  result.exit_code = exit_code;
+  result.errors = errors;
+  return ToJs(result);
+}
+
+// A JS array of strings (`name` in messages). The whole list is limited
+// like the core limits Megatron-LM's arguments: the sum of the lengths plus
+// one per string.
+inline bool StringsFromJs(const val& array, const std::string& name,
+                   const std::string& not_an_array,
+                   std::vector<std::string>* out,
+                   std::vector<blueprint::FieldError>* errors) {
+  if (!array.isArray()) {
+    errors->push_back({name, not_an_array, blueprint::ErrorCode::kWrongType});
+    return false;
+  }
+  const double length = array["length"].as<double>();
+  if (length > static_cast<double>(blueprint::kMaxInputBytes)) {
+    errors->push_back({name, blueprint::InputTooLargeMessage(name),
+                       blueprint::ErrorCode::kTooLarge});
+    return false;
+  }
+  double total = 0;
+  for (int i = 0; i < static_cast<int>(length); ++i) {
+    const val item = array[i];
+    if (!item.isString()) {
+      errors->push_back({name, not_an_array, blueprint::ErrorCode::kWrongType});
+      return false;
+    }
+    total += item["length"].as<double>() + 1;
+    if (total > static_cast<double>(blueprint::kMaxInputBytes)) {
+      errors->push_back({name, blueprint::InputTooLargeMessage(name),
+                         blueprint::ErrorCode::kTooLarge});
+      return false;
+    }
+  }
+  bool ok = true;
+  out->resize(static_cast<size_t>(length));
+  for (int i = 0; i < static_cast<int>(length); ++i) {
+    ok &= StringFromJs(array[i], absl::StrCat(name, "[", i, "]"), &(*out)[i],
+                       errors);
+  }
+  return ok;
+}
+
+// The string arguments of one call, all checked before any is used.
+class Arguments {
+ public:
+  Arguments& String(const val& value, const char* name, std::string* out) {
+    StringFromJs(value, name, out, &errors_);
+    return *this;
+  }
+  Arguments& Strings(const val& value, const char* name,
+                     const std::string& not_an_array,
+                     std::vector<std::string>* out) {
+    StringsFromJs(value, name, not_an_array, out, &errors_);
+    return *this;
+  }
+  Arguments& Error(blueprint::FieldError error) {
+    errors_.push_back(std::move(error));
+    return *this;
+  }
+  bool ok() const { return errors_.empty(); }
+  val Refusal() const { return Failure(blueprint::kExitInvalidInput, errors_); }
+
+ private:
+  std::vector<blueprint::FieldError> errors_;
+};
+
+// The commands that take one spec: its argument checked, then `command`.
+inline val WithSpec(const val& spec_arg,
+             blueprint::CommandResult (*command)(const std::string&)) {
+  std::string spec;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec).ok()) return args.Refusal();
+  return ToJs(command(spec));
 }
 
 }  // namespace blueprint_wasm

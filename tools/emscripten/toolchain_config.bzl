@@ -25,11 +25,14 @@ _LINK_ACTIONS = [
     ACTION_NAMES.cpp_link_nodeps_dynamic_library,
 ]
 
-def _flags(actions, flags, mode = None):
+def _flags(actions, flags, mode = None, not_features = []):
     return flag_set(
         actions = actions,
         flag_groups = [flag_group(flags = flags)],
-        with_features = [with_feature_set(features = [mode])] if mode else [],
+        with_features = [with_feature_set(
+            features = [mode],
+            not_features = not_features,
+        )] if mode else [],
     )
 
 def _impl(ctx):
@@ -50,6 +53,10 @@ def _impl(ctx):
         feature(name = "opt"),
         feature(name = "dbg"),
         feature(name = "fastbuild"),
+        # Set by wasm.bzl's size transition (a module docs pages download):
+        # -Oz instead of -O3. Optimisation levels never change results here
+        # (no FP contraction, no fast-math, one libm).
+        feature(name = "wasm_size"),
         feature(
             name = "wasm_default_flags",
             enabled = True,
@@ -66,9 +73,11 @@ def _impl(ctx):
                 ]),
                 # -O3: the page's search runs 3-6% faster than at -O2
                 # (core/search/README.md); no FP reassociation either way.
-                _flags(_COMPILE_ACTIONS, ["-O3", "-DNDEBUG"], "opt"),
+                _flags(_COMPILE_ACTIONS, ["-O3", "-DNDEBUG"], "opt", ["wasm_size"]),
+                _flags(_COMPILE_ACTIONS, ["-Oz", "-DNDEBUG"], "wasm_size"),
                 _flags(_COMPILE_ACTIONS, ["-O0", "-g"], "dbg"),
-                _flags(_LINK_ACTIONS, ["-O3"], "opt"),
+                _flags(_LINK_ACTIONS, ["-O3"], "opt", ["wasm_size"]),
+                _flags(_LINK_ACTIONS, ["-Oz"], "wasm_size"),
             ],
         ),
     ]

@@ -24,6 +24,26 @@ wasm_transition = transition(
     ],
 )
 
+# The same, compiled and linked for size (-Oz, the toolchain's wasm_size
+# feature) in an output folder of its own: modules that web pages download.
+def _wasm_size_transition_impl(settings, attr):
+    return {
+        "//command_line_option:platforms": "//tools/emscripten:wasm32_emscripten",
+        "//command_line_option:platform_suffix": "wasm-size",
+        "//command_line_option:features": settings["//command_line_option:features"] +
+                                          ["wasm_size"],
+    }
+
+wasm_size_transition = transition(
+    implementation = _wasm_size_transition_impl,
+    inputs = ["//command_line_option:features"],
+    outputs = [
+        "//command_line_option:platforms",
+        "//command_line_option:platform_suffix",
+        "//command_line_option:features",
+    ],
+)
+
 _ALLOWLIST = {
     "_allowlist_function_transition": attr.label(
         default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
@@ -31,7 +51,9 @@ _ALLOWLIST = {
 }
 
 def _wasm_module_impl(ctx):
-    tar = ctx.files.binary[0]
+    if bool(ctx.attr.binary) == bool(ctx.attr.size_binary):
+        fail("give a wasm_module either binary or size_binary")
+    tar = (ctx.files.binary or ctx.files.size_binary)[0]
     if not tar.basename.endswith(".tar"):
         fail("binary must be a cc_binary named NAME.tar, got " + tar.basename)
     stem = tar.basename[:-len(".tar")]
@@ -55,7 +77,11 @@ wasm_module = rule(
     doc = "Unpacks NAME.js (or .mjs) + NAME.wasm from the wasm cc_binary NAME.tar " +
           "(see emcc_wrapper.sh).",
     attrs = dict({
-        "binary": attr.label(mandatory = True, cfg = wasm_transition),
+        "binary": attr.label(cfg = wasm_transition),
+        "size_binary": attr.label(
+            cfg = wasm_size_transition,
+            doc = "instead of binary: the cc_binary built for size (-Oz)",
+        ),
         "es6": attr.bool(default = False, doc = "binary was linked with -sEXPORT_ES6=1"),
     }, **_ALLOWLIST),
 )
