@@ -135,9 +135,9 @@ export interface Blueprinting {
    * `blueprint metadata`: canonical JSON listing every enum's choices (name,
    * Calculon's spelling, meaning), every error code (name, meaning), every
    * report figure (unit: s, bytes, FLOP, bytes/s, fraction, count or
-   * samples/s; group; the page's label or null; meaning) and every spec
-   * field (JSON type, kinds, choices, the checker's min/max). See
-   * core/api/metadata.h.
+   * samples/s; group; the page's label or null; meaning; formula, or null
+   * for a block figure) and every spec field (JSON type, kinds, choices,
+   * the checker's min/max). See core/api/metadata.h.
    */
   metadata(): CommandResult;
   /**

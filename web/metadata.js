@@ -54,8 +54,9 @@ export class Metadata {
     return this.choices(id);
   }
 
-  // {unit, group, label, meaning} of a report figure (label: null when the
-  // summary does not show it), or undefined.
+  // {unit, group, label, meaning, formula} of a report figure (label: null
+  // when the summary does not show it; formula: null for a block figure), or
+  // undefined.
   figure(key) {
     return this.figures[key];
   }

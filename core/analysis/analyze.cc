@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "core/base/format.h"
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
+#include "core/figures/figure_table.h"
 
 namespace blueprint {
 namespace {
@@ -96,6 +96,12 @@ std::string GiB(double bytes) {
   return absl::StrFormat("%.3f GiB", bytes / kGiB);
 }
 
+// A figure table row's formula ("" for a name the table lacks, which
+// figure_table_test rules out).
+const char* FormulaOfRow(const FigureRow* row) {
+  return row != nullptr ? row->formula : "";
+}
+
 // The per-rank figures of one step that Calculon does not report, computed
 // from the task IR (traffic by collective, GEMM work), the block figures and
 // the composed step; each with its lineage (pass `pass`).
@@ -104,11 +110,12 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                         const IterationFigures& it, const char* pass,
                         std::vector<NamedFigure>& figures,
                         std::vector<FigureLineage>& lineage) {
-  auto add = [&](std::string name, const char* formula, double value,
+  // The formula is the figure table's (BP_REPORT_FIGURES).
+  auto add = [&](std::string name, double value,
                  std::vector<std::string> sources) {
     FigureLineage f;
     f.figure = name;
-    f.formula = formula;
+    f.formula = FormulaOfRow(FindFigureRow(name));
     f.lineage.pass = pass;
     f.lineage.sources = std::move(sources);
     lineage.push_back(std::move(f));
@@ -189,43 +196,26 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
     sources.insert(sources.end(), {"derived:blocks_per_chunk",
                                    "derived:virtual_stages",
                                    "derived:microbatches"});
-    add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
-        "sum over the block tasks' collectives of this op: (blocks_per_chunk "
-        "- 1) * virtual_stages * microbatches * base bytes + virtual_stages * "
-        "microbatches * edge bytes; plus microbatches (dualpipe: half) * "
-        "bytes of stage 0's own tasks (embedding; output layer when p = 1 or "
-        "dualpipe)",
-        tp_bytes[op], sources);
+    add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"), tp_bytes[op],
+        sources);
   }
-  for (const auto& [axis, name, what] :
-       {std::tuple<MeshAxis, const char*, const char*>{
-            MeshAxis::kExpert, "ep_all_to_all_bytes",
-            "the MoE dispatch and combine all-to-alls"},
-        {MeshAxis::kContext, "cp_kv_bytes",
-         "the context-parallel K/V exchange"}}) {
+  for (const auto& [axis, name] :
+       {std::pair<MeshAxis, const char*>{MeshAxis::kExpert,
+                                         "ep_all_to_all_bytes"},
+        {MeshAxis::kContext, "cp_kv_bytes"}}) {
     std::vector<std::string> sources = axis_sources[axis];
     sources.insert(sources.end(),
                    {"derived:blocks_per_stage", "derived:microbatches"});
-    const std::string formula =
-        absl::StrCat("sum over the block tasks of ", what,
-                     ": blocks_per_stage * microbatches * share * bytes "
-                     "(forward and, training, backward)");
-    add(name, formula.c_str(), axis_bytes[axis], sources);
+    add(name, axis_bytes[axis], sources);
     const std::string exposed_name =
         absl::StrCat(absl::StripSuffix(name, "_bytes"), "_exposed_time");
-    const std::string exposed_formula =
-        absl::StrCat("the same sum over the exposed time of ", what,
-                     " (plan IR; inside the block times)");
     std::vector<std::string> exposed_sources = sources;
     for (std::string& source : exposed_sources) {
       if (absl::StartsWith(source, "task:")) source.replace(0, 4, "plan");
     }
-    add(exposed_name, exposed_formula.c_str(), axis_exposed[axis],
-        exposed_sources);
+    add(exposed_name, axis_exposed[axis], exposed_sources);
   }
   add("pp_p2p_bytes",
-      "p > 1 ? microbatches * virtual_stages * (block_fw_pp_size + "
-      "block_bw_pp_size) : 0",
       s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size) : 0,
       {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
        "derived:microbatches", "derived:virtual_stages"});
@@ -243,49 +233,31 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
   const double dp_reduce_scatter =
       dp && s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
-  add("dp_all_reduce_bytes",
-      "training && d > 1 && !optimizer_sharding ? rank_blocks * "
-      "block_dp_grad_size : 0",
-      dp_all_reduce, dp_grad_sources);
-  add("dp_reduce_scatter_bytes",
-      "training && d > 1 && optimizer_sharding ? rank_blocks * "
-      "block_dp_grad_size : 0",
-      dp_reduce_scatter, dp_grad_sources);
+  add("dp_all_reduce_bytes", dp_all_reduce, dp_grad_sources);
+  add("dp_reduce_scatter_bytes", dp_reduce_scatter, dp_grad_sources);
   // ZeRO-3 gathers the weights before each pass instead of after the step.
   const double after_step_gather =
       dp && s.optimizer_sharding && !s.shard_parameters
           ? rank_blocks * it.block_dp_size
           : 0;
-  add("dp_all_gather_bytes",
-      "training && d > 1 && optimizer_sharding and not ZeRO-3 ? "
-      "rank_blocks * block_dp_size : 0",
-      after_step_gather, dp_sources);
+  add("dp_all_gather_bytes", after_step_gather, dp_sources);
   const double param_gather =
       dp && s.shard_parameters ? 2 * rank_blocks * it.block_dp_size : 0;
-  add("dp_param_all_gather_bytes",
-      "training && d > 1 && sharding parameters (ZeRO-3) ? 2 * "
-      "rank_blocks * block_dp_size (before the forward and the "
-      "backward pass) : 0",
-      param_gather, dp_sources);
+  add("dp_param_all_gather_bytes", param_gather, dp_sources);
   // The breakdown by dimension (the page's communication table).
   add("tp_comm_bytes",
-      "tp_all_reduce_bytes + tp_reduce_scatter_bytes + tp_all_gather_bytes",
       tp_bytes[CollectiveOp::kAllReduce] +
           tp_bytes[CollectiveOp::kReduceScatter] +
           tp_bytes[CollectiveOp::kAllGather],
       {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
        "iteration:tp_all_gather_bytes"});
   add("dp_comm_bytes",
-      "dp_all_reduce_bytes + dp_reduce_scatter_bytes + dp_all_gather_bytes + "
-      "dp_param_all_gather_bytes",
       dp_all_reduce + dp_reduce_scatter + after_step_gather + param_gather,
       {"iteration:dp_all_reduce_bytes", "iteration:dp_reduce_scatter_bytes",
        "iteration:dp_all_gather_bytes", "iteration:dp_param_all_gather_bytes"});
   // tp_comm_exposed_time holds every collective of the blocks, the expert
   // and context exchanges included.
   add("tp_collectives_exposed_time",
-      "max(0, tp_comm_exposed_time - ep_all_to_all_exposed_time - "
-      "cp_kv_exposed_time)",
       std::max(0.0, it.tp_comm_exposed_time - axis_exposed[MeshAxis::kExpert] -
                         axis_exposed[MeshAxis::kContext]),
       {"iteration:tp_comm_exposed_time", "iteration:ep_all_to_all_exposed_time",
@@ -323,22 +295,14 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   gemm_sources.insert(gemm_sources.end(),
                       {"derived:blocks_per_stage", "derived:microbatches"});
   add("gemm_flops_per_rank",
-      "blocks_per_stage * microbatches * sum over the block's GEMM tasks of "
-      "(fw + agrad + wgrad) flops + microbatches (dualpipe: half) * the same "
-      "over stage 0's own GEMM tasks (output layer when p = 1 or dualpipe)",
       bpp * m * gemm + own_runs * stage_gemm, gemm_sources);
   expert_sources.push_back("derived:blocks_per_stage");
   expert_sources.push_back("derived:stages_per_rank");
   add("expert_parameters_per_rank",
-      "rank_blocks * sum over the routed experts' tasks of share * "
-      "weight bytes / the weights' bytes per element (the stage with most "
-      "MoE blocks; ZeRO-3 keeps 1/shard of them)",
       rank_blocks * expert_weights /
           static_cast<double>(s.weight_bytes_per_element),
       expert_sources);
   add("recompute_gemm_flops_per_rank",
-      "blocks_per_stage * microbatches * sum over recomputed GEMM tasks of fw "
-      "flops",
       bpp * m * recompute_gemm, gemm_sources);
   const BlockFigures& b = plan.block;
   // Stage 0's own work: the first stage's, and the last stage's when p = 1
@@ -351,10 +315,6 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                    x->block_optim_flops;
   }
   add("flops_per_rank",
-      "blocks_per_stage * microbatches * (block_fw_flops + block_agrad_flops "
-      "+ block_wgrad_flops + recomputed fw flops) + rank_blocks * "
-      "block_optim_flops + stage 0's own tasks' (microbatches (dualpipe: "
-      "half) * (fw + agrad + wgrad) + optim) flops",
       bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
                  recompute_all) +
           rank_blocks * b.block_optim_flops + stage_flops,
@@ -362,7 +322,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
        "block:block_wgrad_flops", "block:block_optim_flops",
        "derived:blocks_per_stage", "derived:stages_per_rank",
        "derived:microbatches"});
-  add("bubble_fraction", "total_time > 0 ? bubble_time / total_time : 0",
+  add("bubble_fraction",
       it.total_time > 0 ? it.bubble_time / it.total_time : 0,
       {"iteration:bubble_time", "iteration:total_time"});
   for (int v_i = 0; v_i < kNumVariants; ++v_i) {
@@ -374,12 +334,8 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
         absl::StrCat("block:", variant, "block_agrad_tp_time_exposed"),
         absl::StrCat("block:", variant, "block_recomm_time_exposed")};
     add(absl::StrCat("critical_path_", variant, "_forward"),
-        "the longest dependency path through the block's forward tasks "
-        "(plan IR)",
         plan.critical_path[v_i].forward, sources);
     add(absl::StrCat("critical_path_", variant, "_backward"),
-        "the longest dependency path through the block's backward tasks "
-        "(plan IR)",
         plan.critical_path[v_i].backward, sources);
   }
 }

@@ -1,8 +1,10 @@
 #include "core/analysis/lineage.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/format.h"
@@ -12,56 +14,15 @@
 namespace blueprint {
 namespace {
 
-// The table, hand-laid: one row per figure, the formula then its sources.
+// One figure's sources (its formula is the figure table's).
+struct FigureSources {
+  const char* figure;
+  const char* sources[kMaxFormulaSources];
+};
+
+// The sources of every figure's formula (the formula is the figure table's,
+// core/figures/figure_table.h), hand-laid: one row per figure.
 // clang-format off
-
-// Formula fragments shared by several rows (string literal concatenation).
-
-// A block's forward and backward times before offload (figures.cc
-// ForwardBlockTimes, BackwardBlockTimes).
-#define BP_FW_BASE "(block_fw_time + baseblock_fw_tp_time_exposed)"
-#define BP_FW_EDGE \
-  "(block_fw_time + edgeblock_fw_tp_time_exposed + chunk_fw_pp_time)"
-#define BP_BW_BASE                                                      \
-  "(block_re_time + baseblock_recomm_time_exposed + block_agrad_time + " \
-  "block_wgrad_time + baseblock_agrad_tp_time_exposed)"
-#define BP_BW_EDGE                                                      \
-  "(block_re_time + edgeblock_recomm_time_exposed + block_agrad_time + " \
-  "block_wgrad_time + edgeblock_agrad_tp_time_exposed + chunk_bw_pp_time)"
-#define BP_BW_MEM "(block_agrad_mem_time + block_wgrad_mem_time)"
-// Offloaded activations (ActivationOffloadBytes).
-#define BP_ACT_OFFLOAD \
-  "(full_recompute ? block_act_checkpoint_size : block_act_storage_space)"
-// The bytes one block moves to or from tier 2 (ForwardOffloadBytes,
-// BackwardOffloadBytes).
-#define BP_FW_OFFLOAD                                  \
-  "max(offload_weights * block_weight_space, "         \
-  "offload_activations * " BP_ACT_OFFLOAD ")"
-#define BP_BW_OFFLOAD                                                    \
-  "(offload_weights * block_weight_space + offload_activations * "        \
-  BP_ACT_OFFLOAD " + offload_optimizer * block_optimizer_space)"
-// The time offload can hide in (OffloadRequirementTerms).
-#define BP_FW_WINDOW \
-  "(min(" BP_FW_BASE ", " BP_FW_EDGE ") - block_fw_mem_time)"
-#define BP_BW_WINDOW "(min(" BP_BW_BASE ", " BP_BW_EDGE ") - " BP_BW_MEM ")"
-// A per-block quantity over the step: bpc - 1 base blocks and one edge block
-// per chunk, m * v chunks (PerStep).
-#define BP_PER_STEP(base, edge) \
-  "m * v * ((blocks_per_chunk - 1) * " base " + " edge ")"
-// Microbatches in flight on stage 0 (ComputeMemory).
-#define BP_IN_FLIGHT                                                 \
-  "(simulated_schedule ? simulated_in_flight(p, v, m) : " \
-  "scheduled_in_flight && training ? order_in_flight(p, v, m) : " \
-  "v > 1 ? min(m, p) * (1 + (p - 1) / (v * p)) : min(m, p))"
-
-// The exposed communication of one chunk's forward and backward, which
-// DualPipe's F&B hides under compute (figures.cc
-// OverlappedForwardBackwardTime).
-#define BP_CHUNK_COMM                                                        \
-  "((blocks_per_chunk - 1) * (baseblock_fw_tp_time_exposed + "              \
-  "baseblock_recomm_time_exposed + baseblock_agrad_tp_time_exposed) + "     \
-  "edgeblock_fw_tp_time_exposed + edgeblock_recomm_time_exposed + "         \
-  "edgeblock_agrad_tp_time_exposed + chunk_fw_pp_time + chunk_bw_pp_time)"
 
 // Sources shared by several rows.
 #define BP_FW_BLOCK_SOURCES                                           \
@@ -77,28 +38,19 @@ namespace {
       "block:block_act_checkpoint_size", "spec:parallelism.recompute", \
       "spec:options.offload", "system:mem2"
 
-constexpr FigureFormula kIterationRows[] = {
+constexpr FigureSources kIterationRows[] = {
     {"block_fw_pp_size",
-     "p > 1 ? pipeline_message_bytes : 0",
      {"spec:batch.microbatch_size", "spec:model.seq_size", "spec:model.hidden",
       "spec:parallelism.tensor.communication", "spec:parallelism.tensor.degree",
       "spec:parallelism.pipeline.degree", "spec:options.datatype"}},
     {"block_bw_pp_size",
-     "training ? block_fw_pp_size : 0",
      {"iteration:block_fw_pp_size", "derived:training"}},
     {"block_dp_size",
-     "training && d > 1 ? (shard_parameters ? "
-     "block_weight_grad_space_no_sharding / 4 * weight_bytes_per_element : "
-     "block_weight_space) : 0",
      {"block:block_weight_space", "block:block_weight_grad_space_no_sharding",
       "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.sharding", "spec:options.weight_datatype",
       "spec:options.datatype"}},
     {"dp_bw_overlap_req_chunk",
-     "training && d > 1 && data_overlap ? overlapped_chunks_bw_req("
-     "block_dp_size, block_dp_time, chunk_bw_time, chunk_bw_pp_time, "
-     "block_agrad_flops_time, block_wgrad_flops_time, block_re_flops_time, "
-     "blocks_per_chunk, p, v) : 0",
      {"iteration:block_dp_size", "iteration:block_dp_grad_size",
       "iteration:block_dp_time",
       "iteration:chunk_bw_time", "iteration:chunk_bw_pp_time",
@@ -108,9 +60,6 @@ constexpr FigureFormula kIterationRows[] = {
       "spec:parallelism.pipeline.degree", "spec:parallelism.data.degree",
       "spec:parallelism.data.overlap", "system:networks[$dp]"}},
     {"dp_bw_overlap_req_tail",
-     "training && d > 1 && data_overlap ? last_chunk_bw_req(block_dp_size, "
-     "block_dp_time, baseblock_bw_time, edgeblock_bw_time, chunk_bw_pp_time, "
-     "blocks_per_chunk) : 0",
      {"iteration:block_dp_size", "iteration:block_dp_grad_size",
       "iteration:block_dp_time",
       "iteration:baseblock_bw_time", "iteration:edgeblock_bw_time",
@@ -119,38 +68,25 @@ constexpr FigureFormula kIterationRows[] = {
       "spec:parallelism.data.degree", "spec:parallelism.data.overlap",
       "system:networks[$dp]"}},
     {"fw_time",
-     "blocks_per_stage * m * block_fw_time",
      {"block:block_fw_time", "derived:blocks_per_stage",
       "derived:microbatches"}},
     {"bw_time",
-     "blocks_per_stage * m * block_agrad_time + "
-     "blocks_per_stage * m * block_wgrad_time",
      {"block:block_agrad_time", "block:block_wgrad_time",
       "derived:blocks_per_stage", "derived:microbatches"}},
     {"optim_step_time",
-     "rank_blocks * block_optim_time",
      {"block:block_optim_time", "derived:blocks_per_stage", "derived:stages_per_rank"}},
     {"recompute_time",
-     "blocks_per_stage * m * block_re_time",
      {"block:block_re_time", "derived:blocks_per_stage",
       "derived:microbatches"}},
     {"recomm_link_time",
-     "training ? " BP_PER_STEP("baseblock_recomm_time",
-                               "edgeblock_recomm_time") " : 0",
      {"block:baseblock_recomm_time", "block:edgeblock_recomm_time",
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:microbatches", "derived:training"}},
     {"recomm_exposed_time",
-     "training ? " BP_PER_STEP("baseblock_recomm_time_exposed",
-                               "edgeblock_recomm_time_exposed") " : 0",
      {"block:baseblock_recomm_time_exposed",
       "block:edgeblock_recomm_time_exposed", "derived:blocks_per_chunk",
       "derived:virtual_stages", "derived:microbatches", "derived:training"}},
     {"bubble_time",
-     "simulated_schedule ? simulated_bubble(p, v, m, "
-     "chunk_fw_time, chunk_bw_time, blocks_per_chunk * block_wgrad_time, "
-     "chunk_fb_time) : "
-     "bubble_chunks * chunk_time - bubble_reduction_time",
      {"iteration:bubble_chunks", "iteration:chunk_time",
       "iteration:bubble_reduction_time", "spec:parallelism.pipeline.schedule",
       "iteration:chunk_fw_time",
@@ -159,43 +95,26 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:microbatches", "spec:parallelism.pipeline.degree"}},
     {"tp_comm_link_time",
-     BP_PER_STEP("baseblock_fw_tp_time", "edgeblock_fw_tp_time")
-     " + " BP_PER_STEP("baseblock_agrad_tp_time", "edgeblock_agrad_tp_time"),
      {"block:baseblock_fw_tp_time", "block:edgeblock_fw_tp_time",
       "block:baseblock_agrad_tp_time", "block:edgeblock_agrad_tp_time",
       "derived:blocks_per_chunk", "derived:virtual_stages",
       "derived:microbatches"}},
     {"pp_comm_link_time",
-     "p > 1 ? m * v * chunk_fw_pp_time + "
-     "(training ? m * v * chunk_bw_pp_time : 0) : 0",
      {"iteration:chunk_fw_pp_time", "iteration:chunk_bw_pp_time",
       "derived:virtual_stages", "derived:microbatches", "derived:training",
       "spec:parallelism.pipeline.degree"}},
     {"dp_comm_link_time",
-     "training && d > 1 ? rank_blocks * block_dp_time : 0",
      {"iteration:block_dp_time", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training", "spec:parallelism.data.degree"}},
     {"tp_comm_exposed_time",
-     BP_PER_STEP("baseblock_fw_tp_time_exposed",
-                 "edgeblock_fw_tp_time_exposed")
-     " + " BP_PER_STEP("baseblock_agrad_tp_time_exposed",
-                       "edgeblock_agrad_tp_time_exposed"),
      {"block:baseblock_fw_tp_time_exposed",
       "block:edgeblock_fw_tp_time_exposed",
       "block:baseblock_agrad_tp_time_exposed",
       "block:edgeblock_agrad_tp_time_exposed", "derived:blocks_per_chunk",
       "derived:virtual_stages", "derived:microbatches"}},
     {"pp_comm_exposed_time",
-     "pp_comm_link_time",
      {"iteration:pp_comm_link_time"}},
     {"dp_comm_exposed_time",
-     "training && d > 1 ? (data_overlap ? block_dp_time + "
-     "overlapped_chunks_exposed(block_dp_time, chunk_bw_time, "
-     "chunk_bw_pp_time, block_agrad_flops_time, block_wgrad_flops_time, "
-     "block_re_flops_time, block_optim_time, optimizer_sharding, "
-     "blocks_per_chunk, p, v) + last_chunk_exposed(block_dp_time, "
-     "baseblock_bw_time, edgeblock_bw_time, chunk_bw_pp_time, "
-     "blocks_per_chunk) : rank_blocks * block_dp_time) : 0",
      {"iteration:block_dp_time", "iteration:chunk_bw_time",
       "iteration:chunk_bw_pp_time", "iteration:baseblock_bw_time",
       "iteration:edgeblock_bw_time", "block:block_agrad_flops_time",
@@ -207,23 +126,14 @@ constexpr FigureFormula kIterationRows[] = {
       "spec:parallelism.data.sharding",
       "spec:parallelism.pipeline.degree", "system:networks[$dp]"}},
     {"fw_offload_exposed_time",
-     BP_PER_STEP("(baseblock_fw_time - " BP_FW_BASE ")",
-                 "(edgeblock_fw_time - " BP_FW_EDGE ")"),
      {"iteration:baseblock_fw_time", "iteration:edgeblock_fw_time",
       BP_FW_BLOCK_SOURCES, "derived:blocks_per_chunk",
       "derived:virtual_stages", "derived:microbatches"}},
     {"bw_offload_exposed_time",
-     "training ? " BP_PER_STEP("(baseblock_bw_time - " BP_BW_BASE ")",
-                               "(edgeblock_bw_time - " BP_BW_EDGE ")") " : 0",
      {"iteration:baseblock_bw_time", "iteration:edgeblock_bw_time",
       BP_BW_BLOCK_SOURCES, "derived:blocks_per_chunk",
       "derived:virtual_stages", "derived:microbatches", "derived:training"}},
     {"total_time",
-     "fw_time + bw_time + optim_step_time + fw_offload_exposed_time + "
-     "bw_offload_exposed_time + recompute_time + recomm_exposed_time + "
-     "bubble_time + tp_comm_exposed_time + pp_comm_exposed_time + "
-     "dp_comm_exposed_time - fb_overlap_saving_time + stage_imbalance_time + "
-     "stage_extra_dp_time + embedding_sync_time + twin_stage_sync_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:optim_step_time",
       "iteration:fw_offload_exposed_time",
       "iteration:bw_offload_exposed_time", "iteration:recompute_time",
@@ -233,126 +143,87 @@ constexpr FigureFormula kIterationRows[] = {
       "iteration:stage_imbalance_time", "iteration:stage_extra_dp_time",
       "iteration:embedding_sync_time", "iteration:twin_stage_sync_time"}},
     {"act_offload_bw_req",
-     "rate(" BP_ACT_OFFLOAD ", " BP_FW_WINDOW ")",
      {"block:block_act_storage_space", "block:block_act_checkpoint_size",
       "spec:parallelism.recompute", BP_FW_BLOCK_SOURCES,
       "block:block_fw_mem_time"}},
     {"weight_offload_bw_req",
-     "rate(block_weight_space, " BP_FW_WINDOW ")",
      {"block:block_weight_space", BP_FW_BLOCK_SOURCES,
       "block:block_fw_mem_time"}},
     {"optim_offload_bw_req",
-     "training ? rate(block_weight_grad_space + block_optimizer_space, "
-     BP_BW_WINDOW ") : 0",
      {"block:block_weight_grad_space", "block:block_optimizer_space",
       BP_BW_BLOCK_SOURCES, "block:block_agrad_mem_time",
       "block:block_wgrad_mem_time", "derived:training"}},
     {"offload_mem_bw_req",
-     "training ? max(rate(" BP_FW_OFFLOAD ", " BP_FW_WINDOW "), rate("
-     BP_BW_OFFLOAD ", " BP_BW_WINDOW ")) : rate(" BP_FW_OFFLOAD ", "
-     BP_FW_WINDOW ")",
      {BP_OFFLOAD_SOURCES, "block:block_optimizer_space", BP_FW_BLOCK_SOURCES,
       "block:block_fw_mem_time", BP_BW_BLOCK_SOURCES,
       "block:block_agrad_mem_time", "block:block_wgrad_mem_time",
       "derived:training"}},
     {"useful_flops",
-     // Quirk (MODEL.md §6.7): the optimizer FLOPs counted per microbatch.
-     "block.useful_flops",
      {"block:useful_flops"}},
     {"compute_efficiency",
-     "blocks_per_stage * m * useful_flops / matrix_peak_flops / "
-     "(fw_time + bw_time + optim_step_time)",
      {"iteration:useful_flops", "iteration:fw_time", "iteration:bw_time",
       "iteration:optim_step_time", "derived:blocks_per_stage",
       "derived:microbatches", "system:matrix.$dtype.tflops"}},
     {"system_efficiency",
-     "(fw_time + bw_time + optim_step_time) / total_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:optim_step_time",
       "iteration:total_time"}},
     {"total_efficiency",
-     "blocks_per_stage * m * useful_flops / matrix_peak_flops / total_time",
      {"iteration:useful_flops", "iteration:total_time",
       "derived:blocks_per_stage", "derived:microbatches",
       "system:matrix.$dtype.tflops"}},
     {"sample_rate",
-     "global_batch_size / total_time",
      {"iteration:total_time", "spec:batch.global_batch_size"}},
     // BP_SCHEDULE_TERMS
     {"chunk_fw_time",
-     "(blocks_per_chunk - 1) * baseblock_fw_time + edgeblock_fw_time",
      {"iteration:baseblock_fw_time", "iteration:edgeblock_fw_time",
       "derived:blocks_per_chunk"}},
     {"chunk_bw_time",
-     "(blocks_per_chunk - 1) * baseblock_bw_time + edgeblock_bw_time",
      {"iteration:baseblock_bw_time", "iteration:edgeblock_bw_time",
       "derived:blocks_per_chunk"}},
     {"chunk_time",
-     "chunk_fw_time + chunk_bw_time",
      {"iteration:chunk_fw_time", "iteration:chunk_bw_time"}},
     {"chunk_fw_pp_time",
-     // Quirk (MODEL.md §6.4): the p2p latency is paid for a 0-byte message.
-     "p2p_time(block_fw_pp_size)",
      {"iteration:block_fw_pp_size", "system:networks[$pp]"}},
     {"chunk_bw_pp_time",
-     "p2p_time(block_bw_pp_size)",
      {"iteration:block_bw_pp_size", "system:networks[$pp]"}},
     {"baseblock_fw_time",
-     BP_FW_BASE " + max(0, mem2_time(" BP_FW_OFFLOAD
-     ") + block_fw_mem_time - " BP_FW_BASE ")",
      {"block:block_fw_time", "block:baseblock_fw_tp_time_exposed",
       "block:block_fw_mem_time", BP_OFFLOAD_SOURCES}},
     {"edgeblock_fw_time",
-     BP_FW_EDGE " + max(0, mem2_time(" BP_FW_OFFLOAD
-     ") + block_fw_mem_time - " BP_FW_EDGE ")",
      {"block:block_fw_time", "block:edgeblock_fw_tp_time_exposed",
       "iteration:chunk_fw_pp_time", "block:block_fw_mem_time",
       BP_OFFLOAD_SOURCES}},
     {"baseblock_bw_time",
-     BP_BW_BASE " + max(0, (training ? mem2_time(" BP_BW_OFFLOAD
-     ") : 0) + " BP_BW_MEM " - " BP_BW_BASE ")",
      {"block:block_re_time", "block:baseblock_recomm_time_exposed",
       "block:block_agrad_time", "block:block_wgrad_time",
       "block:baseblock_agrad_tp_time_exposed", "block:block_agrad_mem_time",
       "block:block_wgrad_mem_time", "block:block_optimizer_space",
       "derived:training", BP_OFFLOAD_SOURCES}},
     {"edgeblock_bw_time",
-     BP_BW_EDGE " + max(0, (training ? mem2_time(" BP_BW_OFFLOAD
-     ") : 0) + " BP_BW_MEM " - " BP_BW_EDGE ")",
      {"block:block_re_time", "block:edgeblock_recomm_time_exposed",
       "block:block_agrad_time", "block:block_wgrad_time",
       "block:edgeblock_agrad_tp_time_exposed", "iteration:chunk_bw_pp_time",
       "block:block_agrad_mem_time", "block:block_wgrad_mem_time",
       "block:block_optimizer_space", "derived:training", BP_OFFLOAD_SOURCES}},
     {"bubble_reduction_time",
-     "blocks_per_chunk > 1 ? bubble_reduction_blocks * (baseblock_fw_time + "
-     "edgeblock_fw_time + baseblock_bw_time + edgeblock_bw_time) / 2 : "
-     "bubble_reduction_blocks * (edgeblock_fw_time + edgeblock_bw_time)",
      {"derived:bubble_reduction_blocks", "derived:blocks_per_chunk",
       "iteration:baseblock_fw_time", "iteration:edgeblock_fw_time",
       "iteration:baseblock_bw_time", "iteration:edgeblock_bw_time"}},
     {"extra_interleaving_bubbles",
-     "!simulated_schedule && m % p != 0 ? (v - 1) * (p - m % p) : 0",
      {"derived:virtual_stages", "derived:microbatches",
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"bubble_chunks",
-     "simulated_schedule ? (chunk_time > 0 ? bubble_time / chunk_time : 0) "
-     ": p - 1 + extra_interleaving_bubbles",
      {"iteration:extra_interleaving_bubbles",
       "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule",
       "iteration:bubble_time", "iteration:chunk_time"}},
     {"chunk_bw_input_time",
-     "training ? chunk_bw_time - chunk_bw_weight_time : 0",
      {"iteration:chunk_bw_time", "iteration:chunk_bw_weight_time",
       "derived:training"}},
     {"chunk_bw_weight_time",
-     "training ? min(chunk_bw_time, blocks_per_chunk * block_wgrad_time) : 0",
      {"iteration:chunk_bw_time", "derived:blocks_per_chunk",
       "block:block_wgrad_time", "derived:training"}},
     {"chunk_fb_time",
-     "overlapped_forward_backward && training ? max(chunk_fw_time + "
-     "chunk_bw_input_time + chunk_bw_weight_time - " BP_CHUNK_COMM ", "
-     BP_CHUNK_COMM ") : 0",
      {"iteration:chunk_fw_time", "iteration:chunk_bw_input_time",
       "iteration:chunk_bw_weight_time",
       "block:baseblock_fw_tp_time_exposed",
@@ -364,72 +235,43 @@ constexpr FigureFormula kIterationRows[] = {
       "iteration:chunk_bw_pp_time", "derived:blocks_per_chunk",
       "derived:training", "spec:parallelism.pipeline.schedule"}},
     {"fb_overlap_saving_time",
-     "overlapped_forward_backward && training ? "
-     "simulated_fewest_fb_pairs(p, v, m) * "
-     "max(0, chunk_fw_time + chunk_bw_input_time + chunk_bw_weight_time - "
-     "chunk_fb_time) : 0",
      {"iteration:chunk_fw_time", "iteration:chunk_bw_input_time",
       "iteration:chunk_bw_weight_time", "iteration:chunk_fb_time",
       "derived:virtual_stages", "derived:microbatches", "derived:training",
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"peak_inflight_microbatches",
-     BP_IN_FLIGHT,
      {"derived:microbatches", "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"block_dp_time",
-     "training && d > 1 ? dp_time(block_dp_size, block_dp_grad_size, d, "
-     "optimizer_sharding) : 0",
      {"iteration:block_dp_size", "iteration:block_dp_grad_size",
       "derived:training", "spec:parallelism.data.degree",
       "spec:parallelism.data.sharding", "system:networks[$dp]"}},
     {"block_dp_grad_size",
-     "grad_reduce_bytes > 0 ? block_weight_grad_space_no_sharding / 4 * "
-     "grad_reduce_bytes : block_dp_size",
      {"iteration:block_dp_size", "block:block_weight_grad_space_no_sharding",
       "spec:options.grad_reduce_datatype", "spec:options.profile",
       "spec:options.precision", "spec:options.datatype"}},
     // The first and last stage's own work (0 without a vocabulary).
     {"first_stage_microbatch_time",
-     "first_stage.block_fw_time + first_stage.baseblock_fw_tp_time_exposed + "
-     "(training ? first_stage.block_agrad_time + first_stage.block_wgrad_time "
-     "+ first_stage.baseblock_agrad_tp_time_exposed : 0)",
      {"first_stage:block_fw_time", "first_stage:baseblock_fw_tp_time_exposed", "first_stage:block_agrad_time", "first_stage:block_wgrad_time", "first_stage:baseblock_agrad_tp_time_exposed",
       "derived:training"}},
     {"last_stage_microbatch_time",
-     "last_stage.block_fw_time + last_stage.baseblock_fw_tp_time_exposed + "
-     "(training ? last_stage.block_agrad_time + last_stage.block_wgrad_time + "
-     "last_stage.baseblock_agrad_tp_time_exposed : 0)",
      {"last_stage:block_fw_time", "last_stage:baseblock_fw_tp_time_exposed", "last_stage:block_agrad_time", "last_stage:block_wgrad_time", "last_stage:baseblock_agrad_tp_time_exposed",
       "derived:training"}},
     {"first_stage_extra_time",
-     "twin_stages ? m / 2 * (first_stage_microbatch_time + "
-     "last_stage_microbatch_time) + (training ? first_stage.block_optim_time "
-     "+ last_stage.block_optim_time : 0) : m * first_stage_microbatch_time + "
-     "(training ? first_stage.block_optim_time : 0)",
      {"iteration:first_stage_microbatch_time",
       "iteration:last_stage_microbatch_time", "first_stage:block_optim_time",
       "last_stage:block_optim_time", "derived:microbatches",
       "derived:training", "spec:parallelism.pipeline.schedule",
       "spec:parallelism.pipeline.degree"}},
     {"last_stage_extra_time",
-     "twin_stages ? first_stage_extra_time : m * last_stage_microbatch_time + "
-     "(training ? last_stage.block_optim_time + (embedding_copy ? "
-     "first_stage.block_optim_time : 0) : 0)",
      {"iteration:last_stage_microbatch_time", "last_stage:block_optim_time",
       "iteration:first_stage_extra_time",
       "derived:microbatches", "derived:training", "first_stage:block_optim_time",
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
       "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule"}},
     {"stage_imbalance_time",
-     "twin_stages ? first_stage_extra_time : (p == 1 ? "
-     "first_stage_extra_time + last_stage_extra_time : m * "
-     "max(first_stage_microbatch_time, last_stage_microbatch_time) + "
-     "min(first_stage_microbatch_time, last_stage_microbatch_time) + "
-     "(training ? max(first_stage.block_optim_time, "
-     "last_stage.block_optim_time + (embedding_copy ? "
-     "first_stage.block_optim_time : 0)) : 0))",
      {"iteration:first_stage_microbatch_time",
       "iteration:last_stage_microbatch_time",
       "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
@@ -439,30 +281,17 @@ constexpr FigureFormula kIterationRows[] = {
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"stage_extra_dp_time",
-     "training && d > 1 ? (holds_both_ends ? "
-     "dp_time(first_stage.block_weight_space) "
-     "+ dp_time(last_stage.block_weight_space) : "
-     "max(dp_time(first_stage.block_weight_space), "
-     "dp_time(last_stage.block_weight_space) + (embedding_copy ? "
-     "dp_time(first_stage.block_weight_space) : 0))) : 0",
      {"first_stage:block_weight_space", "last_stage:block_weight_space",
       "spec:parallelism.data.degree", "spec:model.vocabulary.tied",
       "derived:padded_vocabulary", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule",
       "system:networks[$dp]"}},
     {"embedding_sync_time",
-     "embedding_sync ? "
-     "pp_all_reduce_time(first_stage.block_weight_grad_space_no_sharding) : "
-     "0",
      {"first_stage:block_weight_grad_space_no_sharding",
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
       "derived:training", "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule", "system:networks[$pp]"}},
     {"twin_stage_sync_time",
-     "training && twin_stages ? pp_all_reduce_time(rank_blocks * "
-     "block_weight_grad_space_no_sharding + "
-     "first_stage.block_weight_grad_space_no_sharding + "
-     "last_stage.block_weight_grad_space_no_sharding) : 0",
      {"block:block_weight_grad_space_no_sharding",
       "first_stage:block_weight_grad_space_no_sharding",
       "last_stage:block_weight_grad_space_no_sharding",
@@ -470,101 +299,65 @@ constexpr FigureFormula kIterationRows[] = {
       "derived:training", "spec:parallelism.pipeline.schedule",
       "spec:parallelism.pipeline.degree", "system:networks[$pp]"}},
     {"first_stage_time",
-     "fw_time + bw_time + recompute_time + optim_step_time + "
-     "first_stage_extra_time + (p == 1 ? last_stage_extra_time : 0)",
      {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
       "iteration:optim_step_time", "iteration:first_stage_extra_time",
       "iteration:last_stage_extra_time", "spec:parallelism.pipeline.degree"}},
     {"last_stage_time",
-     "p == 1 ? first_stage_time : fw_time + bw_time + recompute_time + "
-     "optim_step_time + last_stage_extra_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
       "iteration:optim_step_time", "iteration:last_stage_extra_time",
       "iteration:first_stage_time", "spec:parallelism.pipeline.degree"}},
     {"parameters_total",
-     "megatron_parameters",
      {"spec:model", "derived:padded_vocabulary"}},
     {"parameters_active",
-     "megatron_active_parameters",
      {"spec:model", "derived:padded_vocabulary"}},
     {"model_flops_per_iteration",
-     "megatron_model_flops",
      {"spec:model", "derived:padded_vocabulary",
       "spec:batch.global_batch_size", "derived:training"}},
     {"mfu",
-     "model_flops_per_iteration / (total_time * matrix_peak_flops * t * p * "
-     "d)",
      {"iteration:model_flops_per_iteration", "iteration:total_time",
       "system:matrix.$dtype.tflops", "spec:parallelism.tensor.degree",
       "spec:parallelism.pipeline.degree", "spec:parallelism.data.degree"}},
 };
 
-constexpr FigureFormula kMemoryRows[] = {
+constexpr FigureSources kMemoryRows[] = {
     {"weight_space_with_offload",
-     "block_weight_space * 2",
      {"block:block_weight_space"}},
     {"act_space_with_offload",
-     "full_recompute ? block_act_working_space : "
-     "block_act_working_space + block_act_storage_space",
      {"block:block_act_working_space", "block:block_act_storage_space",
       "spec:parallelism.recompute"}},
     {"act_checkpoint_size_with_offload",
-     // null in Calculon's stats for inference.
-     "training && full_recompute ? block_act_checkpoint_size * 2 : 0",
      {"block:block_act_checkpoint_size", "derived:training",
       "spec:parallelism.recompute"}},
     {"act_grad_space_with_offload",
-     "act_grad_space",
      {"memory:act_grad_space"}},
     {"weight_grad_space_with_offload",
-     "training ? block_weight_grad_space_no_sharding + "
-     "block_weight_grad_space : 0",
      {"block:block_weight_grad_space",
       "block:block_weight_grad_space_no_sharding", "derived:training"}},
     {"optimizer_space_with_offload",
-     "training ? block_optimizer_space * 2 : 0",
      {"block:block_optimizer_space", "derived:training"}},
     {"weight_space",
-     "block_weight_space * rank_blocks",
      {"block:block_weight_space", "derived:blocks_per_stage", "derived:stages_per_rank"}},
     {"act_space",
-     "training && !full_recompute ? block_act_working_space + "
-     "block_act_storage_space * (rank_blocks * " BP_IN_FLIGHT
-     " - 1) : block_act_working_space",
      {"block:block_act_working_space", "block:block_act_storage_space",
       "derived:blocks_per_stage", "derived:stages_per_rank", "derived:microbatches",
       "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"act_checkpoint_size",
-     "training && full_recompute ? rank_blocks * "
-     "block_act_checkpoint_size * " BP_IN_FLIGHT " : 0",
      {"block:block_act_checkpoint_size", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:microbatches", "derived:virtual_stages", "derived:training",
       "spec:parallelism.pipeline.degree", "spec:parallelism.recompute",
       "spec:parallelism.pipeline.schedule", "spec:options.profile"}},
     {"act_grad_space",
-     "training ? block_act_grad_space : 0",
      {"block:block_act_grad_space", "derived:training"}},
     {"weight_grad_space",
-     "training ? (rank_blocks == 1 ? "
-     "block_weight_grad_space_no_sharding : "
-     "block_weight_grad_space_no_sharding + block_weight_grad_space * "
-     "(rank_blocks - 1)) : 0",
      {"block:block_weight_grad_space",
       "block:block_weight_grad_space_no_sharding", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training"}},
     {"optimizer_space",
-     "training ? block_optimizer_space * rank_blocks : 0",
      {"block:block_optimizer_space", "derived:blocks_per_stage", "derived:stages_per_rank",
       "derived:training"}},
     {"proc_mem_tier1_cap_req",
-     "(offload_weights ? weight_space_with_offload : weight_space) + "
-     "(offload_activations ? act_space_with_offload + (full_recompute ? "
-     "act_checkpoint_size_with_offload : 0) : act_space + "
-     "act_checkpoint_size) + (offload_optimizer ? "
-     "weight_grad_space_with_offload + optimizer_space_with_offload : "
-     "weight_grad_space + optimizer_space) + act_grad_space",
      {"memory:weight_space", "memory:act_space", "memory:act_checkpoint_size",
       "memory:act_grad_space", "memory:weight_grad_space",
       "memory:optimizer_space", "memory:weight_space_with_offload",
@@ -574,22 +367,12 @@ constexpr FigureFormula kMemoryRows[] = {
       "memory:optimizer_space_with_offload", "spec:parallelism.recompute",
       "spec:options.offload"}},
     {"proc_mem_tier2_cap_req",
-     "(offload_weights ? weight_space : 0) + (offload_activations ? "
-     "(full_recompute ? act_checkpoint_size : act_space) : 0) + "
-     "(offload_optimizer ? block_weight_grad_space * rank_blocks + "
-     "optimizer_space : 0)",
      {"memory:weight_space", "memory:act_space", "memory:act_checkpoint_size",
       "memory:optimizer_space", "block:block_weight_grad_space",
       "derived:blocks_per_stage", "derived:stages_per_rank", "spec:parallelism.recompute",
       "spec:options.offload"}},
     // BP_MEMORY_TERMS
     {"first_stage_weight_and_optimizer_bytes",
-     "weight_space + weight_grad_space + optimizer_space + "
-     "first_stage.block_weight_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     ": 0) + (holds_both_ends ? last_stage.block_weight_space + (training ? "
-     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
-     "0) : 0)",
      {"memory:weight_space", "memory:weight_grad_space",
       "memory:optimizer_space", "first_stage:block_weight_space",
       "first_stage:block_weight_grad_space",
@@ -598,15 +381,6 @@ constexpr FigureFormula kMemoryRows[] = {
       "derived:training", "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"last_stage_weight_and_optimizer_bytes",
-     "weight_space + weight_grad_space + optimizer_space + "
-     "last_stage.block_weight_space + (training ? "
-     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space : "
-     "0) + (holds_both_ends ? first_stage.block_weight_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     ": 0) : 0) + (embedding_copy ? "
-     "first_stage.block_weight_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     ": 0) : 0)",
      {"memory:weight_space", "memory:weight_grad_space",
       "memory:optimizer_space", "first_stage:block_weight_space",
       "first_stage:block_weight_grad_space",
@@ -616,20 +390,9 @@ constexpr FigureFormula kMemoryRows[] = {
       "derived:padded_vocabulary", "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"weight_and_optimizer_bytes",
-     "max(first_stage_weight_and_optimizer_bytes, "
-     "last_stage_weight_and_optimizer_bytes)",
      {"memory:first_stage_weight_and_optimizer_bytes",
       "memory:last_stage_weight_and_optimizer_bytes"}},
     {"first_stage_mem_tier1_req",
-     "proc_mem_tier1_cap_req + first_stage.block_weight_space + "
-     "first_stage.block_act_working_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
-     ": 0) + (holds_both_ends ? last_stage.block_weight_space + "
-     "last_stage.block_act_working_space + (training ? "
-     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
-     "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
-     "0) : 0)",
      {"memory:proc_mem_tier1_cap_req", "first_stage:block_weight_space",
       "first_stage:block_act_working_space",
       "first_stage:block_act_storage_space", "last_stage:block_weight_space",
@@ -641,18 +404,6 @@ constexpr FigureFormula kMemoryRows[] = {
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"last_stage_mem_tier1_req",
-     "proc_mem_tier1_cap_req + last_stage.block_weight_space + "
-     "last_stage.block_act_working_space + (training ? "
-     "last_stage.block_weight_grad_space + last_stage.block_optimizer_space + "
-     "last_stage.block_act_storage_space + last_stage.block_act_grad_space : "
-     "0) + (holds_both_ends ? first_stage.block_weight_space + "
-     "first_stage.block_act_working_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     "+ first_stage.block_act_storage_space + first_stage.block_act_grad_space "
-     ": 0) : 0) + (embedding_copy ? "
-     "first_stage.block_weight_space + (training ? "
-     "first_stage.block_weight_grad_space + first_stage.block_optimizer_space "
-     ": 0) : 0)",
      {"memory:proc_mem_tier1_cap_req", "first_stage:block_weight_space",
       "first_stage:block_act_working_space",
       "first_stage:block_act_storage_space", "last_stage:block_weight_space",
@@ -665,35 +416,28 @@ constexpr FigureFormula kMemoryRows[] = {
       "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule"}},
     {"max_stage_mem_tier1_req",
-     "max(first_stage_mem_tier1_req, last_stage_mem_tier1_req)",
      {"memory:first_stage_mem_tier1_req", "memory:last_stage_mem_tier1_req"}},
 };
 
-#undef BP_FW_BASE
-#undef BP_FW_EDGE
-#undef BP_BW_BASE
-#undef BP_BW_EDGE
-#undef BP_BW_MEM
-#undef BP_ACT_OFFLOAD
-#undef BP_FW_OFFLOAD
-#undef BP_BW_OFFLOAD
-#undef BP_FW_WINDOW
-#undef BP_BW_WINDOW
-#undef BP_PER_STEP
-#undef BP_IN_FLIGHT
-#undef BP_CHUNK_COMM
 #undef BP_FW_BLOCK_SOURCES
 #undef BP_BW_BLOCK_SOURCES
 #undef BP_OFFLOAD_SOURCES
 // clang-format on
 
-// The figure lists of the figure table, for the compile-time check below.
+// The figure lists of the figure table and their formulas, for the
+// compile-time check below.
 #define BP_NAME(name, ...) #name,
 constexpr const char* kIterationNames[] = {BP_ITERATION_FIGURES(BP_NAME)
                                                BP_SCHEDULE_TERMS(BP_NAME)};
 constexpr const char* kMemoryNames[] = {BP_MEMORY_FIGURES(BP_NAME)
                                             BP_MEMORY_TERMS(BP_NAME)};
 #undef BP_NAME
+#define BP_FORMULA(name, unit, label, meaning, formula) formula,
+constexpr const char* kIterationFormulaTexts[] = {
+    BP_ITERATION_FIGURES(BP_FORMULA) BP_SCHEDULE_TERMS(BP_FORMULA)};
+constexpr const char* kMemoryFormulaTexts[] = {BP_MEMORY_FIGURES(BP_FORMULA)
+                                                   BP_MEMORY_TERMS(BP_FORMULA)};
+#undef BP_FORMULA
 
 constexpr bool SameText(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) {
@@ -704,28 +448,51 @@ constexpr bool SameText(const char* a, const char* b) {
 }
 
 // True when row i is the lineage of figure i, for every figure, and every
-// row has a formula and at least one source.
+// figure has a formula and every row at least one source.
 template <size_t N, size_t M>
-constexpr bool RowsMatch(const FigureFormula (&rows)[N],
-                         const char* const (&names)[M]) {
+constexpr bool RowsMatch(const FigureSources (&rows)[N],
+                         const char* const (&names)[M],
+                         const char* const (&formulas)[M]) {
   if (N != M) return false;
   for (size_t i = 0; i < N; ++i) {
     if (!SameText(rows[i].figure, names[i])) return false;
-    if (rows[i].formula[0] == '\0' || rows[i].sources[0] == nullptr) {
+    if (formulas[i][0] == '\0' || rows[i].sources[0] == nullptr) {
       return false;
     }
   }
   return true;
 }
 
-static_assert(RowsMatch(kIterationRows, kIterationNames),
-              "kIterationRows must hold one row per name of "
-              "BP_ITERATION_FIGURES then BP_SCHEDULE_TERMS (figure_table.h), in "
-              "their order, each with a formula and sources");
-static_assert(RowsMatch(kMemoryRows, kMemoryNames),
-              "kMemoryRows must hold one row per name of BP_MEMORY_FIGURES "
-              "then BP_MEMORY_TERMS (figure_table.h), in their order, each with a "
-              "formula and sources");
+static_assert(
+    RowsMatch(kIterationRows, kIterationNames, kIterationFormulaTexts),
+    "kIterationRows must hold one row per name of "
+    "BP_ITERATION_FIGURES then BP_SCHEDULE_TERMS (figure_table.h), in "
+    "their order, each with sources (and a formula in the "
+    "table)");
+static_assert(
+    RowsMatch(kMemoryRows, kMemoryNames, kMemoryFormulaTexts),
+    "kMemoryRows must hold one row per name of BP_MEMORY_FIGURES "
+    "then BP_MEMORY_TERMS (figure_table.h), in their order, each with a "
+    "formula in the table and sources");
+
+// Row i of `rows` with formula i: the lineage rows the API serves.
+template <size_t N, size_t M>
+constexpr std::array<FigureFormula, N> WithFormulas(
+    const FigureSources (&rows)[N], const char* const (&formulas)[M]) {
+  std::array<FigureFormula, N> out{};
+  for (size_t i = 0; i < N && i < M; ++i) {
+    out[i].figure = rows[i].figure;
+    out[i].formula = formulas[i];
+    for (size_t s = 0; s < kMaxFormulaSources; ++s) {
+      out[i].sources[s] = rows[i].sources[s];
+    }
+  }
+  return out;
+}
+constexpr std::array<FigureFormula, std::size(kIterationRows)>
+    kIterationFormulas = WithFormulas(kIterationRows, kIterationFormulaTexts);
+constexpr std::array<FigureFormula, std::size(kMemoryRows)> kMemoryFormulas =
+    WithFormulas(kMemoryRows, kMemoryFormulaTexts);
 
 bool IsNameStart(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
@@ -772,8 +539,10 @@ std::vector<std::string> SourcesOf(const FigureFormula& row) {
   return out;
 }
 
-absl::Span<const FigureFormula> IterationFormulas() { return kIterationRows; }
-absl::Span<const FigureFormula> MemoryFormulas() { return kMemoryRows; }
+absl::Span<const FigureFormula> IterationFormulas() {
+  return kIterationFormulas;
+}
+absl::Span<const FigureFormula> MemoryFormulas() { return kMemoryFormulas; }
 
 const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure) {
   for (const FigureFormula& row : scope == FormulaScope::kIteration

@@ -1,11 +1,12 @@
-// The lineage of every iteration and memory figure, defined with the formula
-// it explains: one table (lineage.cc) with one row per name of the figure
-// table's lists (core/figures/figure_table.h BP_ITERATION_FIGURES,
-// BP_SCHEDULE_TERMS, BP_MEMORY_FIGURES, BP_MEMORY_TERMS), in their order.
-// lineage.cc checks at compile time that
-// the rows and the lists name the same figures in the same order, so a
-// figure cannot be added without its formula and sources; analyze_test
-// checks that every formula's names resolve and appear among its sources.
+// The lineage of every iteration and memory figure: its formula, the figure
+// table's (core/figures/figure_table.h), and its sources, one table
+// (lineage.cc) with one row per name of the figure table's lists
+// (BP_ITERATION_FIGURES, BP_SCHEDULE_TERMS, BP_MEMORY_FIGURES,
+// BP_MEMORY_TERMS), in their order. lineage.cc checks at compile time that
+// the rows and the lists name the same figures in the same order and that
+// every one has a formula, so a figure cannot be added without its formula
+// and sources; analyze_test checks that every formula's names resolve and
+// appear among its sources.
 //
 // A formula is C-like text over named terms, e.g.
 //   bubble_time: "bubble_chunks * chunk_time - bubble_reduction_time"

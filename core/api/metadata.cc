@@ -52,7 +52,8 @@ Json ErrorCodesJson() {
 }
 
 // The figure table (core/figures/figure_table.h), a row per figure; label
-// is null for a figure the page's summary does not show.
+// is null for a figure the page's summary does not show, formula for a
+// block figure (the plan's sums over the tasks).
 Json FiguresJson() {
   Json out = Json::object();
   for (const FigureRow& f : FigureTable()) {
@@ -60,7 +61,8 @@ Json FiguresJson() {
         {{"unit", FigureUnitName(f.unit)},
          {"group", FigureGroupName(f.group)},
          {"label", f.label[0] != '\0' ? Json(f.label) : Json(nullptr)},
-         {"meaning", f.meaning}});
+         {"meaning", f.meaning},
+         {"formula", f.formula[0] != '\0' ? Json(f.formula) : Json(nullptr)}});
   }
   return out;
 }

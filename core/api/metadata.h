@@ -6,7 +6,7 @@
 //    "enums": {ID: {"variant": bool,
 //                   "choices": [{"name", "calculon", "meaning"}, ...]}},
 //    "error_codes": [{"name", "meaning"}, ...],
-//    "figures": {NAME: {"unit", "group", "label", "meaning"}},
+//    "figures": {NAME: {"unit", "group", "label", "meaning", "formula"}},
 //    "spec_fields": {PATH: {"type", "kinds", ["choices"], ["when"],
 //                           ["nullable"], ["within"], ["min"], ["max"],
 //                           ["unit"], ["why"]}}}
@@ -19,7 +19,9 @@
 // * figures: every figure of the report JSON, a row of the figure table
 //   (core/figures/figure_table.h); unit is one of s, bytes, FLOP, bytes/s,
 //   fraction, count, samples/s; group is block, iteration, schedule, memory
-//   or report; label is the page summary's name for it, or null.
+//   or report; label is the page summary's name for it, or null; formula
+//   is how it is computed (the text explain starts with), null for a block
+//   figure.
 // * spec_fields: every leaf of the canonical spec JSON, derived from the
 //   spec writer itself. PATH uses "[]" for any list index and "<datatype>"
 //   for a datatype key; type is integer, number, boolean, string or null;

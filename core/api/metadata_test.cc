@@ -30,6 +30,9 @@ TEST(Metadata, ListsEnumsFiguresAndSpecFields) {
   EXPECT_EQ(m["figures"]["total_time"]["label"], "Iteration time");
   EXPECT_EQ(m["figures"]["weight_space"]["unit"], "bytes");
   EXPECT_TRUE(m["figures"]["block_fw_flops"]["label"].is_null());
+  EXPECT_EQ(m["figures"]["bubble_fraction"]["formula"],
+            "total_time > 0 ? bubble_time / total_time : 0");
+  EXPECT_TRUE(m["figures"]["block_fw_flops"]["formula"].is_null());
   const nlohmann::json& schedules = m["enums"]["pipeline_schedule"];
   EXPECT_EQ(schedules["variant"], true);
   EXPECT_EQ(schedules["choices"][2]["name"], "interleaved_1f1b");

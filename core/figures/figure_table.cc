@@ -4,16 +4,16 @@ namespace blueprint {
 namespace {
 
 // One FigureRow per X(...) of a list, with the list's group.
-#define BP_BLOCK_ROW(name, unit, label, meaning) \
-  {#name, FigureUnit::unit, FigureGroup::kBlock, label, meaning},
-#define BP_ITERATION_ROW(name, unit, label, meaning) \
-  {#name, FigureUnit::unit, FigureGroup::kIteration, label, meaning},
-#define BP_SCHEDULE_ROW(name, unit, label, meaning) \
-  {#name, FigureUnit::unit, FigureGroup::kSchedule, label, meaning},
-#define BP_MEMORY_ROW(name, unit, label, meaning) \
-  {#name, FigureUnit::unit, FigureGroup::kMemory, label, meaning},
-#define BP_REPORT_ROW(name, unit, label, meaning) \
-  {#name, FigureUnit::unit, FigureGroup::kReport, label, meaning},
+#define BP_BLOCK_ROW(name, unit, label, meaning, formula) \
+  {#name, FigureUnit::unit, FigureGroup::kBlock, label, meaning, formula},
+#define BP_ITERATION_ROW(name, unit, label, meaning, formula) \
+  {#name, FigureUnit::unit, FigureGroup::kIteration, label, meaning, formula},
+#define BP_SCHEDULE_ROW(name, unit, label, meaning, formula) \
+  {#name, FigureUnit::unit, FigureGroup::kSchedule, label, meaning, formula},
+#define BP_MEMORY_ROW(name, unit, label, meaning, formula) \
+  {#name, FigureUnit::unit, FigureGroup::kMemory, label, meaning, formula},
+#define BP_REPORT_ROW(name, unit, label, meaning, formula) \
+  {#name, FigureUnit::unit, FigureGroup::kReport, label, meaning, formula},
 constexpr FigureRow kRows[] = {
     BP_BLOCK_FIGURES(BP_BLOCK_ROW)          //
     BP_ITERATION_FIGURES(BP_ITERATION_ROW)  //

@@ -11,6 +11,7 @@
 #include "core/base/format.h"
 #include "core/base/field_errors.h"
 #include "core/base/sha256.h"
+#include "core/figures/figure_table.h"
 
 namespace blueprint {
 namespace {
@@ -123,7 +124,7 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
   }
   out.lineage.push_back(
       {"simulated_bubble_time",
-       "max(0, makespan - max(stage busy) - bubble_reduction_time)",
+       FindFigureRow("simulated_bubble_time")->formula,
        {kName, [&] {
           std::vector<std::string> sources = stages;
           sources.push_back("iteration:bubble_reduction_time");
@@ -131,7 +132,7 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
         }()}});
   out.lineage.push_back(
       {"simulated_total_time",
-       "total_time + simulated_bubble_time - bubble_time",
+       FindFigureRow("simulated_total_time")->formula,
        {kName,
         {"iteration:total_time", "schedule:simulated_bubble_time",
          "iteration:bubble_time"}}});

@@ -37,6 +37,8 @@ TEST(FigureTable, CoversExactlyTheReportsFigures) {
   for (const FigureRow& f : FigureTable()) {
     EXPECT_TRUE(listed.insert(f.name).second) << "listed twice: " << f.name;
     EXPECT_NE(f.meaning[0], '\0') << f.name;
+    // Every figure but the plan's block sums has a formula.
+    EXPECT_EQ(f.formula[0] == '\0', f.group == FigureGroup::kBlock) << f.name;
     EXPECT_EQ(FindFigureRow(f.name), &f);
   }
   EXPECT_EQ(listed, ReportFigureNames(training));
