@@ -146,7 +146,10 @@ absl::Status Searcher::RunGroup(const Group& g, double done) {
   return absl::OkStatus();
 }
 
-absl::Status Searcher::MemoryVerdict(PrunedCall& call, Verdict& verdict) {
+// inline: a function with external linkage may be interposed in a -fPIC
+// build, where GCC refuses to always_inline it; only this file calls it.
+inline absl::Status Searcher::MemoryVerdict(PrunedCall& call,
+                                            Verdict& verdict) {
   const ChoiceList& list = call.list;
   const StepShape& step = call.spec.step;
   // The weights, gradients and optimizer state depend on neither the

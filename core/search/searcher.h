@@ -400,8 +400,8 @@ class Searcher {
   // (kFits or kOver), made from the group's state and activation memos.
   // Inlined into EvaluateMayFit, its one caller (evaluate.cc): some ten
   // million verdicts a search.
-  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status MemoryVerdict(PrunedCall& call,
-                                                          Verdict& verdict);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status MemoryVerdict(
+      PrunedCall& call, Verdict& verdict);
   // Evaluates the call's tier assignments that its bounds let through, in
   // enumeration order.
   absl::Status EvaluateTierPrefixes(PrunedCall& call);
