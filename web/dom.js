@@ -72,3 +72,24 @@ export function call(bp, name, ...args) {
             notes: []};
   }
 }
+
+// A spec's value at a dotted path ("parallelism.tensor.degree"), or
+// undefined where the path leaves the objects.
+export function getPath(object, path) {
+  let value = object;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) {
+      return undefined;
+    }
+    value = value[key];
+  }
+  return value;
+}
+
+// Sets the value at a dotted path whose parent objects exist.
+export function setPath(object, path, value) {
+  const keys = path.split('.');
+  let target = object;
+  for (const key of keys.slice(0, -1)) target = target[key];
+  target[keys.at(-1)] = value;
+}

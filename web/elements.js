@@ -15,7 +15,7 @@
 // Importing this file under node (server-side rendering) touches no browser
 // global: the elements are only defined where customElements exists.
 
-import {call, h, s} from './dom.js';
+import {call, getPath, h, s, setPath} from './dom.js';
 import {human, literals} from './report.js';
 
 const MODULE_URL = new URL('./blueprinting_slim.mjs', import.meta.url);
@@ -541,15 +541,6 @@ const MAPPING_FIELDS = [
   ['parallelism.pipeline.schedule.type', 'Schedule', 'pipeline_schedule'],
   ['parallelism.recompute', 'Recompute', 'recompute'],
 ];
-
-const getPath = (object, path) => path.split('.').reduce((o, k) => o?.[k], object);
-
-function setPath(object, path, value) {
-  const keys = path.split('.');
-  const last = keys.pop();
-  const parent = keys.reduce((o, k) => o[k], object);
-  parent[last] = value;
-}
 
 export class BlueprintMapping extends BlueprintElement {
   show(bp, text, metadata) {

@@ -3,8 +3,8 @@
 // types, choices and ranges), its error line right below it
 // (aria-describedby), kept in sync with the spec.
 
-import {h, fill} from './dom.js';
-import {getPath, fieldForError} from './spec.js';
+import {fill, getPath, h} from './dom.js';
+import {fieldForError} from './spec.js';
 
 // Reads a control: {value} or {problem} (text the core would reject anyway
 // is caught here so the spec, and the URL, stay well-typed).

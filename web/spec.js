@@ -1,7 +1,9 @@
 // The canonical spec ("blueprinting.spec/3", core/spec/spec_json.cc) as the
-// page edits it: its form fields (from the core's metadata), path access and
-// the training/inference switch. A spec from elsewhere (a share link) is read
+// page edits it: its form fields (from the core's metadata) and the
+// training/inference switch. A spec from elsewhere (a share link) is read
 // by the core (`canonical`), never judged here.
+
+import {getPath, setPath} from './dom.js';
 
 // What an optional part of the model holds when the form switches it on (a
 // starting point the user edits; the checker judges it like any other).
@@ -120,24 +122,6 @@ export function formFields(meta) {
     if (info.why !== undefined) field.why = info.why;
     return field;
   });
-}
-
-export function getPath(object, path) {
-  let value = object;
-  for (const key of path.split('.')) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) {
-      return undefined;
-    }
-    value = value[key];
-  }
-  return value;
-}
-
-export function setPath(object, path, value) {
-  const keys = path.split('.');
-  let target = object;
-  for (const key of keys.slice(0, -1)) target = target[key];
-  target[keys.at(-1)] = value;
 }
 
 export const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);

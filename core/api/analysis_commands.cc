@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
-#include "core/base/input_limits.h"
 #include "core/base/json.h"
 #include "core/pipeline/pipeline.h"
 #include "core/pipeline/schedule_analysis.h"
@@ -16,15 +15,6 @@
 
 namespace blueprint {
 namespace {
-
-// The spec, unless it is over the input limit.
-absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json) {
-  if (spec_json.size() > kMaxInputBytes) {
-    return InvalidInputError(
-        {{"spec", InputTooLargeMessage("spec"), ErrorCode::kTooLarge}});
-  }
-  return ParseSpecJson(spec_json);
-}
 
 // Parses, checks and runs the pipeline, or fills `failure`.
 bool RunSpec(const absl::StatusOr<MappingSpec>& spec, PipelineResult* result,

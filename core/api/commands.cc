@@ -186,11 +186,16 @@ CommandResult Presets() {
   return result;
 }
 
-CommandResult Check(const std::string& spec_json) {
-  if (auto oversized = OversizedInput({{"spec", &spec_json}})) {
-    return *oversized;
+absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json) {
+  if (spec_json.size() > kMaxInputBytes) {
+    return InvalidInputError(
+        {{"spec", InputTooLargeMessage("spec"), ErrorCode::kTooLarge}});
   }
-  absl::StatusOr<MappingSpec> spec = ParseSpecJson(spec_json);
+  return ParseSpecJson(spec_json);
+}
+
+CommandResult Check(const std::string& spec_json) {
+  absl::StatusOr<MappingSpec> spec = ParseSpecWithinLimit(spec_json);
   if (!spec.ok()) return FailureResult(spec.status());
   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);
   if (!program.ok()) return FailureResult(program.status());
@@ -200,10 +205,7 @@ CommandResult Check(const std::string& spec_json) {
 }
 
 CommandResult Canonical(const std::string& spec_json) {
-  if (auto oversized = OversizedInput({{"spec", &spec_json}})) {
-    return *oversized;
-  }
-  absl::StatusOr<MappingSpec> spec = ParseSpecJson(spec_json);
+  absl::StatusOr<MappingSpec> spec = ParseSpecWithinLimit(spec_json);
   if (!spec.ok()) return FailureResult(spec.status());
   CommandResult result;
   result.output = SpecToJson(*spec);

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/base/field_errors.h"
+#include "core/spec/spec.h"
 
 namespace blueprint {
 
@@ -91,6 +93,12 @@ CommandResult ImportMegatron(const std::string& system_json,
 // listing every preset shipped in presets/ (core/presets/presets.h), the
 // names `--hf-config` and `--system` accept.
 CommandResult Presets();
+
+// The spec of a spec JSON document, unless it is over the input limit
+// (kTooLarge on "spec") or has a document problem (syntax, keys, types,
+// names); the rules are not judged. Every command that takes a spec reads
+// it with this.
+absl::StatusOr<MappingSpec> ParseSpecWithinLimit(const std::string& spec_json);
 
 // Check: `blueprint check SPEC`. Output: the program JSON, i.e. the canonical
 // spec with every default spelled out plus its derived values; errors: every
