@@ -89,6 +89,16 @@ void ReadRow(const Json& value, const std::string& path,
   if (!reader.is_object()) return;
   reader.ReadString("id", &row->id);
   reader.ReadString("source_key", &row->source_key);
+  row->summary_source = row->source_key;
+  if (value.contains("summary_source")) {
+    const std::string path = reader.PathOf("summary_source");
+    if (JsonToString(value["summary_source"], path, errors,
+                     &row->summary_source) &&
+        row->summary_source.empty()) {
+      errors->push_back({path, absl::StrCat(path, ": expected a non-empty key"),
+                         ErrorCode::kInvalidValue});
+    }
+  }
   reader.ReadString("group", &row->group);
   reader.ReadString("model", &row->model);
   reader.ReadString("system", &row->system);
@@ -445,7 +455,7 @@ ValidationReport Validate(const std::vector<ValidationRow>& rows,
       PredictRow(row, profile, without, &result);
     }
     if (result.predicted_ok) {
-      Add(result, &report.by_source[row.source_key]);
+      Add(result, &report.by_source[row.summary_source]);
       Add(result, &report.by_group[row.group]);
       Add(result, &report.overall);
     } else {

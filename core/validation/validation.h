@@ -58,6 +58,11 @@ enum class FlopDefinition {
 struct ValidationRow {
   std::string id;          // "r0443"
   std::string source_key;  // "S7"
+  // The key of the source summary the row counts in: its source_key, or the
+  // corpus's "summary_source" (make_corpus.py: "S1/blackwell" for a source's
+  // rows on a newer GPU generation, so that the gate's figures of the
+  // source's earlier rows stay comparable as new systems' rows are added).
+  std::string summary_source;
   std::string group;       // "bf16_dense", "fp8", "moe"
   std::string model;       // models.csv name
   std::string system;      // a system preset's name; "" when none
@@ -127,7 +132,7 @@ struct ValidationReport {
   ModelProfile profile = ModelProfile::kCalculon;
   std::vector<Correction> without;
   std::vector<RowResult> rows;  // in corpus order
-  std::map<std::string, ErrorSummary> by_source;  // source_key ->
+  std::map<std::string, ErrorSummary> by_source;  // summary_source ->
   std::map<std::string, ErrorSummary> by_group;   // group ->
   ErrorSummary overall;
   int64_t skipped = 0;

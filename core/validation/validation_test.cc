@@ -54,6 +54,28 @@ TEST(Validation, TheShippedCorpusParses) {
   EXPECT_GT(usable, 80);
 }
 
+TEST(Validation, ARowCountsInItsSummarySource) {
+  absl::StatusOr<std::vector<ValidationRow>> rows = ParseCorpus(Corpus(
+      {Row("a", "iteration_s", 10),
+       Row("b", "iteration_s", 10, R"( "summary_source": "T/new",)")}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ((*rows)[0].summary_source, "T");
+  EXPECT_EQ((*rows)[1].summary_source, "T/new");
+  const ValidationReport report =
+      Validate(*rows, ModelProfile::kCalculon, {});
+  EXPECT_EQ(report.by_source.at("T").rows, 1);
+  EXPECT_EQ(report.by_source.at("T/new").rows, 1);
+  EXPECT_EQ(report.by_group.at("bf16_dense").rows, 2);
+
+  const absl::StatusOr<std::vector<ValidationRow>> empty = ParseCorpus(
+      Corpus({Row("c", "iteration_s", 10, R"( "summary_source": "",)")}));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(std::string(empty.status().message())
+                .find("rows[0].summary_source: expected a non-empty key"),
+            std::string::npos)
+      << empty.status();
+}
+
 TEST(Validation, MetricsAreConsistentConversionsOfOneStepTime) {
   absl::StatusOr<std::vector<ValidationRow>> rows = ParseCorpus(Corpus(
       {Row("a", "iteration_s", 10), Row("b", "tokens_per_sec_per_gpu", 1000),

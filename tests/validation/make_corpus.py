@@ -17,8 +17,26 @@ import json
 import os
 import sys
 
-# The system presets (presets/systems) a measured GPU runs on.
-SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141g"}
+# The system presets (presets/systems) a measured GPU runs on: the DGX/HGX
+# node of 8 GPUs, or for GB200/GB300 the NVL72 rack (Megatron-Bridge's
+# DGX-GB200 and DGX-GB300 systems are NVL72 racks).
+SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141g",
+           "H800": "h800_sxm_80g", "B200": "b200_sxm_180g", "B300": "b300_sxm_288g",
+           "GB200": "gb200_nvl72", "GB300": "gb300_nvl72"}
+
+# Blackwell GPUs: their rows are summarised in groups of their own, per
+# precision recipe, so that the Ampere/Hopper groups keep their rows.
+BLACKWELL = {"B200", "B300", "GB200", "GB300"}
+
+# The precision recipe of a runs.csv precision token (measured/README.md):
+# FP8 and FP8-CS are per-tensor scaling (delayed, or current), which the
+# model's float8 GEMM rate prices; MXFP8 (FP8-MX), FP8 with 32x32 or 128x128
+# block scales and NVFP4 are recipes of their own.
+RECIPES = {"BF16": "bf16", "BF16?": "bf16", "FP16": "bf16", "FP8": "fp8", "FP8-CS": "fp8",
+           "MXFP8": "mxfp8", "FP8-MX": "mxfp8", "FP8-block32x32": "fp8_block",
+           "FP8-block128x128": "fp8_block", "NVFP4": "nvfp4"}
+# The recipes the model prices (float8 is per-tensor FP8).
+MODELLED_RECIPES = {"bf16", "fp8"}
 
 # The attention kernel of each source's software. FlashAttention (Dao et al.,
 # May 2022) reached Megatron-LM as --use-flash-attn in 2023; Narayanan et al.
@@ -112,7 +130,17 @@ def row_of(r, models):
     m = models.get(r["model"])
     moe = bool(m and m["num_experts"])
     fp8 = "FP8" in r["precision"] or "FP4" in r["precision"]
-    out["group"] = "moe" if moe else ("fp8" if fp8 else "bf16_dense")
+    recipe = RECIPES[r["precision"]]
+    if r["gpu"] in BLACKWELL:
+        # blackwell_<recipe> (dense) or blackwell_moe_<recipe>; bf16 dense
+        # keeps the name of its Hopper group.
+        out["group"] = "blackwell_" + ("moe_" if moe else "") + (
+            "bf16_dense" if recipe == "bf16" and not moe else recipe)
+        # A source's Blackwell rows have a summary of their own, so that the
+        # regression gate's figure of its Hopper rows stays comparable.
+        out["summary_source"] = r["source_key"] + "/blackwell"
+    else:
+        out["group"] = "moe" if moe else ("fp8" if fp8 else "bf16_dense")
     system = SYSTEMS.get(r["gpu"])
     # BLOOM's Jean Zay nodes: 8 A100 80GB on NVLink, but 4 Omni-Path links
     # per node (the BLOOM README's hardware list), a quarter of a DGX A100's
@@ -124,7 +152,11 @@ def row_of(r, models):
         out["skip"] = reason
         return out
     if not system:
-        return skip("no system preset for %s (%s): not an A100/H100/H200 node, no preset is fabricated" % (r["gpu"], r["trust"]))
+        return skip("no system preset for %s (%s): no preset is fabricated" % (r["gpu"], r["trust"]))
+    # The Ampere/Hopper rows keep their precision as before (the one H100
+    # FP8-block128x128 row is priced as per-tensor FP8, its group fp8).
+    if r["gpu"] in BLACKWELL and recipe not in MODELLED_RECIPES:
+        return skip("precision recipe not modelled yet: %s (%s); the model prices BF16 and per-tensor FP8" % (r["precision"], recipe))
     if "NVFP4" in r["precision"]:
         return skip("NVFP4 is not modelled")
     if m is None:
@@ -180,6 +212,11 @@ def row_of(r, models):
     else:
         sp = False
     fsdp = as_int(r["fsdp"]) or 0
+    if fsdp == 1 and "FSDP on" in r["notes"]:
+        # The 25.04 GB200 table prints FSDP as a 0/1 flag (the row's notes:
+        # "FSDP=1 (FSDP on)"): sharded over every data-parallel rank.
+        fsdp = d
+        a.append("FSDP over all %d data-parallel ranks (the source's FSDP column is the flag 1)" % d)
     if r["source_key"] in ("S1", "S2", "S3", "S4", "S5"):
         dist_opt, overlap = True, True
         a.append("distributed optimizer and overlapped gradient reduction (NeMo/Megatron-Bridge recipes' default)")
