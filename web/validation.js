@@ -16,6 +16,16 @@ function signedPercent(x) {
   return `${x >= 0 ? '+' : ''}${(x * 100).toFixed(2)}%`;
 }
 
+// A point's colour by its group's kind (tests/validation/README.md, "A
+// row"): MoE green, FP8 dense orange, BF16 dense blue, whatever the GPU
+// generation (bf16_dense, blackwell_fp8, blackwell_moe_bf16, ...); other
+// recipes grey.
+const GROUP_COLOURS = [[/moe/, '#5b8a3a'], [/fp8$/, '#c0632c'], [/bf16/, '#2f6fb3']];
+function groupColour(group) {
+  const found = GROUP_COLOURS.find(([pattern]) => pattern.test(group));
+  return found ? found[1] : '#8a9099';
+}
+
 // One source's scatter: measured on x, predicted on y, both log scaled over
 // the source's range.
 function scatter(source, rows) {
@@ -39,8 +49,7 @@ function scatter(source, rows) {
     s('text', {x: PAD, y: PAD - 8, 'font-size': 12, 'font-weight': 600}, source));
   for (const r of rows) {
     svg.append(s('circle', {cx: x(r.measured), cy: y(r.predicted), r: 3.5,
-                            fill: r.group === 'bf16_dense' ? '#2f6fb3'
-                                : r.group === 'fp8' ? '#c0632c' : '#5b8a3a',
+                            fill: groupColour(r.group),
                             'data-row': r.id},
       s('title', {}, `${r.id} ${r.model}: measured ${r.measured}, predicted ` +
                      `${r.predicted.toPrecision(4)} (${signedPercent(r.error)})`)));
@@ -90,15 +99,17 @@ export function runValidation(bp) {
     return;
   }
   const report = JSON.parse(result.output);
+  // One plot per source summary (by_source's keys: a source's Blackwell
+  // rows, "S1/blackwell", apart from its others).
   const sources = new Map();
   for (const r of report.rows) {
-    if (!sources.has(r.source_key)) sources.set(r.source_key, []);
-    sources.get(r.source_key).push(r);
+    if (!sources.has(r.summary_source)) sources.set(r.summary_source, []);
+    sources.get(r.summary_source).push(r);
   }
   status.className = 'status';
   status.textContent = `${report.profile}: ${report.overall.rows} runs predicted, ` +
       `mean |error| ${percent(report.overall.mean_abs_error)}; ` +
-      `${report.skipped_count} skipped (no system preset, or not modelled).`;
+      `${report.skipped_count} skipped (not modelled: see each row's reason).`;
   fill(byId('validation-plots'),
        ...[...sources.entries()].map(([source, rows]) => scatter(source, rows)));
   fill(byId('validation-table'), summaryTable(report), rowTable(report));

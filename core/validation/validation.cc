@@ -530,6 +530,7 @@ Json ValidationJson(const ValidationReport& report) {
     Json item = Json::object();
     item["id"] = row.id;
     item["source_key"] = row.source_key;
+    item["summary_source"] = row.summary_source;
     item["group"] = row.group;
     if (!r.predicted_ok) {
       item["reason"] = r.reason;
