@@ -13,15 +13,6 @@
 namespace blueprint {
 namespace {
 
-constexpr int kFw = static_cast<int>(Stage::kForward);
-constexpr int kAgrad = static_cast<int>(Stage::kActivationGrad);
-constexpr int kWgrad = static_cast<int>(Stage::kWeightGrad);
-constexpr int kOptim = static_cast<int>(Stage::kOptimizer);
-constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
-constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
-constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
-constexpr int kBase = static_cast<int>(BlockVariant::kBase);
-
 // The comm phase a stage's collective belongs to (Calculon calls the
 // re-communication stage "wgrad").
 int PhaseOfStage(int stage) {

@@ -13,14 +13,6 @@
 namespace blueprint {
 namespace {
 
-constexpr int kFw = static_cast<int>(Stage::kForward);
-constexpr int kAgrad = static_cast<int>(Stage::kActivationGrad);
-constexpr int kWgrad = static_cast<int>(Stage::kWeightGrad);
-constexpr int kOptim = static_cast<int>(Stage::kOptimizer);
-constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
-constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
-constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
-
 // Per phase and variant, as TaskPlan's net_time and exposed_time.
 using PhaseTimes = std::array<std::array<double, kNumVariants>, kNumCommPhases>;
 

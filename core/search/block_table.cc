@@ -17,10 +17,6 @@
 namespace blueprint {
 namespace {
 
-constexpr int kForward = static_cast<int>(Stage::kForward);
-constexpr int kActivationGrad = static_cast<int>(Stage::kActivationGrad);
-constexpr int kWeightGrad = static_cast<int>(Stage::kWeightGrad);
-
 // A mapping whose block is `config` (d = 1, unsharded).
 CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype) {
   CalculonExecution e;
@@ -311,9 +307,9 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
         task.footprint.weight_grad_unsharded / kFloat32Bytes;
     in.optimizer_bytes = task.footprint.optimizer;
     in.weight_bytes = task.footprint.weight;
-    in.forward_flops = task.work[kForward].flops;
-    in.activation_grad_flops = task.work[kActivationGrad].flops;
-    in.weight_grad_flops = task.work[kWeightGrad].flops;
+    in.forward_flops = task.work[kFw].flops;
+    in.activation_grad_flops = task.work[kAgrad].flops;
+    in.weight_grad_flops = task.work[kWgrad].flops;
     in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
                        std::holds_alternative<ExchangeTask>(task.kind);
     in.expert_state = task.expert_state;
