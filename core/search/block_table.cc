@@ -7,9 +7,8 @@
 #include <variant>
 
 #include "core/base/status_macros.h"
+#include "core/plan/block_pricing.h"
 #include "core/plan/hardware.h"
-#include "core/plan/plan.h"
-#include "core/search/block_pricing.h"
 #include "core/search/execution.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
@@ -262,9 +261,9 @@ void BlockTable::SetProgram(const BlockConfig& key) {
 absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
     const BlockConfig& key, const Lowered* previous) {
   SetProgram(key);
-  // BlockPrices prices every block but a TP-overlapped one and needs no
-  // lineage; PlanPortable plans that one, and reads its lineage.
-  // A priced block is lowered into the table's one scratch IR.
+  // BlockPrices::Plan prices every block but a TP-overlapped one, lowered
+  // without lineage into the table's one scratch IR; that one is lowered in
+  // full, priced with the program and planned per tiers by PlanTasks.
   const bool priced = key.tp_overlap == TensorOverlap::kNone;
   DistributedTaskIR& tasks = scratch_;
   const bool relower = previous != nullptr && priced &&
@@ -284,8 +283,8 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
   lowered.key = key;
   FillEntry(tasks, relower ? previous : nullptr, rebuilt_, lowered);
   if (!lowered.prices.has_value()) {
-    lowered.unpriced =
-        std::make_unique<Unpriced>(Unpriced{*program_, std::move(tasks)});
+    lowered.unpriced = std::make_unique<Unpriced>(
+        Unpriced{*program_, BlockPrices(tasks, *program_)});
     tasks = DistributedTaskIR();
   }
   lowered_index_.emplace(key, &lowered);
@@ -382,10 +381,10 @@ absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
     if (SameNets(planned.nets, nets)) return &planned;
   }
   StagedBlock staged;
+  const auto tier = [&](int64_t index) -> const NetworkTier& {
+    return system_.networks[static_cast<size_t>(index)];
+  };
   if (lowered.prices.has_value()) {
-    const auto tier = [&](int64_t index) -> const NetworkTier& {
-      return system_.networks[static_cast<size_t>(index)];
-    };
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
     const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
     // All figures but the collectives' are the same on all tiers.
@@ -393,18 +392,14 @@ absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
                                   tier(nets.expert), tier(nets.context), fast,
                                   local);
   } else {
-    TypedProgram& program = lowered.unpriced->program;
-    TransformerTrainingParallelism& parallelism =
-        std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
-    parallelism.tensor.network_tier = nets.tensor;
-    parallelism.context.network_tier = nets.context;
-    parallelism.expert.network_tier = nets.expert;
-    program.derived.tensor_network = nets.tensor;
-    program.derived.context_network = nets.context;
-    program.derived.expert_network = nets.expert;
-    BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
-                        PlanPortable().Run(lowered.unpriced->tasks, program));
-    staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
+    // A TP-overlapped linear's tiling depends on the tensor tier: every
+    // figure at once, as PlanPortable prices it.
+    const Unpriced& unpriced = *lowered.unpriced;
+    const int64_t local = ExpertLocalPeersOf(unpriced.program, nets.expert);
+    staged = unpriced.prices.PlanTasks(
+        lowered.footprint,
+        {&tier(nets.tensor), &tier(nets.expert), &tier(nets.context),
+         &tier(local > 1 ? nets.expert - 1 : nets.expert), local});
   }
   ++blocks_planned_;
   Planned& planned = TakePlanned();
