@@ -22,8 +22,8 @@
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned] [--threads N]
 // (DIR defaults to tests/search/testdata, which `bazel run` provides).
-// --only NAME times the cases whose name contains NAME; --pruned skips the
-// exhaustive mode.
+// --only NAME times the cases whose name contains NAME (--only =NAME: the
+// case named NAME alone); --pruned skips the exhaustive mode.
 // --threads N runs N workers (default: the search's, one per core); with 1
 // the work, and callgrind's instruction counts, are the same on every run.
 // --tiers K (2..8) replaces a100_80g's two network tiers by K tiers derived
@@ -134,7 +134,12 @@ int Run(const std::string& data, int runs_override, int tiers,
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
               "executions/s", "vs_calculon");
   for (const Case& c : cases) {
-    if (std::string(c.name).find(only) == std::string::npos) continue;
+    // "=NAME": that case alone (a name that is the start of others').
+    if (!only.empty() && only[0] == '=' ? only.substr(1) != c.name
+                                        : std::string(c.name).find(only) ==
+                                              std::string::npos) {
+      continue;
+    }
     std::string model_text, system_text;
     if (!ReadFile(data + "/" + c.model_file, &model_text) ||
         !ReadFile(data + "/" + c.system_file, &system_text)) {

@@ -121,8 +121,6 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
     lineage.push_back(std::move(f));
     figures.push_back({std::move(name), value});
   };
-  constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
-  constexpr int kRecommPhase = static_cast<int>(CommPhase::kRecommunication);
   const double m = static_cast<double>(s.m);
   const double v = static_cast<double>(s.v);
   const double bpp = static_cast<double>(s.blocks_per_stage);

@@ -58,14 +58,6 @@ void ForEachMemoryTerm(const MemoryFigures& m, F&& f) {
 #undef BP_VISIT_FIELD
 }
 
-// The per-microbatch work of the first and the last pipeline stage beyond
-// their blocks (plan IR first_stage / last_stage); all 0 (the default) for
-// a model without a vocabulary.
-struct StageExtras {
-  BlockFigures first;
-  BlockFigures last;
-};
-
 // The whole training (or inference) step of pipeline stage 0, and what the
 // first and the last stage's extra work adds to it (the slowest stage sets
 // the pace).

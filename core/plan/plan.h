@@ -1,35 +1,21 @@
 // Pass PlanPortable: DistributedTaskIR + System -> PortablePlanIR.
-// Prices every task of the block on the system (calculon/MODEL.md §4.1-4.4),
-// reproducing Calculon's per-layer accounting and its quirks (§6), each named
-// where it is applied.
+// Prices every task of the block on the system (calculon/MODEL.md §4.1-4.4)
+// through the pricing kernel the strategy search prices with too
+// (block_pricing.h: Calculon's per-layer accounting and its quirks, §6,
+// each named where it is applied), and records each task's plan and
+// lineage.
 #ifndef BLUEPRINTING_CORE_PLAN_PLAN_H_
 #define BLUEPRINTING_CORE_PLAN_PLAN_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "core/plan/block_pricing.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
 #include "core/taskir/task_ir.h"
 
 namespace blueprint {
-
-// The footprint rules of PlanPortable's aggregation, shared with the
-// strategy search's pricing (core/search/block_pricing.h), which sums the
-// same footprints without planning: AddTaskFootprint adds one task's
-// footprints, weighed by its share, to `b` (weights, activation working and
-// stored space, and in training gradients and optimizer state);
-// FinishBlockFootprint applies the rules after the sums (full recompute
-// stores no activation but the checkpoint, MODEL.md §6.6).
-void AddTaskFootprint(const Task& task, bool training, BlockFigures& b);
-void FinishBlockFootprint(const TypedProgram& program, bool training,
-                          BlockFigures& b);
-
-// The expert-parallel peers of a rank whose share of the expert all-to-all
-// on tier `expert_network` moves over the tier below (hardware.h
-// ExpertLocalPeers), under correction kHierarchicalAllToAll; 1 without it.
-int64_t ExpertLocalPeersOf(const TypedProgram& program,
-                           int64_t expert_network);
 
 class PlanPortable {
  public:

@@ -37,6 +37,14 @@ void ForEachBlockFigure(const BlockFigures& b, F&& f) {
   f("useful_flops", b.useful_flops);
 }
 
+// The per-microbatch work of the first and the last pipeline stage beyond
+// their blocks (PortablePlanIR first_stage / last_stage); all 0 (the
+// default) for a model without a vocabulary.
+struct StageExtras {
+  BlockFigures first;
+  BlockFigures last;
+};
+
 struct TaskPlan {
   int32_t task_id = 0;
   std::array<double, kNumStages> flop_time{};

@@ -7,19 +7,14 @@
 #include <variant>
 
 #include "core/base/status_macros.h"
+#include "core/plan/block_pricing.h"
 #include "core/plan/hardware.h"
-#include "core/plan/plan.h"
-#include "core/search/block_pricing.h"
 #include "core/search/execution.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
 namespace {
-
-constexpr int kForward = static_cast<int>(Stage::kForward);
-constexpr int kActivationGrad = static_cast<int>(Stage::kActivationGrad);
-constexpr int kWeightGrad = static_cast<int>(Stage::kWeightGrad);
 
 // A mapping whose block is `config` (d = 1, unsharded).
 CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype) {
@@ -266,9 +261,9 @@ void BlockTable::SetProgram(const BlockConfig& key) {
 absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
     const BlockConfig& key, const Lowered* previous) {
   SetProgram(key);
-  // BlockPrices prices every block but a TP-overlapped one and needs no
-  // lineage; PlanPortable plans that one, and reads its lineage.
-  // A priced block is lowered into the table's one scratch IR.
+  // BlockPrices::Plan prices every block but a TP-overlapped one, lowered
+  // without lineage into the table's one scratch IR; that one is lowered in
+  // full, priced with the program and planned per tiers by PlanTasks.
   const bool priced = key.tp_overlap == TensorOverlap::kNone;
   DistributedTaskIR& tasks = scratch_;
   const bool relower = previous != nullptr && priced &&
@@ -288,8 +283,8 @@ absl::StatusOr<BlockTable::Lowered*> BlockTable::Lower(
   lowered.key = key;
   FillEntry(tasks, relower ? previous : nullptr, rebuilt_, lowered);
   if (!lowered.prices.has_value()) {
-    lowered.unpriced =
-        std::make_unique<Unpriced>(Unpriced{*program_, std::move(tasks)});
+    lowered.unpriced = std::make_unique<Unpriced>(
+        Unpriced{*program_, BlockPrices(tasks, *program_)});
     tasks = DistributedTaskIR();
   }
   lowered_index_.emplace(key, &lowered);
@@ -311,9 +306,9 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
         task.footprint.weight_grad_unsharded / kFloat32Bytes;
     in.optimizer_bytes = task.footprint.optimizer;
     in.weight_bytes = task.footprint.weight;
-    in.forward_flops = task.work[kForward].flops;
-    in.activation_grad_flops = task.work[kActivationGrad].flops;
-    in.weight_grad_flops = task.work[kWeightGrad].flops;
+    in.forward_flops = task.work[kFw].flops;
+    in.activation_grad_flops = task.work[kAgrad].flops;
+    in.weight_grad_flops = task.work[kWgrad].flops;
     in.no_processing = std::holds_alternative<TensorCommTask>(task.kind) ||
                        std::holds_alternative<ExchangeTask>(task.kind);
     in.expert_state = task.expert_state;
@@ -386,10 +381,10 @@ absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
     if (SameNets(planned.nets, nets)) return &planned;
   }
   StagedBlock staged;
+  const auto tier = [&](int64_t index) -> const NetworkTier& {
+    return system_.networks[static_cast<size_t>(index)];
+  };
   if (lowered.prices.has_value()) {
-    const auto tier = [&](int64_t index) -> const NetworkTier& {
-      return system_.networks[static_cast<size_t>(index)];
-    };
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
     const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
     // All figures but the collectives' are the same on all tiers.
@@ -397,18 +392,14 @@ absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
                                   tier(nets.expert), tier(nets.context), fast,
                                   local);
   } else {
-    TypedProgram& program = lowered.unpriced->program;
-    TransformerTrainingParallelism& parallelism =
-        std::get<TransformerTrainingMappingSpec>(program.spec).parallelism;
-    parallelism.tensor.network_tier = nets.tensor;
-    parallelism.context.network_tier = nets.context;
-    parallelism.expert.network_tier = nets.expert;
-    program.derived.tensor_network = nets.tensor;
-    program.derived.context_network = nets.context;
-    program.derived.expert_network = nets.expert;
-    BP_ASSIGN_OR_RETURN(PortablePlanIR plan,
-                        PlanPortable().Run(lowered.unpriced->tasks, program));
-    staged = StagedBlock{plan.block, {plan.first_stage, plan.last_stage}};
+    // A TP-overlapped linear's tiling depends on the tensor tier: every
+    // figure at once, as PlanPortable prices it.
+    const Unpriced& unpriced = *lowered.unpriced;
+    const int64_t local = ExpertLocalPeersOf(unpriced.program, nets.expert);
+    staged = unpriced.prices.PlanTasks(
+        lowered.footprint,
+        {&tier(nets.tensor), &tier(nets.expert), &tier(nets.context),
+         &tier(local > 1 ? nets.expert - 1 : nets.expert), local});
   }
   ++blocks_planned_;
   Planned& planned = TakePlanned();

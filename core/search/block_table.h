@@ -28,8 +28,8 @@
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
 #include "core/adapters/calculon.h"
+#include "core/plan/block_pricing.h"
 #include "core/plan/plan_ir.h"
-#include "core/search/block_pricing.h"
 #include "core/search/execution.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
@@ -176,7 +176,7 @@ class BlockTable {
   // sharded as `shard` says): Get's on any tiers with every collective's
   // size and time 0, so StepTimeLowerBound of it bounds that of Get's on
   // every tiers (it does not decrease with any exposed time). nullptr for a
-  // block PlanPortable plans (a TP-overlapped linear). Valid as Get's
+  // block BlockPrices::Plan does not price (a TP-overlapped linear). Valid as Get's
   // pointer.
   const StagedBlock* Compute(Entry* entry, const BlockShard& shard);
   // BoundFiguresOf(Compute(entry, shard)->block) (none where Compute is
@@ -267,11 +267,12 @@ class BlockTable {
     Planned* compute = nullptr;
     std::vector<PlannedRef> composed;
   };
-  // A block PlanPortable plans (BlockPrices::Supports is false): its
-  // program and lowering.
+  // A block BlockPrices::Plan does not price (Supports is false: a
+  // TP-overlapped linear): its program (for the expert peers per tiers) and
+  // prices, which PlanTasks plans on each tiers.
   struct Unpriced {
     TypedProgram program;
-    DistributedTaskIR tasks;
+    BlockPrices prices;
   };
   // Which shard a stage's variant is made for: in the entry, so that a
   // lookup of the same shard reads no variant.
@@ -300,8 +301,8 @@ class BlockTable {
     mutable int64_t shard_terms_group = 0;
     mutable std::vector<TaskShardTerms> shard_terms;
     StagedBlock footprint;  // unsharded, Footprint's
-    // How its figures are planned per tiers: BlockPrices, or (a block with
-    // a TP-overlapped linear) PlanPortable.
+    // How its figures are planned per tiers: BlockPrices::Plan, or (a
+    // block with a TP-overlapped linear) unpriced's PlanTasks.
     std::optional<BlockPrices> prices;
     std::unique_ptr<Unpriced> unpriced;
     // With prices: its PlanCompute, unsharded, made on first use (the
@@ -342,7 +343,7 @@ class BlockTable {
   // A priced block's PlanCompute, unsharded.
   const StagedBlock& UnshardedCompute(Lowered& lowered);
   // Correction kHierarchicalAllToAll's local expert peers of a block whose
-  // all-to-all runs on tier `expert_net` (plan.h ExpertLocalPeersOf).
+  // all-to-all runs on tier `expert_net` (block_pricing.h ExpertLocalPeersOf).
   int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;
   // The stage's variant, made for `shard` when it was for another.
   ShardedSlot& ShardedOf(Lowered& lowered, const BlockShard& shard);

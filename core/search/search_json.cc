@@ -40,12 +40,6 @@ std::string OffloadSummary(const Offload& o) {
 
 }  // namespace
 
-nlohmann::json CalculonExecutionJson(const TransformerModel& model,
-                                     const System& system,
-                                     const CalculonExecution& e) {
-  return ToCalculonExecutionJson(ExecutionProgram(model, system, e));
-}
-
 nlohmann::json ExecutionJson(const TransformerModel& model,
                              const System& system,
                              const CalculonExecution& execution,

@@ -22,12 +22,6 @@
 
 namespace blueprint {
 
-// Calculon's 23-key execution object for one mapping (the Calculon
-// adapter's ToCalculonExecutionJson of its program).
-nlohmann::json CalculonExecutionJson(const TransformerModel& model,
-                                     const System& system,
-                                     const CalculonExecution& execution);
-
 // {"bad_executions": ..., "good_executions": ..., "top": [{"execution":
 // {Calculon's execution keys}, "stats": {Calculon's stats fields}}, ...],
 // "total_executions": ...}: canonical (core/base/json.h), ending in "\n".

@@ -47,6 +47,19 @@ enum class CommPhase { kForward = 0, kBackward = 1, kRecommunication = 2 };
 inline constexpr int kNumCommPhases = 3;
 const char* CommPhaseName(CommPhase p);  // "fw", "bw", "recomm"
 
+// The same as indices into the per-stage, per-phase and per-variant arrays
+// (StageWork, Task::collectives, the plan's times), for every pass that
+// reads them.
+inline constexpr int kFw = static_cast<int>(Stage::kForward);
+inline constexpr int kAgrad = static_cast<int>(Stage::kActivationGrad);
+inline constexpr int kWgrad = static_cast<int>(Stage::kWeightGrad);
+inline constexpr int kOptim = static_cast<int>(Stage::kOptimizer);
+inline constexpr int kFwPhase = static_cast<int>(CommPhase::kForward);
+inline constexpr int kBwPhase = static_cast<int>(CommPhase::kBackward);
+inline constexpr int kRecommPhase =
+    static_cast<int>(CommPhase::kRecommunication);
+inline constexpr int kBase = static_cast<int>(BlockVariant::kBase);
+
 enum class CollectiveOp { kNone, kAllReduce, kReduceScatter, kAllGather,
                           kPointToPoint, kAllToAll };
 const char* CollectiveOpName(CollectiveOp op);

@@ -21,6 +21,7 @@
 #include "core/base/json.h"
 #include "core/plan/plan.h"
 #include "core/report/calculon_stats.h"
+#include "core/search/execution.h"
 #include "core/search/search.h"
 #include "core/search/search_json.h"
 #include "core/spec/check.h"
@@ -385,8 +386,9 @@ void ExpectSearchEqualsBruteForce(const std::string& app_name,
   for (size_t i = 0; i < brute.top.size(); ++i) {
     const RankedExecution& ours = result->top[i];
     const BruteForceEntry& theirs = brute.top[i];
-    EXPECT_EQ(CalculonExecutionJson(result->model, result->system,
-                                     ours.execution),
+    // Calculon's 23-key execution object of the mapping.
+    EXPECT_EQ(ToCalculonExecutionJson(ExecutionProgram(
+                  result->model, result->system, ours.execution)),
               theirs.execution)
         << "rank " << i + 1;
     // Bit for bit: the same figures as the full passes.
