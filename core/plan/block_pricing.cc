@@ -488,7 +488,7 @@ void BlockPrices::AddCompute(size_t begin, size_t end,
                              Sink& sink) const {
   ForEachTask(begin, end, [&](size_t i, const PricedTask& t,
                               const Collective* collectives) {
-    // Aggregate, in task order.
+    // The block's sums, in task order.
     BlockFigures& b = FiguresOf(t.placement, out);
     const double w = t.share;
     // The stages' processing times; an overlapped linear's are tiled on
@@ -743,7 +743,7 @@ void BlockPrices::AddCommunication(const BlockTiers& tiers, StagedBlock& out,
       }
     }
     sink.Communication(i, net, exposed);
-    // Aggregate, in task order.
+    // The block's sums, in task order.
     BlockFigures& b = FiguresOf(t.placement, out);
     const double w = t.share;
     const auto add_comm = [&](int phase, double& base_size, double& edge_size,

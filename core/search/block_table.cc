@@ -440,9 +440,10 @@ BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
 
 // Mirrors LowerTensorParallelBlock (the optimizer.h terms and
 // FillDefaultFootprint, sharded; a routed expert's state by the expert
-// shard) and PlanPortable's Aggregate (sums in task order, each task
-// weighed by its share, the optimizer on the vector engine, TPComm and
-// exchanges never charged as compute) for the figures the shard changes;
+// shard) and the pricing kernel's sums (core/plan/block_pricing.cc
+// AddCompute: in task order, each task weighed by its share, the optimizer
+// on the vector engine, TPComm and exchanges never charged as compute) for
+// the figures the shard changes;
 // block_table_test pins the equality.
 void BlockTable::Reshard(const Lowered& lowered, const BlockShard& shard,
                          StageShardTerms& terms) const {
