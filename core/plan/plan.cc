@@ -60,7 +60,13 @@ class TaskPricer {
         cp_net_(system.networks[static_cast<size_t>(cp_network)]),
         ep_local_(ExpertLocalPeersOf(program, ep_network)),
         ep_fast_net_(system.networks[static_cast<size_t>(
-            ep_local_ > 1 ? ep_network - 1 : ep_network)]) {}
+            ep_local_ > 1 ? ep_network - 1 : ep_network)]),
+        deduplicated_(NodeDeduplicatedDispatch(program)) {
+    if (program.model().moe.has_value()) {
+      topk_ = program.model().moe->topk;
+      experts_ = program.model().moe->experts;
+    }
+  }
 
   // Prices one task into `plan`.
   void Price(const Task& task, TaskPlan& plan) const;
@@ -99,7 +105,22 @@ class TaskPricer {
   // the all-to-all's (1: none, or the correction off) and that tier.
   int64_t ep_local_;
   const NetworkTier& ep_fast_net_;
+  // Correction kNodeDeduplicatedDispatch with a flex dispatcher, and the
+  // routing it needs.
+  bool deduplicated_;
+  int64_t topk_ = 0;
+  int64_t experts_ = 0;
 };
+
+// The time of the expert all-to-all: node-deduplicated, per tier, or whole.
+double ExpertAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
+                          const Collective& c, int64_t local, bool deduplicated,
+                          int64_t topk, int64_t experts) {
+  return deduplicated ? DeduplicatedAllToAllTime(net, fast, c.bytes, c.peers,
+                                                 local, topk, experts)
+                      : HierarchicalAllToAllTime(net, fast, c.bytes, c.peers,
+                                                 local);
+}
 
 double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
                            int variant) const {
@@ -109,8 +130,8 @@ double TaskPricer::NetTime(const Task& task, const TaskPlan& plan, int phase,
   const double comm =
       c.op == CollectiveOp::kNone ? 0
       : c.axis == MeshAxis::kExpert && c.op == CollectiveOp::kAllToAll
-          ? HierarchicalAllToAllTime(ep_net_, ep_fast_net_, c.bytes, t,
-                                     ep_local_)
+          ? ExpertAllToAllTime(ep_net_, ep_fast_net_, c, ep_local_,
+                               deduplicated_, topk_, experts_)
           : CollectiveTime(NetworkOf(c.axis), c.op, c.bytes, t);
   return std::visit(
       Overloaded{
@@ -269,6 +290,55 @@ void HideExchanges(const DistributedTaskIR& ir, PortablePlanIR& plan) {
           0.0, tp.net_time[kFwPhase][v] - cover.processing_time[kFw]);
       tp.exposed_time[kBwPhase][v] = std::max(
           0.0, tp.net_time[kBwPhase][v] - cover.processing_time[kAgrad]);
+    }
+  }
+}
+
+// A training spec's expert parallelism; null for inference.
+const ExpertParallel* ExpertOf(const TypedProgram& program) {
+  const auto* training =
+      std::get_if<TransformerTrainingMappingSpec>(&program.spec);
+  return training == nullptr ? nullptr : &training->parallelism.expert;
+}
+
+// Correction kExpertOverlap: scales each expert exchange's exposed time by
+// what combined 1F1B leaves of the block's (ExpertOverlapHidden), per
+// variant. Every sum weighs a task by its share, as the block figures do.
+void OverlapExpertExchanges(const DistributedTaskIR& ir,
+                            const TypedProgram& program, PortablePlanIR& plan) {
+  const ExpertParallel* expert = ExpertOf(program);
+  if (expert == nullptr || !expert->overlap ||
+      !program.corrections.On(Correction::kExpertOverlap)) {
+    return;
+  }
+  double forward = 0, activation_grad = 0, weight_grad = 0;
+  std::array<double, kNumVariants> fw{}, bw{};
+  for (size_t i = 0; i < ir.tasks.size(); ++i) {
+    const Task& task = ir.tasks[i];
+    if (task.placement != Placement::kEveryBlock) continue;
+    const TaskPlan& tp = plan.tasks[i];
+    const auto* exchange = std::get_if<ExchangeTask>(&task.kind);
+    if (exchange != nullptr && exchange->axis == MeshAxis::kExpert) {
+      for (int v = 0; v < kNumVariants; ++v) {
+        fw[v] += task.share * tp.exposed_time[kFwPhase][v];
+        bw[v] += task.share * tp.exposed_time[kBwPhase][v];
+      }
+      continue;
+    }
+    forward += task.share * tp.processing_time[kFw];
+    activation_grad += task.share * tp.processing_time[kAgrad];
+    weight_grad += task.share * tp.processing_time[kWgrad];
+  }
+  for (int v = 0; v < kNumVariants; ++v) {
+    const HiddenExchange hidden = ExpertOverlapHidden(
+        program, fw[v], bw[v], forward, activation_grad, weight_grad);
+    const double keep_fw = fw[v] > 0 ? (fw[v] - hidden.forward) / fw[v] : 1;
+    const double keep_bw = bw[v] > 0 ? (bw[v] - hidden.backward) / bw[v] : 1;
+    for (size_t i = 0; i < ir.tasks.size(); ++i) {
+      const auto* exchange = std::get_if<ExchangeTask>(&ir.tasks[i].kind);
+      if (exchange == nullptr || exchange->axis != MeshAxis::kExpert) continue;
+      plan.tasks[i].exposed_time[kFwPhase][v] *= keep_fw;
+      plan.tasks[i].exposed_time[kBwPhase][v] *= keep_bw;
     }
   }
 }
@@ -506,9 +576,42 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
 
 }  // namespace
 
+bool NodeDeduplicatedDispatch(const TypedProgram& program) {
+  const ExpertParallel* expert = ExpertOf(program);
+  if (expert == nullptr ||
+      !program.corrections.On(Correction::kNodeDeduplicatedDispatch)) {
+    return false;
+  }
+  switch (expert->dispatcher) {
+    case ExpertDispatcher::kAllToAll:
+      return false;
+    case ExpertDispatcher::kDeepEp:
+    case ExpertDispatcher::kHybridEp:
+      return true;
+  }
+  return false;
+}
+
+HiddenExchange ExpertOverlapHidden(const TypedProgram& program,
+                                   double exchange_fw, double exchange_bw,
+                                   double forward, double activation_grad,
+                                   double weight_grad) {
+  const ExpertParallel* expert = ExpertOf(program);
+  if (expert == nullptr || !expert->overlap ||
+      !program.corrections.On(Correction::kExpertOverlap)) {
+    return {};
+  }
+  const double backward =
+      activation_grad + (expert->delay_wgrad ? weight_grad : 0);
+  return {std::min(exchange_fw, backward), std::min(exchange_bw, forward)};
+}
+
 int64_t ExpertLocalPeersOf(const TypedProgram& program,
                            int64_t expert_network) {
-  if (!program.corrections.On(Correction::kHierarchicalAllToAll)) return 1;
+  if (!program.corrections.On(Correction::kHierarchicalAllToAll) &&
+      !NodeDeduplicatedDispatch(program)) {
+    return 1;
+  }
   return ExpertLocalPeers(program.system(), expert_network,
                           program.derived.expert,
                           program.derived.expert_tensor);
@@ -527,6 +630,7 @@ absl::StatusOr<PortablePlanIR> PlanPortable::Run(
     pricer.Price(tasks.tasks[i], plan.tasks[i]);
   }
   HideExchanges(tasks, plan);
+  OverlapExpertExchanges(tasks, program, plan);
   for (size_t i = 0; i < tasks.tasks.size(); ++i) {
     plan.tasks[i].lineage =
         TaskPlanLineage(tasks.tasks[i], program, plan.tasks[i], system);

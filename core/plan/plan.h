@@ -27,9 +27,27 @@ void FinishBlockFootprint(const TypedProgram& program, bool training,
 
 // The expert-parallel peers of a rank whose share of the expert all-to-all
 // on tier `expert_network` moves over the tier below (hardware.h
-// ExpertLocalPeers), under correction kHierarchicalAllToAll; 1 without it.
+// ExpertLocalPeers), under correction kHierarchicalAllToAll or a
+// node-deduplicating dispatcher under kNodeDeduplicatedDispatch; 1 without.
 int64_t ExpertLocalPeersOf(const TypedProgram& program,
                            int64_t expert_network);
+// Whether the expert exchange is node-deduplicated: a flex dispatcher
+// (DeepEP, HybridEP) under correction kNodeDeduplicatedDispatch.
+bool NodeDeduplicatedDispatch(const TypedProgram& program);
+// The expert exchanges' exposed time that correction kExpertOverlap hides
+// with parallelism.expert.overlap (combined 1F1B), per pass, of a block
+// whose exchanges expose `exchange_fw` / `exchange_bw` and whose other tasks
+// compute for `forward`, `activation_grad` and `weight_grad` seconds: the
+// forward's exchanges under the adjacent microbatch's backward (its weight
+// gradients only with delay_wgrad), the backward's under its forward.
+struct HiddenExchange {
+  double forward = 0;
+  double backward = 0;
+};
+HiddenExchange ExpertOverlapHidden(const TypedProgram& program,
+                                   double exchange_fw, double exchange_bw,
+                                   double forward, double activation_grad,
+                                   double weight_grad);
 
 class PlanPortable {
  public:
