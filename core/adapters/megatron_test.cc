@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 58u);
+  EXPECT_EQ(MegatronFlagNames().size(), 64u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -1217,7 +1217,7 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
   // The checker states Megatron-LM's assertions on the overlaps, all at once.
   absl::StatusOr<MappingSpec> bad = FromMegatronArgs(
       Args(std::string(kModel) +
-           "--num-experts 8 --bf16 --world-size 8 --delay-wgrad-compute "
+           "--num-experts 8 --fp16 --world-size 8 --delay-wgrad-compute "
            "--moe-token-dispatcher-type flex --moe-shared-expert-overlap"),
       A100());
   ASSERT_TRUE(bad.ok()) << bad.status();
@@ -1228,7 +1228,7 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
                         "parallelism.expert.shared_expert_overlap"}));
   absl::StatusOr<MappingSpec> lone = FromMegatronArgs(
       Args(std::string(kModel) +
-           "--num-experts 8 --bf16 --world-size 8 "
+           "--num-experts 8 --fp16 --world-size 8 "
            "--overlap-moe-expert-parallel-comm --moe-shared-expert-overlap "
            "--recompute-granularity full --recompute-method uniform"),
       A100());
