@@ -63,6 +63,10 @@ const FORM = [
   ['comm', 'parallelism.data.sharding.type', 'Data-parallel sharding (ZeRO)'],
   ['comm', 'parallelism.data.sharding.group', 'Sharding group (0: all of d)'],
   ['comm', 'parallelism.context.exchange', 'Context K/V exchange'],
+  ['comm', 'parallelism.expert.dispatcher', 'Expert token dispatcher'],
+  ['comm', 'parallelism.expert.overlap', 'Overlap the expert all-to-all (combined 1F1B)'],
+  ['comm', 'parallelism.expert.delay_wgrad', 'Delay expert weight gradients'],
+  ['comm', 'parallelism.expert.shared_expert_overlap', 'Shared experts beside the all-to-all'],
   ['comm', 'parallelism.tensor.network_tier', 'Network tier for t', 'tier'],
   ['comm', 'parallelism.pipeline.network_tier', 'Network tier for p', 'tier'],
   ['comm', 'parallelism.data.network_tier', 'Network tier for d', 'tier'],
@@ -155,7 +159,9 @@ export function setKind(spec, kind, memory) {
              sharding: old?.data.sharding ?? {type: 'none'},
              overlap: old?.data.overlap ?? false},
       context: old?.context ?? {degree: 1, exchange: 'ring', network_tier: 0},
-      expert: old?.expert ?? {degree: 1, tensor_degree: 0, network_tier: 0},
+      expert: old?.expert ?? {degree: 1, tensor_degree: 0, network_tier: 0,
+                              dispatcher: 'all_to_all', overlap: false,
+                              delay_wgrad: false, shared_expert_overlap: false},
       recompute: old?.recompute ?? 'none',
     };
     const oldType = old?.schedule.type;

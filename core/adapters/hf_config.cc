@@ -278,9 +278,11 @@ Values ReadValues(const Json& config, std::vector<FieldError>* errors) {
 }
 
 // The blocks with experts of a config's model, one '0' (dense) or '1' (MoE)
-// per block, "" when every block has them; nullopt for a dense model (no
-// expert in any block). Appends an error for a block index out of range or a
-// pattern longer than a --moe-layer-freq expression may be.
+// per block of `layers` (the config's num_hidden_layers, or the proxy's
+// --num-layers), "" when every block has them; nullopt for a dense model (no
+// expert in any block). Appends an error for a block index beyond the
+// config's own blocks or a pattern longer than a --moe-layer-freq expression
+// may be.
 std::optional<std::string> ExpertBlocks(const Values& values, int64_t layers,
                                         std::vector<FieldError>* errors) {
   std::string pattern;
@@ -312,14 +314,15 @@ std::optional<std::string> ExpertBlocks(const Values& values, int64_t layers,
       if (it != values.indices.end()) {
         for (size_t i = 0; i < it->second.size(); ++i) {
           const int64_t index = it->second[i];
-          if (index >= layers) {
+          const int64_t config_layers = *values.Number("num_hidden_layers");
+          if (index >= config_layers) {
             const std::string path = absl::StrCat(
                 MemberPath(kHfConfigName, "mlp_only_layers"), "[", i, "]");
             errors->push_back(
                 {path,
                  absl::StrCat(path, ": block ", index,
                               " is beyond the last block (num_hidden_layers ",
-                              layers, ")"),
+                              config_layers, ")"),
                  ErrorCode::kOutOfRange});
           }
           dense.insert(index);
@@ -350,6 +353,7 @@ std::optional<std::string> ExpertBlocks(const Values& values, int64_t layers,
 
 // The flags of a parsed config object, or errors.
 std::vector<std::string> FlagsOf(const Json& config,
+                                 std::optional<int64_t> num_layers,
                                  std::vector<FieldError>* errors) {
   const Values values = ReadValues(config, errors);
   if (!errors->empty()) return {};
@@ -362,7 +366,7 @@ std::vector<std::string> FlagsOf(const Json& config,
   const int64_t layers = *values.Number("num_hidden_layers");
   // Which blocks have experts, as the family's transformers class decides.
   const std::optional<std::string> pattern =
-      ExpertBlocks(values, layers, errors);
+      ExpertBlocks(values, num_layers.value_or(layers), errors);
   if (!errors->empty()) return {};
 
   std::vector<std::string> flags;
@@ -458,7 +462,7 @@ const std::vector<std::string>& HfModelTypes() {
 }
 
 absl::StatusOr<std::vector<std::string>> MegatronFlagsFromHfConfig(
-    const std::string& config_json) {
+    const std::string& config_json, std::optional<int64_t> num_layers) {
   std::vector<FieldError> errors;
   std::vector<std::string> flags;
   if (config_json.size() > kMaxInputBytes) {
@@ -476,7 +480,7 @@ absl::StatusOr<std::vector<std::string>> MegatronFlagsFromHfConfig(
                                    JsonSnippet(*config)),
                       ErrorCode::kWrongType});
   } else {
-    flags = FlagsOf(*config, &errors);
+    flags = FlagsOf(*config, num_layers, &errors);
   }
   if (!errors.empty()) return InvalidInputError(errors);
   return flags;

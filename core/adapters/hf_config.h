@@ -40,6 +40,8 @@
 #ifndef BLUEPRINTING_CORE_ADAPTERS_HF_CONFIG_H_
 #define BLUEPRINTING_CORE_ADAPTERS_HF_CONFIG_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,8 +60,14 @@ inline constexpr char kHfConfigName[] = "hf_config";
 // not an object, an unsupported or missing model_type (naming the supported
 // ones), a missing required key, a value of the wrong type, a number that is
 // not a positive integer.
+// With `num_layers` (the user's --num-layers: a proxy run that truncates
+// the model, as benchmark recipes do), the dense and MoE blocks follow the
+// config's rule over that many blocks, so that its --moe-layer-freq has
+// --num-layers elements; --num-layers itself stays the config's (the user's
+// replaces it, MergeMegatronFlags).
 absl::StatusOr<std::vector<std::string>> MegatronFlagsFromHfConfig(
-    const std::string& config_json);
+    const std::string& config_json,
+    std::optional<int64_t> num_layers = std::nullopt);
 
 // HfModelTypes: the model_type values accepted, sorted.
 const std::vector<std::string>& HfModelTypes();

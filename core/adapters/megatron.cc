@@ -184,10 +184,11 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "drops them: the busiest expert's load; below 0 dropless (1), from 0 "
        "to 1 an error (tokens dropped even when routing is even), above "
        "`--num-experts` / `--moe-router-topk` that ratio (a note)"},
-      {"--mtp-num-layers", Kind::kPositiveInteger, {}, "model.mtp_layers",
+      {"--mtp-num-layers", Kind::kCount, {}, "model.mtp_layers",
        "0",
        "multi-token prediction blocks (DeepSeek-V3) on the last stage, each "
-       "one more output-layer GEMM",
+       "one more output-layer GEMM; 0 turns them off (e.g. over a Hugging "
+       "Face config that has them)",
        [](const Value& v, Spec* s) { s->model.mtp_layers = v.integer; }},
       {"--tensor-model-parallel-size", Kind::kPositiveInteger, {},
        "parallelism.tensor.degree", "1", "tensor-parallel degree t",
@@ -241,6 +242,41 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "parallelism.expert.tensor_degree",
        "0: t (Megatron-LM's default)",
        "tensor-parallel degree etp of each expert's matrices"},
+      {"--moe-token-dispatcher-type", Kind::kChoice,
+       {"allgather", "alltoall", "flex"}, "parallelism.expert.dispatcher",
+       "`all_to_all` (the model's; Megatron-LM's own default `allgather` is "
+       "not modelled)",
+       "`alltoall`: `all_to_all`; `flex`: the backend "
+       "`--moe-flex-dispatcher-backend` names; `allgather` is not modelled "
+       "(an error)"},
+      {"--moe-flex-dispatcher-backend", Kind::kChoice,
+       {"deepep", "hybridep", "ncclep"}, "parallelism.expert.dispatcher",
+       "`deepep` (Megatron-LM's default)",
+       "with `--moe-token-dispatcher-type flex`: `deepep`: `deep_ep`, "
+       "`hybridep`: `hybrid_ep`; `ncclep` is not modelled (an error); "
+       "without flex Megatron-LM ignores it (a note says so)"},
+      {"--moe-enable-deepep", Kind::kSwitch, {},
+       "parallelism.expert.dispatcher", "off",
+       "older Megatron-LM's DeepEP switch: `deep_ep`; needs "
+       "`--moe-token-dispatcher-type flex`, as Megatron-LM asserts"},
+      {"--overlap-moe-expert-parallel-comm", Kind::kSwitch, {},
+       "parallelism.expert.overlap", "off",
+       "combined 1F1B: the dispatch and combine of one microbatch under the "
+       "other pass of the adjacent one",
+       [](const Value& v, Spec* s) { s->parallelism.expert.overlap = v.given; }},
+      {"--delay-wgrad-compute", Kind::kSwitch, {},
+       "parallelism.expert.delay_wgrad", "off",
+       "the weight-gradient GEMMs as more work to hide the expert exchange "
+       "under; needs `--overlap-moe-expert-parallel-comm`",
+       [](const Value& v, Spec* s) {
+         s->parallelism.expert.delay_wgrad = v.given;
+       }},
+      {"--moe-shared-expert-overlap", Kind::kSwitch, {},
+       "parallelism.expert.shared_expert_overlap", "off",
+       "the shared experts beside the dispatch and the combine",
+       [](const Value& v, Spec* s) {
+         s->parallelism.expert.shared_expert_overlap = v.given;
+       }},
       {"--world-size", Kind::kPositiveInteger, {}, "parallelism.data.degree",
        "t * cp * p (data degree 1)",
        "all ranks N (torchrun's `WORLD_SIZE`): data degree N / (t * cp * p), "
@@ -359,6 +395,9 @@ std::string MegatronFlagsMarkdown() {
     switch (flag.kind) {
       case Kind::kPositiveInteger:
         value = "positive integer";
+        break;
+      case Kind::kCount:
+        value = "integer >= 0";
         break;
       case Kind::kNumber:
         value = "number";
@@ -772,7 +811,10 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       }
       continue;
     }
-    const std::optional<int64_t> number = ParsePositiveInteger(value);
+    const std::optional<int64_t> number =
+        info->kind == Kind::kCount && value == "0"
+            ? std::optional<int64_t>(0)
+            : ParsePositiveInteger(value);
     if (!number) {
       errors->push_back(
           {flag,
@@ -781,6 +823,8 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
                info->kind == Kind::kLayerPattern
                    ? " needs a positive integer that fits in 64 bits "
                      "or a Python list expression holding '[' ("
+               : info->kind == Kind::kCount
+                   ? " needs 0 or a positive integer that fits in 64 bits ("
                    : " needs a positive integer that fits in 64 bits (",
                kPositiveIntegerSpelling, "; got ", Quoted(value), ")"),
            PositiveIntegerErrorCode(value)});
@@ -858,6 +902,9 @@ std::optional<Value> AbsentValue(const MegatronFlag& flag) {
     case Kind::kNumber:
     case Kind::kLayerPattern:
       return std::nullopt;  // their rules say what holds without them
+    case Kind::kCount:
+      if (flag.absent == "0") return Value{};
+      return std::nullopt;
     case Kind::kPositiveInteger:
       if (const std::optional<int64_t> number =
               ParsePositiveInteger(flag.absent)) {
@@ -1310,6 +1357,48 @@ void ExpertRules(const System& system, Conversion* c) {
                                                 ExpertTensorDegree(expert, t)));
 }
 
+// The expert dispatcher: Megatron-LM's --moe-token-dispatcher-type, its
+// flex backend (megatron/core/transformer/moe/token_dispatcher.py
+// MoEFlexTokenDispatcher) or the older --moe-enable-deepep, which
+// transformer_config.py allows only with the flex type.
+void DispatcherRules(Conversion* c) {
+  const ParsedFlags& flags = c->flags;
+  ExpertParallel& expert = c->spec.parallelism.expert;
+  const std::string type =
+      flags.Choice("--moe-token-dispatcher-type").value_or("alltoall");
+  const std::string backend =
+      flags.Choice("--moe-flex-dispatcher-backend").value_or("deepep");
+  const bool deepep = flags.Switch("--moe-enable-deepep");
+  if (type == "allgather") {
+    c->Error("--moe-token-dispatcher-type", ErrorCode::kUnsupported,
+             "--moe-token-dispatcher-type allgather is not modelled (the "
+             "model prices alltoall and flex)");
+  }
+  if (deepep && type != "flex") {
+    c->Error("--moe-enable-deepep", ErrorCode::kInconsistent,
+             absl::StrCat("--moe-enable-deepep needs "
+                          "--moe-token-dispatcher-type flex, not ",
+                          type, ", as Megatron-LM asserts"));
+  }
+  if (type != "flex") {
+    if (flags.Given("--moe-flex-dispatcher-backend")) {
+      c->notes.push_back(
+          "--moe-flex-dispatcher-backend has no effect without "
+          "--moe-token-dispatcher-type flex");
+    }
+    expert.dispatcher = ExpertDispatcher::kAllToAll;
+    return;
+  }
+  if (backend == "ncclep" && !deepep) {
+    c->Error("--moe-flex-dispatcher-backend", ErrorCode::kUnsupported,
+             "--moe-flex-dispatcher-backend ncclep is not modelled (deepep "
+             "and hybridep are)");
+  }
+  expert.dispatcher = backend == "hybridep" && !deepep
+                          ? ExpertDispatcher::kHybridEp
+                          : ExpertDispatcher::kDeepEp;
+}
+
 // The data degree, the schedule, recompute, TP communication and the knobs
 // Megatron-LM has no flag for.
 void ParallelismRules(const System& system, Conversion* c) {
@@ -1452,6 +1541,7 @@ void ParallelismRules(const System& system, Conversion* c) {
 
   ContextRules(system, c);
   ExpertRules(system, c);
+  DispatcherRules(c);
 
   // Data parallelism: with one rank there is nothing to shard or overlap.
   const bool fsdp = flags.Switch("--use-megatron-fsdp");

@@ -98,6 +98,7 @@ absl::StatusOr<MappingSpec> FromMegatronArgs(
 
 enum class MegatronFlagKind {
   kPositiveInteger,  // "--flag N", N as ParsePositiveInteger accepts it
+  kCount,            // "--flag N", N as kPositiveInteger or "0"
   kNumber,           // "--flag X", X a finite decimal number (Python float)
   kChoice,           // "--flag WORD", WORD one of MegatronFlag::choices
   // "--flag WORD...": one or more of MegatronFlag::choices (argparse's

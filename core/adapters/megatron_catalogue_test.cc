@@ -79,6 +79,7 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
         EXPECT_EQ(entry->arity.max, 0);
         break;
       case MegatronFlagKind::kPositiveInteger:
+      case MegatronFlagKind::kCount:
       case MegatronFlagKind::kNumber:
       case MegatronFlagKind::kLayerPattern:
         // One value, of argparse's type int, float or Megatron-LM's
@@ -86,7 +87,9 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
         EXPECT_EQ(entry->arity.min, 1);
         EXPECT_EQ(entry->arity.max, 1);
         EXPECT_EQ(absl::string_view(entry->value_type),
-                  flag.kind == MegatronFlagKind::kPositiveInteger ? "int"
+                  flag.kind == MegatronFlagKind::kPositiveInteger ||
+                          flag.kind == MegatronFlagKind::kCount
+                      ? "int"
                   : flag.kind == MegatronFlagKind::kNumber        ? "float"
                                                            : "moe_freq_type");
         break;

@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 58u);
+  EXPECT_EQ(MegatronFlagNames().size(), 64u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -1165,6 +1165,80 @@ TEST(MegatronParallelism, ContextParallelism) {
             std::vector<std::string>{
                 "--cp-comm-type has no effect with one context-parallel "
                 "rank"});
+}
+
+// The token dispatcher and the expert exchange's overlaps: Megatron-LM's
+// flags, each to its spec field, and its assertions as errors.
+TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
+  const std::string moe = std::string(kModel) +
+                          "--num-experts 8 --bf16 "
+                          "--expert-model-parallel-size 8 --world-size 8 ";
+  EXPECT_EQ(Import(moe).parallelism.expert.dispatcher,
+            ExpertDispatcher::kAllToAll);
+  EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type alltoall")
+                .parallelism.expert.dispatcher,
+            ExpertDispatcher::kAllToAll);
+  EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type flex")
+                .parallelism.expert.dispatcher,
+            ExpertDispatcher::kDeepEp);
+  EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type flex "
+                         "--moe-flex-dispatcher-backend hybridep")
+                .parallelism.expert.dispatcher,
+            ExpertDispatcher::kHybridEp);
+  EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type flex "
+                         "--moe-enable-deepep")
+                .parallelism.expert.dispatcher,
+            ExpertDispatcher::kDeepEp);
+  const TransformerTrainingMappingSpec overlap =
+      Import(moe + "--moe-token-dispatcher-type flex "
+                   "--overlap-moe-expert-parallel-comm --delay-wgrad-compute");
+  EXPECT_TRUE(overlap.parallelism.expert.overlap);
+  EXPECT_TRUE(overlap.parallelism.expert.delay_wgrad);
+  EXPECT_FALSE(overlap.parallelism.expert.shared_expert_overlap);
+  EXPECT_TRUE(Import(moe + "--moe-shared-expert-overlap")
+                  .parallelism.expert.shared_expert_overlap);
+  EXPECT_EQ(Notes(moe + "--moe-flex-dispatcher-backend hybridep"),
+            std::vector<std::string>{
+                "--moe-flex-dispatcher-backend has no effect without "
+                "--moe-token-dispatcher-type flex"});
+  EXPECT_EQ(
+      Errors(moe + "--moe-token-dispatcher-type allgather "
+                   "--moe-enable-deepep"),
+      (std::vector<std::string>{
+          "--moe-token-dispatcher-type allgather is not modelled (the model "
+          "prices alltoall and flex)",
+          "--moe-enable-deepep needs --moe-token-dispatcher-type flex, not "
+          "allgather, as Megatron-LM asserts"}));
+  EXPECT_EQ(Errors(moe + "--moe-token-dispatcher-type flex "
+                         "--moe-flex-dispatcher-backend ncclep"),
+            std::vector<std::string>{
+                "--moe-flex-dispatcher-backend ncclep is not modelled (deepep "
+                "and hybridep are)"});
+  // The checker states Megatron-LM's assertions on the overlaps, all at once.
+  absl::StatusOr<MappingSpec> bad = FromMegatronArgs(
+      Args(std::string(kModel) +
+           "--num-experts 8 --fp16 --world-size 8 --delay-wgrad-compute "
+           "--moe-token-dispatcher-type flex --moe-shared-expert-overlap"),
+      A100());
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  std::vector<std::string> fields;
+  for (const Violation& v : FindViolations(*bad)) fields.push_back(v.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "parallelism.expert.delay_wgrad",
+                        "parallelism.expert.shared_expert_overlap"}));
+  absl::StatusOr<MappingSpec> lone = FromMegatronArgs(
+      Args(std::string(kModel) +
+           "--num-experts 8 --fp16 --world-size 8 "
+           "--overlap-moe-expert-parallel-comm --moe-shared-expert-overlap "
+           "--recompute-granularity full --recompute-method uniform"),
+      A100());
+  ASSERT_TRUE(lone.ok()) << lone.status();
+  fields.clear();
+  for (const Violation& v : FindViolations(*lone)) fields.push_back(v.field);
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "parallelism.expert.overlap",
+                        "parallelism.expert.overlap",
+                        "parallelism.expert.overlap"}));
 }
 
 TEST(MegatronParallelism, ExpertParallelism) {

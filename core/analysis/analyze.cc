@@ -102,11 +102,29 @@ const char* FormulaOfRow(const FigureRow* row) {
   return row != nullptr ? row->formula : "";
 }
 
+// The routed tokens one local expert computes per microbatch (the rows of
+// the lowering's MoeBlock_Experts_Up over the rank's experts/ep experts).
+double TokensPerLocalExpert(const TypedProgram& program) {
+  const TransformerModel& model = program.model();
+  if (!model.moe.has_value() || model.moe->experts == 0) return 0;
+  const DerivedValues& d = program.derived;
+  const double tokens = static_cast<double>(program.batch().microbatch_size) *
+                        static_cast<double>(model.seq_size) /
+                        static_cast<double>(d.context) *
+                        static_cast<double>(model.moe->topk) *
+                        model.moe->capacity_factor *
+                        static_cast<double>(d.expert_tensor) /
+                        static_cast<double>(d.tensor);
+  return tokens * static_cast<double>(d.expert) /
+         static_cast<double>(model.moe->experts);
+}
+
 // The per-rank figures of one step that Calculon does not report, computed
 // from the task IR (traffic by collective, GEMM work), the block figures and
 // the composed step; each with its lineage (pass `pass`).
 void ComputeRankFigures(const DistributedTaskIR& tasks,
-                        const PortablePlanIR& plan, const StepShape& s,
+                        const PortablePlanIR& plan, const TypedProgram& program,
+                        const StepShape& s,
                         const IterationFigures& it, const char* pass,
                         std::vector<NamedFigure>& figures,
                         std::vector<FigureLineage>& lineage) {
@@ -147,6 +165,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   std::map<CollectiveOp, std::vector<std::string>> tp_sources;
   std::map<MeshAxis, double> axis_bytes;
   std::map<MeshAxis, double> axis_exposed;
+  std::map<MeshAxis, double> axis_hidden;
   std::map<MeshAxis, std::vector<std::string>> axis_sources;
   for (const Task& task : tasks.tasks) {
     for (int phase = 0; phase < kNumCommPhases; ++phase) {
@@ -160,9 +179,10 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
                                 ? bpp * m * task.share
                                 : (on_stage0(task) ? own_runs : 0);
         axis_bytes[base.axis] += runs * base.bytes;
-        axis_exposed[base.axis] +=
-            runs * plan.tasks[static_cast<size_t>(task.id)]
-                       .exposed_time[phase][0];
+        const TaskPlan& priced = plan.tasks[static_cast<size_t>(task.id)];
+        axis_exposed[base.axis] += runs * priced.exposed_time[phase][0];
+        axis_hidden[base.axis] +=
+            runs * (priced.net_time[phase][0] - priced.exposed_time[phase][0]);
         auto& src = axis_sources[base.axis];
         std::string id = absl::StrCat("task:", task.id);
         if (src.empty() || src.back() != id) src.push_back(id);
@@ -212,6 +232,16 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       if (absl::StartsWith(source, "task:")) source.replace(0, 4, "plan");
     }
     add(exposed_name, axis_exposed[axis], exposed_sources);
+    if (axis == MeshAxis::kExpert) {
+      add("ep_all_to_all_hidden_time", axis_hidden[axis], exposed_sources);
+      add("tokens_per_local_expert", TokensPerLocalExpert(program),
+          {"spec:batch.microbatch_size", "spec:model.seq_size",
+           "spec:parallelism.context.degree", "spec:model.moe.topk",
+           "spec:model.moe.capacity_factor",
+           "spec:parallelism.expert.tensor_degree",
+           "spec:parallelism.tensor.degree", "spec:model.moe.experts",
+           "spec:parallelism.expert.degree"});
+    }
   }
   add("pp_p2p_bytes",
       s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size) : 0,
@@ -394,7 +424,8 @@ absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
   ComputeIteration(plan.block, StageExtras{plan.first_stage, plan.last_stage},
                    analysis.step, analysis.figures);
   analysis.lineage = Resolve(IterationFormulas(), kName, program);
-  ComputeRankFigures(tasks, plan, analysis.step, analysis.figures, kName,
+  ComputeRankFigures(tasks, plan, program, analysis.step, analysis.figures,
+                     kName,
                      analysis.rank_figures, analysis.lineage);
   absl::Status status;
   auto check = [&](const char* name, double value) {

@@ -1,11 +1,14 @@
 #include "core/api/commands.h"
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/adapters/calculon.h"
@@ -13,6 +16,7 @@
 #include "core/adapters/megatron.h"
 #include "core/base/input_limits.h"
 #include "core/base/json.h"
+#include "core/base/parse_int.h"
 #include "core/presets/presets.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
@@ -103,6 +107,27 @@ CommandResult ImportCalculon(const std::string& app_json,
   return result;
 }
 
+namespace {
+
+// The user's --num-layers when it is a valid count (a proxy that truncates
+// the config's model; an invalid one is FromMegatronArgs' to report): the
+// config's dense and MoE blocks follow it.
+std::optional<int64_t> UserNumLayers(const std::vector<std::string>& args) {
+  constexpr absl::string_view kFlag = "--num-layers";
+  std::optional<int64_t> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const absl::string_view arg = args[i];
+    if (arg == kFlag && i + 1 < args.size()) {
+      out = ParsePositiveInteger(args[i + 1]);
+    } else if (absl::StartsWith(arg, absl::StrCat(kFlag, "="))) {
+      out = ParsePositiveInteger(arg.substr(kFlag.size() + 1));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 CommandResult ImportMegatron(const std::string& system_json,
                              const std::vector<std::string>& args,
                              const std::string* hf_config_json) {
@@ -131,7 +156,7 @@ CommandResult ImportMegatron(const std::string& system_json,
   if (!system.ok()) failed = FailureResult(system.status());
   if (hf_config_json != nullptr) {
     absl::StatusOr<std::vector<std::string>> config_flags =
-        MegatronFlagsFromHfConfig(*hf_config_json);
+        MegatronFlagsFromHfConfig(*hf_config_json, UserNumLayers(args));
     if (!config_flags.ok()) {
       const CommandResult config_failed = FailureResult(config_flags.status());
       failed.exit_code = config_failed.exit_code;

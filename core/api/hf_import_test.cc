@@ -195,5 +195,51 @@ TEST(HfImport, ConfigIsTheEquivalentFlags) {
   }
 }
 
+// A proxy run truncates the model (--num-layers 4 over DeepSeek-V3's
+// config, as benchmark recipes do): the dense-first pattern follows the
+// user's --num-layers, and --mtp-num-layers 0 turns the config's MTP off.
+TEST(HfImport, TruncatedProxyFollowsNumLayers) {
+  const Json spec = Import(
+      "deepseek-v3",
+      "--num-layers 4 --mtp-num-layers 0 --seq-length 4096 "
+      "--micro-batch-size 1 --bf16");
+  ASSERT_FALSE(spec.is_null());
+  EXPECT_EQ(spec["model"]["num_blocks"], 4);
+  EXPECT_EQ(spec["model"]["moe"]["layer_pattern"], "0001");
+  EXPECT_EQ(spec["model"]["mtp_layers"], 0);
+  // --num-layers=N spells the same.
+  EXPECT_EQ(Import("deepseek-v3",
+                   "--num-layers=4 --mtp-num-layers 0 --seq-length 4096 "
+                   "--micro-batch-size 1 --bf16"),
+            spec);
+  // Without --mtp-num-layers the config's MTP layer stays.
+  const Json with_mtp = Import(
+      "deepseek-v3",
+      "--num-layers 4 --seq-length 4096 --micro-batch-size 1 --bf16");
+  EXPECT_EQ(with_mtp["model"]["mtp_layers"], 1);
+}
+
+// Megatron-Bridge's Qwen3-30B-A3B recipe on 16 H100s (EP 16, the flex
+// dispatcher's HybridEP backend, forced balance, EP overlap), imported from
+// its own flags.
+TEST(HfImport, Qwen3RecipeWithHybridEpAndOverlap) {
+  const Json spec = Import(
+      "qwen3-30b-a3b",
+      "--seq-length 4096 --tensor-model-parallel-size 1 "
+      "--pipeline-model-parallel-size 1 --expert-model-parallel-size 16 "
+      "--expert-tensor-parallel-size 1 --world-size 16 --micro-batch-size 1 "
+      "--global-batch-size 1024 --use-distributed-optimizer "
+      "--overlap-grad-reduce --bf16 --moe-token-dispatcher-type flex "
+      "--moe-flex-dispatcher-backend hybridep "
+      "--moe-router-force-load-balancing --overlap-moe-expert-parallel-comm");
+  ASSERT_FALSE(spec.is_null());
+  const Json& expert = spec["parallelism"]["expert"];
+  EXPECT_EQ(expert["degree"], 16);
+  EXPECT_EQ(expert["dispatcher"], "hybrid_ep");
+  EXPECT_EQ(expert["overlap"], true);
+  EXPECT_EQ(expert["delay_wgrad"], false);
+  EXPECT_EQ(expert["shared_expert_overlap"], false);
+}
+
 }  // namespace
 }  // namespace blueprint

@@ -129,6 +129,7 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"parallelism.pipeline.stage_layout", EnumTable<StageLayout>::kId},
       {"parallelism.data.sharding.type", VariantTable<DataSharding>::kId},
       {"parallelism.context.exchange", EnumTable<ContextExchange>::kId},
+      {"parallelism.expert.dispatcher", EnumTable<ExpertDispatcher>::kId},
       {"parallelism.recompute", EnumTable<RecomputePolicy>::kId},
       {"options.datatype", EnumTable<DataType>::kId},
       {"options.gemm_datatype", EnumTable<DataType>::kId},

@@ -673,6 +673,15 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
     "MoE all-to-all time per rank per step not hidden by compute",            \
     "the same sum over the exposed time of the MoE dispatch and combine "     \
     "all-to-alls (plan IR; inside the block times)")                          \
+  X(ep_all_to_all_hidden_time, kSeconds, "",                                  \
+    "MoE all-to-all time per rank per step hidden under compute",             \
+    "the same sum over the MoE dispatch and combine all-to-alls' network "    \
+    "time less their exposed time (shared experts beside them, combined "     \
+    "1F1B)")                                                                  \
+  X(tokens_per_local_expert, kCount, "Tokens per local expert",               \
+    "routed tokens one of a rank's experts computes per microbatch",          \
+    "microbatch_size * seq_size / cp * topk * capacity_factor * etp / t / "   \
+    "(experts / ep), 0 without experts")                                      \
   X(cp_kv_bytes, kBytes, "Context K/V exchange",                              \
     "context-parallel K/V exchange bytes per rank per step",                  \
     "sum over the block tasks of the context-parallel K/V exchange: "         \

@@ -90,9 +90,47 @@ void FinishBlockFootprint(const TypedProgram& program, bool training,
   }
 }
 
+namespace {
+
+// A training spec's expert parallelism; null for inference.
+const ExpertParallel* ExpertOf(const TypedProgram& program) {
+  const auto* training =
+      std::get_if<TransformerTrainingMappingSpec>(&program.spec);
+  return training == nullptr ? nullptr : &training->parallelism.expert;
+}
+
+}  // namespace
+
+bool NodeDeduplicatedDispatch(const TypedProgram& program) {
+  const ExpertParallel* expert = ExpertOf(program);
+  if (expert == nullptr ||
+      !program.corrections.On(Correction::kNodeDeduplicatedDispatch)) {
+    return false;
+  }
+  switch (expert->dispatcher) {
+    case ExpertDispatcher::kAllToAll:
+      return false;
+    case ExpertDispatcher::kDeepEp:
+    case ExpertDispatcher::kHybridEp:
+      return true;
+  }
+  return false;
+}
+
+HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
+                                   double exchange_bw, double forward,
+                                   double activation_grad,
+                                   double weight_grad) {
+  const double backward = activation_grad + (delay_wgrad ? weight_grad : 0);
+  return {std::min(exchange_fw, backward), std::min(exchange_bw, forward)};
+}
+
 int64_t ExpertLocalPeersOf(const TypedProgram& program,
                            int64_t expert_network) {
-  if (!program.corrections.On(Correction::kHierarchicalAllToAll)) return 1;
+  if (!program.corrections.On(Correction::kHierarchicalAllToAll) &&
+      !NodeDeduplicatedDispatch(program)) {
+    return 1;
+  }
   return ExpertLocalPeers(program.system(), expert_network,
                           program.derived.expert,
                           program.derived.expert_tensor);
@@ -114,9 +152,21 @@ BlockTiers BlockTiersOf(const TypedProgram& program) {
     return &system.networks[static_cast<size_t>(index)];
   };
   const int64_t local = ExpertLocalPeersOf(program, d.expert_network);
-  return {tier(d.tensor_network), tier(d.expert_network),
-          tier(d.context_network),
-          tier(local > 1 ? d.expert_network - 1 : d.expert_network), local};
+  BlockTiers tiers{tier(d.tensor_network), tier(d.expert_network),
+                   tier(d.context_network),
+                   tier(local > 1 ? d.expert_network - 1 : d.expert_network),
+                   local};
+  if (NodeDeduplicatedDispatch(program) && program.model().moe.has_value()) {
+    tiers.dedup_topk = program.model().moe->topk;
+    tiers.dedup_experts = program.model().moe->experts;
+  }
+  const ExpertParallel* expert = ExpertOf(program);
+  if (expert != nullptr && expert->overlap &&
+      program.corrections.On(Correction::kExpertOverlap)) {
+    tiers.expert_overlap = true;
+    tiers.delay_wgrad = expert->delay_wgrad;
+  }
+  return tiers;
 }
 
 void AddFootprints(const DistributedTaskIR& tasks, size_t begin, size_t end,
@@ -192,6 +242,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
           [](const TensorCommTask&) { return Kind::kTensorComm; },
           [&](const ExchangeTask& x) {
             p.overlapped_by = x.overlapped_by;
+            p.expert_exchange = x.axis == MeshAxis::kExpert;
             return Kind::kExchange;
           },
           [&](const OverlappedLinearTask& x) {
@@ -553,6 +604,21 @@ void BlockPrices::AddCompute(size_t begin, size_t end,
   });
 }
 
+namespace {
+
+// The time of the expert all-to-all on `tiers`: node-deduplicated, per
+// tier, or whole.
+double ExpertAllToAllTime(const BlockTiers& tiers, const Collective& c) {
+  return tiers.dedup_topk > 0
+             ? DeduplicatedAllToAllTime(*tiers.expert, *tiers.expert_fast,
+                                        c.bytes, c.peers, tiers.expert_local,
+                                        tiers.dedup_topk, tiers.dedup_experts)
+             : HierarchicalAllToAllTime(*tiers.expert, *tiers.expert_fast,
+                                        c.bytes, c.peers, tiers.expert_local);
+}
+
+}  // namespace
+
 void BlockPrices::NetTimes(const PricedTask& t, const Collective* collectives,
                            const BlockTiers& tiers, PhaseTimes& net) const {
   for (int phase = 0; phase < kNumCommPhases; ++phase) {
@@ -593,9 +659,7 @@ void BlockPrices::NetTimes(const PricedTask& t, const Collective* collectives,
         comm = c.op == CollectiveOp::kNone ? 0
                : c.axis == MeshAxis::kExpert &&
                        c.op == CollectiveOp::kAllToAll
-                   ? HierarchicalAllToAllTime(*tiers.expert,
-                                              *tiers.expert_fast, c.bytes,
-                                              c.peers, tiers.expert_local)
+                   ? ExpertAllToAllTime(tiers, c)
                    : CollectiveTime(tier, c.op, c.bytes, c.peers);
         priced = &c;
       }
@@ -691,9 +755,87 @@ double BlockPrices::CoverTime(size_t i, int stage,
   return Tile(cover, collectives, tiers, net).time[stage];
 }
 
+BlockPrices::PhaseTimes BlockPrices::ExposedTimes(
+    const PricedTask& t, const Collective* collectives,
+    const BlockTiers& tiers, const PhaseTimes& net) const {
+  // The collectives' times, exposed in full for TPComm and exchanges,
+  // less for an exchange what the compute of the task that runs beside it
+  // hides (a ring exchange's consumer, or the shared experts' linears: in
+  // the forward and the backward pass), and for an overlapped linear as its
+  // tiling says.
+  PhaseTimes exposed{};
+  switch (t.kind) {
+    case Kind::kTensorComm:
+    case Kind::kExchange:
+      exposed = net;
+      break;
+    case Kind::kOverlappedLinear: {
+      const Tiling tiling = Tile(t, collectives, tiers, net);
+      // Quirk (MODEL.md §6.2): get_exposed_net_time returns the value of
+      // the last compute_processing_time call, whatever the stage: fw for
+      // the forward and the re-communication, agrad for the backward,
+      // identical for base and edge.
+      const double recomm_exposed = quirks::kOverlapExposedFromLastCall
+                                        ? tiling.exposed[kFw]
+                                        : tiling.exposed[kWgrad];
+      for (int v = 0; v < kNumVariants; ++v) {
+        exposed[kFwPhase][v] = tiling.exposed[kFw];
+        exposed[kBwPhase][v] = tiling.exposed[kAgrad];
+        exposed[kRecommPhase][v] = recomm_exposed;
+      }
+      break;
+    }
+    case Kind::kCompute:
+      break;
+  }
+  if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
+    const auto cover = static_cast<size_t>(t.overlapped_by);
+    const double cover_fw = CoverTime(cover, kFw, tiers);
+    const double cover_agrad = CoverTime(cover, kAgrad, tiers);
+    for (int v = 0; v < kNumVariants; ++v) {
+      exposed[kFwPhase][v] = std::max(0.0, net[kFwPhase][v] - cover_fw);
+      exposed[kBwPhase][v] = std::max(0.0, net[kBwPhase][v] - cover_agrad);
+    }
+  }
+  return exposed;
+}
+
+BlockPrices::PhaseTimes BlockPrices::ExpertOverlapKept(
+    const BlockTiers& tiers, const BlockFigures& compute) const {
+  PhaseTimes kept;
+  for (auto& phase : kept) phase.fill(1);
+  if (!tiers.expert_overlap) return kept;
+  // The block's expert exchanges' exposed times per pass, weighed by their
+  // share as the block's sums are; the block's compute (`compute`'s sums:
+  // an exchange computes nothing) is what covers them.
+  std::array<double, kNumVariants> fw{}, bw{};
+  ForEachCollectiveTask([&](size_t, const PricedTask& t,
+                            const Collective* collectives) {
+    if (!t.expert_exchange || t.placement != Placement::kEveryBlock) return;
+    PhaseTimes net{};
+    NetTimes(t, collectives, tiers, net);
+    const PhaseTimes exposed = ExposedTimes(t, collectives, tiers, net);
+    for (int v = 0; v < kNumVariants; ++v) {
+      fw[v] += t.share * exposed[kFwPhase][v];
+      bw[v] += t.share * exposed[kBwPhase][v];
+    }
+  });
+  for (int v = 0; v < kNumVariants; ++v) {
+    const HiddenExchange hidden = ExpertOverlapHidden(
+        tiers.delay_wgrad, fw[v], bw[v], compute.block_fw_time,
+        compute.block_agrad_time, compute.block_wgrad_time);
+    kept[kFwPhase][v] = fw[v] > 0 ? (fw[v] - hidden.forward) / fw[v] : 1;
+    kept[kBwPhase][v] = bw[v] > 0 ? (bw[v] - hidden.backward) / bw[v] : 1;
+  }
+  return kept;
+}
+
 template <typename Sink>
 void BlockPrices::AddCommunication(const BlockTiers& tiers, StagedBlock& out,
                                    Sink& sink) const {
+  // Correction kExpertOverlap: the share of each expert exchange's exposed
+  // time that combined 1F1B leaves (1 without it).
+  const PhaseTimes kept = ExpertOverlapKept(tiers, out.block);
   // A task without collectives would add +0 to every sum (w >= 0): only
   // those with some are visited, a fifth of a MoE block's.
   ForEachCollectiveTask([&](size_t i, const PricedTask& t,
@@ -702,44 +844,13 @@ void BlockPrices::AddCommunication(const BlockTiers& tiers, StagedBlock& out,
       return collectives[static_cast<size_t>(t.first_collective) +
                          static_cast<size_t>(phase * kNumVariants + variant)];
     };
-    // The collectives' times, exposed in full for TPComm and exchanges,
-    // less for a ring exchange what the compute of the task that consumes
-    // it hides (it runs beside it, in the forward and the backward pass),
-    // and for an overlapped linear as its tiling says.
     PhaseTimes net{};
     NetTimes(t, collectives, tiers, net);
-    PhaseTimes exposed{};
-    switch (t.kind) {
-      case Kind::kTensorComm:
-      case Kind::kExchange:
-        exposed = net;
-        break;
-      case Kind::kOverlappedLinear: {
-        const Tiling tiling = Tile(t, collectives, tiers, net);
-        // Quirk (MODEL.md §6.2): get_exposed_net_time returns the value of
-        // the last compute_processing_time call, whatever the stage: fw for
-        // the forward and the re-communication, agrad for the backward,
-        // identical for base and edge.
-        const double recomm_exposed = quirks::kOverlapExposedFromLastCall
-                                          ? tiling.exposed[kFw]
-                                          : tiling.exposed[kWgrad];
-        for (int v = 0; v < kNumVariants; ++v) {
-          exposed[kFwPhase][v] = tiling.exposed[kFw];
-          exposed[kBwPhase][v] = tiling.exposed[kAgrad];
-          exposed[kRecommPhase][v] = recomm_exposed;
-        }
-        break;
-      }
-      case Kind::kCompute:
-        break;
-    }
-    if (t.kind == Kind::kExchange && t.overlapped_by >= 0) {
-      const auto cover = static_cast<size_t>(t.overlapped_by);
-      const double cover_fw = CoverTime(cover, kFw, tiers);
-      const double cover_agrad = CoverTime(cover, kAgrad, tiers);
+    PhaseTimes exposed = ExposedTimes(t, collectives, tiers, net);
+    if (t.expert_exchange && tiers.expert_overlap) {
       for (int v = 0; v < kNumVariants; ++v) {
-        exposed[kFwPhase][v] = std::max(0.0, net[kFwPhase][v] - cover_fw);
-        exposed[kBwPhase][v] = std::max(0.0, net[kBwPhase][v] - cover_agrad);
+        exposed[kFwPhase][v] *= kept[kFwPhase][v];
+        exposed[kBwPhase][v] *= kept[kBwPhase][v];
       }
     }
     sink.Communication(i, net, exposed);

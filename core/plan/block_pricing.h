@@ -79,9 +79,13 @@ void FinishBlockFootprint(const TypedProgram& program, bool training,
 
 // The expert-parallel peers of a rank whose share of the expert all-to-all
 // on tier `expert_network` moves over the tier below (hardware.h
-// ExpertLocalPeers), under correction kHierarchicalAllToAll; 1 without it.
+// ExpertLocalPeers), under correction kHierarchicalAllToAll or a
+// node-deduplicating dispatcher under kNodeDeduplicatedDispatch; 1 without.
 int64_t ExpertLocalPeersOf(const TypedProgram& program,
                            int64_t expert_network);
+// Whether the expert exchange is node-deduplicated: a flex dispatcher
+// (DeepEP, HybridEP) under correction kNodeDeduplicatedDispatch.
+bool NodeDeduplicatedDispatch(const TypedProgram& program);
 
 // Clears `v` and gives it room for `n` elements, and not for many more: an
 // entry of the search's block table is reused for blocks lowered in full
@@ -107,7 +111,32 @@ struct BlockTiers {
   const NetworkTier* context;
   const NetworkTier* expert_fast;
   int64_t expert_local;
+  // A node-deduplicating dispatcher (NodeDeduplicatedDispatch): the expert
+  // all-to-all is DeduplicatedAllToAllTime of the routing's top-k of
+  // `dedup_experts` experts; 0: a plain (or hierarchical) all-to-all.
+  int64_t dedup_topk = 0;
+  int64_t dedup_experts = 0;
+  // Correction kExpertOverlap with parallelism.expert.overlap (combined
+  // 1F1B): each pass's expert exchanges hide under the adjacent
+  // microbatch's other pass (ExpertOverlapHidden); with delay_wgrad the
+  // backward's weight gradients count as cover too.
+  bool expert_overlap = false;
+  bool delay_wgrad = false;
 };
+
+// The expert exchanges' exposed time that correction kExpertOverlap hides,
+// per pass, of a block whose exchanges expose `exchange_fw` / `exchange_bw`
+// and whose other tasks compute for `forward`, `activation_grad` and
+// `weight_grad` seconds: the forward's exchanges under the adjacent
+// microbatch's backward (its weight gradients only with delay_wgrad), the
+// backward's under its forward.
+struct HiddenExchange {
+  double forward = 0;
+  double backward = 0;
+};
+HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
+                                   double exchange_bw, double forward,
+                                   double activation_grad, double weight_grad);
 
 // The tiers the program's derived values name (PlanPortable's).
 BlockTiers BlockTiersOf(const TypedProgram& program);
@@ -187,6 +216,7 @@ class BlockPrices {
     bool recompute = false;
     bool recommunicate = false;
     bool pipe_overlap = false;  // an overlapped linear's TensorOverlap::kPipe
+    bool expert_exchange = false;  // an exchange on the expert axis
     int32_t overlapped_by = -1;  // an exchange's covering task
     int32_t tiles = 0;           // an overlapped linear's
     int32_t first_collective = -1;  // into collectives_, kNumCommPhases *
@@ -269,6 +299,15 @@ class BlockPrices {
   // Task i's processing time at `stage` on these tiers (a covering task's:
   // tiled for an overlapped linear).
   double CoverTime(size_t i, int stage, const BlockTiers& tiers) const;
+  // A task's exposed network times, given `net`: all of them, less what a
+  // covering task hides, or as an overlapped linear's tiling says.
+  PhaseTimes ExposedTimes(const PricedTask& t, const Collective* collectives,
+                          const BlockTiers& tiers, const PhaseTimes& net) const;
+  // Per pass and variant, the share of an expert exchange's exposed time
+  // that correction kExpertOverlap leaves (tiers.expert_overlap), given the
+  // block's compute sums; all 1 without it.
+  PhaseTimes ExpertOverlapKept(const BlockTiers& tiers,
+                               const BlockFigures& compute) const;
 
   // Task i's prices (one of the overrides, or base_'s), and its
   // collectives' array.

@@ -84,6 +84,38 @@ double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
   return slow > quick ? slow : quick;
 }
 
+double DeduplicatedAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
+                                double bytes, int64_t peers, int64_t local,
+                                int64_t topk, int64_t experts) {
+  if (local <= 1 || peers <= local || topk < 1 || experts < topk) {
+    return HierarchicalAllToAllTime(net, fast, bytes, peers, local);
+  }
+  const double ep = static_cast<double>(peers);
+  const double k = static_cast<double>(topk);
+  const double e = static_cast<double>(experts);
+  const double nodes = ep / static_cast<double>(local);
+  // One token's bytes: `bytes` is topk copies, (ep - 1) / ep of them sent.
+  const double token = bytes * ep / ((ep - 1) * k);
+  // The chance that none of a token's topk distinct experts is on a given
+  // node of e / nodes experts.
+  const double elsewhere = e - e / nodes;
+  double miss = 1;
+  for (int64_t j = 0; j < topk; ++j) {
+    const double left = elsewhere - static_cast<double>(j);
+    miss *= left > 0 ? left / (e - static_cast<double>(j)) : 0;
+  }
+  const double remote = token * (nodes - 1) * (1 - miss);
+  const double near =
+      token * k * static_cast<double>(local - 1) / static_cast<double>(local);
+  const double slow =
+      remote > 0 ? CollectiveTime(net, CollectiveOp::kAllToAll, remote,
+                                  static_cast<int64_t>(nodes))
+                 : 0;
+  const double quick =
+      CollectiveTime(fast, CollectiveOp::kAllToAll, near, local);
+  return slow > quick ? slow : quick;
+}
+
 int64_t ExpertLocalPeers(const System& system, int64_t expert_network,
                          int64_t ep, int64_t etp) {
   if (expert_network <= 0 || etp <= 0 ||

@@ -47,6 +47,20 @@ double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
 double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
                                 double bytes, int64_t peers, int64_t local);
 
+// The expert all-to-all of a node-deduplicating dispatcher (DeepEP,
+// HybridEP): `bytes` is what the plain all-to-all would send (each token
+// once per routed expert on another of the `peers` ranks, topk experts of
+// `experts`, spread evenly: the router's top-k are distinct experts, here
+// taken as uniformly placed, as forced balancing makes them). With
+// n = peers / local nodes, a token crosses `net` once per other node that
+// holds one of its experts, (n - 1)(1 - C(E - E/n, k) / C(E, k)) times on
+// average, and each of its topk copies that is not for the receiving GPU
+// crosses `fast` once, topk (local - 1) / local; both at once, the slower
+// of the two. With local <= 1 or one node it is HierarchicalAllToAllTime.
+double DeduplicatedAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
+                                double bytes, int64_t peers, int64_t local,
+                                int64_t topk, int64_t experts);
+
 // The expert-parallel peers of a rank that share the tier below the expert
 // all-to-all's (the rank included; 1 when that runs on tier 0): expert
 // ranks are numbered expert-tensor ranks first, so a tier of N processors

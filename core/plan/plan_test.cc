@@ -1,5 +1,6 @@
 #include "core/plan/plan.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/plan/hardware.h"
@@ -76,6 +77,34 @@ TEST(Hardware, HierarchicalAllToAll) {
   EXPECT_EQ(ExpertLocalPeers(s, 1, 4, 1), 4);
   EXPECT_EQ(ExpertLocalPeers(s, 1, 16, 16), 1);
   EXPECT_EQ(ExpertLocalPeers(s, 0, 8, 1), 1);
+}
+
+// Correction node_deduplicated_dispatch: 16 ranks on two nodes of 8, 128
+// experts, top 8. The plain all-to-all sends 8 copies of a token, half of
+// them to the other node; the deduplicated one sends it there once unless
+// none of its experts is there, C(64, 8) / C(128, 8), and forwards 7/8 of
+// its 8 copies on the faster tier.
+TEST(Hardware, DeduplicatedAllToAll) {
+  const System s = A100System();
+  const NetworkTier& ib = s.networks[1];
+  const NetworkTier& nvlink = s.networks[0];
+  const double token = 1e6;
+  const double bytes = token * 8 * 15 / 16;  // what leaves the rank
+  double miss = 1;
+  for (int j = 0; j < 8; ++j) miss *= (64.0 - j) / (128.0 - j);
+  const double remote = token * (1 - miss);
+  const double near = token * 8 * 7 / 8;
+  const double want =
+      std::max(CollectiveTime(ib, CollectiveOp::kAllToAll, remote, 2),
+               CollectiveTime(nvlink, CollectiveOp::kAllToAll, near, 8));
+  BP_EXPECT_DOUBLE_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 8, 8, 128),
+                      want);
+  EXPECT_LT(want, HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 8));
+  // One node, or no local peers: the hierarchical all-to-all, bit for bit.
+  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 16, 8, 128),
+            HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 16));
+  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 1, 8, 128),
+            HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 1));
 }
 
 absl::StatusOr<PortablePlanIR> Plan(const TestMapping& m) {

@@ -636,6 +636,62 @@ void CheckExperts(const SpecView& view, bool degrees_ok, Collector* out) {
   }
 }
 
+// The expert exchange's overlaps, as Megatron-LM asserts them
+// (megatron/core/transformer/transformer_config.py, __post_init__):
+// --delay-wgrad-compute needs --overlap-moe-expert-parallel-comm; that needs
+// expert parallelism, no full recomputation, no --moe-shared-expert-overlap
+// and, on a pipeline, virtual stages (its combined 1F1B pairs a forward and
+// a backward chunk); the shared experts' overlap needs the alltoall
+// dispatcher.
+void CheckExpertOverlap(const SpecView& view, Collector* out) {
+  if (view.expert == nullptr) return;
+  const ExpertParallel& e = *view.expert;
+  constexpr char kOverlap[] = "parallelism.expert.overlap";
+  if (e.delay_wgrad && !e.overlap) {
+    out->Add("parallelism.expert.delay_wgrad", ErrorCode::kInconsistent,
+             "parallelism.expert.delay_wgrad (true) needs "
+             "parallelism.expert.overlap: Megatron-LM asserts "
+             "--overlap-moe-expert-parallel-comm with --delay-wgrad-compute");
+  }
+  if (e.shared_expert_overlap && e.dispatcher != ExpertDispatcher::kAllToAll) {
+    out->Add("parallelism.expert.shared_expert_overlap",
+             ErrorCode::kInconsistent,
+             absl::StrCat("parallelism.expert.shared_expert_overlap (true) "
+                          "needs the all_to_all dispatcher, not ",
+                          ExpertDispatcherName(e.dispatcher),
+                          ", as Megatron-LM asserts"));
+  }
+  if (!e.overlap) return;
+  if (e.degree <= 1) {
+    out->Add(kOverlap, ErrorCode::kInconsistent,
+             absl::StrCat("parallelism.expert.overlap (true) needs expert "
+                          "parallelism: ",
+                          Named("parallelism.expert.degree", e.degree),
+                          " (Megatron-LM asserts ep > 1)"));
+  }
+  if (e.shared_expert_overlap) {
+    out->Add(kOverlap, ErrorCode::kInconsistent,
+             "parallelism.expert.overlap and "
+             "parallelism.expert.shared_expert_overlap are exclusive, as "
+             "Megatron-LM asserts");
+  }
+  if (view.recompute == RecomputePolicy::kFull) {
+    out->Add(kOverlap, ErrorCode::kInconsistent,
+             "parallelism.expert.overlap (true) is not run with "
+             "parallelism.recompute full, as Megatron-LM asserts");
+  }
+  if (view.pipeline != nullptr && view.pipeline->degree > 1 &&
+      !std::holds_alternative<InterleavedOneForwardOneBackward>(
+          view.pipeline->schedule)) {
+    out->Add(kOverlap, ErrorCode::kInconsistent,
+             absl::StrCat("parallelism.expert.overlap (true) with ",
+                          Named("parallelism.pipeline.degree",
+                                view.pipeline->degree),
+                          " needs the interleaved_1f1b schedule (Megatron-LM "
+                          "asserts virtual pipeline stages)"));
+  }
+}
+
 // Context parallelism splits each sequence into 2 * cp chunks (one early and
 // one late per rank, which balances the causal work).
 void CheckContext(const SpecView& view, Collector* out) {
@@ -1198,6 +1254,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   }
   CheckBatch(view, degrees_ok, &out);
   CheckExperts(view, degrees_ok, &out);
+  CheckExpertOverlap(view, &out);
   CheckContext(view, &out);
   CheckTensorSplits(view, &out);
   CheckSequenceSplit(view, &out);

@@ -80,9 +80,32 @@ enum class Correction {
   // against NVLink 160 GB/s). Calculon's model has no all-to-all; without
   // this the whole exchange runs at the slower tier's rate.
   kHierarchicalAllToAll,
+  // With a flex dispatcher (parallelism.expert.dispatcher deep_ep or
+  // hybrid_ep), a token crosses the slower tier once per destination node
+  // other than its own, whatever the number of its experts there, and then
+  // fans out to their ranks over the faster tier; the combine reduces on the
+  // node first and returns the same way. DeepEP's normal kernels: RDMA to
+  // the same-index GPU of each node, NVLink forwarding (deepseek-ai/DeepEP
+  // README, "normal kernels"; DeepSeek-V3 technical report, arXiv:2412.19437,
+  // Sec. 3.2.2: "each token ... transmitted via IB to the GPU with the same
+  // in-node index on its target nodes ... immediately forwarded via
+  // NVLink"). core/plan/hardware.h DeduplicatedAllToAllTime.
+  kNodeDeduplicatedDispatch,
+  // parallelism.expert.overlap: Megatron-LM's combined 1F1B runs a block's
+  // forward of one microbatch beside the backward of the adjacent one, each
+  // pass's dispatch and combine under the other pass's compute (Megatron
+  // Core documentation, "Combined 1F1B: Expert-Parallel All-to-All Overlap";
+  // --delay-wgrad-compute adds the weight-gradient GEMMs to the backward
+  // work that hides them). core/plan/plan.cc OverlapExpertExchanges.
+  kExpertOverlap,
+  // parallelism.expert.shared_expert_overlap: the shared experts' first
+  // linear runs while the dispatch is in flight and their second while the
+  // combine is (Megatron-LM core/transformer/moe/shared_experts.py, the
+  // overlap with the alltoall dispatcher; --moe-shared-expert-overlap).
+  kSharedExpertOverlap,
 };
 
-inline constexpr int kCorrectionCount = 7;
+inline constexpr int kCorrectionCount = 10;
 
 struct CorrectionInfo {
   Correction correction;
@@ -110,6 +133,17 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kHierarchicalAllToAll, "hierarchical_all_to_all",
      "NCCL User Guide, point-to-point all-to-all; DeepSeek-V3 technical "
      "report (arXiv:2412.19437) Sec. 3.2.2"},
+    {Correction::kNodeDeduplicatedDispatch, "node_deduplicated_dispatch",
+     "deepseek-ai/DeepEP normal kernels (RDMA once per node, NVLink "
+     "forwarding); DeepSeek-V3 technical report (arXiv:2412.19437) Sec. "
+     "3.2.2"},
+    {Correction::kExpertOverlap, "expert_overlap",
+     "Megatron Core documentation, Combined 1F1B: Expert-Parallel "
+     "All-to-All Overlap (--overlap-moe-expert-parallel-comm, "
+     "--delay-wgrad-compute)"},
+    {Correction::kSharedExpertOverlap, "shared_expert_overlap",
+     "Megatron-LM core/transformer/moe/shared_experts.py "
+     "(--moe-shared-expert-overlap)"},
 };
 
 // Which corrections are on: a set of Correction values.

@@ -168,6 +168,21 @@ inline constexpr EnumRow<ContextExchange> kContextExchangeRows[] = {
       "one all-gather of K/V over the cp ranks before attention"}},
 };
 
+inline constexpr EnumRow<ExpertDispatcher> kExpertDispatcherRows[] = {
+    {ExpertDispatcher::kAllToAll,
+     {"all_to_all", nullptr,
+      "NCCL all-to-all over the ep ranks: a copy of a token per routed "
+      "expert on another rank (Megatron-LM's alltoall dispatcher)"}},
+    {ExpertDispatcher::kDeepEp,
+     {"deep_ep", nullptr,
+      "DeepEP (Megatron-LM's flex dispatcher): a token crosses the scale-out "
+      "network once per destination node, then fans out over NVLink"}},
+    {ExpertDispatcher::kHybridEp,
+     {"hybrid_ep", nullptr,
+      "HybridEP (Megatron-LM's flex dispatcher): node-deduplicated like "
+      "DeepEP"}},
+};
+
 // TensorCommunication's alternatives, in variant index order.
 inline constexpr Spelling kTensorCommunicationTypes[] = {
     {"ar", "ar", "AllReduce: one all-reduce per TP boundary"},
@@ -253,6 +268,7 @@ BP_ENUM_TABLE(NormType, kNormTypeRows, "norm")
 BP_ENUM_TABLE(PositionEmbedding, kPositionEmbeddingRows, "position_embedding")
 BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
 BP_ENUM_TABLE(ContextExchange, kContextExchangeRows, "context_exchange")
+BP_ENUM_TABLE(ExpertDispatcher, kExpertDispatcherRows, "expert_dispatcher")
 BP_ENUM_TABLE(ModelProfile, kModelProfileRows, "profile")
 #undef BP_ENUM_TABLE
 
@@ -443,6 +459,7 @@ void ForEachEnumTable(F&& f) {
   table(EnumTable<PositionEmbedding>::kId, false, kPositionEmbeddingRows);
   table(EnumTable<PrecisionAccounting>::kId, false, kPrecisionRows);
   table(EnumTable<ContextExchange>::kId, false, kContextExchangeRows);
+  table(EnumTable<ExpertDispatcher>::kId, false, kExpertDispatcherRows);
   table(EnumTable<ModelProfile>::kId, false, kModelProfileRows);
   table(VariantTable<TensorCommunication>::kId, true,
         kTensorCommunicationTypes);

@@ -38,6 +38,7 @@ const char* NormTypeName(NormType n) { return EnumName(n); }
 const char* PositionEmbeddingName(PositionEmbedding p) { return EnumName(p); }
 const char* PrecisionName(PrecisionAccounting p) { return EnumName(p); }
 const char* ContextExchangeName(ContextExchange e) { return EnumName(e); }
+const char* ExpertDispatcherName(ExpertDispatcher e) { return EnumName(e); }
 const char* ModelProfileName(ModelProfile p) { return EnumName(p); }
 
 TransformerModel CalculonModel(std::string name, int64_t hidden,
@@ -100,6 +101,9 @@ std::optional<PrecisionAccounting> ParsePrecision(const std::string& s) {
 }
 std::optional<ContextExchange> ParseContextExchange(const std::string& s) {
   return ParseEnum<ContextExchange>(s);
+}
+std::optional<ExpertDispatcher> ParseExpertDispatcher(const std::string& s) {
+  return ParseEnum<ExpertDispatcher>(s);
 }
 
 std::optional<ModelProfile> ParseModelProfile(const std::string& s) {

@@ -284,6 +284,13 @@ struct DataParallel {
   int64_t network_tier = 0;
 };
 
+// How an MoE block's tokens reach the ranks of their experts and come back.
+enum class ExpertDispatcher {
+  kAllToAll,  // NCCL all-to-all: one copy per routed expert on another rank
+  kDeepEp,    // flex dispatcher, DeepEP: one copy per destination node
+  kHybridEp,  // flex dispatcher, HybridEP: one copy per destination node
+};
+
 // Expert parallelism: each MoE layer's experts split over `degree` ranks,
 // each expert's matrices over `tensor_degree` ranks (0: the tensor degree
 // t, Megatron-LM's default), folded onto the t * cp * d ranks of a stage;
@@ -292,6 +299,18 @@ struct ExpertParallel {
   int64_t degree = 1;
   int64_t tensor_degree = 0;
   int64_t network_tier = 0;
+  // How the tokens travel (Megatron-LM's --moe-token-dispatcher-type and
+  // --moe-flex-dispatcher-backend).
+  ExpertDispatcher dispatcher = ExpertDispatcher::kAllToAll;
+  // Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm): the
+  // dispatch and combine of one microbatch run under the other pass of an
+  // adjacent microbatch; with `delay_wgrad` (--delay-wgrad-compute) the
+  // weight-gradient GEMMs are more work to hide them under.
+  bool overlap = false;
+  bool delay_wgrad = false;
+  // --moe-shared-expert-overlap: the shared experts run beside the
+  // dispatch (their first linear) and the combine (their second).
+  bool shared_expert_overlap = false;
 };
 
 // How context-parallel ranks exchange keys and values.
@@ -415,7 +434,8 @@ const char* MlpTypeName(MlpType m);              // "plain", "gated"
 const char* NormTypeName(NormType n);            // "layernorm", "rmsnorm"
 const char* PositionEmbeddingName(PositionEmbedding p);  // "none", ...
 const char* PrecisionName(PrecisionAccounting p);  // "calculon", ...
-const char* ContextExchangeName(ContextExchange e);  // "ring", "all_gather"
+const char* ContextExchangeName(ContextExchange e);
+const char* ExpertDispatcherName(ExpertDispatcher e);  // "all_to_all", ...  // "ring", "all_gather"
 const char* ModelProfileName(ModelProfile p);  // "calculon", "refined"
 // "none", "optimizer", "gradients", "parameters".
 const char* DataShardingName(const DataSharding& s);
@@ -435,6 +455,7 @@ std::optional<NormType> ParseNormType(const std::string& s);
 std::optional<PositionEmbedding> ParsePositionEmbedding(const std::string& s);
 std::optional<PrecisionAccounting> ParsePrecision(const std::string& s);
 std::optional<ContextExchange> ParseContextExchange(const std::string& s);
+std::optional<ExpertDispatcher> ParseExpertDispatcher(const std::string& s);
 std::optional<ModelProfile> ParseModelProfile(const std::string& s);
 
 }  // namespace blueprint

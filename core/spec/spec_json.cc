@@ -156,6 +156,10 @@ Json ExpertToJson(const ExpertParallel& expert) {
   out["degree"] = expert.degree;
   out["tensor_degree"] = expert.tensor_degree;
   out["network_tier"] = expert.network_tier;
+  out["dispatcher"] = ExpertDispatcherName(expert.dispatcher);
+  out["overlap"] = expert.overlap;
+  out["delay_wgrad"] = expert.delay_wgrad;
+  out["shared_expert_overlap"] = expert.shared_expert_overlap;
   return out;
 }
 
@@ -564,6 +568,21 @@ void ReadParallelism(const Json& value, ModelKeys keys,
       r.ReadInt("degree", &out->expert.degree);
       r.ReadInt("tensor_degree", &out->expert.tensor_degree);
       r.ReadInt("network_tier", &out->expert.network_tier);
+      // The dispatcher and the overlaps came after spec/3's other expert
+      // keys: absent means all_to_all and off, so that every earlier
+      // document reads as it did.
+      if (expert->is_object() && expert->contains("dispatcher")) {
+        r.ReadEnum("dispatcher", &ParseExpertDispatcher,
+                   EnumChoices<ExpertDispatcher>(), &out->expert.dispatcher);
+      }
+      for (const auto& [key, target] :
+           {std::pair<const char*, bool*>{"overlap", &out->expert.overlap},
+            {"delay_wgrad", &out->expert.delay_wgrad},
+            {"shared_expert_overlap", &out->expert.shared_expert_overlap}}) {
+        if (expert->is_object() && expert->contains(key)) {
+          r.ReadBool(key, target);
+        }
+      }
       r.RejectUnknownKeys();
     }
   }

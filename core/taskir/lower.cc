@@ -63,6 +63,9 @@ struct BlockContext {
   bool cp_ring;               // K/V by a p2p ring, else one all-gather
   // Mixture of experts (experts 0: dense).
   int64_t ep, etp, experts, topk, expert_ff, shared_ff;
+  // Correction kSharedExpertOverlap with parallelism.expert.
+  // shared_expert_overlap: the shared experts' linears cover the exchange.
+  bool shared_covers_exchange;
   double capacity;            // capacity factor
   double expert_shard;        // the expert data-parallel shard
   double dense_share, moe_share;  // of the priced stage's blocks
@@ -207,6 +210,22 @@ class BlockBuilder {
   // normed input: the dispatch, the experts' GEMMs and activation, the
   // combine (all the tasks that depend on ep and etp); the id of the last.
   int32_t BuildRoutedExperts(int32_t router, int32_t norm);
+  // Marks exchange task `exchange` as run beside task `cover`.
+  void CoverExchange(int32_t exchange, int32_t cover) {
+    auto* kind = std::get_if<ExchangeTask>(
+        &ir_.tasks[static_cast<size_t>(exchange)].kind);
+    if (kind != nullptr) kind->overlapped_by = cover;
+  }
+  // The exchange task nearest before `id` (the dispatch before a combine).
+  int32_t ExchangeBefore(int32_t id) const {
+    for (int32_t i = id - 1; i >= 0; --i) {
+      if (std::holds_alternative<ExchangeTask>(
+              ir_.tasks[static_cast<size_t>(i)].kind)) {
+        return i;
+      }
+    }
+    return id;
+  }
   // The share a block's MoE MLP weighs, of a block that weighs `share`.
   double MoeShare(double share) const {
     return ctx_.dense_share == 0 ? share : share * ctx_.moe_share;
@@ -1337,6 +1356,13 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                   shared_gemm, TaskFlags().WithRecompute(full), sources)
             .id;
     Reads(fc2, {shared_act});
+    if (c.shared_covers_exchange && c.ep > 1) {
+      // Megatron-LM's --moe-shared-expert-overlap (moe/shared_experts.py):
+      // the shared experts' first linear runs while the dispatch is in
+      // flight, their second while the combine is.
+      CoverExchange(combine, fc2);
+      CoverExchange(ExchangeBefore(combine), fc1);
+    }
     output = AddTensorComm("MoeBlock_Shared_G", true,
                            TaskFlags().WithRecommunicate(full)
                                .WithActivationStored(false))
@@ -1591,10 +1617,14 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
   ctx.cp = d.context;
   ctx.s_local = ctx.s / ctx.cp;
   ctx.cp_ring = true;
+  ctx.shared_covers_exchange = false;
   if (const auto* training =
           std::get_if<TransformerTrainingMappingSpec>(&program.spec)) {
     ctx.cp_ring = training->parallelism.context.exchange ==
                   ContextExchange::kRing;
+    ctx.shared_covers_exchange =
+        training->parallelism.expert.shared_expert_overlap &&
+        program.corrections.On(Correction::kSharedExpertOverlap);
   }
   ctx.batch_seq = ctx.b * ctx.s_local;
   ctx.activation = ctx.batch_seq * ctx.h;
