@@ -4,11 +4,13 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
+#include "core/spec/recipes.h"
 
 namespace blueprint {
 namespace {
@@ -39,14 +41,71 @@ double BackwardTensorTime(const BlockFigures& b, bool edge) {
 // kAttentionInDatatype, the attention's batched matmuls (scores, context),
 // which Transformer Engine's fused attention runs in the 16-bit datatype
 // (FP8 attention is its opt-in fp8_dpa; core/spec/corrections.h).
+// The GEMMs Megatron-LM builds outside Transformer Engine, which therefore
+// run in the 16-bit datatype under the refined profile's correction
+// kHeadAndRouterInDatatype (core/spec/corrections.h), by the end of their
+// task name (an MTP block's output layer is "Mtp1_Head_Logits").
+constexpr const char* kDatatypeGemmNames[] = {
+    "Head_Logits",      // gpt_model.py: output_layer, ColumnParallelLinear
+    "MoeBlock_Router",  // moe/router.py: Router.gating, torch linear
+};
+
+bool RunsOutsideTransformerEngine(const Task& task) {
+  for (const char* suffix : kDatatypeGemmNames) {
+    if (absl::EndsWith(task.name, suffix)) return true;
+  }
+  return false;
+}
+
 DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
   const ExecutionOptions& options = program.options();
   if (std::holds_alternative<BatchMatMulTask>(task.kind) &&
       program.corrections.On(Correction::kAttentionInDatatype)) {
     return options.datatype;
   }
+  if (program.corrections.On(Correction::kHeadAndRouterInDatatype) &&
+      RunsOutsideTransformerEngine(task)) {
+    return options.datatype;
+  }
   return options.gemm_datatype.value_or(options.datatype);
 }
+
+}  // namespace
+
+QuantizationBytes TaskQuantizationBytes(const Task& task,
+                                        const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
+  if (options.recipe == QuantizationRecipe::kNone ||
+      !program.corrections.On(Correction::kQuantizationPasses)) {
+    return {};
+  }
+  const RecipeInfo& recipe = RecipeOf(options.recipe);
+  if (MatrixDatatype(task, program) != recipe.gemm_datatype) return {};
+  const double source = BytesPerElement(options.datatype);
+  return std::visit(
+      Overloaded{
+          [&](const LinearTask& k) {
+            return GemmQuantizationBytes(recipe, k.m, k.n, k.k, source);
+          },
+          [&](const OverlappedLinearTask& k) {
+            return GemmQuantizationBytes(recipe, k.m, k.n, k.k, source);
+          },
+          [](const BatchMatMulTask&) { return QuantizationBytes{}; },
+          [](const LayerNormTask&) { return QuantizationBytes{}; },
+          [](const DropOutTask&) { return QuantizationBytes{}; },
+          [](const GeLUTask&) { return QuantizationBytes{}; },
+          [](const SoftMaxTask&) { return QuantizationBytes{}; },
+          [](const ElementWiseTask&) { return QuantizationBytes{}; },
+          [](const ForkTask&) { return QuantizationBytes{}; },
+          [](const TensorCommTask&) { return QuantizationBytes{}; },
+          [](const GatedActivationTask&) { return QuantizationBytes{}; },
+          [](const EmbeddingTask&) { return QuantizationBytes{}; },
+          [](const ExchangeTask&) { return QuantizationBytes{}; },
+      },
+      task.kind);
+}
+
+namespace {
 
 class TaskPricer {
  public:
@@ -252,6 +311,16 @@ void TaskPricer::Price(const Task& task, TaskPlan& plan) const {
           },
       },
       task.kind);
+  // The recipe's casts run as kernels of their own, after (forward,
+  // backward) or before (the weights, once per step: the optimizer stage)
+  // the GEMM, memory-bound on the first tier.
+  const QuantizationBytes q = TaskQuantizationBytes(task, program_);
+  plan.quantize_time[kFw] = MemoryTime(system_.mem1, q.forward);
+  plan.quantize_time[kAgrad] = MemoryTime(system_.mem1, q.backward);
+  plan.quantize_time[kOptim] = MemoryTime(system_.mem1, q.weights);
+  for (int s = 0; s < kNumStages; ++s) {
+    plan.processing_time[s] += plan.quantize_time[s];
+  }
 }
 
 // A ring exchange of context parallelism runs beside the attention that
@@ -481,6 +550,11 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
           EfficiencyRowIndex(system.mem1.mb_efficiency, w.bytes, kMB), "]@",
           StageName(static_cast<Stage>(s))));
     }
+  }
+  for (double q : plan.quantize_time) {
+    if (q == 0) continue;
+    lineage.sources.push_back("spec:options.recipe");
+    break;
   }
   bool networked = false;
   for (const auto& phase : plan.net_time) {

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
+#include "core/spec/recipes.h"
 #include "core/taskir/task_ir.h"
 
 namespace blueprint {
@@ -30,6 +31,13 @@ void FinishBlockFootprint(const TypedProgram& program, bool training,
 // ExpertLocalPeers), under correction kHierarchicalAllToAll; 1 without it.
 int64_t ExpertLocalPeersOf(const TypedProgram& program,
                            int64_t expert_network);
+
+// The bytes the recipe's quantization passes of `task` move (a linear
+// layer whose GEMM runs in the recipe's datatype; zero otherwise, and
+// without a recipe or correction kQuantizationPasses): the plan prices them
+// (TaskPlan::quantize_time) and the report sums them.
+QuantizationBytes TaskQuantizationBytes(const Task& task,
+                                        const TypedProgram& program);
 
 class PlanPortable {
  public:

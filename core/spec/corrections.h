@@ -80,9 +80,24 @@ enum class Correction {
   // against NVLink 160 GB/s). Calculon's model has no all-to-all; without
   // this the whole exchange runs at the slower tier's rate.
   kHierarchicalAllToAll,
+  // With a recipe (options.recipe), its quantization passes: every GEMM in
+  // the recipe casts its input and its output gradient, read in the 16-bit
+  // datatype and written row-wise and column-wise with their scales, and
+  // its weights once per step, as separate memory-bound kernels at the
+  // first memory tier's bandwidth (core/spec/recipes.h, Transformer
+  // Engine's te.Linear). Calculon's model has no casts.
+  kQuantizationPasses,
+  // With FP8 or FP4 GEMMs, the output layer and the MoE router run in the
+  // 16-bit datatype: Megatron-LM builds the output layer as
+  // tensor_parallel.ColumnParallelLinear (megatron/core/models/gpt/
+  // gpt_model.py, GPTModel.__init__), not a Transformer Engine module,
+  // and the router's gating as torch.nn.functional.linear
+  // (megatron/core/transformer/moe/router.py, Router.gating); only TE
+  // modules run under fp8_autocast.
+  kHeadAndRouterInDatatype,
 };
 
-inline constexpr int kCorrectionCount = 7;
+inline constexpr int kCorrectionCount = 9;
 
 struct CorrectionInfo {
   Correction correction;
@@ -110,6 +125,12 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kHierarchicalAllToAll, "hierarchical_all_to_all",
      "NCCL User Guide, point-to-point all-to-all; DeepSeek-V3 technical "
      "report (arXiv:2412.19437) Sec. 3.2.2"},
+    {Correction::kQuantizationPasses, "quantization_passes",
+     "Transformer Engine te.Linear: the recipe's casts of X, dY and W "
+     "(core/spec/recipes.h)"},
+    {Correction::kHeadAndRouterInDatatype, "head_and_router_in_datatype",
+     "Megatron-LM core gpt_model.py (output_layer: ColumnParallelLinear) and "
+     "moe/router.py (gating: torch linear): outside fp8_autocast"},
 };
 
 // Which corrections are on: a set of Correction values.
