@@ -32,7 +32,9 @@ TEST(Presets, AreTheFilesOfPresetsDirectory) {
 TEST(Presets, NamesTheShippedOnes) {
   const std::vector<std::string> systems = PresetNames(PresetKind::kSystem);
   EXPECT_EQ(systems,
-            (std::vector<std::string>{"a100_sxm_80g", "h100_sxm_80g", "h200_sxm_141g",
+            (std::vector<std::string>{"a100_sxm_80g", "b200_sxm_180g", "b300_sxm_288g",
+                                      "gb200_nvl72", "gb300_nvl72", "h100_sxm_80g",
+                                      "h200_sxm_141g", "h800_sxm_80g",
                                       "jean_zay_a100_80g"}));
   const std::vector<std::string> models = PresetNames(PresetKind::kModel);
   for (const char* name :

@@ -155,7 +155,8 @@ assert.equal(presets.code, 0, presets.stderr);
 assert.equal(bp.presets().output, presets.stdout);
 const presetsJson = JSON.parse(presets.stdout);
 assert.deepEqual(Object.keys(presetsJson.systems),
-                 ['a100_sxm_80g', 'h100_sxm_80g', 'h200_sxm_141g', 'jean_zay_a100_80g']);
+                 ['a100_sxm_80g', 'b200_sxm_180g', 'b300_sxm_288g', 'gb200_nvl72', 'gb300_nvl72',
+                  'h100_sxm_80g', 'h200_sxm_141g', 'h800_sxm_80g', 'jean_zay_a100_80g']);
 for (const model of ['llama3.1-8b', 'qwen2.5-7b']) {
   const flags = ['--micro-batch-size', '1', '--bf16', '--seq-length', '4096'];
   const r = cli('import', 'megatron', '--system', 'h100_sxm_80g', '--hf-config', model, '--',
