@@ -39,9 +39,4 @@ QuantizationBytes GemmQuantizationBytes(const RecipeInfo& recipe, double m,
   return out;
 }
 
-double QuantizedWeightCopyBytes(const RecipeInfo& recipe) {
-  if (recipe.recipe == QuantizationRecipe::kNone) return 0;
-  return 2 * CopyBytes(recipe, 1, recipe.weight_block);
-}
-
 }  // namespace blueprint

@@ -87,11 +87,6 @@ QuantizationBytes GemmQuantizationBytes(const RecipeInfo& recipe, double m,
                                         double n, double k,
                                         double source_bytes);
 
-// The bytes a rank keeps per weight for the recipe's quantized weight
-// copies (row-wise and column-wise, with their scales) beside the weights
-// in their own datatype; 0 for kNone.
-double QuantizedWeightCopyBytes(const RecipeInfo& recipe);
-
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_SPEC_RECIPES_H_

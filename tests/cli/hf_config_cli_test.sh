@@ -63,7 +63,7 @@ printf '{"hidden": 4096, "feedforward": 16384, "seq_size": 2048, "attn_heads": 3
   fail "search --system h200_sxm_141g: $(cat "$work/err")"
 
 # 3. Names that are neither a file nor a preset; bad command lines.
-expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems a100_sxm_80g, h100_sxm_80g, h200_sxm_141g, jean_zay_a100_80g)$" \
+expect_exit 2 "^error: cannot read nosuch: No such file or directory (nor a preset: systems a100_sxm_80g, b200_sxm_180g, b300_sxm_288g, gb200_nvl72, gb300_nvl72, h100_sxm_80g, h200_sxm_141g, h800_sxm_80g, jean_zay_a100_80g)$" \
   "$blueprint" import megatron --system nosuch -- "${gpt3[@]}"
 expect_exit 2 "^error: cannot read llama9: .*(nor a preset: models deepseek-v3, llama2-13b, " \
   "$blueprint" import megatron --system h100_sxm_80g --hf-config llama9 -- --micro-batch-size 1

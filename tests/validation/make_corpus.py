@@ -18,6 +18,23 @@ import os
 import sys
 
 # The system presets (presets/systems) a measured GPU runs on.
+# Each precision token of runs.csv as the recipe its source names, in
+# Megatron-LM's flags (core/spec/recipes.h): "FP8" leaves the recipe
+# unstated, so Megatron-LM's default (delayed scaling) is taken.
+RECIPE_FLAGS = {
+    "FP8": (["--fp8-format", "hybrid"],
+            "FP8 recipe unstated: Megatron-LM's default, delayed scaling (hybrid format)"),
+    "FP8-CS": (["--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"],
+               "FP8 current scaling: --fp8-recipe tensorwise"),
+    "FP8-block128x128": (["--fp8-format", "e4m3", "--fp8-recipe", "blockwise"],
+                         "FP8 128x128 weight / 1x128 activation blocks: --fp8-recipe blockwise"),
+    "FP8-block32x32": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"],
+                       "FP8 32-element blocks (Megatron-Bridge 25.09's 32x32 footnote): priced as MXFP8"),
+    "FP8-MX": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"], "MXFP8: --fp8-recipe mxfp8"),
+    "MXFP8": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"], "MXFP8: --fp8-recipe mxfp8"),
+    "NVFP4": (["--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"], "NVFP4: --fp4-recipe nvfp4"),
+}
+
 SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141g"}
 
 # The attention kernel of each source's software. FlashAttention (Dao et al.,
@@ -125,8 +142,6 @@ def row_of(r, models):
         return out
     if not system:
         return skip("no system preset for %s (%s): not an A100/H100/H200 node, no preset is fabricated" % (r["gpu"], r["trust"]))
-    if "NVFP4" in r["precision"]:
-        return skip("NVFP4 is not modelled")
     if m is None:
         return skip("model %s has no architecture in models.csv" % r["model"])
     if r["layers_override"]:
@@ -244,8 +259,9 @@ def row_of(r, models):
         if r["precision"].startswith("BF16?"):
             a.append("BF16 (precision not stated)")
     if fp8:
-        args += ["--fp8-format", "hybrid"]
-        a.append("FP8 as Transformer Engine's hybrid format at the FP8 tensor-core rate (recipe %s)" % r["precision"])
+        flags, note = RECIPE_FLAGS[r["precision"]]
+        args += flags
+        a.append(note)
     if r["source_key"] in UNFUSED_ATTENTION_SOURCES:
         out["attention_kernel"] = "unfused"
         a.append("unfused attention (%s predates FlashAttention in Megatron-LM): the refined profile's flash_attention and causal_attention corrections are off" % UNFUSED_ATTENTION_SOURCES[r["source_key"]])
