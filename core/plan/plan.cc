@@ -70,6 +70,24 @@ DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
   return options.gemm_datatype.value_or(options.datatype);
 }
 
+// The linears Megatron-LM's Transformer Engine layer spec fuses with the
+// norm before them (TELayerNormColumnParallelLinear: linear_qkv,
+// linear_fc1), by the end of their task name: the norm kernel writes the
+// quantized input itself (transformer_engine/pytorch/module/
+// layernorm_linear.py, _LayerNormLinear.forward, with_quantized_norm), so
+// their forward cast reads nothing of its own.
+constexpr const char* kNormFusedGemmNames[] = {
+    "AttnBlock_Query", "AttnBlock_Key",   "AttnBlock_Value",
+    "AttnBlock_Query_Down", "AttnBlock_KV_Down", "MlpBlock_Mlp1",
+};
+
+bool FusedWithItsNorm(const Task& task) {
+  for (const char* suffix : kNormFusedGemmNames) {
+    if (absl::EndsWith(task.name, suffix)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 QuantizationBytes TaskQuantizationBytes(const Task& task,
@@ -82,14 +100,16 @@ QuantizationBytes TaskQuantizationBytes(const Task& task,
   const RecipeInfo& recipe = RecipeOf(options.recipe);
   if (MatrixDatatype(task, program) != recipe.gemm_datatype) return {};
   const double source = BytesPerElement(options.datatype);
+  const bool norm_fused = FusedWithItsNorm(task);
+  const auto gemm = [&](int64_t m, int64_t n, int64_t k) {
+    QuantizationBytes q = GemmQuantizationBytes(recipe, m, n, k, source);
+    if (norm_fused) q.forward -= ForwardCastReadBytes(recipe, m, n, source);
+    return q;
+  };
   return std::visit(
       Overloaded{
-          [&](const LinearTask& k) {
-            return GemmQuantizationBytes(recipe, k.m, k.n, k.k, source);
-          },
-          [&](const OverlappedLinearTask& k) {
-            return GemmQuantizationBytes(recipe, k.m, k.n, k.k, source);
-          },
+          [&](const LinearTask& k) { return gemm(k.m, k.n, k.k); },
+          [&](const OverlappedLinearTask& k) { return gemm(k.m, k.n, k.k); },
           [](const BatchMatMulTask&) { return QuantizationBytes{}; },
           [](const LayerNormTask&) { return QuantizationBytes{}; },
           [](const DropOutTask&) { return QuantizationBytes{}; },

@@ -10,12 +10,17 @@ double CopyBytes(const RecipeInfo& r, double elements, double block) {
   return elements * r.element_bits / 8 + scales;
 }
 
-// One cast of `elements` read at `source_bytes`: read once (twice with an
-// amax pass), written row-wise and column-wise.
+// The reads of one cast of `elements` at `source_bytes`: once (twice with an
+// amax pass).
+double ReadBytes(const RecipeInfo& r, double elements, double source_bytes) {
+  return (r.amax_pass ? 2 : 1) * elements * source_bytes;
+}
+
+// One cast: its reads, and a row-wise and a column-wise copy written.
 double CastBytes(const RecipeInfo& r, double elements, double block,
                  double source_bytes) {
-  const double reads = r.amax_pass ? 2 : 1;
-  return reads * elements * source_bytes + 2 * CopyBytes(r, elements, block);
+  return ReadBytes(r, elements, source_bytes) +
+         2 * CopyBytes(r, elements, block);
 }
 
 }  // namespace
@@ -37,6 +42,12 @@ QuantizationBytes GemmQuantizationBytes(const RecipeInfo& recipe, double m,
       CastBytes(recipe, m * k, recipe.activation_block, source_bytes);
   out.weights = CastBytes(recipe, n * k, recipe.weight_block, source_bytes);
   return out;
+}
+
+double ForwardCastReadBytes(const RecipeInfo& recipe, double m, double n,
+                            double source_bytes) {
+  if (recipe.recipe == QuantizationRecipe::kNone) return 0;
+  return ReadBytes(recipe, m * n, source_bytes);
 }
 
 }  // namespace blueprint

@@ -87,6 +87,11 @@ QuantizationBytes GemmQuantizationBytes(const RecipeInfo& recipe, double m,
                                         double n, double k,
                                         double source_bytes);
 
+// The reads of the forward cast of X[m,n] alone (what a norm that writes
+// the quantized input itself saves; core/plan/plan.cc).
+double ForwardCastReadBytes(const RecipeInfo& recipe, double m, double n,
+                            double source_bytes);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_SPEC_RECIPES_H_
