@@ -77,7 +77,8 @@ const FORM = [
 
   ['exec', 'parallelism.recompute', 'Recompute'],
   ['exec', 'options.datatype', 'Datatype'],
-  ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8 training)'],
+  ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8/FP4 training)'],
+  ['exec', 'options.recipe', 'Low-precision recipe'],
   ['exec', 'options.weight_datatype', 'Weight datatype'],
   ['exec', 'options.grad_reduce_datatype', 'Gradient reduction datatype'],
   ['exec', 'options.attention', 'Attention'],

@@ -353,6 +353,21 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "`float8`: Transformer Engine's FP8 GEMMs on 16-bit activations "
        "(`hybrid`: e4m3 forward, e5m2 backward, the same 1-byte rate); the "
        "system's matrix engine needs a `float8` rate"},
+      {"--fp8-recipe", Kind::kChoice,
+       {"tensorwise", "delayed", "mxfp8", "blockwise"}, "options.recipe",
+       "`delayed` with `--fp8-format` (Megatron-LM's default)",
+       "`fp8_tensorwise`, `fp8_delayed`, `mxfp8` or `fp8_blockwise`: the "
+       "scaling recipe of the FP8 GEMMs, whose quantization passes the "
+       "refined profile prices (core/spec/recipes.h); needs `--fp8-format`"},
+      {"--fp4-format", Kind::kChoice, {"e2m1"}, "options.gemm_datatype",
+       "off: `null`",
+       "`float4`: FP4 GEMMs with `--fp4-recipe` (recipe `nvfp4`); the "
+       "system's matrix engine needs a `float4` rate; not with "
+       "`--fp8-format`"},
+      {"--fp4-recipe", Kind::kChoice, {"nvfp4"}, "options.recipe",
+       "`nvfp4` with `--fp4-format` (Megatron-LM's default)",
+       "`nvfp4`: E2M1 with E4M3 scales per 16 elements; needs "
+       "`--fp4-format`"},
       {"--fp8-param-gather", Kind::kSwitch, {}, "options.weight_datatype",
        "off: `null` (weights in the datatype)",
        "`float8`: the model's weights kept, and all-gathered, in FP8; needs "
@@ -1606,6 +1621,43 @@ void BatchRules(Conversion* c) {
   c->spec.batch.global_batch_size = global.value_or(0);
 }
 
+// The recipe (megatron/training/arguments.py: --fp8-recipe defaults to
+// delayed, --fp4-recipe to nvfp4; FP8 and FP4 training exclude each other,
+// megatron/core/fp4_utils.py and fp8_utils.py pick one autocast).
+void RecipeRules(Conversion* c, bool fp8) {
+  const bool fp4 = c->flags.Choice("--fp4-format").has_value();
+  const std::optional<std::string> fp8_recipe = c->flags.Choice("--fp8-recipe");
+  if (fp8 && fp4) {
+    c->Error("options.recipe", ErrorCode::kInconsistent,
+             "--fp8-format and --fp4-format cannot both be given: Megatron-LM "
+             "trains in one low-precision format");
+  }
+  if (fp8_recipe && !fp8) {
+    c->Error("options.recipe", ErrorCode::kInconsistent,
+             absl::StrCat("--fp8-recipe ", *fp8_recipe,
+                          " needs --fp8-format: the recipe scales FP8 GEMMs"));
+  }
+  if (c->flags.Choice("--fp4-recipe") && !fp4) {
+    c->Error("options.recipe", ErrorCode::kInconsistent,
+             "--fp4-recipe needs --fp4-format: the recipe scales FP4 GEMMs");
+  }
+  if (fp4 && !fp8) {
+    c->spec.options.gemm_datatype = DataType::kFloat4;
+    c->spec.options.recipe = QuantizationRecipe::kNvfp4;
+    return;
+  }
+  if (!fp8) return;
+  static const auto* const kRecipes =
+      new std::map<std::string, QuantizationRecipe>{
+          {"tensorwise", QuantizationRecipe::kFp8Tensorwise},
+          {"delayed", QuantizationRecipe::kFp8Delayed},
+          {"mxfp8", QuantizationRecipe::kMxfp8},
+          {"blockwise", QuantizationRecipe::kFp8Blockwise},
+      };
+  const auto it = kRecipes->find(fp8_recipe.value_or("delayed"));
+  if (it != kRecipes->end()) c->spec.options.recipe = it->second;
+}
+
 // The datatype, and the options Megatron-LM has no flag for.
 void OptionsRules(Conversion* c) {
   const bool fp16 = c->flags.Switch("--fp16");
@@ -1619,6 +1671,7 @@ void OptionsRules(Conversion* c) {
                                     : DataType::kFloat32;
   const bool fp8 = c->flags.Choice("--fp8-format").has_value();
   if (fp8) c->spec.options.gemm_datatype = DataType::kFloat8;
+  RecipeRules(c, fp8);
   if (c->flags.Switch("--fp8-param-gather")) {
     if (!fp8) {
       c->Error("options.weight_datatype", ErrorCode::kInconsistent,

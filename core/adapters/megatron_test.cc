@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 64u);
+  EXPECT_EQ(MegatronFlagNames().size(), 67u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -620,7 +620,8 @@ TEST(MegatronClasses, IgnoredFlagsAreListedInOneNote) {
 TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   EXPECT_EQ(
       Errors(std::string(kModel) +
-             "--moe-latent-size 8 --wgrad-deferral-limit 2 --fp8-recipe mxfp8 "
+             "--moe-latent-size 8 --wgrad-deferral-limit 2 "
+             "--num-layers-at-start-in-bf16 2 "
              "--moe-router-topk 2 --expert-model-parallel-size 1 "
              "--recompute-modules core_attn --cp-comm-type p2p "
              "--optimizer adam --init-method-std 0.02 --distributed-backend "
@@ -631,9 +632,9 @@ TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
           "unsupported Megatron-LM flag --wgrad-deferral-limit \"2\": "
           "deferring weight-gradient GEMMs into the pipeline flush is not "
           "modelled; only Megatron-LM's default, 0, is accepted",
-          "unsupported Megatron-LM flag --fp8-recipe \"mxfp8\": FP8/FP4 "
-          "training is not modelled (the datatype comes from --fp16 or "
-          "--bf16); only Megatron-LM's default, delayed, is accepted",
+          "unsupported Megatron-LM flag --num-layers-at-start-in-bf16 \"2\": "
+          "the recipe's BF16 layers are not modelled: every block is priced "
+          "in the recipe; only Megatron-LM's default, 1, is accepted",
           "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
           "network rates are NCCL's; only Megatron-LM's default, nccl, is "
           "accepted",
@@ -1534,6 +1535,51 @@ TEST(Megatron, ReadmeShowsTheFlagTable) {
       << "core/adapters/README.md's flag table differs from "
          "MegatronFlagsMarkdown(); put this between its markers:\n"
       << want;
+}
+
+}  // namespace
+}  // namespace blueprint
+
+namespace blueprint {
+namespace {
+
+// The recipe flags: --fp8-recipe (default delayed) with --fp8-format, and
+// --fp4-format with --fp4-recipe (nvfp4, float4 GEMMs); each recipe flag
+// without its format, and the two formats together, are errors.
+TEST(MegatronRecipes, ImportEachRecipe) {
+  const std::string model = std::string(kModel) + "--bf16 ";
+  const struct {
+    const char* flags;
+    QuantizationRecipe recipe;
+    std::optional<DataType> gemm;
+  } cases[] = {
+      {"", QuantizationRecipe::kNone, std::nullopt},
+      {"--fp8-format hybrid", QuantizationRecipe::kFp8Delayed,
+       DataType::kFloat8},
+      {"--fp8-format e4m3 --fp8-recipe tensorwise",
+       QuantizationRecipe::kFp8Tensorwise, DataType::kFloat8},
+      {"--fp8-format e4m3 --fp8-recipe blockwise",
+       QuantizationRecipe::kFp8Blockwise, DataType::kFloat8},
+      {"--fp8-format e4m3 --fp8-recipe mxfp8", QuantizationRecipe::kMxfp8,
+       DataType::kFloat8},
+      {"--fp4-format e2m1", QuantizationRecipe::kNvfp4, DataType::kFloat4},
+      {"--fp4-format e2m1 --fp4-recipe nvfp4", QuantizationRecipe::kNvfp4,
+       DataType::kFloat4},
+  };
+  for (const auto& c : cases) {
+    const TransformerTrainingMappingSpec spec = Import(model + c.flags);
+    EXPECT_EQ(spec.options.recipe, c.recipe) << c.flags;
+    EXPECT_EQ(spec.options.gemm_datatype, c.gemm) << c.flags;
+  }
+  EXPECT_EQ(Errors(model + "--fp8-recipe mxfp8"),
+            std::vector<std::string>{
+                "--fp8-recipe mxfp8 needs --fp8-format: the recipe scales FP8 "
+                "GEMMs"});
+  EXPECT_EQ(Errors(model + "--fp4-recipe nvfp4"),
+            std::vector<std::string>{
+                "--fp4-recipe needs --fp4-format: the recipe scales FP4 GEMMs"});
+  EXPECT_EQ(Fields(model + "--fp8-format e4m3 --fp4-format e2m1"),
+            std::vector<std::string>{"options.recipe"});
 }
 
 }  // namespace

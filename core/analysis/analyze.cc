@@ -119,6 +119,46 @@ double TokensPerLocalExpert(const TypedProgram& program) {
          static_cast<double>(model.moe->experts);
 }
 
+// The recipe's quantization kernels per rank per step (the plan's quantize
+// times): the forward and backward casts per microbatch (the forward again
+// when the task is recomputed), the weights once per step; stage 0's own
+// tasks `own_runs` times. Inference runs the forward casts alone.
+struct QuantizationSum {
+  double time = 0;
+  std::vector<std::string> sources;
+};
+template <typename OnStage0>
+QuantizationSum SumQuantization(const DistributedTaskIR& tasks,
+                                const PortablePlanIR& plan, double block_runs,
+                                double rank_blocks, double own_runs,
+                                const OnStage0& on_stage0) {
+  const bool training = tasks.training;
+  QuantizationSum out;
+  for (const Task& task : tasks.tasks) {
+    const TaskPlan& tp = plan.tasks[static_cast<size_t>(task.id)];
+    const double forward =
+        tp.quantize_time[kFw] *
+        (training && task.flags.recompute ? 2 : 1);
+    const double per_microbatch =
+        forward + (training ? tp.quantize_time[kAgrad] : 0);
+    const double per_step = training ? tp.quantize_time[kOptim] : 0;
+    if (per_microbatch == 0 && per_step == 0) continue;
+    if (task.placement == Placement::kEveryBlock) {
+      out.time += task.share * (block_runs * per_microbatch +
+                                rank_blocks * per_step);
+    } else if (on_stage0(task)) {
+      out.time += own_runs * per_microbatch + per_step;
+    } else {
+      continue;
+    }
+    out.sources.push_back(absl::StrCat("plan:", task.id));
+  }
+  out.sources.insert(out.sources.end(),
+                     {"spec:options.recipe", "derived:blocks_per_stage",
+                      "derived:stages_per_rank", "derived:microbatches"});
+  return out;
+}
+
 // The per-rank figures of one step that Calculon does not report, computed
 // from the task IR (traffic by collective, GEMM work), the block figures and
 // the composed step; each with its lineage (pass `pass`).
@@ -350,6 +390,9 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
        "block:block_wgrad_flops", "block:block_optim_flops",
        "derived:blocks_per_stage", "derived:stages_per_rank",
        "derived:microbatches"});
+  const QuantizationSum quantization = SumQuantization(
+      tasks, plan, bpp * m, rank_blocks, own_runs, on_stage0);
+  add("quantization_time_per_rank", quantization.time, quantization.sources);
   add("bubble_fraction",
       it.total_time > 0 ? it.bubble_time / it.total_time : 0,
       {"iteration:bubble_time", "iteration:total_time"});

@@ -138,6 +138,7 @@ const std::map<std::string, std::string>& ChoiceFields() {
       {"options.attention", EnumTable<AttentionType>::kId},
       {"options.precision", EnumTable<PrecisionAccounting>::kId},
       {"options.profile", EnumTable<ModelProfile>::kId},
+      {"options.recipe", EnumTable<QuantizationRecipe>::kId},
       {"model.mlp", EnumTable<MlpType>::kId},
       {"model.norm", EnumTable<NormType>::kId},
       {"model.vocabulary.position_embedding",

@@ -743,6 +743,15 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
     "+ block_wgrad_flops + recomputed fw flops) + rank_blocks * "             \
     "block_optim_flops + stage 0's own tasks' (microbatches (dualpipe: "      \
     "half) * (fw + agrad + wgrad) + optim) flops")                            \
+  X(quantization_time_per_rank, kSeconds, "Quantization casts",               \
+    "time per rank per step of the recipe's quantization kernels (inside "    \
+    "the block times)",                                                       \
+    "blocks_per_stage * microbatches * sum over the block tasks of share * "  \
+    "(quantize fw (recomputed: twice) + quantize agrad) + rank_blocks * "     \
+    "sum of share * quantize optim (the weights, once per step) + stage "     \
+    "0's own tasks' likewise; a cast of E elements read at b bytes: "         \
+    "(amax pass ? 2 : 1) * E * b + 2 * (E * bits / 8 + E / block * "          \
+    "scale_bytes) at mem1's bandwidth (core/spec/recipes.h)")                 \
   X(bubble_fraction, kFraction, "Bubble fraction",                            \
     "bubble time over the step time",                                         \
     "total_time > 0 ? bubble_time / total_time : 0")                          \

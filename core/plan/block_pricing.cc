@@ -7,6 +7,7 @@
 #include <vector>
 #include <variant>
 
+#include "absl/strings/match.h"
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
@@ -25,6 +26,7 @@ int PhaseOfStage(int stage) {
 struct NoSink {
   void Compute(size_t, const std::array<double, kNumStages>&,
                const std::array<double, kNumStages>&,
+               const std::array<double, kNumStages>&,
                const std::array<double, kNumStages>&, double) {}
   template <typename Times>
   void Communication(size_t, const Times&, const Times&) {}
@@ -35,11 +37,13 @@ struct TaskPlanSink {
   void Compute(size_t i, const std::array<double, kNumStages>& flop_time,
                const std::array<double, kNumStages>& mem_time,
                const std::array<double, kNumStages>& processing_time,
+               const std::array<double, kNumStages>& quantize_time,
                double required_bandwidth) {
     TaskPlan& plan = plans[i];
     plan.flop_time = flop_time;
     plan.mem_time = mem_time;
     plan.processing_time = processing_time;
+    plan.quantize_time = quantize_time;
     plan.required_bandwidth = required_bandwidth;
   }
   template <typename Times>
@@ -136,13 +140,105 @@ int64_t ExpertLocalPeersOf(const TypedProgram& program,
                           program.derived.expert_tensor);
 }
 
-DataType MatrixDatatype(bool batched_matmul, const TypedProgram& program) {
-  const ExecutionOptions& options = program.options();
-  if (batched_matmul &&
-      program.corrections.On(Correction::kAttentionInDatatype)) {
-    return options.datatype;
+namespace {
+
+// The GEMMs Megatron-LM builds outside Transformer Engine, which therefore
+// run in the 16-bit datatype under the refined profile's correction
+// kHeadAndRouterInDatatype (core/spec/corrections.h), by the end of their
+// task name (an MTP block's output layer is "Mtp1_Head_Logits").
+constexpr const char* kDatatypeGemmNames[] = {
+    "Head_Logits",      // gpt_model.py: output_layer, ColumnParallelLinear
+    "MoeBlock_Router",  // moe/router.py: Router.gating, torch linear
+};
+
+bool RunsOutsideTransformerEngine(const Task& task) {
+  for (const char* suffix : kDatatypeGemmNames) {
+    if (absl::EndsWith(task.name, suffix)) return true;
   }
+  return false;
+}
+
+bool InDatatypeOutsideTransformerEngine(const Task& task,
+                                        const TypedProgram& program) {
+  return program.corrections.On(Correction::kHeadAndRouterInDatatype) &&
+         RunsOutsideTransformerEngine(task);
+}
+
+// The linears Megatron-LM's Transformer Engine layer spec fuses with the
+// norm before them (TELayerNormColumnParallelLinear: linear_qkv,
+// linear_fc1), by the end of their task name: the norm kernel writes the
+// quantized input itself (transformer_engine/pytorch/module/
+// layernorm_linear.py, _LayerNormLinear.forward, with_quantized_norm), so
+// their forward cast reads nothing of its own.
+constexpr const char* kNormFusedGemmNames[] = {
+    "AttnBlock_Query", "AttnBlock_Key",   "AttnBlock_Value",
+    "AttnBlock_Query_Down", "AttnBlock_KV_Down", "MlpBlock_Mlp1",
+};
+
+bool FusedWithItsNorm(const Task& task) {
+  for (const char* suffix : kNormFusedGemmNames) {
+    if (absl::EndsWith(task.name, suffix)) return true;
+  }
+  return false;
+}
+
+// The GEMM datatype, and the attention's batched matmuls' (MatrixDatatype
+// but for the tasks outside Transformer Engine).
+DataType GemmDatatype(const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
   return options.gemm_datatype.value_or(options.datatype);
+}
+DataType AttentionDatatype(const TypedProgram& program) {
+  return program.corrections.On(Correction::kAttentionInDatatype)
+             ? program.options().datatype
+             : GemmDatatype(program);
+}
+
+}  // namespace
+
+DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
+  if (std::holds_alternative<BatchMatMulTask>(task.kind)) {
+    return AttentionDatatype(program);
+  }
+  if (InDatatypeOutsideTransformerEngine(task, program)) {
+    return program.options().datatype;
+  }
+  return GemmDatatype(program);
+}
+
+QuantizationBytes TaskQuantizationBytes(const Task& task,
+                                        const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
+  if (options.recipe == QuantizationRecipe::kNone ||
+      !program.corrections.On(Correction::kQuantizationPasses)) {
+    return {};
+  }
+  const RecipeInfo& recipe = RecipeOf(options.recipe);
+  if (MatrixDatatype(task, program) != recipe.gemm_datatype) return {};
+  const double source = BytesPerElement(options.datatype);
+  const bool norm_fused = FusedWithItsNorm(task);
+  const auto gemm = [&](int64_t m, int64_t n, int64_t k) {
+    QuantizationBytes q = GemmQuantizationBytes(recipe, m, n, k, source);
+    if (norm_fused) q.forward -= ForwardCastReadBytes(recipe, m, n, source);
+    return q;
+  };
+  return std::visit(
+      Overloaded{
+          [&](const LinearTask& k) { return gemm(k.m, k.n, k.k); },
+          [&](const OverlappedLinearTask& k) { return gemm(k.m, k.n, k.k); },
+          [](const BatchMatMulTask&) { return QuantizationBytes{}; },
+          [](const LayerNormTask&) { return QuantizationBytes{}; },
+          [](const DropOutTask&) { return QuantizationBytes{}; },
+          [](const GeLUTask&) { return QuantizationBytes{}; },
+          [](const SoftMaxTask&) { return QuantizationBytes{}; },
+          [](const ElementWiseTask&) { return QuantizationBytes{}; },
+          [](const ForkTask&) { return QuantizationBytes{}; },
+          [](const TensorCommTask&) { return QuantizationBytes{}; },
+          [](const GatedActivationTask&) { return QuantizationBytes{}; },
+          [](const EmbeddingTask&) { return QuantizationBytes{}; },
+          [](const ExchangeTask&) { return QuantizationBytes{}; },
+      },
+      task.kind);
 }
 
 BlockTiers BlockTiersOf(const TypedProgram& program) {
@@ -202,8 +298,12 @@ bool BlockPrices::Supports(const DistributedTaskIR& tasks) {
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
                          const TypedProgram& program) {
   const DataType datatype = program.options().datatype;
-  Reprice(tasks, RatesOf(program.system(), MatrixDatatype(false, program),
-                         MatrixDatatype(true, program), datatype));
+  Rates rates = RatesOf(program.system(), GemmDatatype(program),
+                        AttentionDatatype(program), datatype);
+  rates.program = &program;
+  rates.datatype_matrix = EngineRate(program.system().matrix, datatype);
+  rates.no_datatype_matrix_time = FlopTime(rates.datatype_matrix, 0.0);
+  Reprice(tasks, rates);
 }
 
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
@@ -266,6 +366,20 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
           [](const EmbeddingTask&) { return Kind::kCompute; },
       },
       task.kind);
+  if (rates.program != nullptr &&
+      InDatatypeOutsideTransformerEngine(task, *rates.program)) {
+    matrix = rates.datatype_matrix;
+    no_matrix_time = rates.no_datatype_matrix_time;
+  }
+  // The recipe's casts run as kernels of their own, after (forward,
+  // backward) or before (the weights, once per step: the optimizer stage)
+  // the GEMM, memory-bound on the first tier.
+  if (rates.program != nullptr) {
+    const QuantizationBytes q = TaskQuantizationBytes(task, *rates.program);
+    p.quantize_time[kFw] = MemoryTime(*rates.memory, q.forward);
+    p.quantize_time[kAgrad] = MemoryTime(*rates.memory, q.backward);
+    p.quantize_time[kOptim] = MemoryTime(*rates.memory, q.weights);
+  }
   p.placement = task.placement;
   p.recompute = task.flags.recompute;
   p.recommunicate = task.flags.recommunicate;
@@ -281,7 +395,8 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
     p.mem_time[s] = positive_zero(w.bytes)
                         ? rates.no_memory_time
                         : MemoryTime(*rates.memory, w.bytes);
-    p.time[s] = ProcessingTime(rates.mode, p.flop_time[s], p.mem_time[s]);
+    p.time[s] = ProcessingTime(rates.mode, p.flop_time[s], p.mem_time[s]) +
+                p.quantize_time[s];
     // (Its processing time is 0 when both times are.)
     if (p.flops[s] != 0 || p.bytes[s] != 0 || p.flop_time[s] != 0 ||
         p.mem_time[s] != 0) {
@@ -554,11 +669,13 @@ void BlockPrices::AddCompute(size_t begin, size_t end,
       NetTimes(t, collectives, *tiers, net);
       const Tiling tiling = Tile(t, collectives, *tiers, net);
       time = tiling.time;
+      for (int s = 0; s < kNumStages; ++s) time[s] += t.quantize_time[s];
       added = static_cast<uint8_t>((1u << kNumStages) - 1);
       required_bandwidth = tiling.required_bandwidth;
       b.tp_bw_overlap_req = std::max(b.tp_bw_overlap_req, required_bandwidth);
     }
-    sink.Compute(i, t.flop_time, t.mem_time, time, required_bandwidth);
+    sink.Compute(i, t.flop_time, t.mem_time, time, t.quantize_time,
+                 required_bandwidth);
     const auto add_stage = [&](int stage, double& flops, double& flops_time,
                                double& mem_accessed, double& mem_time,
                                double& stage_time) {
@@ -752,7 +869,8 @@ double BlockPrices::CoverTime(size_t i, int stage,
   if (cover.kind != Kind::kOverlappedLinear) return Processing(cover, stage);
   PhaseTimes net{};
   NetTimes(cover, collectives, tiers, net);
-  return Tile(cover, collectives, tiers, net).time[stage];
+  return Tile(cover, collectives, tiers, net).time[stage] +
+         cover.quantize_time[stage];
 }
 
 BlockPrices::PhaseTimes BlockPrices::ExposedTimes(

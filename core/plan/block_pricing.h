@@ -28,6 +28,7 @@
 
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
+#include "core/spec/recipes.h"
 #include "core/spec/spec.h"
 #include "core/taskir/task_ir.h"
 
@@ -143,11 +144,19 @@ BlockTiers BlockTiersOf(const TypedProgram& program);
 
 // The datatype a task's matrix-engine work runs in: the GEMM datatype (FP8
 // with Transformer Engine), except, under the refined profile's correction
-// kAttentionInDatatype, the attention's batched matmuls (scores, context:
-// `batched_matmul`), which Transformer Engine's fused attention runs in
-// the 16-bit datatype (FP8 attention is its opt-in fp8_dpa;
-// core/spec/corrections.h).
-DataType MatrixDatatype(bool batched_matmul, const TypedProgram& program);
+// kAttentionInDatatype, the attention's batched matmuls (scores, context),
+// which Transformer Engine's fused attention runs in the 16-bit datatype
+// (FP8 attention is its opt-in fp8_dpa), and under kHeadAndRouterInDatatype
+// the GEMMs Megatron-LM builds outside Transformer Engine (the output
+// layer, the MoE router; core/spec/corrections.h).
+DataType MatrixDatatype(const Task& task, const TypedProgram& program);
+
+// The bytes the recipe's quantization passes of `task` move (a linear
+// layer whose GEMM runs in the recipe's datatype; zero otherwise, and
+// without a recipe or correction kQuantizationPasses): the kernel prices
+// them (TaskPlan::quantize_time) and the report sums them.
+QuantizationBytes TaskQuantizationBytes(const Task& task,
+                                        const TypedProgram& program);
 
 // A lowered block, kept for pricing: per task what the pricing reads of it
 // and its tier-independent prices (no names, lineage or dependencies).
@@ -228,6 +237,8 @@ class BlockPrices {
     std::array<double, kNumStages> mem_time{};
     // ProcessingTime of the two: the stage's time as compute.
     std::array<double, kNumStages> time{};
+    // The recipe's casts (TaskPlan::quantize_time), included in `time`.
+    std::array<double, kNumStages> quantize_time{};
     // Bit s: stage s has some work (a nonzero flops, bytes or time; the
     // others would add +0 or -0 to sums that are +0 or positive).
     uint8_t working_stages = 0;
@@ -251,6 +262,13 @@ class BlockPrices {
     const MemoryTier* memory;
     ProcessingMode mode;
     double no_matrix_time, no_attention_time, no_vector_time, no_memory_time;
+    // A program's (the plan's): its per-task datatype rules and recipe
+    // (MatrixDatatype, TaskQuantizationBytes), priced at `program_matrix`
+    // for a GEMM outside the recipe; null for the search's programs, whose
+    // GEMMs all run in one datatype without a recipe.
+    const TypedProgram* program = nullptr;
+    const ProcessorRate* datatype_matrix = nullptr;
+    double no_datatype_matrix_time = 0;
   };
   static Rates RatesOf(const System& system, DataType matrix,
                        DataType attention, DataType vector);

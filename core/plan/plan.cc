@@ -45,8 +45,7 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
   lineage.pass = PlanPortable::kName;
   lineage.sources.push_back(absl::StrCat("task:", task.id));
   const ExecutionOptions& options = program.options();
-  const DataType gemm = MatrixDatatype(
-      std::holds_alternative<BatchMatMulTask>(task.kind), program);
+  const DataType gemm = MatrixDatatype(task, program);
   for (int s = 0; s < kNumStages; ++s) {
     const StageWork& w = task.work[s];
     if (w.flops == 0 && w.bytes == 0) continue;
@@ -67,6 +66,11 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
           EfficiencyRowIndex(system.mem1.mb_efficiency, w.bytes, kMB), "]@",
           StageName(static_cast<Stage>(s))));
     }
+  }
+  for (double q : plan.quantize_time) {
+    if (q == 0) continue;
+    lineage.sources.push_back("spec:options.recipe");
+    break;
   }
   bool networked = false;
   for (const auto& phase : plan.net_time) {

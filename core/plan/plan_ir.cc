@@ -19,6 +19,11 @@ std::string ToText(const PortablePlanIR& plan) {
                       " processing_time=", FormatDouble(tp.processing_time[s]),
                       "\n");
     }
+    for (int s = 0; s < kNumStages; ++s) {
+      if (tp.quantize_time[s] == 0) continue;
+      absl::StrAppend(&out, "  quantize ", StageName(static_cast<Stage>(s)),
+                      " time=", FormatDouble(tp.quantize_time[s]), "\n");
+    }
     for (int p = 0; p < kNumCommPhases; ++p) {
       for (int v = 0; v < kNumVariants; ++v) {
         if (tp.net_time[p][v] == 0 && tp.exposed_time[p][v] == 0) continue;
@@ -85,7 +90,7 @@ absl::Status VerifyPlanIR(const PortablePlanIR& plan,
     }
     for (int s = 0; s < kNumStages; ++s) {
       if (bad(tp.flop_time[s]) || bad(tp.mem_time[s]) ||
-          bad(tp.processing_time[s])) {
+          bad(tp.processing_time[s]) || bad(tp.quantize_time[s])) {
         return absl::InternalError(absl::StrCat(
             where, ": negative or non-finite time in stage ",
             StageName(static_cast<Stage>(s))));

@@ -50,6 +50,10 @@ struct TaskPlan {
   std::array<double, kNumStages> flop_time{};
   std::array<double, kNumStages> mem_time{};
   std::array<double, kNumStages> processing_time{};
+  // The recipe's quantization kernels (core/spec/recipes.h), included in
+  // processing_time: forward (the input), agrad (the output gradient),
+  // optim (the weights, once per step); 0 without a recipe.
+  std::array<double, kNumStages> quantize_time{};
   // net_time[phase][variant], exposed_time[phase][variant]
   std::array<std::array<double, kNumVariants>, kNumCommPhases> net_time{};
   std::array<std::array<double, kNumVariants>, kNumCommPhases> exposed_time{};

@@ -69,7 +69,9 @@ const std::vector<SearchFlag>& SearchFlags() {
       {"--max-batch", Kind::kPositiveInteger, "B", {}, kMaxCount, true, "", "",
        "max_batch", "required", "the largest global batch",
        [](const Value& v, Options* o) { o->max_batch = v.integer; }},
-      {"--datatype", Kind::kChoice, "D", EnumChoices<DataType>(), 0, true, "",
+      // Calculon's datatypes: float4 is a GEMM datatype only (spec.h).
+      {"--datatype", Kind::kChoice, "D", EnumCalculonChoices<DataType>(), 0,
+       true, "",
        "", "datatype", "required", "the datatype of every mapping",
        [](const Value& v, Options* o) {
          o->datatype = *ParseEnum<DataType>(v.choice);

@@ -18,6 +18,7 @@
 #include "core/base/status_macros.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/derive.h"
+#include "core/spec/recipes.h"
 #include "core/spec/spec_schedule.h"
 #include "core/spec/spec_view.h"
 
@@ -479,6 +480,43 @@ void CheckGradReduceDatatype(const SpecView& view, Collector* out) {
                           ", but the gradients are reduced in float32 or in "
                           "options.datatype (",
                           DataTypeName(datatype), ")"));
+  }
+}
+
+// float4 is a GEMM datatype only (no tensor is stored or reduced in it but
+// by its recipe), and the recipe and the GEMM datatype agree: a recipe runs
+// its GEMMs at its own datatype's rate (core/spec/recipes.h), and float4
+// GEMMs need NVFP4's block scales.
+void CheckRecipe(const SpecView& view, Collector* out) {
+  const ExecutionOptions& o = *view.options;
+  const struct {
+    const char* field;
+    std::optional<DataType> datatype;
+  } stored[] = {{"options.datatype", o.datatype},
+                {"options.weight_datatype", o.weight_datatype},
+                {"options.grad_reduce_datatype", o.grad_reduce_datatype}};
+  for (const auto& use : stored) {
+    if (use.datatype != DataType::kFloat4) continue;
+    out->Add(use.field, ErrorCode::kInconsistent,
+             absl::StrCat(use.field,
+                          " is float4, but float4 is a GEMM datatype only "
+                          "(options.gemm_datatype with recipe nvfp4)"));
+  }
+  const DataType gemm = o.gemm_datatype.value_or(o.datatype);
+  if (o.recipe == QuantizationRecipe::kNone) {
+    if (gemm == DataType::kFloat4) {
+      out->Add("options.recipe", ErrorCode::kInconsistent,
+               "options.gemm_datatype is float4, but options.recipe is none: "
+               "FP4 GEMMs need the nvfp4 recipe's block scales");
+    }
+    return;
+  }
+  const DataType want = RecipeOf(o.recipe).gemm_datatype;
+  if (gemm != want) {
+    out->Add("options.gemm_datatype", ErrorCode::kInconsistent,
+             absl::StrCat("options.gemm_datatype is ", DataTypeName(gemm),
+                          ", but options.recipe ", RecipeName(o.recipe),
+                          " runs its GEMMs in ", DataTypeName(want)));
   }
 }
 
@@ -1245,6 +1283,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   CheckSystem(*view.system, &out);
   CheckDatatype(view, &out);
   CheckGradReduceDatatype(view, &out);
+  CheckRecipe(view, &out);
 
   const std::vector<Dimension> dims = DimensionsOf(view);
   const bool degrees_ok = CheckDegrees(dims, &out);

@@ -96,16 +96,31 @@ enum class Correction {
   // pass's dispatch and combine under the other pass's compute (Megatron
   // Core documentation, "Combined 1F1B: Expert-Parallel All-to-All Overlap";
   // --delay-wgrad-compute adds the weight-gradient GEMMs to the backward
-  // work that hides them). core/plan/plan.cc OverlapExpertExchanges.
+  // work that hides them). core/plan/block_pricing.cc ExpertOverlapKept.
   kExpertOverlap,
   // parallelism.expert.shared_expert_overlap: the shared experts' first
   // linear runs while the dispatch is in flight and their second while the
   // combine is (Megatron-LM core/transformer/moe/shared_experts.py, the
   // overlap with the alltoall dispatcher; --moe-shared-expert-overlap).
   kSharedExpertOverlap,
+  // With a recipe (options.recipe), its quantization passes: every GEMM in
+  // the recipe casts its input and its output gradient, read in the 16-bit
+  // datatype and written row-wise and column-wise with their scales, and
+  // its weights once per step, as separate memory-bound kernels at the
+  // first memory tier's bandwidth (core/spec/recipes.h, Transformer
+  // Engine's te.Linear). Calculon's model has no casts.
+  kQuantizationPasses,
+  // With FP8 or FP4 GEMMs, the output layer and the MoE router run in the
+  // 16-bit datatype: Megatron-LM builds the output layer as
+  // tensor_parallel.ColumnParallelLinear (megatron/core/models/gpt/
+  // gpt_model.py, GPTModel.__init__), not a Transformer Engine module,
+  // and the router's gating as torch.nn.functional.linear
+  // (megatron/core/transformer/moe/router.py, Router.gating); only TE
+  // modules run under fp8_autocast.
+  kHeadAndRouterInDatatype,
 };
 
-inline constexpr int kCorrectionCount = 10;
+inline constexpr int kCorrectionCount = 12;
 
 struct CorrectionInfo {
   Correction correction;
@@ -144,6 +159,12 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kSharedExpertOverlap, "shared_expert_overlap",
      "Megatron-LM core/transformer/moe/shared_experts.py "
      "(--moe-shared-expert-overlap)"},
+    {Correction::kQuantizationPasses, "quantization_passes",
+     "Transformer Engine te.Linear: the recipe's casts of X, dY and W "
+     "(core/spec/recipes.h)"},
+    {Correction::kHeadAndRouterInDatatype, "head_and_router_in_datatype",
+     "Megatron-LM core gpt_model.py (output_layer: ColumnParallelLinear) and "
+     "moe/router.py (gating: torch linear): outside fp8_autocast"},
 };
 
 // Which corrections are on: a set of Correction values.

@@ -56,6 +56,9 @@ inline constexpr EnumRow<DataType> kDataTypeRows[] = {
      {"bfloat16", "bfloat16", "bfloat16 (8-bit exponent), 2 bytes"}},
     {DataType::kFloat32,
      {"float32", "float32", "IEEE single precision, 4 bytes"}},
+    {DataType::kFloat4,
+     {"float4", nullptr,
+      "4-bit E2M1 floating point (NVFP4's GEMMs; a GEMM datatype only)"}},
 };
 
 inline constexpr EnumRow<TensorOverlap> kTensorOverlapRows[] = {
@@ -156,6 +159,30 @@ inline constexpr EnumRow<ModelProfile> kModelProfileRows[] = {
       "Calculon's model with the named corrections of core/spec/corrections.h "
       "(flash attention, causal attention work, ...), each measured against "
       "the published runs of tests/validation"}},
+};
+
+inline constexpr EnumRow<QuantizationRecipe> kRecipeRows[] = {
+    {QuantizationRecipe::kNone,
+     {"none", nullptr,
+      "no recipe priced: GEMMs at the gemm_datatype's rate, no casts"}},
+    {QuantizationRecipe::kFp8Delayed,
+     {"fp8_delayed", nullptr,
+      "FP8, a scale per tensor from the amax history (--fp8-recipe delayed)"}},
+    {QuantizationRecipe::kFp8Tensorwise,
+     {"fp8_tensorwise", nullptr,
+      "FP8, a scale per tensor from its current amax (--fp8-recipe "
+      "tensorwise)"}},
+    {QuantizationRecipe::kFp8Blockwise,
+     {"fp8_blockwise", nullptr,
+      "FP8, fp32 scales per 1x128 activation and 128x128 weight block "
+      "(--fp8-recipe blockwise)"}},
+    {QuantizationRecipe::kMxfp8,
+     {"mxfp8", nullptr,
+      "MXFP8: FP8 with an E8M0 scale per 32 elements (--fp8-recipe mxfp8)"}},
+    {QuantizationRecipe::kNvfp4,
+     {"nvfp4", nullptr,
+      "NVFP4: FP4 E2M1 with an E4M3 scale per 16 elements and an fp32 "
+      "tensor scale (--fp4-recipe nvfp4)"}},
 };
 
 inline constexpr EnumRow<ContextExchange> kContextExchangeRows[] = {
@@ -270,6 +297,7 @@ BP_ENUM_TABLE(PrecisionAccounting, kPrecisionRows, "precision")
 BP_ENUM_TABLE(ContextExchange, kContextExchangeRows, "context_exchange")
 BP_ENUM_TABLE(ExpertDispatcher, kExpertDispatcherRows, "expert_dispatcher")
 BP_ENUM_TABLE(ModelProfile, kModelProfileRows, "profile")
+BP_ENUM_TABLE(QuantizationRecipe, kRecipeRows, "recipe")
 #undef BP_ENUM_TABLE
 
 #define BP_VARIANT_TABLE(Variant, types, id)     \
@@ -461,6 +489,7 @@ void ForEachEnumTable(F&& f) {
   table(EnumTable<ContextExchange>::kId, false, kContextExchangeRows);
   table(EnumTable<ExpertDispatcher>::kId, false, kExpertDispatcherRows);
   table(EnumTable<ModelProfile>::kId, false, kModelProfileRows);
+  table(EnumTable<QuantizationRecipe>::kId, false, kRecipeRows);
   table(VariantTable<TensorCommunication>::kId, true,
         kTensorCommunicationTypes);
   table(VariantTable<PipelineSchedule>::kId, true, kPipelineScheduleTypes);

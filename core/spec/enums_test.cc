@@ -1,4 +1,5 @@
 #include "core/spec/enums.h"
+#include "core/spec/recipes.h"
 
 #include <set>
 #include <string>
@@ -56,6 +57,7 @@ TEST(EnumsTest, TablesAreConsistent) {
   ExpectConsistent<NormType>();
   ExpectConsistent<PositionEmbedding>();
   ExpectConsistent<PrecisionAccounting>();
+  ExpectConsistent<QuantizationRecipe>();
   ExpectVariantConsistent<TensorCommunication>();
   ExpectVariantConsistent<PipelineSchedule>();
   ExpectVariantConsistent<MappingSpec>();
@@ -64,7 +66,14 @@ TEST(EnumsTest, TablesAreConsistent) {
 TEST(EnumsTest, SpellingsAreTheDocumentedOnes) {
   EXPECT_EQ(EnumChoices<DataType>(),
             (std::vector<std::string>{"float8", "float16", "bfloat16",
+                                      "float32", "float4"}));
+  // Calculon's files have no float4 key: its spellings stay its own.
+  EXPECT_EQ(EnumCalculonChoices<DataType>(),
+            (std::vector<std::string>{"float8", "float16", "bfloat16",
                                       "float32"}));
+  EXPECT_EQ(EnumChoices<QuantizationRecipe>(),
+            (std::vector<std::string>{"none", "fp8_delayed", "fp8_tensorwise",
+                                      "fp8_blockwise", "mxfp8", "nvfp4"}));
   EXPECT_EQ(EnumChoices<RecomputePolicy>(),
             (std::vector<std::string>{"none", "attn_only", "full"}));
   EXPECT_EQ(VariantChoices<PipelineSchedule>(),
@@ -99,7 +108,20 @@ TEST(EnumsTest, EveryTableIsListed) {
     EXPECT_TRUE(ids.insert(id).second) << id;
     EXPECT_FALSE(s.empty()) << id;
   });
-  EXPECT_EQ(ids.size(), 17u);
+  EXPECT_EQ(ids.size(), 18u);
+}
+
+// The recipe table of recipes.h has one row per recipe, in the enum
+// table's order, and NVFP4 alone runs float4 GEMMs.
+TEST(EnumsTest, EveryRecipeHasItsRow) {
+  ASSERT_EQ(std::size(kRecipeInfos), std::size(kRecipeRows));
+  for (size_t i = 0; i < std::size(kRecipeRows); ++i) {
+    EXPECT_EQ(kRecipeInfos[i].recipe, kRecipeRows[i].value) << i;
+    EXPECT_EQ(&RecipeOf(kRecipeRows[i].value), &kRecipeInfos[i]) << i;
+    EXPECT_EQ(kRecipeInfos[i].gemm_datatype == DataType::kFloat4,
+              kRecipeRows[i].value == QuantizationRecipe::kNvfp4)
+        << i;
+  }
 }
 
 }  // namespace

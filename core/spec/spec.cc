@@ -24,6 +24,11 @@ int BytesPerElement(DataType t) {
       return 2;
     case DataType::kFloat32:
       return 4;
+    case DataType::kFloat4:
+      // Two E2M1 values share a byte; the checker admits float4 only as
+      // the GEMM datatype, whose operands' bytes are the recipe's
+      // (core/spec/recipes.h), so no stored tensor is priced by this.
+      return 1;
   }
   return 2;
 }
@@ -40,6 +45,7 @@ const char* PrecisionName(PrecisionAccounting p) { return EnumName(p); }
 const char* ContextExchangeName(ContextExchange e) { return EnumName(e); }
 const char* ExpertDispatcherName(ExpertDispatcher e) { return EnumName(e); }
 const char* ModelProfileName(ModelProfile p) { return EnumName(p); }
+const char* RecipeName(QuantizationRecipe r) { return EnumName(r); }
 
 TransformerModel CalculonModel(std::string name, int64_t hidden,
                                int64_t feedforward, int64_t attn_heads,
@@ -108,6 +114,9 @@ std::optional<ExpertDispatcher> ParseExpertDispatcher(const std::string& s) {
 
 std::optional<ModelProfile> ParseModelProfile(const std::string& s) {
   return ParseEnum<ModelProfile>(s);
+}
+std::optional<QuantizationRecipe> ParseRecipe(const std::string& s) {
+  return ParseEnum<QuantizationRecipe>(s);
 }
 
 }  // namespace blueprint

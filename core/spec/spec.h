@@ -108,7 +108,10 @@ TransformerModel CalculonModel(std::string name, int64_t hidden,
 
 //----- System -----------------------------------------------------------------
 
-enum class DataType { kFloat8, kFloat16, kBFloat16, kFloat32 };
+// kFloat4 is a GEMM datatype only (NVFP4's E2M1 tensor-core rate, a
+// system's `float4` matrix key): the checker admits it nowhere else, since no
+// tensor of the model is stored in it but by its recipe (core/spec/recipes.h).
+enum class DataType { kFloat8, kFloat16, kBFloat16, kFloat32, kFloat4 };
 
 // One (threshold, efficiency) row of an efficiency table. The threshold is in
 // GFLOP for processors and MB for memories; rows are strictly descending and
@@ -360,6 +363,19 @@ enum class PrecisionAccounting {
 // tests/validation.
 enum class ModelProfile { kCalculon, kRefined };
 
+// The low-precision training recipe of the GEMMs, as Transformer Engine runs
+// it and Megatron-LM names it (--fp8-recipe, --fp4-recipe): how its
+// operands are scaled, which decides the GEMM datatype, the quantization
+// passes and the scales stored (core/spec/recipes.h, one row each).
+enum class QuantizationRecipe {
+  kNone,           // GEMMs in options.gemm_datatype, no recipe priced
+  kFp8Delayed,     // FP8, one scale per tensor from the amax history
+  kFp8Tensorwise,  // FP8, one scale per tensor from its current amax
+  kFp8Blockwise,   // FP8, 1x128 activation and 128x128 weight blocks
+  kMxfp8,          // FP8, 32-element blocks, E8M0 scales
+  kNvfp4,          // FP4 E2M1, 16-element blocks, E4M3 scales + tensor scale
+};
+
 // Execution knobs that are neither a degree nor a schedule.
 struct ExecutionOptions {
   DataType datatype = DataType::kFloat16;
@@ -376,6 +392,8 @@ struct ExecutionOptions {
   // `datatype` otherwise).
   std::optional<DataType> grad_reduce_datatype;
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
+  // The recipe of the GEMMs in gemm_datatype (none: unpriced, as before).
+  QuantizationRecipe recipe = QuantizationRecipe::kNone;
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;
   Offload offload;
@@ -421,7 +439,7 @@ using MappingSpec =
 // The canonical JSON spelling of each enum value, from the tables of
 // enums.h (which also hold Calculon's spellings and each value's meaning).
 const char* DataTypeName(DataType t);            // "float16", ...
-int BytesPerElement(DataType t);                 // 1, 2, 2, 4
+int BytesPerElement(DataType t);                 // 1, 2, 2, 4 (float4: 1)
 // The weights' storage datatype: options.weight_datatype, else
 // options.datatype.
 DataType WeightDatatype(const ExecutionOptions& options);
@@ -437,6 +455,7 @@ const char* PrecisionName(PrecisionAccounting p);  // "calculon", ...
 const char* ContextExchangeName(ContextExchange e);
 const char* ExpertDispatcherName(ExpertDispatcher e);  // "all_to_all", ...  // "ring", "all_gather"
 const char* ModelProfileName(ModelProfile p);  // "calculon", "refined"
+const char* RecipeName(QuantizationRecipe r);   // "none", "mxfp8", ...
 // "none", "optimizer", "gradients", "parameters".
 const char* DataShardingName(const DataSharding& s);
 // "ar", "rs_ag", "p2p_rs_ag".
@@ -457,6 +476,7 @@ std::optional<PrecisionAccounting> ParsePrecision(const std::string& s);
 std::optional<ContextExchange> ParseContextExchange(const std::string& s);
 std::optional<ExpertDispatcher> ParseExpertDispatcher(const std::string& s);
 std::optional<ModelProfile> ParseModelProfile(const std::string& s);
+std::optional<QuantizationRecipe> ParseRecipe(const std::string& s);
 
 }  // namespace blueprint
 

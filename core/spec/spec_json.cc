@@ -184,6 +184,7 @@ Json OptionsToJson(const ExecutionOptions& options) {
           ? Json(DataTypeName(*options.grad_reduce_datatype))
           : Json(nullptr);
   out["precision"] = PrecisionName(options.precision);
+  out["recipe"] = RecipeName(options.recipe);
   out["profile"] = ModelProfileName(options.profile);
   out["fused_activation"] = options.fused_activation;
   out["attention"] = AttentionName(options.attention);
@@ -509,6 +510,12 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
       value.contains("profile")) {
     reader.ReadEnum("profile", &ParseModelProfile, EnumChoices<ModelProfile>(),
                     &out->profile);
+  }
+  // The recipe came later still: absent means none.
+  if (keys == ModelKeys::kSpecV3 && value.is_object() &&
+      value.contains("recipe")) {
+    reader.ReadEnum("recipe", &ParseRecipe, EnumChoices<QuantizationRecipe>(),
+                    &out->recipe);
   }
   reader.ReadBool("fused_activation", &out->fused_activation);
   reader.ReadEnum("attention", &ParseAttention, EnumChoices<AttentionType>(),

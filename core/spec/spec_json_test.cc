@@ -66,6 +66,7 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
   }
   v1["options"].erase("precision");
   v1["options"].erase("profile");
+  v1["options"].erase("recipe");
   v1["options"].erase("gemm_datatype");
   v1["options"].erase("weight_datatype");
   v1["options"].erase("grad_reduce_datatype");
@@ -179,7 +180,7 @@ TEST(SpecJson, ReportsEveryProblemWithItsPath) {
       ErrorLines(spec.status()),
       (std::vector<std::string>{
           "system.matrix.fp16: unknown datatype (expected one of: float8, "
-          "float16, bfloat16, float32)",
+          "float16, bfloat16, float32, float4)",
           "system.networks[0].size: integer 18446744073709551615 is too large "
           "(at most 9223372036854775807)",
           "system.networks[0].ops.p2p: expected a [scalar, offset] pair, got "

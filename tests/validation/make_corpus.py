@@ -28,15 +28,30 @@ SYSTEMS = {"A100": "a100_sxm_80g", "H100": "h100_sxm_80g", "H200": "h200_sxm_141
 # precision recipe, so that the Ampere/Hopper groups keep their rows.
 BLACKWELL = {"B200", "B300", "GB200", "GB300"}
 
-# The precision recipe of a runs.csv precision token (measured/README.md):
-# FP8 and FP8-CS are per-tensor scaling (delayed, or current), which the
-# model's float8 GEMM rate prices; MXFP8 (FP8-MX), FP8 with 32x32 or 128x128
-# block scales and NVFP4 are recipes of their own.
+# The summary group's recipe of a runs.csv precision token
+# (measured/README.md): FP8 and FP8-CS are per-tensor scaling (delayed, or
+# current); MXFP8 (FP8-MX), FP8 with 32x32 or 128x128 block scales and NVFP4
+# are recipes of their own (RECIPE_FLAGS below: the recipe each is run in).
 RECIPES = {"BF16": "bf16", "BF16?": "bf16", "FP16": "bf16", "FP8": "fp8", "FP8-CS": "fp8",
            "MXFP8": "mxfp8", "FP8-MX": "mxfp8", "FP8-block32x32": "fp8_block",
            "FP8-block128x128": "fp8_block", "NVFP4": "nvfp4"}
-# The recipes the model prices (float8 is per-tensor FP8).
-MODELLED_RECIPES = {"bf16", "fp8"}
+
+# Each precision token of runs.csv as the recipe its source names, in
+# Megatron-LM's flags (core/spec/recipes.h): "FP8" leaves the recipe
+# unstated, so Megatron-LM's default (delayed scaling) is taken.
+RECIPE_FLAGS = {
+    "FP8": (["--fp8-format", "hybrid"],
+            "FP8 recipe unstated: Megatron-LM's default, delayed scaling (hybrid format)"),
+    "FP8-CS": (["--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"],
+               "FP8 current scaling: --fp8-recipe tensorwise"),
+    "FP8-block128x128": (["--fp8-format", "e4m3", "--fp8-recipe", "blockwise"],
+                         "FP8 128x128 weight / 1x128 activation blocks: --fp8-recipe blockwise"),
+    "FP8-block32x32": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"],
+                       "FP8 32-element blocks (Megatron-Bridge 25.09's 32x32 footnote): priced as MXFP8"),
+    "FP8-MX": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"], "MXFP8: --fp8-recipe mxfp8"),
+    "MXFP8": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"], "MXFP8: --fp8-recipe mxfp8"),
+    "NVFP4": (["--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"], "NVFP4: --fp4-recipe nvfp4"),
+}
 
 # The attention kernel of each source's software. FlashAttention (Dao et al.,
 # May 2022) reached Megatron-LM as --use-flash-attn in 2023; Narayanan et al.
@@ -153,12 +168,6 @@ def row_of(r, models):
         return out
     if not system:
         return skip("no system preset for %s (%s): no preset is fabricated" % (r["gpu"], r["trust"]))
-    # The Ampere/Hopper rows keep their precision as before (the one H100
-    # FP8-block128x128 row is priced as per-tensor FP8, its group fp8).
-    if r["gpu"] in BLACKWELL and recipe not in MODELLED_RECIPES:
-        return skip("precision recipe not modelled yet: %s (%s); the model prices BF16 and per-tensor FP8" % (r["precision"], recipe))
-    if "NVFP4" in r["precision"]:
-        return skip("NVFP4 is not modelled")
     if m is None:
         return skip("model %s has no architecture in models.csv" % r["model"])
     if r["layers_override"]:
@@ -281,8 +290,9 @@ def row_of(r, models):
         if r["precision"].startswith("BF16?"):
             a.append("BF16 (precision not stated)")
     if fp8:
-        args += ["--fp8-format", "hybrid"]
-        a.append("FP8 as Transformer Engine's hybrid format at the FP8 tensor-core rate (recipe %s)" % r["precision"])
+        flags, note = RECIPE_FLAGS[r["precision"]]
+        args += flags
+        a.append(note)
     if r["source_key"] in UNFUSED_ATTENTION_SOURCES:
         out["attention_kernel"] = "unfused"
         a.append("unfused attention (%s predates FlashAttention in Megatron-LM): the refined profile's flash_attention and causal_attention corrections are off" % UNFUSED_ATTENTION_SOURCES[r["source_key"]])
