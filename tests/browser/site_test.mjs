@@ -236,7 +236,8 @@ try {
   const moe = structuredClone(spec);
   moe.model.moe = {experts: 8, topk: 2, ffn: 49152, shared_ffn: 0, layer_pattern: '',
                    capacity_factor: 1};
-  moe.parallelism.expert = {degree: 2, tensor_degree: 0, network_tier: 1};
+  moe.parallelism.expert = {degree: 2, tensor_degree: 0, network_tier: 1, dispatcher: 'all_to_all',
+                            overlap: false, delay_wgrad: false, shared_expert_overlap: false};
   moe.parallelism.context = {degree: 2, exchange: 'ring', network_tier: 1};
   moe.parallelism.data.sharding = {type: 'parameters', group: 0};
   await open(`#spec=${encodeURIComponent(JSON.stringify(moe))}`);
