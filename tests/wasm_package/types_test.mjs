@@ -80,7 +80,7 @@ assert.equal(metadata.format, 'blueprinting.metadata/1');
 assert.equal(metadata.figures.total_time.unit, 's');
 assert.equal(metadata.figures.weight_space.unit, 'bytes');
 assert.deepEqual(metadata.enums.datatype.choices.map((c) => c.name),
-                 ['float8', 'float16', 'bfloat16', 'float32']);
+                 ['float8', 'float16', 'bfloat16', 'float32', 'float4']);
 assert.equal(metadata.spec_fields['model.hidden'].type, 'integer');
 
 // CommandError: the d.ts declares exactly the keys every error has, and its
