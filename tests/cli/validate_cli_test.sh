@@ -24,19 +24,21 @@ for profile in calculon refined; do
     fail "$profile: no overall line"
   # Korthikanti et al. Table 5 (added_runs.csv): all 8 rows predicted.
   grep -q '^source S14 rows=8 ' "$work/$profile.txt" || fail "$profile: no S14 source line"
-  for group in bf16_dense fp8 moe blackwell_fp8 blackwell_moe_bf16 blackwell_moe_fp8; do
+  for group in bf16_dense fp8 moe blackwell_fp8 blackwell_mxfp8 blackwell_nvfp4 \
+      blackwell_fp8_block blackwell_moe_bf16 blackwell_moe_fp8 blackwell_moe_mxfp8; do
     grep -q "^group $group rows=[1-9]" "$work/$profile.txt" || fail "$profile: no group $group"
   done
   # Every row of the corpus is either compared or skipped with a reason.
   rows=$(grep -c '^row ' "$work/$profile.txt")
   skipped=$(grep -c '^skipped [a-z][0-9]* S[0-9]* [a-z0-9_]*: .' "$work/$profile.txt")
   ((rows + skipped == total)) || fail "$profile: $rows rows + $skipped skipped != $total"
-  # Blackwell rows run on their presets; a recipe the model lacks is
-  # skipped with its reason (r0001: GB300, MXFP8).
-  grep -q '^skipped r0001 S1 blackwell_moe_mxfp8: precision recipe not modelled yet: MXFP8' "$work/$profile.txt" ||
-    fail "$profile: the GB300 MXFP8 row is not skipped with its reason"
-  grep -q ' no system preset for ' "$work/$profile.txt" &&
-    fail "$profile: a row is skipped for want of a system preset"
+  # Blackwell rows run on their presets in their recipes (r0022: Llama 3.1
+  # 405B on GB300 in NVFP4); none is skipped for want of a system or a
+  # recipe.
+  grep -q '^row r0022 S1 blackwell_nvfp4 gb300_nvl72 llama3.1-405b ' "$work/$profile.txt" ||
+    fail "$profile: the GB300 NVFP4 row is not predicted"
+  grep -q ' no system preset for \| precision recipe not modelled' "$work/$profile.txt" &&
+    fail "$profile: a row is skipped for want of a system preset or a recipe"
   "$blueprint" validate --corpus "$corpus" --profile "$profile" > "$work/file.txt" 2> "$work/err" ||
     fail "validate --corpus: $(cat "$work/err")"
   cmp -s "$work/$profile.txt" "$work/file.txt" || fail "$profile: --corpus FILE differs from the built-in corpus"
