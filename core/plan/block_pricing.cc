@@ -7,7 +7,6 @@
 #include <vector>
 #include <variant>
 
-#include "absl/strings/match.h"
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
@@ -53,74 +52,16 @@ struct TaskPlanSink {
   }
 };
 
-}  // namespace
-
-void AddTaskFootprint(const Task& task, bool training, BlockFigures& b) {
-  const Footprint& f = task.footprint;
-  const double w = task.share;
-  b.block_weight_space += w * f.weight;
-  if (!task.flags.activation_reused) {
-    b.block_act_working_space += w * f.activation;
-  }
-  b.block_act_storage_space += w * f.activation;
-  if (training) {
-    if (!task.flags.output_stored) b.block_act_storage_space -= w * f.output;
-    if (!task.flags.activation_stored) {
-      b.block_act_storage_space -= w * f.activation;
-    }
-    b.block_weight_grad_space += w * f.weight_grad_sharded;
-    b.block_weight_grad_space_no_sharding += w * f.weight_grad_unsharded;
-    b.block_act_grad_space += w * f.activation_grad;
-    b.block_optimizer_space += w * f.optimizer;
-  }
-}
-
-void FinishBlockFootprint(const TypedProgram& program, bool training,
-                          BlockFigures& b) {
-  const DerivedValues& d = program.derived;
-  const bool full = d.recompute == RecomputePolicy::kFull;
-  if (full) b.block_act_storage_space = 0;
-  // Quirk (MODEL.md §6.6): the checkpoint is b*s*h elements, not divided by t
-  // even under sequence parallelism.
-  if (training && full) {
-    b.block_act_checkpoint_size =
-        static_cast<double>(program.batch().microbatch_size) *
-        program.model().seq_size * program.model().hidden *
-        d.bytes_per_element;
-    if (!quirks::kCheckpointUnsplitBySequenceParallelism &&
-        d.sequence_parallel) {
-      b.block_act_checkpoint_size /= static_cast<double>(d.tensor);
-    }
-  }
-}
-
-namespace {
-
-// A training spec's expert parallelism; null for inference.
-const ExpertParallel* ExpertOf(const TypedProgram& program) {
-  const auto* training =
-      std::get_if<TransformerTrainingMappingSpec>(&program.spec);
-  return training == nullptr ? nullptr : &training->parallelism.expert;
-}
-
-}  // namespace
-
-bool NodeDeduplicatedDispatch(const TypedProgram& program) {
-  const ExpertParallel* expert = ExpertOf(program);
-  if (expert == nullptr ||
-      !program.corrections.On(Correction::kNodeDeduplicatedDispatch)) {
-    return false;
-  }
-  switch (expert->dispatcher) {
-    case ExpertDispatcher::kAllToAll:
-      return false;
-    case ExpertDispatcher::kDeepEp:
-    case ExpertDispatcher::kHybridEp:
-      return true;
-  }
-  return false;
-}
-
+// The expert exchanges' exposed time that correction kExpertOverlap hides,
+// per pass, of a block whose exchanges expose `exchange_fw` / `exchange_bw`
+// and whose other tasks compute for `forward`, `activation_grad` and
+// `weight_grad` seconds: the forward's exchanges under the adjacent
+// microbatch's backward (its weight gradients only with delay_wgrad), the
+// backward's under its forward.
+struct HiddenExchange {
+  double forward = 0;
+  double backward = 0;
+};
 HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
                                    double exchange_bw, double forward,
                                    double activation_grad,
@@ -129,117 +70,7 @@ HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
   return {std::min(exchange_fw, backward), std::min(exchange_bw, forward)};
 }
 
-int64_t ExpertLocalPeersOf(const TypedProgram& program,
-                           int64_t expert_network) {
-  if (!program.corrections.On(Correction::kHierarchicalAllToAll) &&
-      !NodeDeduplicatedDispatch(program)) {
-    return 1;
-  }
-  return ExpertLocalPeers(program.system(), expert_network,
-                          program.derived.expert,
-                          program.derived.expert_tensor);
-}
-
-namespace {
-
-// The GEMMs Megatron-LM builds outside Transformer Engine, which therefore
-// run in the 16-bit datatype under the refined profile's correction
-// kHeadAndRouterInDatatype (core/spec/corrections.h), by the end of their
-// task name (an MTP block's output layer is "Mtp1_Head_Logits").
-constexpr const char* kDatatypeGemmNames[] = {
-    "Head_Logits",      // gpt_model.py: output_layer, ColumnParallelLinear
-    "MoeBlock_Router",  // moe/router.py: Router.gating, torch linear
-};
-
-bool RunsOutsideTransformerEngine(const Task& task) {
-  for (const char* suffix : kDatatypeGemmNames) {
-    if (absl::EndsWith(task.name, suffix)) return true;
-  }
-  return false;
-}
-
-bool InDatatypeOutsideTransformerEngine(const Task& task,
-                                        const TypedProgram& program) {
-  return program.corrections.On(Correction::kHeadAndRouterInDatatype) &&
-         RunsOutsideTransformerEngine(task);
-}
-
-// The linears Megatron-LM's Transformer Engine layer spec fuses with the
-// norm before them (TELayerNormColumnParallelLinear: linear_qkv,
-// linear_fc1), by the end of their task name: the norm kernel writes the
-// quantized input itself (transformer_engine/pytorch/module/
-// layernorm_linear.py, _LayerNormLinear.forward, with_quantized_norm), so
-// their forward cast reads nothing of its own.
-constexpr const char* kNormFusedGemmNames[] = {
-    "AttnBlock_Query", "AttnBlock_Key",   "AttnBlock_Value",
-    "AttnBlock_Query_Down", "AttnBlock_KV_Down", "MlpBlock_Mlp1",
-};
-
-bool FusedWithItsNorm(const Task& task) {
-  for (const char* suffix : kNormFusedGemmNames) {
-    if (absl::EndsWith(task.name, suffix)) return true;
-  }
-  return false;
-}
-
-// The GEMM datatype, and the attention's batched matmuls' (MatrixDatatype
-// but for the tasks outside Transformer Engine).
-DataType GemmDatatype(const TypedProgram& program) {
-  const ExecutionOptions& options = program.options();
-  return options.gemm_datatype.value_or(options.datatype);
-}
-DataType AttentionDatatype(const TypedProgram& program) {
-  return program.corrections.On(Correction::kAttentionInDatatype)
-             ? program.options().datatype
-             : GemmDatatype(program);
-}
-
 }  // namespace
-
-DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
-  if (std::holds_alternative<BatchMatMulTask>(task.kind)) {
-    return AttentionDatatype(program);
-  }
-  if (InDatatypeOutsideTransformerEngine(task, program)) {
-    return program.options().datatype;
-  }
-  return GemmDatatype(program);
-}
-
-QuantizationBytes TaskQuantizationBytes(const Task& task,
-                                        const TypedProgram& program) {
-  const ExecutionOptions& options = program.options();
-  if (options.recipe == QuantizationRecipe::kNone ||
-      !program.corrections.On(Correction::kQuantizationPasses)) {
-    return {};
-  }
-  const RecipeInfo& recipe = RecipeOf(options.recipe);
-  if (MatrixDatatype(task, program) != recipe.gemm_datatype) return {};
-  const double source = BytesPerElement(options.datatype);
-  const bool norm_fused = FusedWithItsNorm(task);
-  const auto gemm = [&](int64_t m, int64_t n, int64_t k) {
-    QuantizationBytes q = GemmQuantizationBytes(recipe, m, n, k, source);
-    if (norm_fused) q.forward -= ForwardCastReadBytes(recipe, m, n, source);
-    return q;
-  };
-  return std::visit(
-      Overloaded{
-          [&](const LinearTask& k) { return gemm(k.m, k.n, k.k); },
-          [&](const OverlappedLinearTask& k) { return gemm(k.m, k.n, k.k); },
-          [](const BatchMatMulTask&) { return QuantizationBytes{}; },
-          [](const LayerNormTask&) { return QuantizationBytes{}; },
-          [](const DropOutTask&) { return QuantizationBytes{}; },
-          [](const GeLUTask&) { return QuantizationBytes{}; },
-          [](const SoftMaxTask&) { return QuantizationBytes{}; },
-          [](const ElementWiseTask&) { return QuantizationBytes{}; },
-          [](const ForkTask&) { return QuantizationBytes{}; },
-          [](const TensorCommTask&) { return QuantizationBytes{}; },
-          [](const GatedActivationTask&) { return QuantizationBytes{}; },
-          [](const EmbeddingTask&) { return QuantizationBytes{}; },
-          [](const ExchangeTask&) { return QuantizationBytes{}; },
-      },
-      task.kind);
-}
 
 BlockTiers BlockTiersOf(const TypedProgram& program) {
   const System& system = program.system();
@@ -256,7 +87,7 @@ BlockTiers BlockTiersOf(const TypedProgram& program) {
     tiers.dedup_topk = program.model().moe->topk;
     tiers.dedup_experts = program.model().moe->experts;
   }
-  const ExpertParallel* expert = ExpertOf(program);
+  const ExpertParallel* expert = ExpertParallelismOf(program);
   if (expert != nullptr && expert->overlap &&
       program.corrections.On(Correction::kExpertOverlap)) {
     tiers.expert_overlap = true;

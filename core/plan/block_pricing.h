@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/plan/plan_ir.h"
+#include "core/plan/program_rules.h"
 #include "core/spec/program.h"
 #include "core/spec/recipes.h"
 #include "core/spec/spec.h"
@@ -69,25 +70,6 @@ StagedBlock FootprintFigures(const DistributedTaskIR& tasks,
 // FootprintFigures sums them (before the block's last terms).
 void AddFootprints(const DistributedTaskIR& tasks, size_t begin, size_t end,
                    StagedBlock& out);
-// The footprint rules: AddTaskFootprint adds one task's footprints, weighed
-// by its share, to `b` (weights, activation working and stored space, and
-// in training gradients and optimizer state); FinishBlockFootprint applies
-// the rules after the sums (full recompute stores no activation but the
-// checkpoint, MODEL.md §6.6).
-void AddTaskFootprint(const Task& task, bool training, BlockFigures& b);
-void FinishBlockFootprint(const TypedProgram& program, bool training,
-                          BlockFigures& b);
-
-// The expert-parallel peers of a rank whose share of the expert all-to-all
-// on tier `expert_network` moves over the tier below (hardware.h
-// ExpertLocalPeers), under correction kHierarchicalAllToAll or a
-// node-deduplicating dispatcher under kNodeDeduplicatedDispatch; 1 without.
-int64_t ExpertLocalPeersOf(const TypedProgram& program,
-                           int64_t expert_network);
-// Whether the expert exchange is node-deduplicated: a flex dispatcher
-// (DeepEP, HybridEP) under correction kNodeDeduplicatedDispatch.
-bool NodeDeduplicatedDispatch(const TypedProgram& program);
-
 // Clears `v` and gives it room for `n` elements, and not for many more: an
 // entry of the search's block table is reused for blocks lowered in full
 // (some hundred tasks) and for variants (about ten), and keeping the larger
@@ -125,38 +107,8 @@ struct BlockTiers {
   bool delay_wgrad = false;
 };
 
-// The expert exchanges' exposed time that correction kExpertOverlap hides,
-// per pass, of a block whose exchanges expose `exchange_fw` / `exchange_bw`
-// and whose other tasks compute for `forward`, `activation_grad` and
-// `weight_grad` seconds: the forward's exchanges under the adjacent
-// microbatch's backward (its weight gradients only with delay_wgrad), the
-// backward's under its forward.
-struct HiddenExchange {
-  double forward = 0;
-  double backward = 0;
-};
-HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
-                                   double exchange_bw, double forward,
-                                   double activation_grad, double weight_grad);
-
 // The tiers the program's derived values name (PlanPortable's).
 BlockTiers BlockTiersOf(const TypedProgram& program);
-
-// The datatype a task's matrix-engine work runs in: the GEMM datatype (FP8
-// with Transformer Engine), except, under the refined profile's correction
-// kAttentionInDatatype, the attention's batched matmuls (scores, context),
-// which Transformer Engine's fused attention runs in the 16-bit datatype
-// (FP8 attention is its opt-in fp8_dpa), and under kHeadAndRouterInDatatype
-// the GEMMs Megatron-LM builds outside Transformer Engine (the output
-// layer, the MoE router; core/spec/corrections.h).
-DataType MatrixDatatype(const Task& task, const TypedProgram& program);
-
-// The bytes the recipe's quantization passes of `task` move (a linear
-// layer whose GEMM runs in the recipe's datatype; zero otherwise, and
-// without a recipe or correction kQuantizationPasses): the kernel prices
-// them (TaskPlan::quantize_time) and the report sums them.
-QuantizationBytes TaskQuantizationBytes(const Task& task,
-                                        const TypedProgram& program);
 
 // A lowered block, kept for pricing: per task what the pricing reads of it
 // and its tier-independent prices (no names, lineage or dependencies).
