@@ -86,7 +86,7 @@ void ClearForExactly(std::vector<T>& v, size_t n) {
 
 // The network tiers a block's collectives run on: the TP collectives on
 // `tensor`, the expert all-to-all on `expert` (its share for
-// `expert_local` peers on `expert_fast`: plan.h ExpertLocalPeersOf, 1 for
+// `expert_local` peers on `expert_fast`: program_rules.h ExpertLocalPeersOf, 1 for
 // none), the context exchange on `context`.
 struct BlockTiers {
   const NetworkTier* tensor;

@@ -343,7 +343,7 @@ class BlockTable {
   // A priced block's PlanCompute, unsharded.
   const StagedBlock& UnshardedCompute(Lowered& lowered);
   // Correction kHierarchicalAllToAll's local expert peers of a block whose
-  // all-to-all runs on tier `expert_net` (block_pricing.h ExpertLocalPeersOf).
+  // all-to-all runs on tier `expert_net` (program_rules.h ExpertLocalPeersOf).
   int64_t LocalExpertPeers(const BlockConfig& key, int64_t expert_net) const;
   // The stage's variant, made for `shard` when it was for another.
   ShardedSlot& ShardedOf(Lowered& lowered, const BlockShard& shard);
