@@ -1,8 +1,9 @@
 // The validation view: `blueprint validate --profile P --json` run by the
 // module over its built-in corpus of published runs, shown as one
 // predicted-vs-measured scatter per source (log-log, the diagonal is a
-// perfect prediction) and a table of every row, each error as the CLI
-// prints it.
+// perfect prediction), a table of every row, each error as the CLI
+// prints it, and how well the model orders each source's mappings
+// (Kendall's tau between measured and predicted throughput).
 import {h, s, byId, fill, call} from './dom.js';
 
 const PLOT = 220;  // px, square
@@ -88,6 +89,26 @@ function rowTable(report) {
       h('td', {'data-error': r.id}, signedPercent(r.error))))));
 }
 
+// One line per ranked set (a source's mappings of one model on one
+// system); the sets whose mapping the source does not print are marked and
+// summarised apart, beside the goal.
+function rankingTable(report) {
+  const summary = (name, x) => h('tr', {'data-ranking-summary': name},
+      h('th', {colspan: 4}, `${name}: ${x.rankings} sets, mean tau ${x.mean_tau.toFixed(3)}, ` +
+                            `${x.at_goal} at or above 0.8`),
+      h('td', {}, x.rankings ? `min ${x.min_tau.toFixed(3)} (${x.min_ranking})` : ''));
+  return h('table', {class: 'all-figures validation-rankings'},
+    h('thead', {}, h('tr', {}, ...['source', 'model', 'system', 'mappings', "Kendall's tau"]
+      .map((t) => h('th', {}, t)))),
+    h('tbody', {}, ...report.rankings.map((r) => h('tr', {
+        'data-ranking': `${r.source_key}/${r.model}/${r.system}`},
+      h('td', {}, r.source_key + (r.mapping_assumed ? ' (mapping assumed)' : '')),
+      h('td', {}, r.model), h('td', {}, r.system), h('td', {}, String(r.mappings)),
+      h('td', {'data-tau': `${r.source_key}/${r.model}/${r.system}`}, r.tau.toFixed(3)))),
+      summary('printed mappings', report.rankings_printed),
+      summary('assumed mappings', report.rankings_assumed)));
+}
+
 // Runs the validation under the chosen profile and fills the view.
 export function runValidation(bp) {
   const profile = byId('validation-profile').value;
@@ -112,5 +133,6 @@ export function runValidation(bp) {
       `${report.skipped_count} skipped (not modelled: see each row's reason).`;
   fill(byId('validation-plots'),
        ...[...sources.entries()].map(([source, rows]) => scatter(source, rows)));
-  fill(byId('validation-table'), summaryTable(report), rowTable(report));
+  fill(byId('validation-table'), summaryTable(report), rankingTable(report),
+       rowTable(report));
 }

@@ -27,7 +27,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kCorpusFormat[] = "blueprinting.validation_corpus/1";
-constexpr char kBaselineFormat[] = "blueprinting.validation_baseline/2";
+constexpr char kBaselineFormat[] = "blueprinting.validation_baseline/3";
 
 // Spellings of the corpus's enums; each table lists every value once.
 template <typename Enum>
@@ -131,6 +131,10 @@ void ReadRow(const Json& value, const std::string& path,
                          ErrorCode::kInvalidValue});
     }
     return;
+  }
+  if (object.contains("mapping_assumed")) {
+    JsonToBool(object["mapping_assumed"], reader.PathOf("mapping_assumed"),
+               errors, &row->mapping_assumed);
   }
   if (object.contains("uneven_stages")) {
     JsonToBool(object["uneven_stages"], reader.PathOf("uneven_stages"), errors,
@@ -281,6 +285,13 @@ void PredictRow(const ValidationRow& row, ModelProfile profile,
     }
   }
   result->error = (result->predicted - row.measured) / row.measured;
+  const double tokens = static_cast<double>(training->batch.global_batch_size) *
+                        static_cast<double>(training->model.seq_size);
+  result->predicted_throughput = tokens / (time * gpus);
+  result->measured_throughput =
+      row.metric == MeasuredMetric::kIterationSeconds
+          ? tokens / (row.measured * gpus)
+          : result->predicted_throughput * row.measured / result->predicted;
   result->predicted_ok = true;
 }
 
@@ -384,6 +395,96 @@ void RepeatedRunTerms(ValidationReport* report) {
   finish(&report->floor_overall);
 }
 
+// One ranked set as it is gathered: per distinct mapping (RunKey) the sum
+// and count of its measured throughputs and its predicted throughput.
+struct RankedMappings {
+  Ranking ranking;
+  std::vector<std::string> run_keys;  // by first row
+  std::map<std::string, std::vector<double>> measured;  // run key ->
+  std::map<std::string, double> predicted;              // run key ->
+};
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+void AddRanking(const Ranking& r, RankingSummary* summary) {
+  if (summary->rankings == 0 || r.tau < summary->min_tau) {
+    summary->min_tau = r.tau;
+    summary->min_ranking =
+        absl::StrCat(r.source_key, "/", r.model, "/", r.system);
+  }
+  summary->rankings += 1;
+  summary->mean_tau += r.tau;  // a sum until the end
+  if (r.tau >= kRankingGoal) summary->at_goal += 1;
+}
+
+void RankingTerms(ValidationReport* report) {
+  std::map<std::string, RankedMappings> sets;
+  std::vector<std::string> order;  // the sets by their first row
+  for (const RowResult& r : report->rows) {
+    if (!r.predicted_ok) continue;
+    const ValidationRow& row = *r.row;
+    const std::string key =
+        absl::StrCat(row.source_key, "\x1f", row.model, "\x1f", row.system);
+    RankedMappings& set = sets[key];
+    if (set.ranking.ids.empty()) {
+      order.push_back(key);
+      set.ranking.source_key = row.source_key;
+      set.ranking.model = row.model;
+      set.ranking.system = row.system;
+    }
+    set.ranking.ids.push_back(row.id);
+    set.ranking.mapping_assumed |= row.mapping_assumed;
+    const std::string run = RunKey(row);
+    std::vector<double>& measured = set.measured[run];
+    if (measured.empty()) set.run_keys.push_back(run);
+    measured.push_back(r.measured_throughput);
+    set.predicted[run] = r.predicted_throughput;
+  }
+  for (const std::string& key : order) {
+    RankedMappings& set = sets[key];
+    if (static_cast<int64_t>(set.run_keys.size()) < kMinRankedMappings) continue;
+    std::vector<double> measured;
+    std::vector<double> predicted;
+    for (const std::string& run : set.run_keys) {
+      measured.push_back(Mean(set.measured[run]));
+      predicted.push_back(set.predicted[run]);
+    }
+    set.ranking.mappings = static_cast<int64_t>(set.run_keys.size());
+    set.ranking.tau = KendallTauB(measured, predicted);
+    AddRanking(set.ranking, set.ranking.mapping_assumed
+                                ? &report->rankings_assumed
+                                : &report->rankings_printed);
+    report->rankings.push_back(std::move(set.ranking));
+  }
+  for (RankingSummary* s :
+       {&report->rankings_printed, &report->rankings_assumed}) {
+    if (s->rankings > 0) s->mean_tau /= static_cast<double>(s->rankings);
+  }
+}
+
+std::string RankingSummaryText(const RankingSummary& s) {
+  return absl::StrCat("rankings=", s.rankings,
+                      " mean_tau=", FormatDouble(s.mean_tau),
+                      " min_tau=", FormatDouble(s.min_tau),
+                      s.min_ranking.empty() ? "" : " (at ", s.min_ranking,
+                      s.min_ranking.empty() ? "" : ")",
+                      " at_goal=", s.at_goal);
+}
+
+Json RankingSummaryJson(const RankingSummary& s) {
+  Json out = Json::object();
+  out["rankings"] = s.rankings;
+  out["mean_tau"] = s.mean_tau;
+  out["min_tau"] = s.min_tau;
+  out["min_ranking"] = s.min_ranking;
+  out["at_goal"] = s.at_goal;
+  return out;
+}
+
 std::string FloorText(const ErrorFloor& f) {
   return absl::StrCat("rows=", f.rows, " floor_mean_abs_error=",
                       FormatDouble(f.floor_mean_abs_error), " (",
@@ -402,6 +503,30 @@ Json FloorJson(const ErrorFloor& f) {
 
 const char* MeasuredMetricName(MeasuredMetric metric) {
   return NameOf(kMetricRows, metric);
+}
+
+double KendallTauB(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = std::min(x.size(), y.size());
+  double concordant_minus_discordant = 0;
+  double pairs = 0;
+  double ties_x = 0;
+  double ties_y = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      pairs += 1;
+      const double dx = x[j] - x[i];
+      const double dy = y[j] - y[i];
+      if (dx == 0) ties_x += 1;
+      if (dy == 0) ties_y += 1;
+      if (dx != 0 && dy != 0) {
+        concordant_minus_discordant += (dx > 0) == (dy > 0) ? 1 : -1;
+      }
+    }
+  }
+  const double denominator = (pairs - ties_x) * (pairs - ties_y);
+  if (!(denominator > 0)) return 0;
+  // std::sqrt is correctly rounded (IEEE 754): identical in both targets.
+  return concordant_minus_discordant / std::sqrt(denominator);
 }
 
 const char* FlopDefinitionName(FlopDefinition flops) {
@@ -467,11 +592,12 @@ ValidationReport Validate(const std::vector<ValidationRow>& rows,
   for (auto& [key, summary] : report.by_group) Finish(&summary);
   Finish(&report.overall);
   RepeatedRunTerms(&report);
+  RankingTerms(&report);
   return report;
 }
 
 std::string ValidationText(const ValidationReport& report) {
-  std::string out = absl::StrCat("blueprinting.validation/1 profile=",
+  std::string out = absl::StrCat("blueprinting.validation/2 profile=",
                                  ModelProfileName(report.profile));
   for (Correction c : report.without) {
     absl::StrAppend(&out, " without=", CorrectionName(c));
@@ -513,12 +639,23 @@ std::string ValidationText(const ValidationReport& report) {
   }
   absl::StrAppend(&out, "floor overall ", FloorText(report.floor_overall),
                   "\n");
+  for (const Ranking& r : report.rankings) {
+    absl::StrAppend(&out, "ranking ", r.source_key, " ", r.model, " ",
+                    r.system, " mappings=", r.mappings,
+                    " tau=", FormatDouble(r.tau),
+                    r.mapping_assumed ? " mapping_assumed" : "",
+                    " ids=", absl::StrJoin(r.ids, ","), "\n");
+  }
+  absl::StrAppend(&out, "rankings printed ",
+                  RankingSummaryText(report.rankings_printed), "\n",
+                  "rankings assumed ",
+                  RankingSummaryText(report.rankings_assumed), "\n");
   return out;
 }
 
 Json ValidationJson(const ValidationReport& report) {
   Json out = Json::object();
-  out["format"] = "blueprinting.validation/1";
+  out["format"] = "blueprinting.validation/2";
   out["profile"] = ModelProfileName(report.profile);
   Json without = Json::array();
   for (Correction c : report.without) without.push_back(CorrectionName(c));
@@ -580,6 +717,21 @@ Json ValidationJson(const ValidationReport& report) {
   }
   out["floor_by_group"] = std::move(floors);
   out["floor_overall"] = FloorJson(report.floor_overall);
+  Json rankings = Json::array();
+  for (const Ranking& r : report.rankings) {
+    Json item = Json::object();
+    item["source_key"] = r.source_key;
+    item["model"] = r.model;
+    item["system"] = r.system;
+    item["ids"] = r.ids;
+    item["mappings"] = r.mappings;
+    item["tau"] = r.tau;
+    item["mapping_assumed"] = r.mapping_assumed;
+    rankings.push_back(std::move(item));
+  }
+  out["rankings"] = std::move(rankings);
+  out["rankings_printed"] = RankingSummaryJson(report.rankings_printed);
+  out["rankings_assumed"] = RankingSummaryJson(report.rankings_assumed);
   return out;
 }
 
@@ -635,6 +787,33 @@ void SectionRegressions(const Json& recorded_section, const std::string& path,
   }
 }
 
+// The ranking gate: fewer ranked sets with printed mappings, or a lower
+// mean tau over them, than recorded.
+void RankingRegressions(const Json& recorded, const std::string& path,
+                        const std::string& label, const RankingSummary& now,
+                        std::vector<std::string>* regressions,
+                        std::vector<FieldError>* errors) {
+  JsonObjectReader reader(recorded, path, errors);
+  int64_t rankings = 0;
+  double mean_tau = 0;
+  if (!reader.ReadInt("rankings", &rankings) ||
+      !reader.ReadDouble("mean_tau", &mean_tau)) {
+    return;
+  }
+  reader.RejectUnknownKeys();
+  if (now.rankings < rankings) {
+    regressions->push_back(absl::StrCat(label, ": ", now.rankings,
+                                        " ranked sets, ", rankings,
+                                        " recorded"));
+  }
+  // As for the errors, the slack only absorbs the printed round trip.
+  if (now.mean_tau < mean_tau - 1e-12) {
+    regressions->push_back(absl::StrCat(
+        label, ": mean tau ", FormatDouble(now.mean_tau),
+        " is below the recorded ", FormatDouble(mean_tau)));
+  }
+}
+
 }  // namespace
 
 std::string BaselineText(const ValidationReport& calculon,
@@ -653,6 +832,10 @@ std::string BaselineText(const ValidationReport& calculon,
       }
       profile[section.key] = std::move(entries);
     }
+    Json rankings = Json::object();
+    rankings["rankings"] = report->rankings_printed.rankings;
+    rankings["mean_tau"] = report->rankings_printed.mean_tau;
+    profile["rankings"] = std::move(rankings);
     out[ModelProfileName(report->profile)] = std::move(profile);
   }
   return CanonicalJson(out) + "\n";
@@ -695,6 +878,11 @@ absl::StatusOr<std::vector<std::string>> BaselineRegressions(
                            absl::StrCat(profile, " ", section.what),
                            report.*section.summaries, &regressions, &errors);
       }
+    }
+    if (const Json* rankings = sections.Member("rankings")) {
+      RankingRegressions(*rankings, MemberPath(profile, "rankings"),
+                         absl::StrCat(profile, " rankings"),
+                         report.rankings_printed, &regressions, &errors);
     }
     sections.RejectUnknownKeys();
   }

@@ -78,6 +78,10 @@ struct ValidationRow {
   // profile's kFlashAttention and kCausalAttention do not apply to it
   // (attention_kernel "unfused"; "flash" or absent: they do).
   bool unfused_attention = false;
+  // The source does not print the row's mapping (its trust is "low": a
+  // launcher's defaults or a partly stated configuration): the row's
+  // ranking is reported beside the goals, never in them.
+  bool mapping_assumed = false;
   std::string skip;  // "" when the row is usable
 };
 
@@ -96,6 +100,12 @@ struct RowResult {
   double error = 0;           // (predicted - measured) / measured
   double predicted_time = 0;  // the step time T, seconds
   bool over_capacity = false; // the model puts the mapping over memory
+  // Tokens per second per GPU, global_batch * seq / (T * gpus), for the
+  // predicted T and the measured one (the row's metric converted: every
+  // metric but the step time is proportional to 1 / T, so the measured T is
+  // T * predicted / measured).
+  double predicted_throughput = 0;
+  double measured_throughput = 0;
 };
 
 // Mean and max |error| over the predicted rows of one source or group.
@@ -128,6 +138,38 @@ struct ErrorFloor {
   double floor_mean_abs_error = 0;
 };
 
+// How well the model orders the mappings one source measured of one model on
+// one system (#45: a planner ranks mappings by the model's numbers): Kendall's
+// tau-b between the measured and the predicted throughput (tokens per second
+// per GPU) over the source's distinct mappings, each repeated run counted
+// once at its mean measured throughput. Only sets of at least
+// kMinRankedMappings mappings are ranked.
+inline constexpr int64_t kMinRankedMappings = 3;
+struct Ranking {
+  std::string source_key;
+  std::string model;
+  std::string system;
+  std::vector<std::string> ids;  // corpus order
+  int64_t mappings = 0;
+  double tau = 0;
+  bool mapping_assumed = false;  // any of its rows' mapping is assumed
+};
+
+// Over the rankings whose mappings are printed (or over those assumed).
+struct RankingSummary {
+  int64_t rankings = 0;
+  double mean_tau = 0;
+  double min_tau = 0;
+  std::string min_ranking;  // "SOURCE/MODEL/SYSTEM" at min_tau
+  int64_t at_goal = 0;      // rankings with tau >= kRankingGoal
+};
+inline constexpr double kRankingGoal = 0.8;  // #45's goal
+
+// Kendall's tau-b of two equally long series: (concordant - discordant) /
+// sqrt((n0 - ties_x) (n0 - ties_y)) over the n0 = n (n - 1) / 2 pairs; 0
+// when either series is all ties (no pair is ordered) or n < 2.
+double KendallTauB(const std::vector<double>& x, const std::vector<double>& y);
+
 struct ValidationReport {
   ModelProfile profile = ModelProfile::kCalculon;
   std::vector<Correction> without;
@@ -140,6 +182,10 @@ struct ValidationReport {
   std::vector<RepeatedRun> repeated_runs;
   std::map<std::string, ErrorFloor> floor_by_group;  // group ->
   ErrorFloor floor_overall;
+  // In the order of their first rows.
+  std::vector<Ranking> rankings;
+  RankingSummary rankings_printed;  // the goal's rankings
+  RankingSummary rankings_assumed;  // beside the goal
 };
 
 // Validate: predicts every row of `rows` (which must outlive the report)
@@ -149,12 +195,14 @@ ValidationReport Validate(const std::vector<ValidationRow>& rows,
                           ModelProfile profile,
                           const std::vector<Correction>& without = {});
 
-// The report as text (first line "blueprinting.validation/1 profile=NAME"),
+// The report as text (first line "blueprinting.validation/2 profile=NAME"),
 // one line per row, per source, per group, overall, then per repeated run
-// ("repeated IDS GROUP measured=MIN..MAX floor_abs_error_sum=X") and the
+// ("repeated IDS GROUP measured=MIN..MAX floor_abs_error_sum=X"), the
 // floors ("floor group G rows=N floor_mean_abs_error=X (x%)", "floor
-// overall ..."); doubles by FormatDouble, errors also as percentages with
-// two decimals.
+// overall ..."), the rankings ("ranking SOURCE MODEL SYSTEM mappings=N
+// tau=X[ mapping_assumed] ids=..."), and their summaries ("rankings
+// printed|assumed rankings=N mean_tau=X min_tau=Y (at KEY) at_goal=K");
+// doubles by FormatDouble, errors also as percentages with two decimals.
 std::string ValidationText(const ValidationReport& report);
 
 // The same, structured (canonical JSON).
@@ -164,10 +212,11 @@ nlohmann::json ValidationJson(const ValidationReport& report);
 
 // The recorded mean |error| of every profile, group and source
 // (tests/validation/baseline.json):
-//   {"format": "blueprinting.validation_baseline/2",
+//   {"format": "blueprinting.validation_baseline/3",
 //    "calculon": {"groups": {"bf16_dense": {"rows": 41,
 //                                           "mean_abs_error": 0.15...}, ...},
-//                 "sources": {"S14": {"rows": 8, ...}, ...}},
+//                 "sources": {"S14": {"rows": 8, ...}, ...},
+//                 "rankings": {"rankings": 25, "mean_tau": 0.58...}},
 //    "refined": {...}}
 // rewritten only by `bazel run //tools:update_validation_baseline`.
 // BaselineText: that document for the reports of both profiles.
@@ -177,7 +226,8 @@ std::string BaselineText(const ValidationReport& calculon,
 // BaselineRegressions: one line per group or source of `report` (under its
 // profile) that is worse than `baseline_json` records: a mean |error| above
 // the recorded one, fewer predicted rows (a row the model no longer
-// handles), or a recorded group or source gone. Empty: no regression. A malformed baseline is an
+// handles), or a recorded group or source gone; and for the rankings with
+// printed mappings, fewer ranked sets or a lower mean tau. Empty: no regression. A malformed baseline is an
 // error.
 absl::StatusOr<std::vector<std::string>> BaselineRegressions(
     const std::string& baseline_json, const ValidationReport& report);

@@ -142,6 +142,88 @@ TEST(Validation, RepeatedRunsBoundTheErrorFromBelow) {
   EXPECT_EQ(json["floor_overall"]["rows"], 3);
 }
 
+TEST(Validation, KendallTauBCountsOrderedPairsAndTies) {
+  EXPECT_EQ(KendallTauB({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
+  EXPECT_EQ(KendallTauB({1, 2, 3, 4}, {4, 3, 2, 1}), -1);
+  // One discordant pair of three: (2 - 1) / 3.
+  EXPECT_DOUBLE_EQ(KendallTauB({1, 2, 3}, {1, 3, 2}), 1.0 / 3);
+  // A tie in x: 2 concordant pairs over sqrt((3 - 1) (3 - 0)).
+  EXPECT_DOUBLE_EQ(KendallTauB({1, 1, 2}, {1, 2, 3}), 2 / std::sqrt(6.0));
+  // No ordered pair on one side: 0, not a division by zero.
+  EXPECT_EQ(KendallTauB({1, 2, 3}, {5, 5, 5}), 0);
+  EXPECT_EQ(KendallTauB({1}, {1}), 0);
+}
+
+// Three mappings of one model on one system (micro batch 1, 2, 4; the
+// first measured twice) form one ranking of 3 mappings; a source with two
+// mappings forms none; a source whose mapping is assumed is summarised
+// beside the others.
+TEST(Validation, RankingsOrderEachSourcesMappingsByThroughput) {
+  auto with_micro_batch = [](std::string row, const char* mbs) {
+    const std::string flag = R"("--micro-batch-size", "1")";
+    row.replace(row.find(flag), flag.size(),
+                std::string(R"("--micro-batch-size", ")") + mbs + "\"");
+    return row;
+  };
+  auto of_source = [](std::string row, const std::string& source) {
+    row.replace(row.find(R"("source_key": "T")"), 17,
+                "\"source_key\": \"" + source + "\"");
+    return row;
+  };
+  absl::StatusOr<std::vector<ValidationRow>> rows = ParseCorpus(Corpus({
+      Row("a1", "iteration_s", 10), Row("a2", "iteration_s", 12),
+      with_micro_batch(Row("b", "iteration_s", 9), "2"),
+      with_micro_batch(Row("c", "tokens_per_sec_per_gpu", 3000), "4"),
+      of_source(Row("u", "iteration_s", 10), "U"),
+      of_source(with_micro_batch(Row("v", "iteration_s", 9), "2"), "U"),
+      of_source(Row("x", "iteration_s", 10, R"( "mapping_assumed": true,)"),
+                "X"),
+      of_source(with_micro_batch(Row("y", "iteration_s", 9), "2"), "X"),
+      of_source(with_micro_batch(Row("z", "iteration_s", 8), "4"), "X")}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_TRUE((*rows)[6].mapping_assumed);
+  EXPECT_FALSE((*rows)[7].mapping_assumed);
+  const ValidationReport report = Validate(*rows, ModelProfile::kCalculon);
+  ASSERT_EQ(report.overall.rows, 9);
+  const double tokens = 512.0 * 2048;
+  EXPECT_DOUBLE_EQ(report.rows[0].measured_throughput, tokens / (10 * 32));
+  EXPECT_DOUBLE_EQ(report.rows[0].predicted_throughput,
+                   tokens / (report.rows[0].predicted_time * 32));
+  EXPECT_DOUBLE_EQ(report.rows[3].measured_throughput, 3000);
+
+  ASSERT_EQ(report.rankings.size(), 2u);
+  const Ranking& t = report.rankings[0];
+  EXPECT_EQ(t.source_key, "T");
+  EXPECT_EQ(t.ids, (std::vector<std::string>{"a1", "a2", "b", "c"}));
+  EXPECT_EQ(t.mappings, 3);
+  EXPECT_FALSE(t.mapping_assumed);
+  const std::vector<double> measured = {
+      (tokens / (10 * 32) + tokens / (12 * 32)) / 2, tokens / (9 * 32), 3000};
+  const std::vector<double> predicted = {report.rows[0].predicted_throughput,
+                                         report.rows[2].predicted_throughput,
+                                         report.rows[3].predicted_throughput};
+  EXPECT_EQ(t.tau, KendallTauB(measured, predicted));
+  EXPECT_EQ(report.rankings[1].source_key, "X");
+  EXPECT_TRUE(report.rankings[1].mapping_assumed);
+  EXPECT_EQ(report.rankings_printed.rankings, 1);
+  EXPECT_EQ(report.rankings_printed.mean_tau, t.tau);
+  EXPECT_EQ(report.rankings_printed.min_ranking, "T/m/a100_sxm_80g");
+  EXPECT_EQ(report.rankings_assumed.rankings, 1);
+
+  const std::string text = ValidationText(report);
+  EXPECT_NE(text.find("ranking X m a100_sxm_80g mappings=3 tau="),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" mapping_assumed ids=x,y,z\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rankings printed rankings=1 mean_tau="),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = ValidationJson(report);
+  EXPECT_EQ(json["rankings"][0]["mappings"], 3);
+  EXPECT_EQ(json["rankings_assumed"]["rankings"], 1);
+}
+
 TEST(Validation, SkippedAndRejectedRowsAreReportedWithTheirReason) {
   std::string bad = Row("bad", "iteration_s", 1);
   bad.replace(bad.find("\"24\""), 4, "\"25\"");  // 25 layers, fine

@@ -571,10 +571,20 @@ try {
       assert.equal(await page.locator(`svg[data-source="${source}"] circle`).count(),
                    expected.by_source[source].rows, `${profile} ${source} points`);
     }
+    // Kendall's tau per ranked set of a source's mappings, as the CLI has it.
+    assert.ok(expected.rankings.length > 0);
+    assert.equal(await page.locator('[data-ranking]').count(), expected.rankings.length);
+    for (const r of expected.rankings) {
+      const key = `${r.source_key}/${r.model}/${r.system}`;
+      assert.equal(await page.textContent(`[data-tau="${key}"]`), r.tau.toFixed(3),
+                   `${profile} ${key} tau`);
+    }
+    assert.match(await page.textContent('[data-ranking-summary="printed mappings"]'),
+                 new RegExp(`mean tau ${expected.rankings_printed.mean_tau.toFixed(3)}`));
     assert.match(await page.textContent('#validation-status'), new RegExp(`^${profile}: `));
   }
   await page.screenshot({path: path.join(outputs, 'site_validation.png'), fullPage: true});
-  console.log('ok: the validation view shows blueprint validate, per source');
+  console.log('ok: the validation view shows blueprint validate, per source, with its rankings');
 
   // 8. Hostile links: a clear message and the defaults, never markup.
   await open('#spec=%7Bnot%20json');

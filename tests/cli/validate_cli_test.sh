@@ -18,7 +18,7 @@ total=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[
 for profile in calculon refined; do
   "$blueprint" validate --profile "$profile" > "$work/$profile.txt" 2> "$work/err" ||
     fail "validate --profile $profile: $(cat "$work/err")"
-  [[ "$(head -1 "$work/$profile.txt")" == "blueprinting.validation/1 profile=$profile" ]] ||
+  [[ "$(head -1 "$work/$profile.txt")" == "blueprinting.validation/2 profile=$profile" ]] ||
     fail "$profile: first line $(head -1 "$work/$profile.txt")"
   grep -q '^overall rows=[1-9][0-9]* mean_abs_error=' "$work/$profile.txt" ||
     fail "$profile: no overall line"
@@ -28,6 +28,12 @@ for profile in calculon refined; do
       blackwell_fp8_block blackwell_moe_bf16 blackwell_moe_fp8 blackwell_moe_mxfp8; do
     grep -q "^group $group rows=[1-9]" "$work/$profile.txt" || fail "$profile: no group $group"
   done
+  # Rankings of each source's mappings (Kendall's tau), the goal's and the
+  # assumed ones apart.
+  grep -q '^ranking S3 llama2-7b h100_sxm_80g mappings=9 tau=' "$work/$profile.txt" ||
+    fail "$profile: no ranking of S3's Llama 2 7B mappings"
+  grep -q '^rankings printed rankings=[1-9][0-9]* mean_tau=' "$work/$profile.txt" ||
+    fail "$profile: no summary of the rankings"
   # Every row of the corpus is either compared or skipped with a reason.
   rows=$(grep -c '^row ' "$work/$profile.txt")
   skipped=$(grep -c '^skipped [a-z][0-9]* S[0-9]* [a-z0-9_]*: .' "$work/$profile.txt")
@@ -50,9 +56,10 @@ for profile in calculon refined; do
     const fs = require("fs");
     const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
     const [profile, rows, mean, total] = process.argv.slice(2);
-    const ok = r.format === "blueprinting.validation/1" && r.profile === profile &&
+    const ok = r.format === "blueprinting.validation/2" && r.profile === profile &&
         r.overall.rows === Number(rows) && String(r.overall.mean_abs_error) === mean &&
-        r.rows.length === Number(rows) && r.rows.length + r.skipped.length === Number(total);
+        r.rows.length === Number(rows) && r.rows.length + r.skipped.length === Number(total) &&
+        r.rankings.length > 0 && r.rankings_printed.rankings > 0;
     if (!ok) { console.error(JSON.stringify(r.overall)); process.exit(1); }
   ' "$work/$profile.json" "$profile" "$text_rows" "$text_mean" "$total" ||
     fail "$profile: --json does not match the text"

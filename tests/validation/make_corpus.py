@@ -141,6 +141,10 @@ def row_of(r, models):
         "measured_metric": r["measured_metric"], "measured_value": float(r["measured_value"]),
         "flop_definition": FLOP_DEFINITIONS[r["source_key"]],
         "derived": r["derived"], "notes": r["notes"], "assumptions": [],
+        # A "low" trust is a mapping the source does not print (launcher
+        # defaults, a partly stated configuration): its rows' ranking is
+        # reported beside #45's goals, never in them.
+        "mapping_assumed": r["trust"].startswith("low"),
     }
     m = models.get(r["model"])
     moe = bool(m and m["num_experts"])
