@@ -195,6 +195,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
           [](const ForkTask&) { return Kind::kCompute; },
           [](const GatedActivationTask&) { return Kind::kCompute; },
           [](const EmbeddingTask&) { return Kind::kCompute; },
+          [](const PermutationTask&) { return Kind::kCompute; },
       },
       task.kind);
   if (rates.program != nullptr &&

@@ -176,6 +176,7 @@ QuantizationBytes TaskQuantizationBytes(const Task& task,
           [](const GatedActivationTask&) { return QuantizationBytes{}; },
           [](const EmbeddingTask&) { return QuantizationBytes{}; },
           [](const ExchangeTask&) { return QuantizationBytes{}; },
+          [](const PermutationTask&) { return QuantizationBytes{}; },
       },
       task.kind);
 }

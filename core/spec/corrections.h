@@ -118,9 +118,24 @@ enum class Correction {
   // (megatron/core/transformer/moe/router.py, Router.gating); only TE
   // modules run under fp8_autocast.
   kHeadAndRouterInDatatype,
+  // An MoE block's token permutations as memory-bound kernels of their own
+  // (Megatron-LM core/transformer/moe/token_dispatcher.py): the all-to-all
+  // dispatcher permutes the rank's tokens by expert before the dispatch
+  // (permute: T k rows read and written), sorts the received rows by local
+  // expert after it and back before the combine when the rank holds more
+  // than one expert (sort_chunks_by_idxs: R rows each way), and unpermutes
+  // after the combine (T k rows read, T written); the flex dispatcher with
+  // DeepEP sends the tokens unpermuted and permutes the R received rows by
+  // local expert and back (get_permuted_hidden_states_by_experts,
+  // get_restored_hidden_states_by_experts); HybridEP permutes inside its
+  // exchange kernels. The same bytes in the backward pass (each kernel's
+  // gradient is its inverse). T: the rank's tokens, k: topk, R: the rows
+  // its experts receive (capacity included). core/taskir/lower.cc
+  // PermutationRows.
+  kMoePermutation,
 };
 
-inline constexpr int kCorrectionCount = 12;
+inline constexpr int kCorrectionCount = 13;
 
 struct CorrectionInfo {
   Correction correction;
@@ -165,6 +180,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kHeadAndRouterInDatatype, "head_and_router_in_datatype",
      "Megatron-LM core gpt_model.py (output_layer: ColumnParallelLinear) and "
      "moe/router.py (gating: torch linear): outside fp8_autocast"},
+    {Correction::kMoePermutation, "moe_permutation",
+     "Megatron-LM core/transformer/moe/token_dispatcher.py and moe_utils.py "
+     "(permute, sort_chunks_by_idxs, unpermute)"},
 };
 
 // Which corrections are on: a set of Correction values.

@@ -33,6 +33,12 @@ struct RawLayer {
 };
 
 // Everything a layer's lowering needs, computed once per block.
+// How an MoE block permutes its tokens (correction kMoePermutation): in no
+// kernel of its own (Calculon's model, the correction off, or HybridEP,
+// whose exchange kernels permute), as Megatron-LM's all-to-all dispatcher
+// does, or as its flex dispatcher with DeepEP.
+enum class MoePermutation { kNone, kAllToAll, kFlex };
+
 struct BlockContext {
   int64_t t, b, s, h, ff, a, dh;
   double bpe;
@@ -66,6 +72,9 @@ struct BlockContext {
   // Correction kSharedExpertOverlap with parallelism.expert.
   // shared_expert_overlap: the shared experts' linears cover the exchange.
   bool shared_covers_exchange;
+  // Correction kMoePermutation: the token permutations as tasks, as the
+  // dispatcher (parallelism.expert.dispatcher) runs them.
+  MoePermutation permutation;
   double capacity;            // capacity factor
   double expert_shard;        // the expert data-parallel shard
   double dense_share, moe_share;  // of the priced stage's blocks
@@ -162,6 +171,18 @@ class BlockBuilder {
   Task& AddGatedActivation(absl::string_view name, int64_t elements,
                            TaskFlags flags);
   Task& AddEmbedding(absl::string_view name);
+  // A token permutation of `read` rows into `written` rows of h elements
+  // (PermutationTask), the same bytes in the backward pass.
+  Task& AddPermutation(absl::string_view name, int64_t read, int64_t written,
+                       TaskFlags flags);
+  // The rows of an MoE block's token permutations (correction
+  // kMoePermutation): the rank's tokens (local), their routed copies
+  // (routed: local x topk) and the rows its experts receive (received), 0
+  // where the dispatcher has no such permutation.
+  struct Permutations {
+    int64_t local = 0, routed = 0, received = 0;
+  };
+  Permutations PermutationRows(double received, double local_experts) const;
   // The activation after an MLP's first linear: `prefix`_GatedActivation
   // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
   int32_t AddMlpActivation(absl::string_view prefix, int64_t elements,
@@ -736,6 +757,20 @@ Task& BlockBuilder::AddGatedActivation(absl::string_view name, int64_t elements,
   return task;
 }
 
+Task& BlockBuilder::AddPermutation(absl::string_view name, int64_t read,
+                                   int64_t written, TaskFlags flags) {
+  RawLayer r;
+  r.inputs = static_cast<double>(read) * ctx_.h;
+  r.outputs = static_cast<double>(written) * ctx_.h;
+  // The permuted rows are the next task's input, kept there; the index
+  // maps are a few bytes per row.
+  Task& task = Add(name, PermutationTask{read, written, ctx_.h}, r, flags,
+                   MoeSources());
+  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
+      task.work[static_cast<int>(Stage::kForward)].bytes;
+  return task;
+}
+
 Task& BlockBuilder::AddEmbedding(absl::string_view name) {
   const BlockContext& c = ctx_;
   const int64_t rows = c.vocab / c.t;
@@ -1219,20 +1254,37 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   // topk times to the experts' ranks; (ep - 1) / ep of it leaves the rank.
   const double sent = static_cast<double>(bs) / c.t * c.topk * c.h;
   const double leaving = sent * c.bpe * (c.ep - 1) / c.ep;
-  int32_t dispatch = router;
-  if (c.ep > 1) {
-    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep, sent,
-                           CollectiveOp::kAllToAll, leaving,
-                           CollectiveOp::kAllToAll, leaving, -1, sources)
-                   .id;
-    Reads(dispatch, {router, norm});
-  }
   // Tokens of this rank's experts: the microbatch's routed tokens over its
   // t * cp ranks, times the capacity factor (the busiest expert) and etp
   // (the etp ranks of an expert share its tokens).
   const double tokens =
       static_cast<double>(bs) * c.topk * c.capacity * c.etp / c.t;
   const double local_experts = static_cast<double>(c.experts) / c.ep;
+  const Permutations permutations = PermutationRows(tokens, local_experts);
+  int32_t dispatch = router;
+  if (c.permutation != MoePermutation::kNone) {
+    dispatch = AddPermutation("MoeBlock_PermuteTokens",
+                              permutations.routed, permutations.routed,
+                              TaskFlags().WithRecompute(full))
+                   .id;
+    Reads(dispatch, {router, norm});
+  }
+  if (c.ep > 1) {
+    const int32_t permuted = dispatch;
+    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep, sent,
+                           CollectiveOp::kAllToAll, leaving,
+                           CollectiveOp::kAllToAll, leaving, -1, sources)
+                   .id;
+    Reads(dispatch, {permuted, norm});
+  }
+  if (c.permutation != MoePermutation::kNone) {
+    const int32_t sorted =
+        AddPermutation("MoeBlock_PermuteExperts", permutations.received,
+                       permutations.received, TaskFlags().WithRecompute(full))
+            .id;
+    Reads(sorted, {dispatch});
+    dispatch = sorted;
+  }
   const int64_t up_width = (c.gated ? 2 : 1) * c.expert_ff / c.etp;
   const int32_t up =
       AddExpertLinear("MoeBlock_Experts_Up", tokens, c.h, up_width,
@@ -1253,14 +1305,58 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
           .id;
   Reads(down, {act});
   int32_t combine = down;
+  if (c.permutation != MoePermutation::kNone) {
+    combine = AddPermutation("MoeBlock_UnpermuteExperts",
+                             permutations.received, permutations.received,
+                             TaskFlags().WithRecompute(full))
+                  .id;
+    Reads(combine, {down});
+  }
   if (c.ep > 1) {
+    const int32_t unsorted = combine;
     combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert, c.ep, sent,
                           CollectiveOp::kAllToAll, leaving,
                           CollectiveOp::kAllToAll, leaving, -1, sources)
                   .id;
-    Reads(combine, {down});
+    Reads(combine, {unsorted});
+  }
+  if (c.permutation != MoePermutation::kNone) {
+    const int32_t exchanged = combine;
+    combine = AddPermutation("MoeBlock_UnpermuteTokens", permutations.routed,
+                             permutations.local, TaskFlags().WithRecompute(full))
+                  .id;
+    Reads(combine, {exchanged});
   }
   return combine;
+}
+
+BlockBuilder::Permutations BlockBuilder::PermutationRows(
+    double received, double local_experts) const {
+  const BlockContext& c = ctx_;
+  // Rows are whole: an average share rounds up.
+  const auto rows = [](double x) { return static_cast<int64_t>(std::ceil(x)); };
+  const double local = static_cast<double>(c.batch_seq) / c.t;
+  Permutations out;
+  switch (c.permutation) {
+    case MoePermutation::kNone:
+      break;
+    case MoePermutation::kAllToAll:
+      // token_dispatcher.py MoEAlltoAllTokenDispatcher: dispatch_preprocess
+      // and combine_postprocess (permute, unpermute) over the rank's
+      // tokens; sort_chunks_by_idxs only with num_local_experts > 1.
+      out.local = rows(local);
+      out.routed = rows(local * c.topk);
+      out.received = local_experts > 1 ? rows(received) : 0;
+      break;
+    case MoePermutation::kFlex:
+      // MoEFlexTokenDispatcher with DeepEP (_DeepepManager):
+      // dispatch_postprocess and combine_preprocess permute the received
+      // rows by local expert and back; the tokens leave and return
+      // unpermuted.
+      out.received = rows(received);
+      break;
+  }
+  return out;
 }
 
 absl::Status BlockBuilder::RebuildSections() {
@@ -1618,6 +1714,7 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
   ctx.s_local = ctx.s / ctx.cp;
   ctx.cp_ring = true;
   ctx.shared_covers_exchange = false;
+  ctx.permutation = MoePermutation::kNone;
   if (const auto* training =
           std::get_if<TransformerTrainingMappingSpec>(&program.spec)) {
     ctx.cp_ring = training->parallelism.context.exchange ==
@@ -1625,6 +1722,21 @@ absl::Status Lower(const TypedProgram& program, bool lineage,
     ctx.shared_covers_exchange =
         training->parallelism.expert.shared_expert_overlap &&
         program.corrections.On(Correction::kSharedExpertOverlap);
+    if (program.corrections.On(Correction::kMoePermutation)) {
+      switch (training->parallelism.expert.dispatcher) {
+        case ExpertDispatcher::kAllToAll:
+          ctx.permutation = MoePermutation::kAllToAll;
+          break;
+        case ExpertDispatcher::kDeepEp:
+          ctx.permutation = MoePermutation::kFlex;
+          break;
+        case ExpertDispatcher::kHybridEp:
+          // token_dispatcher.py _HybridEPManager: HybridEP's dispatch and
+          // combine kernels permute as they send ("permute + dispatch a2a +
+          // permute", fused_a2a.py HybridEPDispatch); no kernel of its own.
+          break;
+      }
+    }
   }
   ctx.batch_seq = ctx.b * ctx.s_local;
   ctx.activation = ctx.batch_seq * ctx.h;

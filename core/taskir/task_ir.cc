@@ -75,6 +75,7 @@ const char* TaskKindName(const TaskKind& kind) {
           [](const GatedActivationTask&) { return "gated_activation"; },
           [](const EmbeddingTask&) { return "embedding"; },
           [](const ExchangeTask&) { return "exchange"; },
+          [](const PermutationTask&) { return "permutation"; },
       },
       kind);
 }
@@ -141,6 +142,10 @@ std::string KindShape(const TaskKind& kind) {
             return absl::StrCat("elements=", k.elements,
                                 " axis=", MeshAxisName(k.axis),
                                 " overlapped_by=", k.overlapped_by);
+          },
+          [](const PermutationTask& k) {
+            return absl::StrCat("read=", k.read, " written=", k.written,
+                                " hidden=", k.hidden);
           },
       },
       kind);
@@ -257,6 +262,7 @@ bool IsGemm(const TaskKind& kind) {
           [](const GatedActivationTask&) { return false; },
           [](const EmbeddingTask&) { return false; },
           [](const ExchangeTask&) { return false; },
+          [](const PermutationTask&) { return false; },
       },
       kind);
 }

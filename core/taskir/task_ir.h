@@ -94,6 +94,11 @@ struct EmbeddingTask { int64_t tokens = 0, rows = 0, hidden = 0; };
 struct SoftMaxTask { int64_t elements = 0; };
 struct ElementWiseTask { int64_t lhs = 0, rhs = 0; };
 struct ForkTask { int64_t elements = 0, users = 0; };
+// A token permutation of an MoE block (Megatron-LM core/transformer/moe/
+// moe_utils.py permute, unpermute, sort_chunks_by_idxs): `read` rows of
+// `hidden` elements gathered or scattered by index into `written` rows;
+// memory-bound, no FLOPs.
+struct PermutationTask { int64_t read = 0, written = 0, hidden = 0; };
 // Megatron's f (conjugate = false: identity/all-gather forward) and g
 // (conjugate = true: all-reduce/reduce-scatter forward) operators.
 struct TensorCommTask { int64_t elements = 0; bool conjugate = false; };
@@ -111,7 +116,8 @@ using TaskKind =
     std::variant<LinearTask, OverlappedLinearTask, BatchMatMulTask,
                  LayerNormTask, DropOutTask, GeLUTask, SoftMaxTask,
                  ElementWiseTask, ForkTask, TensorCommTask,
-                 GatedActivationTask, EmbeddingTask, ExchangeTask>;
+                 GatedActivationTask, EmbeddingTask, ExchangeTask,
+                 PermutationTask>;
 const char* TaskKindName(const TaskKind& kind);
 // Whether a task of this kind is a matrix multiplication (GEMM work).
 bool IsGemm(const TaskKind& kind);
