@@ -26,6 +26,10 @@
 // server letting browsers cache assets/ (serve.py --cache-assets), each run in
 // a fresh Chromium profile: the first visit, then (after Chromium has had
 // time to store the compiled WebAssembly) the same page again.
+// TRACE=1 also records a Chromium trace of each load until the figure is
+// ready and adds the renderer's CPU time (not wall time: a measure that other
+// work on the machine hardly moves) by trace event: on its main thread, and
+// the wasm compilation on its worker threads.
 import {mkdtempSync, readFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
@@ -134,9 +138,11 @@ async function load(url, manifest = null) {
       await route.fulfill({response, body: html});
     });
   }
+  const trace = process.env.TRACE === '1' ? await startTrace(page) : null;
   await page.goto(url + 'embed.html');
   await page.waitForFunction(() => performance.getEntriesByName('bench:painted').length,
                              null, {timeout: 30000});
+  const cpu = trace ? await trace.cpuUntilReady() : {};
   const row = await page.evaluate(async () => {
     const at = {};
     for (const e of performance.getEntriesByType('mark')) {
@@ -170,7 +176,45 @@ async function load(url, manifest = null) {
     return at;
   });
   await page.close();
-  return row;
+  return {...row, ...cpu};
+}
+
+// Traces `page`; cpuUntilReady() ends the trace and returns {'[cpu: thread
+// event]': ms} for the renderer's events between navigation and the figure's
+// "ready" (nested events count in their parents too).
+async function startTrace(page) {
+  const client = await page.context().newCDPSession(page);
+  const events = [];
+  client.on('Tracing.dataCollected', (e) => events.push(...e.value));
+  await client.send('Tracing.start', {
+    traceConfig: {includedCategories: ['toplevel', 'devtools.timeline', 'blink.user_timing',
+                                       'disabled-by-default-devtools.timeline', 'v8', 'v8.wasm']},
+    transferMode: 'ReportEvents',
+  });
+  return {
+    async cpuUntilReady() {
+      const complete = new Promise((resolve) => client.once('Tracing.tracingComplete', resolve));
+      await client.send('Tracing.end');
+      await complete;
+      const thread = (e) => `${e.pid}:${e.tid}`;
+      const names = new Map(events.filter((e) => e.ph === 'M' && e.name === 'thread_name')
+          .map((e) => [thread(e), e.args.name]));
+      const ready = events.find((e) => e.name === 'bench:ready');
+      const main = ready && thread(ready);
+      const start = events.find((e) => thread(e) === main && e.name === 'navigationStart')?.ts;
+      const cpu = {};
+      if (!main || start === undefined) return cpu;
+      for (const e of events) {
+        if (e.ph !== 'X' || e.tdur === undefined || String(e.pid) !== main.split(':')[0] ||
+            e.ts < start || e.ts > ready.ts) continue;
+        const onMain = thread(e) === main;
+        if (!onMain && !e.name.startsWith('wasm.')) continue;
+        const key = `[cpu: ${onMain ? 'main' : names.get(thread(e)) ?? 'worker'}: ${e.name}]`;
+        cpu[key] = (cpu[key] ?? 0) + e.tdur / 1000;
+      }
+      return cpu;
+    },
+  };
 }
 
 const median = (values) => {
@@ -180,14 +224,16 @@ const median = (values) => {
 const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 for (const [i, dir] of tables.entries()) {
   const names = [...new Set(rows[i].flatMap((r) => Object.keys(r)))];
-  const order = (name) => name.startsWith('(') ? Infinity
-                                               : Math.min(...rows[i].map((r) => r[name] ?? Infinity));
+  // Steps in time order, then durations, then CPU times (largest first).
+  const order = (name) => name.startsWith('[') ? 2e9 - median(rows[i].map((r) => r[name] ?? 0))
+      : name.startsWith('(') ? 1e9 : Math.min(...rows[i].map((r) => r[name] ?? Infinity));
   names.sort((a, b) => order(a) - order(b));
   console.log(`\n${dir}: ${runs} loads of embed.html (ms after navigation; (...): durations), ` +
               `load average ${loadAverage}`);
   console.log(`${'step'.padEnd(34)} ${'min'.padStart(6)} ${'median'.padStart(6)}   runs`);
   for (const name of names) {
     const values = rows[i].map((r) => r[name]).filter((v) => v !== undefined);
+    if (name.startsWith('[') && median(values) < 1) continue;  // CPU time below 1 ms
     console.log(`${name.padEnd(34)} ${Math.min(...values).toFixed(0).padStart(6)} ` +
                 `${median(values).toFixed(0).padStart(6)}   ` +
                 values.map((v) => v.toFixed(0)).join(' '));
