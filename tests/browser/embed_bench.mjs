@@ -30,7 +30,7 @@
 // ready and adds the renderer's CPU time (not wall time: a measure that other
 // work on the machine hardly moves) by trace event: on its main thread, and
 // the wasm compilation on its worker threads.
-import {mkdtempSync, readFileSync} from 'node:fs';
+import {chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import path from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
@@ -92,11 +92,29 @@ const repeat = process.env.REPEAT === '1';
 // a few seconds after compiling (V8's --wasm-caching-timeout-ms, 2 s).
 const CODE_CACHE_WAIT_MS = 5000;
 const servers = [];
+const tmp = mkdtempSync(path.join(tmpdir(), 'embed-bench-'));
 for (const dir of siteDirs) {
   const options = ['--base', BASE, '--csp', CSP, ...(repeat ? ['--cache-assets'] : [])];
-  servers.push({dir, ...await serve(path.join(root, 'tools/serve.py'), dir, ...options)});
+  const served = repeat ? hashedCopy(dir) : dir;
+  servers.push({dir, ...await serve(path.join(root, 'tools/serve.py'), served, ...options)});
 }
-const tmp = mkdtempSync(path.join(tmpdir(), 'embed-bench-'));
+
+// A copy of the site `dir` whose embed.html loads manifest.json's hashed
+// names (not rewritten in flight: Playwright's request interception turns
+// off the browser's HTTP cache).
+function hashedCopy(dir) {
+  const copy = mkdtempSync(path.join(tmp, 'site-'));
+  cpSync(dir, copy, {recursive: true});
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+  let html = readFileSync(path.join(dir, 'embed.html'), 'utf8');
+  for (const [name, hashed] of Object.entries(manifest)) {
+    html = html.replaceAll(`"${name}"`, `"${hashed}"`);
+  }
+  chmodSync(copy, 0o755);
+  rmSync(path.join(copy, 'embed.html'), {force: true});
+  writeFileSync(path.join(copy, 'embed.html'), html);
+  return copy;
+}
 const flags = (process.env.CHROMIUM_FLAGS ?? '').split(' ').filter(Boolean);
 const tables = repeat ? siteDirs.flatMap((d) => [`${d}, first visit`, `${d}, repeat visit`])
                       : siteDirs;
@@ -110,10 +128,8 @@ try {
         continue;
       }
       browser = await launchChromium(chromium, tmp, flags);
-      const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-      rows[2 * i].push(await load(url, manifest));
-      await new Promise((resolve) => setTimeout(resolve, CODE_CACHE_WAIT_MS));
-      rows[2 * i + 1].push(await load(url, manifest));
+      rows[2 * i].push(await load(url, CODE_CACHE_WAIT_MS));
+      rows[2 * i + 1].push(await load(url));
       await browser.close();
       browser = null;
     }
@@ -123,21 +139,12 @@ try {
   for (const {server} of servers) server.kill();
 }
 
-// One load of embed.html (with `manifest`: its hashed names instead):
-// {step: ms after navigation, (duration): ms}.
-async function load(url, manifest = null) {
+// One load of embed.html: {step: ms after navigation, (duration): ms}; the
+// page stays open `linger` ms more (Chromium stores compiled WebAssembly only
+// while the module lives).
+async function load(url, linger = 0) {
   const page = await browser.newPage();
   await page.addInitScript(hooks);
-  if (manifest) {
-    await page.route('**/embed.html', async (route) => {
-      const response = await route.fetch();
-      let html = await response.text();
-      for (const [name, hashed] of Object.entries(manifest)) {
-        html = html.replaceAll(`"${name}"`, `"${hashed}"`);
-      }
-      await route.fulfill({response, body: html});
-    });
-  }
   const trace = process.env.TRACE === '1' ? await startTrace(page) : null;
   await page.goto(url + 'embed.html');
   await page.waitForFunction(() => performance.getEntriesByName('bench:painted').length,
@@ -152,6 +159,7 @@ async function load(url, manifest = null) {
       const name = e.name.split('/').pop().replace(/\.[0-9a-f]{12}\./, '.');  // unhashed
       at[`${name} requested`] = e.startTime;
       at[`${name} received`] = e.responseEnd;
+      if (name.endsWith('.wasm')) at[`(${name}: bytes over the network)`] = e.transferSize;
     }
     const navigation = performance.getEntriesByType('navigation')[0];
     at['embed.html received'] = navigation.responseEnd;
@@ -175,6 +183,7 @@ async function load(url, manifest = null) {
     at['(explain depth 0)'] = performance.now() - t;
     return at;
   });
+  await page.waitForTimeout(linger);
   await page.close();
   return {...row, ...cpu};
 }
