@@ -286,7 +286,8 @@ function whenNearViewport(element) {
 
 const SPEC_ATTRIBUTES = ['spec', 'megatron', 'hf-config', 'system', 'presets'];
 
-class BlueprintElement extends Base {
+// What the four elements share (exported for `instanceof` and the types).
+export class BlueprintElement extends Base {
   static get observedAttributes() {
     return SPEC_ATTRIBUTES;
   }
