@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Serves a folder on 127.0.0.1 with the MIME types ES modules and wasm need.
 
-usage: serve.py DIR [--port N] [--quiet] [--base /PATH/] [--csp POLICY]
+usage: serve.py DIR [--port N] [--quiet] [--base /PATH/] [--csp POLICY] [--cache-assets]
 
 Browsers refuse a module script served without a JavaScript type, and
 WebAssembly.instantiateStreaming needs application/wasm; Python's defaults depend
@@ -10,6 +10,10 @@ port. The first line printed is "Serving DIR at http://127.0.0.1:PORT/BASE".
 --base serves DIR below a sub-path (as a docs site hosts the bundle; anything
 outside it is 404), --csp sends a Content-Security-Policy header with every
 response (tests/browser/embed_test.mjs uses the one docs sites commonly send).
+Everything is sent with Cache-Control: no-store (always the latest build),
+except with --cache-assets the content-hashed files below assets/, which get
+the lifetime README.md's "Hosting the bundle" recommends (a repeat visit then
+reuses them, and Chromium its compiled WebAssembly: tests/browser/embed_bench.mjs).
 """
 
 import argparse
@@ -30,10 +34,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".wasm": "application/wasm",
     }
 
-    def __init__(self, *args, quiet=False, base="/", csp=None, **kwargs):
+    def __init__(self, *args, quiet=False, base="/", csp=None, cache_assets=False, **kwargs):
         self._quiet = quiet
         self._base = base
         self._csp = csp
+        self._cache_assets = cache_assets
         super().__init__(*args, **kwargs)
 
     def translate_path(self, path):
@@ -43,8 +48,12 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         return super().translate_path("/" + path[len(self._base):])
 
     def end_headers(self):
-        # Always serve the latest build.
-        self.send_header("Cache-Control", "no-store")
+        if self._cache_assets and self.path.startswith(self._base + "assets/"):
+            # A hashed name never changes content.
+            self.send_header("Cache-Control", "public, max-age=31536000, immutable")
+        else:
+            # Always serve the latest build.
+            self.send_header("Cache-Control", "no-store")
         if self._csp:
             self.send_header("Content-Security-Policy", self._csp)
         super().end_headers()
@@ -61,11 +70,13 @@ def main():
     parser.add_argument("--quiet", action="store_true", help="no request log")
     parser.add_argument("--base", default="/", help="the sub-path DIR is served at")
     parser.add_argument("--csp", help="a Content-Security-Policy header to send")
+    parser.add_argument("--cache-assets", action="store_true",
+                        help="let browsers cache assets/ (content-hashed names) for a year")
     args = parser.parse_args()
     base = "/" + args.base.strip("/") + "/" if args.base.strip("/") else "/"
 
     handler = functools.partial(Handler, directory=args.dir, quiet=args.quiet, base=base,
-                                csp=args.csp)
+                                csp=args.csp, cache_assets=args.cache_assets)
     http.server.ThreadingHTTPServer.allow_reuse_address = True
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)

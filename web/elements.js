@@ -255,10 +255,22 @@ function styleSheet() {
 // still load, and are never defined as elements.
 const Base = globalThis.HTMLElement ?? class {};
 
+// Whether `element` is rendered within NEAR_VIEWPORT of the viewport now.
+function nearViewportNow(element) {
+  if (!element.getClientRects().length) return false;  // not rendered
+  const margin = parseInt(NEAR_VIEWPORT, 10);
+  const rect = element.getBoundingClientRect();
+  return rect.bottom >= -margin && rect.top <= innerHeight + margin &&
+      rect.right >= -margin && rect.left <= innerWidth + margin;
+}
+
 // Elements wait until they near the viewport; the first one loads the module.
+// One already in view when it is connected (above the fold at load) starts at
+// once: an IntersectionObserver reports it only after the next frame, which
+// on a loaded machine is tens of milliseconds later (web/BENCHMARKS.md).
 let viewportObserver = null;
 function whenNearViewport(element) {
-  if (!('IntersectionObserver' in globalThis)) {
+  if (!('IntersectionObserver' in globalThis) || nearViewportNow(element)) {
     element.nearViewport();
     return;
   }
@@ -274,7 +286,8 @@ function whenNearViewport(element) {
 
 const SPEC_ATTRIBUTES = ['spec', 'megatron', 'hf-config', 'system', 'presets'];
 
-class BlueprintElement extends Base {
+// What the four elements share (exported for `instanceof` and the types).
+export class BlueprintElement extends Base {
   static get observedAttributes() {
     return SPEC_ATTRIBUTES;
   }
@@ -394,6 +407,13 @@ function analysis(bp, text) {
 
 //----- <blueprint-figure> -----------------------------------------------------------
 
+// Runs `task` in an idle period after the next frame (requestIdleCallback),
+// or after the current task where there is none (Safari).
+function whenIdle(task) {
+  if ('requestIdleCallback' in globalThis) requestIdleCallback(() => task());
+  else setTimeout(task);
+}
+
 // A number with its unit, as text: the rounded reading when the unit has one
 // ("18.03 s"), else the report's literal and the unit.
 function formatted(literal, unit) {
@@ -438,8 +458,10 @@ export class BlueprintFigure extends BlueprintElement {
     this.output.textContent = formatted(this.#literal, unit);
     this.output.dataset.literal = this.#literal;
     this.output.title = '';
-    // The formula (explain at depth 0) after the number is shown.
-    setTimeout(() => {
+    // The formula (explain at depth 0) once the number is painted and the
+    // page is idle: explain costs as much as a cold analyze, which would
+    // otherwise delay the first paint of the figure (web/BENCHMARKS.md).
+    whenIdle(() => {
       const explained = cached(bp, 'explain', text, figure, 0);
       if (explained.ok && this.#literal === figures.get(figure)) {
         this.output.title = explained.output.split('\n')[0];

@@ -20,14 +20,16 @@ export async function serve(servePy, siteDir, ...options) {
 }
 
 // A persistent Chromium context with a fresh profile below `tmp` (Playwright
-// rejects --user-data-dir in args: it takes the profile folder here).
-export function launchChromium(chromium, tmp) {
+// rejects --user-data-dir in args: it takes the profile folder here);
+// `extraArgs`: more Chromium flags (embed_bench.mjs's experiments).
+export function launchChromium(chromium, tmp, extraArgs = []) {
   const profile = mkdtempSync(path.join(tmp, 'chromium-'));
   return chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
     viewport: {width: 1280, height: 900},
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+           '--disable-background-networking', '--disable-component-update', '--disable-sync',
+           ...extraArgs],
   });
 }

@@ -33,6 +33,10 @@ for (const [tag, element] of Object.entries(elements.ELEMENTS)) {
   assert.ok(tagMap.includes(`'${tag}': ${element.name};`), `elements.d.ts lacks ${tag}`);
   assert.ok(types.includes(`export declare class ${element.name} `), `no class ${element.name}`);
 }
+// ...and every value it declares is exported by elements.js, and the reverse.
+const declared = [...types.matchAll(/^export declare (?:class|const|function) (\w+)/gm)]
+    .map((m) => m[1]).sort();
+assert.deepEqual(declared, Object.keys(elements).sort(), 'elements.d.ts against elements.js');
 
 // The files elements.js loads, next to it in the installed package.
 const root = path.join(process.cwd(), 'node_modules', 'blueprinting');
