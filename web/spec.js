@@ -79,6 +79,8 @@ const FORM = [
   ['exec', 'options.datatype', 'Datatype'],
   ['exec', 'options.gemm_datatype', 'GEMM datatype (FP8/FP4 training)'],
   ['exec', 'options.recipe', 'Low-precision recipe'],
+  ['exec', 'options.unquantized_first_blocks', 'First blocks outside the recipe'],
+  ['exec', 'options.unquantized_last_blocks', 'Last blocks outside the recipe'],
   ['exec', 'options.weight_datatype', 'Weight datatype'],
   ['exec', 'options.grad_reduce_datatype', 'Gradient reduction datatype'],
   ['exec', 'options.attention', 'Attention'],

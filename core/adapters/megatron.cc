@@ -368,6 +368,20 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "`nvfp4` with `--fp4-format` (Megatron-LM's default)",
        "`nvfp4`: E2M1 with E4M3 scales per 16 elements; needs "
        "`--fp4-format`"},
+      {"--first-last-layers-bf16", Kind::kSwitch, {},
+       "options.unquantized_first_blocks", "off: `0` (every block in the "
+       "recipe)",
+       "the first `--num-layers-at-start-in-bf16` and the last "
+       "`--num-layers-at-end-in-bf16` blocks run their GEMMs in the "
+       "datatype, outside the recipe; not with `--fp8-recipe delayed`"},
+      {"--num-layers-at-start-in-bf16", Kind::kCount, {},
+       "options.unquantized_first_blocks", "1 (with `--first-last-layers-bf16`)",
+       "the first blocks outside the recipe, at most the blocks of a "
+       "pipeline stage; read only with `--first-last-layers-bf16`"},
+      {"--num-layers-at-end-in-bf16", Kind::kCount, {},
+       "options.unquantized_last_blocks", "1 (with `--first-last-layers-bf16`)",
+       "the last blocks outside the recipe, at most the blocks of a "
+       "pipeline stage; read only with `--first-last-layers-bf16`"},
       {"--fp8-param-gather", Kind::kSwitch, {}, "options.weight_datatype",
        "off: `null` (weights in the datatype)",
        "`float8`: the model's weights kept, and all-gathered, in FP8; needs "
@@ -1640,6 +1654,15 @@ void RecipeRules(Conversion* c, bool fp8) {
   if (c->flags.Choice("--fp4-recipe") && !fp4) {
     c->Error("options.recipe", ErrorCode::kInconsistent,
              "--fp4-recipe needs --fp4-format: the recipe scales FP4 GEMMs");
+  }
+  // The BF16 layers (megatron/core/fp8_utils.py is_first_last_bf16_layer:
+  // the counts count only with the switch, each 1 by default,
+  // transformer_config.py).
+  if (c->flags.Switch("--first-last-layers-bf16")) {
+    c->spec.options.unquantized_first_blocks =
+        c->flags.Integer("--num-layers-at-start-in-bf16").value_or(1);
+    c->spec.options.unquantized_last_blocks =
+        c->flags.Integer("--num-layers-at-end-in-bf16").value_or(1);
   }
   if (fp4 && !fp8) {
     c->spec.options.gemm_datatype = DataType::kFloat4;

@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 67u);
+  EXPECT_EQ(MegatronFlagNames().size(), 70u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -621,7 +621,6 @@ TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   EXPECT_EQ(
       Errors(std::string(kModel) +
              "--moe-latent-size 8 --wgrad-deferral-limit 2 "
-             "--num-layers-at-start-in-bf16 2 "
              "--moe-router-topk 2 --expert-model-parallel-size 1 "
              "--recompute-modules core_attn --cp-comm-type p2p "
              "--optimizer adam --init-method-std 0.02 --distributed-backend "
@@ -632,9 +631,6 @@ TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
           "unsupported Megatron-LM flag --wgrad-deferral-limit \"2\": "
           "deferring weight-gradient GEMMs into the pipeline flush is not "
           "modelled; only Megatron-LM's default, 0, is accepted",
-          "unsupported Megatron-LM flag --num-layers-at-start-in-bf16 \"2\": "
-          "the recipe's BF16 layers are not modelled: every block is priced "
-          "in the recipe; only Megatron-LM's default, 1, is accepted",
           "unsupported Megatron-LM flag --distributed-backend \"gloo\": the "
           "network rates are NCCL's; only Megatron-LM's default, nccl, is "
           "accepted",

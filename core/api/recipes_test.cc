@@ -114,5 +114,71 @@ TEST(RecipesTest, ARecipeRunsItsOwnGemmDatatype) {
       << checked.errors[0].message;
 }
 
+// Megatron-LM's BF16 layers: on this VP 5 mapping the first block sits on
+// stage 0 and the last two on stage 3, so two of a stage's 20 blocks run
+// their GEMMs at the BF16 rate and cast nothing: NVFP4 with them is slower
+// than NVFP4 and faster than BF16, and casts 18/20 of NVFP4's bytes.
+TEST(RecipesTest, Nvfp4BlocksInBf16AreSlowerAndCastLess) {
+  const Json bf16 = Figures("");
+  const Json nvfp4 = Figures("--fp4-format e2m1 --fp4-recipe nvfp4");
+  const Json layers = Figures(
+      "--fp4-format e2m1 --fp4-recipe nvfp4 --first-last-layers-bf16 "
+      "--num-layers-at-end-in-bf16 2");
+  ASSERT_TRUE(layers.contains("total_time"));
+  EXPECT_GT(layers["total_time"].get<double>(),
+            nvfp4["total_time"].get<double>());
+  EXPECT_LT(layers["total_time"].get<double>(),
+            bf16["total_time"].get<double>());
+  EXPECT_DOUBLE_EQ(layers["quantization_time_per_rank"].get<double>(),
+                   0.9 * nvfp4["quantization_time_per_rank"].get<double>());
+}
+
+TEST(RecipesTest, Bf16LayersImportAndExplain) {
+  const CommandResult imported = ImportOn(
+      "gb200_nvl72",
+      "--fp8-format e4m3 --fp8-recipe mxfp8 --first-last-layers-bf16");
+  ASSERT_EQ(imported.exit_code, kExitOk);
+  const Json spec = Json::parse(imported.output);
+  EXPECT_EQ(spec["options"]["unquantized_first_blocks"], 1);
+  EXPECT_EQ(spec["options"]["unquantized_last_blocks"], 1);
+  const CommandResult explained = Explain(imported.output, "fw_time");
+  ASSERT_EQ(explained.exit_code, kExitOk);
+  EXPECT_TRUE(absl::StrContains(explained.output,
+                                "spec:options.unquantized_first_blocks = 1"))
+      << explained.output;
+}
+
+// Megatron-LM's rules (transformer_config.py): at most a stage's blocks,
+// none with delayed scaling; and a recipe to leave. Every violation at
+// once, each naming its field.
+TEST(RecipesTest, Bf16LayersRules) {
+  const CommandResult imported =
+      ImportOn("gb200_nvl72", "--fp8-format e4m3 --fp8-recipe delayed");
+  ASSERT_EQ(imported.exit_code, kExitOk);
+  Json spec = Json::parse(imported.output);
+  spec["options"]["unquantized_first_blocks"] = 21;  // 80 / p 4 = 20
+  spec["options"]["unquantized_last_blocks"] = 1;    // with fp8_delayed
+  const CommandResult checked = Check(spec.dump());
+  ASSERT_EQ(checked.exit_code, kExitInvalidInput);
+  ASSERT_EQ(checked.errors.size(), 2u);
+  EXPECT_EQ(checked.errors[0].field, "options.unquantized_first_blocks");
+  EXPECT_TRUE(absl::StrContains(checked.errors[0].message, "(20)"))
+      << checked.errors[0].message;
+  EXPECT_EQ(checked.errors[1].field, "options.unquantized_last_blocks");
+  EXPECT_TRUE(absl::StrContains(checked.errors[1].message, "fp8_delayed"))
+      << checked.errors[1].message;
+  spec["options"]["recipe"] = "none";
+  spec["options"]["unquantized_first_blocks"] = 1;
+  const CommandResult none = Check(spec.dump());
+  ASSERT_EQ(none.exit_code, kExitInvalidInput);
+  EXPECT_TRUE(absl::StrContains(none.errors[0].message, "recipe is none"))
+      << none.errors[0].message;
+  EXPECT_EQ(ImportOn("gb200_nvl72",
+                     "--fp8-format e4m3 --fp8-recipe delayed "
+                     "--first-last-layers-bf16")
+                .exit_code,
+            kExitOk);  // imports; the checker names the rule
+}
+
 }  // namespace
 }  // namespace blueprint

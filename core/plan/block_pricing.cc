@@ -134,6 +134,7 @@ BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
   rates.program = &program;
   rates.datatype_matrix = EngineRate(program.system().matrix, datatype);
   rates.no_datatype_matrix_time = FlopTime(rates.datatype_matrix, 0.0);
+  rates.unquantized_share = UnquantizedBlockShare(program);
   Reprice(tasks, rates);
 }
 
@@ -212,6 +213,13 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
     p.quantize_time[kAgrad] = MemoryTime(*rates.memory, q.backward);
     p.quantize_time[kOptim] = MemoryTime(*rates.memory, q.weights);
   }
+  // The rank's blocks outside the recipe run its GEMMs at the datatype's
+  // rate: the priced block stands for all of them, so its matrix time
+  // mixes the two rates by their shares.
+  const double unquantized = rates.unquantized_share != 0 &&
+                                     RunsInRecipe(task, *rates.program)
+                                 ? rates.unquantized_share
+                                 : 0;
   p.placement = task.placement;
   p.recompute = task.flags.recompute;
   p.recommunicate = task.flags.recommunicate;
@@ -224,6 +232,10 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
         positive_zero(w.flops)
             ? (w.matrix_engine ? no_matrix_time : rates.no_vector_time)
             : FlopTime(w.matrix_engine ? matrix : rates.vector, w.flops);
+    if (unquantized != 0 && w.matrix_engine && !positive_zero(w.flops)) {
+      p.flop_time[s] = (1 - unquantized) * p.flop_time[s] +
+                       unquantized * FlopTime(rates.datatype_matrix, w.flops);
+    }
     p.mem_time[s] = positive_zero(w.bytes)
                         ? rates.no_memory_time
                         : MemoryTime(*rates.memory, w.bytes);

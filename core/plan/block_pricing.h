@@ -221,6 +221,9 @@ class BlockPrices {
     const TypedProgram* program = nullptr;
     const ProcessorRate* datatype_matrix = nullptr;
     double no_datatype_matrix_time = 0;
+    // The program's UnquantizedBlockShare: that share of a recipe GEMM's
+    // work runs at `datatype_matrix`.
+    double unquantized_share = 0;
   };
   static Rates RatesOf(const System& system, DataType matrix,
                        DataType attention, DataType vector);

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
@@ -46,17 +47,22 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
   lineage.sources.push_back(absl::StrCat("task:", task.id));
   const ExecutionOptions& options = program.options();
   const DataType gemm = MatrixDatatype(task, program);
+  // The blocks outside the recipe run its GEMMs at the datatype's rate too.
+  const bool unquantized =
+      UnquantizedBlockShare(program) != 0 && RunsInRecipe(task, program);
   for (int s = 0; s < kNumStages; ++s) {
     const StageWork& w = task.work[s];
     if (w.flops == 0 && w.bytes == 0) continue;
     const Processor& engine = w.matrix_engine ? system.matrix : system.vector;
     const DataType datatype = w.matrix_engine ? gemm : options.datatype;
-    const char* dtype = DataTypeName(datatype);
-    auto rate = engine.rates.find(datatype);
-    if (rate != engine.rates.end() && w.flops != 0) {
+    std::vector<DataType> datatypes = {datatype};
+    if (unquantized && w.matrix_engine) datatypes.push_back(options.datatype);
+    for (DataType used : datatypes) {
+      auto rate = engine.rates.find(used);
+      if (rate == engine.rates.end() || w.flops == 0) continue;
       lineage.sources.push_back(absl::StrCat(
-          "system:", w.matrix_engine ? "matrix." : "vector.", dtype,
-          ".gflops_efficiency[",
+          "system:", w.matrix_engine ? "matrix." : "vector.",
+          DataTypeName(used), ".gflops_efficiency[",
           EfficiencyRowIndex(rate->second.gflops_efficiency, w.flops, kGFLOP),
           "]@", StageName(static_cast<Stage>(s))));
     }
@@ -71,6 +77,14 @@ Lineage TaskPlanLineage(const Task& task, const TypedProgram& program,
     if (q == 0) continue;
     lineage.sources.push_back("spec:options.recipe");
     break;
+  }
+  bool matrix_work = false;
+  for (const StageWork& w : task.work) {
+    matrix_work = matrix_work || (w.matrix_engine && w.flops != 0);
+  }
+  if (matrix_work && unquantized) {
+    lineage.sources.push_back("spec:options.unquantized_first_blocks");
+    lineage.sources.push_back("spec:options.unquantized_last_blocks");
   }
   bool networked = false;
   for (const auto& phase : plan.net_time) {

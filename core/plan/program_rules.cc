@@ -1,11 +1,15 @@
 #include "core/plan/program_rules.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <variant>
 
 #include "absl/strings/match.h"
 #include "core/base/status_macros.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
+#include "core/schedule/schedule_table.h"
+#include "core/spec/spec_schedule.h"
 
 namespace blueprint {
 
@@ -145,6 +149,31 @@ DataType MatrixDatatype(const Task& task, const TypedProgram& program) {
   return GemmDatatype(program);
 }
 
+double UnquantizedBlockShare(const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
+  const DerivedValues& d = program.derived;
+  const int64_t first = options.unquantized_first_blocks;
+  const int64_t last = options.unquantized_last_blocks;
+  if (options.recipe == QuantizationRecipe::kNone ||
+      (first == 0 && last == 0)) {
+    return 0;
+  }
+  const ScheduleRow& row =
+      ScheduleRowOf(ScheduleKindOf(program.pipeline().schedule));
+  const bool ends_together = d.pipeline == 1 || row.chunks_per_stage == 2;
+  const int64_t held = d.blocks_per_stage * d.stages_per_rank;
+  const int64_t count =
+      std::min(held, ends_together ? first + last : std::max(first, last));
+  return static_cast<double>(count) / static_cast<double>(held);
+}
+
+bool RunsInRecipe(const Task& task, const TypedProgram& program) {
+  const ExecutionOptions& options = program.options();
+  return options.recipe != QuantizationRecipe::kNone &&
+         MatrixDatatype(task, program) ==
+             RecipeOf(options.recipe).gemm_datatype;
+}
+
 QuantizationBytes TaskQuantizationBytes(const Task& task,
                                         const TypedProgram& program) {
   const ExecutionOptions& options = program.options();
@@ -156,9 +185,17 @@ QuantizationBytes TaskQuantizationBytes(const Task& task,
   if (MatrixDatatype(task, program) != recipe.gemm_datatype) return {};
   const double source = BytesPerElement(options.datatype);
   const bool norm_fused = FusedWithItsNorm(task);
+  // The unquantized blocks cast nothing (their GEMMs take the 16-bit
+  // tensors as they are).
+  const double quantized = 1 - UnquantizedBlockShare(program);
   const auto gemm = [&](int64_t m, int64_t n, int64_t k) {
     QuantizationBytes q = GemmQuantizationBytes(recipe, m, n, k, source);
     if (norm_fused) q.forward -= ForwardCastReadBytes(recipe, m, n, source);
+    if (quantized != 1) {
+      q.forward *= quantized;
+      q.backward *= quantized;
+      q.weights *= quantized;
+    }
     return q;
   };
   return std::visit(

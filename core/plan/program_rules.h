@@ -48,10 +48,27 @@ bool NodeDeduplicatedDispatch(const TypedProgram& program);
 // layer, the MoE router; core/spec/corrections.h).
 DataType MatrixDatatype(const Task& task, const TypedProgram& program);
 
+// The share of a rank's blocks that run outside the recipe
+// (options.unquantized_first_blocks / _last_blocks, Megatron-LM's BF16
+// layers): the blocks of the rank that holds the most of them over the
+// blocks it holds. The first and the last blocks sit on one rank at p = 1
+// and where a stage holds both ends of the route (zb_v and dualpipe_v fold
+// it, dualpipe's rank holds stage 0 of one copy and p - 1 of the other);
+// else on the first and the last stages, and the slower sets the pace. For
+// interleaved schedules whose first blocks spread over several stages'
+// first chunks, max(first, last) is an upper bound. 0 without a recipe.
+double UnquantizedBlockShare(const TypedProgram& program);
+
+// Whether the matrix-engine work of `task` runs in the recipe: its
+// MatrixDatatype is the recipe's (the share above runs it in
+// options.datatype instead).
+bool RunsInRecipe(const Task& task, const TypedProgram& program);
+
 // The bytes the recipe's quantization passes of `task` move (a linear
 // layer whose GEMM runs in the recipe's datatype; zero otherwise, and
-// without a recipe or correction kQuantizationPasses): the kernel prices
-// them (TaskPlan::quantize_time) and the report sums them.
+// without a recipe or correction kQuantizationPasses), on the share of the
+// blocks in the recipe (1 - UnquantizedBlockShare): the kernel prices them
+// (TaskPlan::quantize_time) and the report sums them.
 QuantizationBytes TaskQuantizationBytes(const Task& task,
                                         const TypedProgram& program);
 

@@ -1,5 +1,6 @@
 #include "core/spec/check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -517,6 +518,46 @@ void CheckRecipe(const SpecView& view, Collector* out) {
              absl::StrCat("options.gemm_datatype is ", DataTypeName(gemm),
                           ", but options.recipe ", RecipeName(o.recipe),
                           " runs its GEMMs in ", DataTypeName(want)));
+  }
+}
+
+// The recipe's unquantized first and last blocks (Megatron-LM,
+// megatron/core/transformer/transformer_config.py __post_init__): each
+// between 0 and num_layers // p, and none with delayed scaling ("Delayed
+// scaling does not support first / last layer in BF16"); and a recipe to
+// leave, since without one every block runs in options.datatype already.
+void CheckUnquantizedBlocks(const SpecView& view, Collector* out) {
+  const ExecutionOptions& o = *view.options;
+  const int64_t p = view.pipeline->degree;
+  const int64_t most =
+      p > 0 ? std::max<int64_t>(view.model->num_blocks / p, 0) : kMaxCount;
+  const struct {
+    const char* field;
+    int64_t value;
+  } counts[] = {{"options.unquantized_first_blocks", o.unquantized_first_blocks},
+                {"options.unquantized_last_blocks", o.unquantized_last_blocks}};
+  for (const auto& count : counts) {
+    if (count.value < 0 || count.value > most) {
+      out->Add(count.field, ErrorCode::kOutOfRange,
+               absl::StrCat(Named(count.field, count.value),
+                            " must be between 0 and model.num_blocks / "
+                            "parallelism.pipeline.degree (", most,
+                            "), as Megatron-LM requires"));
+      continue;
+    }
+    if (count.value == 0) continue;
+    if (o.recipe == QuantizationRecipe::kNone) {
+      out->Add(count.field, ErrorCode::kInconsistent,
+               absl::StrCat(Named(count.field, count.value),
+                            " needs a recipe to leave, but options.recipe "
+                            "is none"));
+    } else if (o.recipe == QuantizationRecipe::kFp8Delayed) {
+      out->Add(count.field, ErrorCode::kInconsistent,
+               absl::StrCat(Named(count.field, count.value),
+                            " with options.recipe fp8_delayed: delayed "
+                            "scaling does not support blocks outside the "
+                            "recipe (Megatron-LM)"));
+    }
   }
 }
 
@@ -1284,6 +1325,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   CheckDatatype(view, &out);
   CheckGradReduceDatatype(view, &out);
   CheckRecipe(view, &out);
+  CheckUnquantizedBlocks(view, &out);
 
   const std::vector<Dimension> dims = DimensionsOf(view);
   const bool degrees_ok = CheckDegrees(dims, &out);
@@ -1407,6 +1449,13 @@ std::vector<FieldRange> CheckedFieldRanges() {
   integer("batch.global_batch_size", 1, kMaxCount,
           "divisible by the data degree times the microbatch size");
   integer("batch.microbatch_size", 1, kMaxCount, "samples per microbatch");
+  for (const char* ends : {"first", "last"}) {
+    integer(absl::StrCat("options.unquantized_", ends, "_blocks"), 0,
+            kMaxCount,
+            "blocks outside the recipe, their GEMMs in options.datatype: at "
+            "most model.num_blocks / parallelism.pipeline.degree, none with "
+            "fp8_delayed");
+  }
   return out;
 }
 

@@ -394,6 +394,13 @@ struct ExecutionOptions {
   PrecisionAccounting precision = PrecisionAccounting::kCalculon;
   // The recipe of the GEMMs in gemm_datatype (none: unpriced, as before).
   QuantizationRecipe recipe = QuantizationRecipe::kNone;
+  // The first and the last blocks of the model that run outside the recipe,
+  // their GEMMs in `datatype` (Megatron-LM's --first-last-layers-bf16 with
+  // --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16:
+  // megatron/core/fp8_utils.py is_first_last_bf16_layer, fp4_utils.py
+  // get_fp4_context); 0: every block runs in the recipe.
+  int64_t unquantized_first_blocks = 0;
+  int64_t unquantized_last_blocks = 0;
   bool fused_activation = false;
   AttentionType attention = AttentionType::kMultiHead;
   Offload offload;

@@ -185,6 +185,8 @@ Json OptionsToJson(const ExecutionOptions& options) {
           : Json(nullptr);
   out["precision"] = PrecisionName(options.precision);
   out["recipe"] = RecipeName(options.recipe);
+  out["unquantized_first_blocks"] = options.unquantized_first_blocks;
+  out["unquantized_last_blocks"] = options.unquantized_last_blocks;
   out["profile"] = ModelProfileName(options.profile);
   out["fused_activation"] = options.fused_activation;
   out["attention"] = AttentionName(options.attention);
@@ -516,6 +518,15 @@ void ReadOptions(const Json& value, const std::string& path, ModelKeys keys,
       value.contains("recipe")) {
     reader.ReadEnum("recipe", &ParseRecipe, EnumChoices<QuantizationRecipe>(),
                     &out->recipe);
+  }
+  // The recipe's unquantized blocks came after it: absent means 0.
+  for (const auto& [key, target] :
+       {std::pair{"unquantized_first_blocks", &out->unquantized_first_blocks},
+        std::pair{"unquantized_last_blocks", &out->unquantized_last_blocks}}) {
+    if (keys == ModelKeys::kSpecV3 && value.is_object() &&
+        value.contains(key)) {
+      reader.ReadInt(key, target);
+    }
   }
   reader.ReadBool("fused_activation", &out->fused_activation);
   reader.ReadEnum("attention", &ParseAttention, EnumChoices<AttentionType>(),

@@ -67,6 +67,8 @@ TEST(SpecJson, VersionOneDocumentsReadAsCalculonsModel) {
   v1["options"].erase("precision");
   v1["options"].erase("profile");
   v1["options"].erase("recipe");
+  v1["options"].erase("unquantized_first_blocks");
+  v1["options"].erase("unquantized_last_blocks");
   v1["options"].erase("gemm_datatype");
   v1["options"].erase("weight_datatype");
   v1["options"].erase("grad_reduce_datatype");

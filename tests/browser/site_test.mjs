@@ -258,6 +258,43 @@ try {
   console.log('ok: MoE, ep, cp and ZeRO-3 in the form and the communication table');
   await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
 
+  // 2d. The precision recipes: the NVFP4 golden mapping with its BF16
+  // layers (imported by the CLI) shows the CLI's figures; the recipe
+  // selector (metadata's choices, 1b) switched to mxfp8 names the GEMM
+  // datatype as the checker does, and with float8 GEMMs and every block in
+  // the recipe the figures are the CLI's again.
+  const recipeCase = path.join(goldenCases, 'megatron_llama31_70b_gb200_nvfp4_bf16_layers');
+  const imported = cli('import', 'megatron', '--system', path.join(recipeCase, 'sys.json'),
+                       '--', ...readFileSync(path.join(recipeCase, 'megatron.txt'), 'utf8')
+                           .trim().split(/\s+/));
+  assert.equal(imported.code, 0, imported.stderr);
+  const recipe = JSON.parse(imported.stdout);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(recipe))}`);
+  await expectFigures(page, recipe, 'NVFP4 with BF16 layers');
+  assert.equal(await page.getByLabel('Low-precision recipe', {exact: true}).inputValue(), 'nvfp4');
+  assert.equal(await page.getByLabel('Last blocks outside the recipe', {exact: true}).inputValue(),
+               '2');
+  await page.getByLabel('Low-precision recipe', {exact: true}).selectOption('mxfp8');
+  recipe.options.recipe = 'mxfp8';
+  await nextFrames(page);
+  const recipeCheck = cli('check', specFile(recipe));
+  assert.equal(recipeCheck.code, 2);
+  const gemmError = recipeCheck.stderr.split('\n').find(
+      (l) => l.startsWith('error: options.gemm_datatype'));
+  assert.ok(gemmError, `no gemm_datatype error from the CLI: ${recipeCheck.stderr}`);
+  assert.ok((await fieldError(page, 'GEMM datatype (FP8/FP4 training)')).includes(gemmError.slice(7)),
+            'the recipe\'s datatype error is shown next to the GEMM datatype');
+  await page.getByLabel('GEMM datatype (FP8/FP4 training)', {exact: true}).selectOption('float8');
+  await page.getByLabel('First blocks outside the recipe', {exact: true}).fill('0');
+  await page.getByLabel('Last blocks outside the recipe', {exact: true}).fill('0');
+  Object.assign(recipe.options, {gemm_datatype: 'float8', unquantized_first_blocks: 0,
+                                 unquantized_last_blocks: 0});
+  await nextFrames(page);
+  await expectFigures(page, recipe, 'MXFP8 chosen in the form');
+  await expectHash(page, recipe, 'MXFP8 chosen in the form');
+  console.log(`ok: the recipe selector: nvfp4 with BF16 layers, then mxfp8 (${gemmError.slice(7)})`);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
+
   // 3. Form edits update every figure within a frame, and the URL.
   await page.getByLabel('Global batch size', {exact: true}).fill('256');
   spec.batch.global_batch_size = 256;
