@@ -108,9 +108,9 @@ void CheckCalculonRoundTrip(const TypedProgram& program) {
 }
 
 // Whether Calculon's execution file can say what the spec's parallelism
-// does: no context or expert parallelism (their fields at their defaults)
-// and no sharding beyond Calculon's optimizer_sharding, ZeRO-1 over every
-// data-parallel rank. (The model's architecture beyond Calculon's block is
+// does: no context or expert parallelism (their fields at their defaults),
+// no sharding beyond Calculon's optimizer_sharding, ZeRO-1 over every
+// data-parallel rank, and no explicit stage layout (stage_blocks). (The model's architecture beyond Calculon's block is
 // dropped on both sides, AsCalculonSeesIt.)
 bool CalculonExpresses(const MappingSpec& spec) {
   return std::visit(
@@ -119,7 +119,8 @@ bool CalculonExpresses(const MappingSpec& spec) {
                    const ContextParallel context;
                    const ExpertParallel expert;
                    const DataSharding& sharding = p.data.sharding;
-                   return p.context.degree == context.degree &&
+                   return p.pipeline.stage_blocks.empty() &&
+                          p.context.degree == context.degree &&
                           p.context.exchange == context.exchange &&
                           p.context.network_tier == context.network_tier &&
                           p.expert.degree == expert.degree &&
@@ -129,7 +130,9 @@ bool CalculonExpresses(const MappingSpec& spec) {
                            (std::holds_alternative<ShardOptimizer>(sharding) &&
                             std::get<ShardOptimizer>(sharding).group == 0));
                  },
-                 [](const TransformerInferenceMappingSpec&) { return true; }},
+                 [](const TransformerInferenceMappingSpec& s) {
+                   return s.parallelism.pipeline.stage_blocks.empty();
+                 }},
       spec);
 }
 

@@ -27,6 +27,7 @@
 #include "core/base/parse_int.h"
 #include "core/base/quote.h"
 #include "core/spec/derive.h"
+#include "core/adapters/megatron_layout.h"
 #include "re2/re2.h"
 
 namespace blueprint {
@@ -215,6 +216,27 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "`1f1b` (`single_stage` when p = 1)",
        "layers per model chunk L: interleaved with v = `--num-layers` / p / L, "
        "which must divide evenly"},
+      {"--decoder-first-pipeline-num-layers", Kind::kPositiveInteger, {},
+       "parallelism.pipeline.stage_blocks", "the even split",
+       "transformer layers of the first pipeline rank (over its v chunks); "
+       "the middle ranks split the rest evenly, as Megatron-LM does"},
+      {"--decoder-last-pipeline-num-layers", Kind::kPositiveInteger, {},
+       "parallelism.pipeline.stage_blocks", "the even split",
+       "transformer layers of the last pipeline rank (over its v chunks)"},
+      {"--account-for-embedding-in-pipeline-split", Kind::kSwitch, {},
+       "parallelism.pipeline.stage_blocks", "off",
+       "the embedding counts as a layer of the even split: the first chunk "
+       "holds one block fewer"},
+      {"--account-for-loss-in-pipeline-split", Kind::kSwitch, {},
+       "parallelism.pipeline.stage_blocks", "off",
+       "the loss counts as a layer of the even split: the last chunk holds "
+       "one block fewer"},
+      {"--pipeline-model-parallel-layout", Kind::kText, {},
+       "parallelism.pipeline.stage_blocks", "the even split",
+       "Megatron-LM's layout string, e.g. `Et*3|(tt|)*29,m|L`: `E` "
+       "embedding, `t` transformer layer, `m` MTP, `L` loss, `|` between "
+       "stages (p * v of them, in model order), `(X)*N` and `c*N` repeat; "
+       "sets v"},
       {"--context-parallel-size", Kind::kPositiveInteger, {},
        "parallelism.context.degree", "1",
        "context-parallel degree cp: each sequence split over cp ranks (on "
@@ -443,6 +465,9 @@ std::string MegatronFlagsMarkdown() {
         break;
       case Kind::kLayerPattern:
         value = "positive integer or list expression";
+        break;
+      case Kind::kText:
+        value = "text";
         break;
     }
     absl::StrAppend(&out, "| `", flag.name, "` | ", cell(value), " | `",
@@ -792,6 +817,12 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       parsed.Set(flag, std::move(parsed_number));
       continue;
     }
+    if (info->kind == Kind::kText) {
+      Value text;
+      text.pattern = value;
+      parsed.Set(flag, std::move(text));
+      continue;
+    }
     if (info->kind == Kind::kLayerPattern &&
         value.find('[') != std::string::npos) {
       // Megatron-LM evaluates a value holding '[' as a list expression.
@@ -930,6 +961,7 @@ std::optional<Value> AbsentValue(const MegatronFlag& flag) {
       return Value{};
     case Kind::kNumber:
     case Kind::kLayerPattern:
+    case Kind::kText:
       return std::nullopt;  // their rules say what holds without them
     case Kind::kCount:
       if (flag.absent == "0") return Value{};
@@ -1428,6 +1460,30 @@ void DispatcherRules(Conversion* c) {
                           : ExpertDispatcher::kDeepEp;
 }
 
+// The pipeline layout flags' values (megatron_layout.h).
+PipelineLayoutFlags PipelineLayoutFlagsOf(const ParsedFlags& flags,
+                                          int64_t layers, int64_t mtp_layers,
+                                          int64_t p, int64_t v,
+                                          bool virtual_given) {
+  PipelineLayoutFlags f;
+  f.num_layers = layers;
+  f.mtp_layers = mtp_layers;
+  f.pipeline = p;
+  f.virtual_stages = v;
+  f.virtual_given = virtual_given;
+  f.layers_per_virtual_stage =
+      flags.Integer("--num-layers-per-virtual-pipeline-stage");
+  f.first = flags.Integer("--decoder-first-pipeline-num-layers");
+  f.last = flags.Integer("--decoder-last-pipeline-num-layers");
+  f.account_embedding =
+      flags.Switch("--account-for-embedding-in-pipeline-split");
+  f.account_loss = flags.Switch("--account-for-loss-in-pipeline-split");
+  if (const Value* layout = flags.Find("--pipeline-model-parallel-layout")) {
+    f.layout = layout->pattern;
+  }
+  return f;
+}
+
 // The data degree, the schedule, recompute, TP communication and the knobs
 // Megatron-LM has no flag for.
 void ParallelismRules(const System& system, Conversion* c) {
@@ -1483,6 +1539,10 @@ void ParallelismRules(const System& system, Conversion* c) {
                                     : " cannot be given together"));
   } else if (chunks) {
     v = *chunks;
+  } else if (layers_per_virtual && layers &&
+             (flags.Switch("--account-for-embedding-in-pipeline-split") ||
+              flags.Switch("--account-for-loss-in-pipeline-split"))) {
+    // The stage layout's rule counts the embedding and loss first.
   } else if (layers_per_virtual && layers) {
     if (*layers % p != 0) {
       c->Error("--num-layers-per-virtual-pipeline-stage",
@@ -1505,6 +1565,15 @@ void ParallelismRules(const System& system, Conversion* c) {
     } else {
       v = *layers / p / *layers_per_virtual;
     }
+  }
+  if (layers) {
+    PipelineLayout layout = PipelineLayoutOf(PipelineLayoutFlagsOf(
+        flags, *layers, c->spec.model.mtp_layers, p, v, !chunk_flags.empty()));
+    c->errors.insert(c->errors.end(), layout.errors.begin(),
+                     layout.errors.end());
+    c->notes.insert(c->notes.end(), layout.notes.begin(), layout.notes.end());
+    v = layout.virtual_stages;
+    parallelism.pipeline.stage_blocks = std::move(layout.stage_blocks);
   }
   if (v > 1) {
     parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{v};

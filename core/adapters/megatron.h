@@ -108,6 +108,9 @@ enum class MegatronFlagKind {
   // "--flag EXPR", a Python list of 0s and 1s (layer_pattern.h).
   kLayerPattern,
   kSwitch,  // "--flag" alone (argparse store_true)
+  // "--flag TEXT": any one word, judged by the flag's rule (the pipeline
+  // layout string, megatron_layout.h).
+  kText,
 };
 
 // The `absent` of a flag that must be given.
@@ -121,7 +124,8 @@ struct MegatronFlagValue {
   double number = 0;    // kNumber
   std::string choice;   // kChoice, kChoicePerLayer: one of the choices ("" when
                         // absent)
-  std::string pattern;  // kLayerPattern: the list, one '0' or '1' per block
+  std::string pattern;  // kLayerPattern: the list, one '0' or '1' per block;
+                        // kText: the word as given
 };
 
 // One accepted flag.

@@ -93,6 +93,11 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
                   : flag.kind == MegatronFlagKind::kNumber        ? "float"
                                                            : "moe_freq_type");
         break;
+      case MegatronFlagKind::kText:
+        EXPECT_EQ(entry->arity.min, 1);
+        EXPECT_EQ(entry->arity.max, 1);
+        EXPECT_EQ(absl::string_view(entry->value_type), "str");
+        break;
       case MegatronFlagKind::kChoicePerLayer:
         // argparse's nargs='+' of any str: Megatron-LM checks the words later.
         EXPECT_EQ(entry->arity.min, 1);

@@ -398,7 +398,7 @@ TEST(Megatron, LongAndNonUtf8ValuesAreCutAndEscaped) {
 }
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 70u);
+  EXPECT_EQ(MegatronFlagNames().size(), 75u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -1478,11 +1478,12 @@ const nlohmann::json* AtPath(const nlohmann::json& json,
 }
 
 TEST(Megatron, TableRowsAreWellFormed) {
-  // With experts and latent attention, so that their fields are printed.
+  // With experts, latent attention and a stage layout, so that their
+  // fields are printed.
   absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
       Args("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
            "--seq-length 1024 --micro-batch-size 2 --num-experts 4 "
-           "--multi-latent-attention"),
+           "--multi-latent-attention --account-for-loss-in-pipeline-split"),
       A100());
   ASSERT_TRUE(spec.ok()) << spec.status();
   const nlohmann::json canonical = nlohmann::json::parse(SpecToJson(*spec));

@@ -1127,6 +1127,13 @@ void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
   if (!kind.has_value() || !degrees_ok) return;
   const std::string field = "parallelism.pipeline.schedule";
   const std::string name = PipelineScheduleName(view.pipeline->schedule);
+  if (!view.pipeline->stage_blocks.empty()) {
+    out->Add("parallelism.pipeline.stage_blocks", ErrorCode::kUnsupported,
+             absl::StrCat("parallelism.pipeline.stage_blocks cannot be "
+                          "combined with ", field, " ", name,
+                          ": the simulated schedules price equal stages; "
+                          "use 1f1b or interleaved_1f1b"));
+  }
   if (view.pipeline->stage_layout == StageLayout::kUneven) {
     out->Add("parallelism.pipeline.stage_layout", ErrorCode::kUnsupported,
              absl::StrCat("parallelism.pipeline.stage_layout uneven cannot be "
@@ -1174,6 +1181,71 @@ std::string OffloadNames(const Offload& offload) {
   return absl::StrJoin(names, ", ");
 }
 
+void CheckOffloadFits(const SpecView& view, int64_t per_stage,
+                      Collector* out) {
+  const Offload& offload = view.options->offload;
+  if (!OffloadFits(offload, per_stage)) {
+    out->Add("options.offload", ErrorCode::kUnsupported,
+             absl::StrCat("options.offload (", OffloadNames(offload),
+                          ") requires blocks_per_stage >= ",
+                          kMinOffloadBlocksPerStage, " (got ", per_stage, ")"));
+  }
+}
+
+// An explicit layout (parallelism.pipeline.stage_blocks): Megatron-LM's
+// rules for a custom layout (pipeline_parallel_layer_layout.py
+// PipelineParallelLayerLayout.__init__ and validate_layer_layout: p * v
+// stages; the decoder layers counted once, summing to num_layers; a stage
+// may hold none, as "L" alone does). True when it holds.
+bool CheckStageBlocks(const SpecView& view, int64_t v, Collector* out) {
+  const std::string path = "parallelism.pipeline.stage_blocks";
+  const std::vector<int64_t>& blocks = view.pipeline->stage_blocks;
+  const int64_t p = view.pipeline->degree;
+  const int64_t nb = view.model->num_blocks;
+  bool ok = true;
+  if (view.pipeline->stage_layout != StageLayout::kEven) {
+    out->Add("parallelism.pipeline.stage_layout", ErrorCode::kInconsistent,
+             absl::StrCat("parallelism.pipeline.stage_layout ",
+                          StageLayoutName(view.pipeline->stage_layout),
+                          " cannot be combined with ", path,
+                          ", which lays the blocks out itself; use even"));
+    ok = false;
+  }
+  const std::optional<int64_t> stages = CheckedMul(p, v);
+  if (!stages || static_cast<int64_t>(blocks.size()) != *stages) {
+    out->Add(path, ErrorCode::kInconsistent,
+             absl::StrCat(path, " has ", blocks.size(),
+                          " entries but needs one per pipeline stage and "
+                          "virtual stage: ",
+                          Named("parallelism.pipeline.degree", p), " * ", v,
+                          " virtual stages of ",
+                          PipelineScheduleName(view.pipeline->schedule)));
+    ok = false;
+  }
+  int64_t sum = 0;
+  bool sum_ok = true;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const std::string entry = absl::StrCat(path, "[", k, "]");
+    if (blocks[k] < 0) {
+      out->Add(entry, ErrorCode::kOutOfRange,
+               absl::StrCat(Named(entry, blocks[k]), " must be at least 0"));
+      ok = sum_ok = false;
+    } else if (!out->RequireAtMostMaxCount(entry, blocks[k])) {
+      ok = sum_ok = false;
+    } else {
+      sum += blocks[k];  // at most 4096 * 2^31: no overflow
+    }
+  }
+  if (sum_ok && sum != nb) {
+    out->Add(path, ErrorCode::kInconsistent,
+             absl::StrCat(path, " sums to ", sum, " blocks but ",
+                          Named("model.num_blocks", nb),
+                          ": every block sits on exactly one stage"));
+    ok = false;
+  }
+  return ok;
+}
+
 // Blocks per stage and per virtual chunk (Calculon's compile()).
 void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   const int64_t p = view.pipeline->degree;
@@ -1181,6 +1253,13 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
   if (p < 1 || nb < 1) return;
   const std::string degree = Named("parallelism.pipeline.degree", p);
   const std::string blocks = Named("model.num_blocks", nb);
+  if (!view.pipeline->stage_blocks.empty()) {
+    if (CheckStageBlocks(view, v, out)) {
+      CheckOffloadFits(view, MostRankBlocks(view.pipeline->stage_blocks, p),
+                       out);
+    }
+    return;
+  }
   const int64_t remainder = nb % p;
   switch (view.pipeline->stage_layout) {
     case StageLayout::kEven:
@@ -1217,13 +1296,7 @@ void CheckStages(const SpecView& view, int64_t v, Collector* out) {
                           " blocks_per_stage (", per_stage, ")"));
   }
 
-  const Offload& offload = view.options->offload;
-  if (!OffloadFits(offload, per_stage)) {
-    out->Add("options.offload", ErrorCode::kUnsupported,
-             absl::StrCat("options.offload (", OffloadNames(offload),
-                          ") requires blocks_per_stage >= ",
-                          kMinOffloadBlocksPerStage, " (got ", per_stage, ")"));
-  }
+  CheckOffloadFits(view, per_stage, out);
 }
 
 void CheckOptions(const SpecView& view, Collector* out) {

@@ -155,6 +155,62 @@ TEST(CheckSpec, UnevenLayoutAllowsMoreStagesThanBlocks) {
   EXPECT_EQ(program->derived.bubble_reduction_blocks, 3);
 }
 
+// An explicit layout (Megatron-LM's): the busiest rank paces the pipeline
+// and the others' missing blocks shorten a 1F1B bubble.
+TEST(CheckSpec, ExplicitStageBlocksDeriveTheBusiestRank) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();  // 96 blocks, p 8
+  spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
+  spec.parallelism.pipeline.stage_blocks = {11, 12, 12, 12, 12, 12, 12, 13};
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  EXPECT_EQ(program->derived.blocks_per_stage, 13);
+  EXPECT_EQ(program->derived.blocks_per_chunk, 13);
+  EXPECT_EQ(program->derived.bubble_reduction_blocks, 8 * 13 - 96);
+  // Interleaved: entry k on rank k % p; rank 0 holds 7 + 6 = 13 blocks,
+  // priced as two chunks of 7; the interleaved bubble keeps its chunks.
+  spec.parallelism.pipeline.schedule = InterleavedOneForwardOneBackward{2};
+  spec.parallelism.pipeline.stage_blocks = {7, 6, 6, 6, 6, 6, 6, 5,
+                                            6, 6, 6, 6, 6, 6, 6, 6};
+  program = CheckSpec(spec);
+  ASSERT_THAT(program, IsOk());
+  EXPECT_EQ(program->derived.blocks_per_stage, 13);
+  EXPECT_EQ(program->derived.blocks_per_chunk, 7);
+  EXPECT_EQ(program->derived.bubble_reduction_blocks, 0);
+}
+
+TEST(CheckSpec, ExplicitStageBlocksReportEveryViolation) {
+  TransformerTrainingMappingSpec spec = Gpt3Training();
+  spec.parallelism.pipeline.schedule = OneForwardOneBackward{};
+  spec.parallelism.pipeline.stage_layout = StageLayout::kUneven;
+  spec.parallelism.pipeline.stage_blocks = {-1, 12, 12};
+  EXPECT_EQ(
+      Messages(spec),
+      (std::vector<std::string>{
+          "parallelism.pipeline.stage_layout uneven cannot be combined with "
+          "parallelism.pipeline.stage_blocks, which lays the blocks out "
+          "itself; use even",
+          "parallelism.pipeline.stage_blocks has 3 entries but needs one per "
+          "pipeline stage and virtual stage: parallelism.pipeline.degree (8) "
+          "* 1 virtual stages of 1f1b",
+          "parallelism.pipeline.stage_blocks[0] (-1) must be at least 0"}));
+  spec.parallelism.pipeline.stage_layout = StageLayout::kEven;
+  spec.parallelism.pipeline.stage_blocks = {12, 12, 12, 12, 12, 12, 12, 13};
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.stage_blocks sums to 97 blocks but "
+                "model.num_blocks (96): every block sits on exactly one "
+                "stage"});
+  // The simulated schedules price equal stages.
+  spec.parallelism.pipeline.schedule = GPipe{};
+  spec.parallelism.pipeline.stage_blocks = {12, 12, 12, 12, 12, 12, 12, 12};
+  EXPECT_EQ(Messages(spec),
+            std::vector<std::string>{
+                "parallelism.pipeline.stage_blocks cannot be combined with "
+                "parallelism.pipeline.schedule gpipe: the simulated "
+                "schedules price equal stages; use 1f1b or "
+                "interleaved_1f1b"});
+}
+
 // One rule per row: the code, the mutation, the field and the exact message.
 struct RuleCase {
   const char* name;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "core/base/status_macros.h"
 #include "core/schedule/schedule_table.h"
@@ -85,6 +86,15 @@ DerivedValues Derive(const SpecView& s) {
   if (s.context != nullptr) dv.context_network = s.context->network_tier;
   dv.moe_blocks = MoeBlocks(*s.model);
   dv.stage_moe_blocks = StageMoeBlocks(*s.model, p);
+  const std::vector<int64_t>& layout = s.pipeline->stage_blocks;
+  if (!layout.empty()) {
+    const int64_t most = MostRankBlocks(layout, p);
+    dv.blocks_per_stage = most;
+    dv.blocks_per_chunk = LayoutBlocksPerChunk(most, dv.virtual_stages);
+    dv.bubble_reduction_blocks =
+        LayoutBubbleReduction(nb, p, dv.virtual_stages, most);
+    dv.stage_moe_blocks = LayoutStageMoeBlocks(*s.model, layout, p);
+  }
   return dv;
 }
 
@@ -143,6 +153,37 @@ int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline) {
     most = count > most ? count : most;
   }
   return most;
+}
+
+int64_t MostRankBlocks(const std::vector<int64_t>& stage_blocks,
+                       int64_t pipeline) {
+  std::vector<int64_t> rank(static_cast<size_t>(pipeline), 0);
+  for (size_t k = 0; k < stage_blocks.size(); ++k) {
+    rank[k % rank.size()] += stage_blocks[k];
+  }
+  return *std::max_element(rank.begin(), rank.end());
+}
+
+int64_t LayoutStageMoeBlocks(const TransformerModel& model,
+                             const std::vector<int64_t>& stage_blocks,
+                             int64_t pipeline) {
+  if (!model.moe.has_value()) return 0;
+  if (model.moe->layer_pattern.empty()) {
+    return MostRankBlocks(stage_blocks, pipeline);
+  }
+  // The pattern's slice of each entry, in model order, counted on its rank.
+  const std::string& pattern = model.moe->layer_pattern;
+  const int64_t length = static_cast<int64_t>(pattern.size());
+  std::vector<int64_t> rank(static_cast<size_t>(pipeline), 0);
+  int64_t first = 0;
+  for (size_t k = 0; k < stage_blocks.size(); ++k) {
+    const int64_t begin = std::min(first, length);
+    const int64_t end = std::min(first + stage_blocks[k], length);
+    rank[k % rank.size()] +=
+        CountOnes(pattern.data() + begin, pattern.data() + end);
+    first += stage_blocks[k];
+  }
+  return *std::max_element(rank.begin(), rank.end());
 }
 
 int64_t VirtualStages(const PipelineSchedule& schedule) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "core/base/checked_math.h"
 #include "core/base/status_macros.h"
@@ -40,6 +41,32 @@ inline int64_t BubbleReductionBlocks(int64_t num_blocks, int64_t pipeline) {
   return remainder != 0 ? pipeline - remainder : 0;
 }
 
+// An explicit stage layout (PipelineParallel::stage_blocks, p * v entries
+// in model order, entry k on rank k % p), its figures on the busiest rank:
+// MostRankBlocks, the most blocks one pipeline rank holds (the stage that
+// paces the pipeline and needs the most memory); LayoutBlocksPerChunk, that
+// rank's blocks over its v chunks, rounded up (the analyses price v equal
+// chunks, so a rank's unequal chunks are priced as its mean chunk, rounded
+// up: never less work than the busiest rank does); LayoutBubbleReduction,
+// the blocks the other stages lack (p * most - num_blocks), by which the
+// fill and drain of a 1F1B pipeline are shorter: its makespan is
+// (m - 1) * slowest + the sum of all stages, so the (p - 1) chunks of the
+// bubble lose them; 0 with v > 1 (the interleaved fill and drain are
+// priced at the busiest rank's chunks). The layout must be one the checker
+// accepts (entries >= 0 summing to num_blocks).
+int64_t MostRankBlocks(const std::vector<int64_t>& stage_blocks,
+                       int64_t pipeline);
+inline int64_t LayoutBlocksPerChunk(int64_t most_rank_blocks,
+                                    int64_t virtual_stages) {
+  return most_rank_blocks / virtual_stages +
+         (most_rank_blocks % virtual_stages != 0 ? 1 : 0);
+}
+inline int64_t LayoutBubbleReduction(int64_t num_blocks, int64_t pipeline,
+                                     int64_t virtual_stages,
+                                     int64_t most_rank_blocks) {
+  return virtual_stages == 1 ? pipeline * most_rank_blocks - num_blocks : 0;
+}
+
 // ShardingStageOf: the ZeRO stage of a sharding; ShardingGroupOf: the ranks
 // that share one copy of the sharded state (group 0: all `data` ranks; 1
 // without sharding).
@@ -59,6 +86,11 @@ inline int64_t ExpertTensorDegree(const ExpertParallel& expert,
 bool IsMoeBlock(const TransformerModel& model, int64_t block);
 int64_t MoeBlocks(const TransformerModel& model);
 int64_t StageMoeBlocks(const TransformerModel& model, int64_t pipeline);
+// LayoutStageMoeBlocks: the same for an explicit layout (a rank's chunks
+// summed).
+int64_t LayoutStageMoeBlocks(const TransformerModel& model,
+                             const std::vector<int64_t>& stage_blocks,
+                             int64_t pipeline);
 
 // VirtualStages: the chunks of a microbatch's route per stage of a schedule
 // (v of interleaved_1f1b and forward_only; the schedule table row's fixed v

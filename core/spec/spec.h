@@ -261,11 +261,24 @@ using PipelineSchedule =
 // the bubble shortened by the missing blocks. Only used when the spec says so.
 enum class StageLayout { kEven, kUneven };
 
+// kMaxStageBlocksEntries: the most entries `stage_blocks` may hold (p * v of
+// a checked spec is far below it; the bound keeps a hostile document from
+// making the checker and the analyses loop over a huge list).
+inline constexpr int64_t kMaxStageBlocksEntries = 4096;
+
 struct PipelineParallel {
   int64_t degree = 1;
   PipelineSchedule schedule = SingleStage{};
   int64_t network_tier = 0;
   StageLayout stage_layout = StageLayout::kEven;
+  // An explicit layout: the transformer blocks of each (virtual) stage, p * v
+  // entries in model order, entry k on pipeline rank k % p as its chunk
+  // k / p (Megatron-LM's pipeline_parallel_layer_layout.py
+  // PipelineParallelLayerLayout: stage index vp_rank * pp + pp_rank). The
+  // embedding always sits on entry 0's stage and the loss (output layer,
+  // MTP) on the last entry's; a recipe that counts them as layers gives
+  // those stages fewer blocks. Empty: the blocks split by stage_layout.
+  std::vector<int64_t> stage_blocks;
 };
 
 // What the data-parallel ranks shard (ZeRO stages, the sum type of the

@@ -118,6 +118,11 @@ Json PipelineToJson(const PipelineParallel& pipeline) {
   out["schedule"] = ScheduleToJson(pipeline.schedule);
   out["network_tier"] = pipeline.network_tier;
   out["stage_layout"] = StageLayoutName(pipeline.stage_layout);
+  // Written only when given, so that every spec without one prints as it
+  // did before the field existed.
+  if (!pipeline.stage_blocks.empty()) {
+    out["stage_blocks"] = pipeline.stage_blocks;
+  }
   return out;
 }
 
@@ -398,6 +403,31 @@ void ReadTensor(const Json& value, const std::string& path,
   reader.RejectUnknownKeys();
 }
 
+// An array of at most kMaxStageBlocksEntries integers; the checker judges
+// their values.
+void ReadStageBlocks(const Json& value, const std::string& path,
+                     std::vector<FieldError>* errors,
+                     std::vector<int64_t>* out) {
+  if (!value.is_array() || value.empty() ||
+      value.size() > static_cast<size_t>(kMaxStageBlocksEntries)) {
+    errors->push_back(
+        {path,
+         absl::StrCat(path, ": expected an array of 1 to ",
+                      kMaxStageBlocksEntries,
+                      " block counts (one per pipeline stage and virtual "
+                      "stage), got ",
+                      JsonSnippet(value)),
+         ErrorCode::kWrongType});
+    return;
+  }
+  std::vector<int64_t> blocks(value.size(), 0);
+  bool ok = true;
+  for (size_t i = 0; i < value.size(); ++i) {
+    ok = JsonToInt(value[i], ElementPath(path, i), errors, &blocks[i]) && ok;
+  }
+  if (ok) *out = std::move(blocks);
+}
+
 void ReadPipeline(const Json& value, const std::string& path,
                   std::vector<FieldError>* errors, PipelineParallel* out) {
   JsonObjectReader reader(value, path, errors);
@@ -408,6 +438,11 @@ void ReadPipeline(const Json& value, const std::string& path,
   reader.ReadInt("network_tier", &out->network_tier);
   reader.ReadEnum("stage_layout", &ParseStageLayout, EnumChoices<StageLayout>(),
                   &out->stage_layout);
+  // Optional (absent: no explicit layout).
+  if (value.is_object() && value.contains("stage_blocks")) {
+    ReadStageBlocks(*reader.Member("stage_blocks"),
+                    reader.PathOf("stage_blocks"), errors, &out->stage_blocks);
+  }
   reader.RejectUnknownKeys();
 }
 

@@ -141,6 +141,36 @@ TEST(SpecJson, RoundTripsEveryAlternative) {
   }
 }
 
+// An explicit layout prints only when given, and round-trips; a bad one
+// names each bad entry.
+TEST(SpecJson, StageBlocksRoundTripAndAbsentPrintsNothing) {
+  TransformerTrainingMappingSpec spec;
+  EXPECT_EQ(SpecToJson(spec).find("stage_blocks"), std::string::npos);
+  spec.parallelism.pipeline.stage_blocks = {5, 6, 6, 5};
+  const std::string text = SpecToJson(spec);
+  absl::StatusOr<MappingSpec> back = ParseSpecJson(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(std::get<TransformerTrainingMappingSpec>(*back)
+                .parallelism.pipeline.stage_blocks,
+            (std::vector<int64_t>{5, 6, 6, 5}));
+  EXPECT_EQ(SpecToJson(*back), text);
+  std::string bad = text;
+  const std::string from = "\"stage_blocks\": [";
+  const size_t key = bad.find(from);
+  ASSERT_NE(key, std::string::npos);
+  bad.replace(key, from.size(), "\"stage_blocks\": [\"x\", 1.5, ");
+  const absl::StatusOr<MappingSpec> rejected = ParseSpecJson(bad);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_NE(std::string(rejected.status().message())
+                .find("parallelism.pipeline.stage_blocks[0]"),
+            std::string::npos)
+      << rejected.status();
+  EXPECT_NE(std::string(rejected.status().message())
+                .find("parallelism.pipeline.stage_blocks[1]"),
+            std::string::npos)
+      << rejected.status();
+}
+
 TEST(SpecJson, ShortestDoublesSurviveTheRoundTrip) {
   absl::StatusOr<MappingSpec> spec = ParseSpecJson(ReadFile(kExample));
   ASSERT_THAT(spec, IsOk());
