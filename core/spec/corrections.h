@@ -118,9 +118,17 @@ enum class Correction {
   // (megatron/core/transformer/moe/router.py, Router.gating); only TE
   // modules run under fp8_autocast.
   kHeadAndRouterInDatatype,
+  // A GEMM runs at most at the GPU's maximum achievable matmul rate in its
+  // datatype (a system's matrix.<datatype>.achievable_tflops), the best
+  // rate over GEMM shapes that a sweep of torch.mm measures: 70-87% of the
+  // datasheet peak (stas00/ml-engineering compute/accelerator/README.md,
+  // "Maximum Achievable Matmul FLOPS comparison table";
+  // ../shared/hardware/anchors.csv), where Calculon's size table gives
+  // large GEMMs 0.95 of it. Smaller GEMMs keep the table's lower rates.
+  kAchievableMatmulRate,
 };
 
-inline constexpr int kCorrectionCount = 12;
+inline constexpr int kCorrectionCount = 13;
 
 struct CorrectionInfo {
   Correction correction;
@@ -165,6 +173,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kHeadAndRouterInDatatype, "head_and_router_in_datatype",
      "Megatron-LM core gpt_model.py (output_layer: ColumnParallelLinear) and "
      "moe/router.py (gating: torch linear): outside fp8_autocast"},
+    {Correction::kAchievableMatmulRate, "achievable_matmul_rate",
+     "stas00/ml-engineering compute/accelerator/README.md, Maximum "
+     "Achievable Matmul FLOPS (MAMF) table (mamf-finder.py)"},
 };
 
 // Which corrections are on: a set of Correction values.
