@@ -56,10 +56,10 @@ TEST(PlanPortable, AchievableMatmulRateBoundsGemmsOnlyWhenOn) {
   absl::StatusOr<TypedProgram> program = TestProgram(TestMapping{});
   ASSERT_THAT(program, IsOk());
   auto& spec = std::get<TransformerTrainingMappingSpec>(program->spec);
-  const ProcessorRate& rate = spec.system.matrix.rates.at(DataType::kFloat16);
-  const double table = rate.tflops * 0.95;
-  spec.system.matrix.rates[DataType::kFloat16].achievable_tflops =
-      table / 2;
+  // Below the table's lowest row (0.1 of peak): the bound rules any GEMM.
+  const double bound =
+      spec.system.matrix.rates.at(DataType::kFloat16).tflops * 0.01;
+  spec.system.matrix.rates[DataType::kFloat16].achievable_tflops = bound;
   absl::StatusOr<DistributedTaskIR> ir =
       LowerTensorParallelBlock().Run(*program);
   ASSERT_THAT(ir, IsOk());
@@ -69,7 +69,7 @@ TEST(PlanPortable, AchievableMatmulRateBoundsGemmsOnlyWhenOn) {
   }
   ASSERT_GE(query, 0);
   const double flops = ir->tasks[static_cast<size_t>(query)].work[0].flops;
-  ASSERT_GE(flops, 128e9);  // in the table's 0.95 row
+  ASSERT_GT(flops, 0);
   absl::StatusOr<PortablePlanIR> off = PlanPortable().Run(*ir, *program);
   ASSERT_THAT(off, IsOk());
   program->corrections.Set(Correction::kAchievableMatmulRate, true);
@@ -78,8 +78,10 @@ TEST(PlanPortable, AchievableMatmulRateBoundsGemmsOnlyWhenOn) {
   const auto fw = [&](const PortablePlanIR& plan) {
     return plan.tasks[static_cast<size_t>(query)].flop_time[0];
   };
-  BP_EXPECT_DOUBLE_EQ(fw(*off), flops / (table * 1e12));
-  BP_EXPECT_DOUBLE_EQ(fw(*on), 2 * fw(*off));
+  BP_EXPECT_DOUBLE_EQ(
+      fw(*off),
+      FlopTime(spec.system.matrix, DataType::kFloat16, flops));
+  BP_EXPECT_DOUBLE_EQ(fw(*on), flops / (bound * 1e12));
 }
 
 // MODEL.md §4.1: A100 NVLink all-reduce is 10us + 2S(n-1)/n / 195e9, IB any
