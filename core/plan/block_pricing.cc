@@ -129,25 +129,35 @@ bool BlockPrices::Supports(const DistributedTaskIR& tasks) {
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
                          const TypedProgram& program) {
   const DataType datatype = program.options().datatype;
+  const bool achievable =
+      program.corrections.On(Correction::kAchievableMatmulRate);
   Rates rates = RatesOf(program.system(), GemmDatatype(program),
-                        AttentionDatatype(program), datatype);
+                        AttentionDatatype(program), datatype, achievable);
   rates.program = &program;
   rates.datatype_matrix = EngineRate(program.system().matrix, datatype);
   rates.no_datatype_matrix_time = FlopTime(rates.datatype_matrix, 0.0);
   rates.unquantized_share = UnquantizedBlockShare(program);
+  if (achievable) {
+    rates.datatype_bound = AchievableThroughput(rates.datatype_matrix);
+  }
   Reprice(tasks, rates);
 }
 
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
-                         DataType datatype) {
-  Reprice(tasks, system, datatype);
+                         DataType datatype, bool achievable_matmul) {
+  Reprice(tasks, system, datatype, achievable_matmul);
 }
 
 BlockPrices::Rates BlockPrices::RatesOf(const System& system, DataType matrix,
-                                        DataType attention, DataType vector) {
+                                        DataType attention, DataType vector,
+                                        bool achievable_matmul) {
   Rates r;
   r.matrix = EngineRate(system.matrix, matrix);
   r.attention_matrix = EngineRate(system.matrix, attention);
+  if (achievable_matmul) {
+    r.matrix_bound = AchievableThroughput(r.matrix);
+    r.attention_bound = AchievableThroughput(r.attention_matrix);
+  }
   r.vector = EngineRate(system.vector, vector);
   r.memory = &system.mem1;
   r.mode = system.processing_mode;
@@ -168,6 +178,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
   PricedTask p;
   // GEMMs run in the GEMM datatype, the attention's as MatrixDatatype says.
   const ProcessorRate* matrix = rates.matrix;
+  double matrix_bound = rates.matrix_bound;
   double no_matrix_time = rates.no_matrix_time;
   p.kind = std::visit(
       Overloaded{
@@ -185,6 +196,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
           [](const LinearTask&) { return Kind::kCompute; },
           [&](const BatchMatMulTask&) {
             matrix = rates.attention_matrix;
+            matrix_bound = rates.attention_bound;
             no_matrix_time = rates.no_attention_time;
             return Kind::kCompute;
           },
@@ -202,6 +214,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
   if (rates.program != nullptr &&
       InDatatypeOutsideTransformerEngine(task, *rates.program)) {
     matrix = rates.datatype_matrix;
+    matrix_bound = rates.datatype_bound;
     no_matrix_time = rates.no_datatype_matrix_time;
   }
   // The recipe's casts run as kernels of their own, after (forward,
@@ -231,10 +244,13 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
     p.flop_time[s] =
         positive_zero(w.flops)
             ? (w.matrix_engine ? no_matrix_time : rates.no_vector_time)
-            : FlopTime(w.matrix_engine ? matrix : rates.vector, w.flops);
+            : w.matrix_engine ? GemmTime(matrix, matrix_bound, w.flops)
+                              : FlopTime(rates.vector, w.flops);
     if (unquantized != 0 && w.matrix_engine && !positive_zero(w.flops)) {
-      p.flop_time[s] = (1 - unquantized) * p.flop_time[s] +
-                       unquantized * FlopTime(rates.datatype_matrix, w.flops);
+      p.flop_time[s] =
+          (1 - unquantized) * p.flop_time[s] +
+          unquantized * GemmTime(rates.datatype_matrix, rates.datatype_bound,
+                                 w.flops);
     }
     p.mem_time[s] = positive_zero(w.bytes)
                         ? rates.no_memory_time
@@ -279,8 +295,9 @@ size_t BlockPrices::CollectivesOf(const Task& task) {
 }
 
 void BlockPrices::Reprice(const DistributedTaskIR& tasks,
-                          const System& system, DataType datatype) {
-  Reprice(tasks, RatesOf(system, datatype));
+                          const System& system, DataType datatype,
+                          bool achievable_matmul) {
+  Reprice(tasks, RatesOf(system, datatype, achievable_matmul));
 }
 
 void BlockPrices::Reprice(const DistributedTaskIR& tasks, const Rates& rates) {
@@ -303,14 +320,15 @@ void BlockPrices::Reprice(const DistributedTaskIR& tasks, const Rates& rates) {
 void BlockPrices::RepriceFrom(const BlockPrices& base,
                               const DistributedTaskIR& tasks,
                               const std::vector<int32_t>& ids,
-                              const System& system, DataType datatype) {
+                              const System& system, DataType datatype,
+                              bool achievable_matmul) {
   if (base.base_ != nullptr && base.override_ids_ != ids) {
     // Other tasks vary: not a variant of base's base.
-    Reprice(tasks, system, datatype);
+    Reprice(tasks, system, datatype, achievable_matmul);
     return;
   }
   const BlockPrices& root = base.base_ != nullptr ? *base.base_ : base;
-  const Rates rates = RatesOf(system, datatype);
+  const Rates rates = RatesOf(system, datatype, achievable_matmul);
   training_ = tasks.training;
   vector_rate_ = rates.vector;
   mode_ = rates.mode;

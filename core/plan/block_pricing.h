@@ -123,15 +123,16 @@ class BlockPrices {
   // attention's batched matmuls as correction kAttentionInDatatype says.
   BlockPrices(const DistributedTaskIR& tasks, const TypedProgram& program);
   // Prices every matrix-engine task in `datatype` (the search's programs,
-  // which have no separate GEMM datatype).
+  // which have no separate GEMM datatype); `achievable_matmul`: whether
+  // correction kAchievableMatmulRate is on.
   BlockPrices(const DistributedTaskIR& tasks, const System& system,
-              DataType datatype);
+              DataType datatype, bool achievable_matmul);
   // No prices: Reprice or RepriceFrom gives them.
   BlockPrices() = default;
   // Replaces these prices by those of `tasks`, keeping the storage (the
   // search's table reuses its entries from one tensor degree to the next).
   void Reprice(const DistributedTaskIR& tasks, const System& system,
-               DataType datatype);
+               DataType datatype, bool achievable_matmul);
   // Replaces these prices by those of `tasks`, the block `base` prices but
   // for the tasks `ids` (increasing: Relower' rebuilt ones, the same
   // for every variant of `base`): only those are priced and kept here, the
@@ -140,7 +141,7 @@ class BlockPrices {
   // variants of a block share one copy of their other tasks' prices.
   void RepriceFrom(const BlockPrices& base, const DistributedTaskIR& tasks,
                    const std::vector<int32_t>& ids, const System& system,
-                   DataType datatype);
+                   DataType datatype, bool achievable_matmul);
 
   // The figures that do not depend on the tiers: the tasks' compute, the
   // recomputation and the footprint (from `footprint`, FootprintFigures);
@@ -214,6 +215,9 @@ class BlockPrices {
     const MemoryTier* memory;
     ProcessingMode mode;
     double no_matrix_time, no_attention_time, no_vector_time, no_memory_time;
+    // Correction kAchievableMatmulRate: the GEMM rate's bound in FLOP/s of
+    // `matrix` and `attention_matrix` (AchievableThroughput; 0: none).
+    double matrix_bound = 0, attention_bound = 0;
     // A program's (the plan's): its per-task datatype rules and recipe
     // (MatrixDatatype, TaskQuantizationBytes), priced at `program_matrix`
     // for a GEMM outside the recipe; null for the search's programs, whose
@@ -224,11 +228,14 @@ class BlockPrices {
     // The program's UnquantizedBlockShare: that share of a recipe GEMM's
     // work runs at `datatype_matrix`.
     double unquantized_share = 0;
+    double datatype_bound = 0;
   };
   static Rates RatesOf(const System& system, DataType matrix,
-                       DataType attention, DataType vector);
-  static Rates RatesOf(const System& system, DataType datatype) {
-    return RatesOf(system, datatype, datatype, datatype);
+                       DataType attention, DataType vector,
+                       bool achievable_matmul);
+  static Rates RatesOf(const System& system, DataType datatype,
+                       bool achievable_matmul) {
+    return RatesOf(system, datatype, datatype, datatype, achievable_matmul);
   }
   // Reprice with these rates.
   void Reprice(const DistributedTaskIR& tasks, const Rates& rates);

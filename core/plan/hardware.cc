@@ -28,6 +28,18 @@ double FlopTime(const ProcessorRate* rate, double flops) {
   return flops / RateThroughput(rate, flops);
 }
 
+double AchievableThroughput(const ProcessorRate* rate) {
+  if (rate == nullptr || !rate->achievable_tflops.has_value()) return 0;
+  return *rate->achievable_tflops * kTFLOP;
+}
+
+double GemmTime(const ProcessorRate* rate, double achievable, double flops) {
+  const double time = FlopTime(rate, flops);
+  if (achievable <= 0) return time;
+  const double bound = flops / achievable;
+  return bound > time ? bound : time;
+}
+
 double FlopTime(const Processor& engine, DataType datatype, double flops) {
   return FlopTime(EngineRate(engine, datatype), flops);
 }

@@ -27,6 +27,14 @@ double RateThroughput(const ProcessorRate* rate, double flops);
 // with the rate looked up.
 double FlopTime(const ProcessorRate* rate, double flops);
 
+// FLOP/s of `rate`'s maximum achievable matmul rate (its
+// achievable_tflops), 0 when it has none or `rate` is nullptr.
+double AchievableThroughput(const ProcessorRate* rate);
+// Seconds for a GEMM of `flops` FLOPs at `rate`, at most at `achievable`
+// FLOP/s (0: no bound): correction kAchievableMatmulRate, where the best
+// GEMM shape's measured rate bounds every shape's.
+double GemmTime(const ProcessorRate* rate, double achievable, double flops);
+
 // Seconds for `flops` FLOPs of `engine` in `datatype` (0 FLOPs take 0 s).
 double FlopTime(const Processor& engine, DataType datatype, double flops);
 // Seconds to move `bytes` through a memory tier.

@@ -34,6 +34,56 @@ TEST(Hardware, EfficiencyLookupTakesFirstRowAtOrBelowTheSize) {
   BP_EXPECT_DOUBLE_EQ(MemoryTime(s.mem1, 50e6), 50e6 / (2048e9 * 0.75));
 }
 
+// Correction kAchievableMatmulRate: a GEMM runs at the table's rate or the
+// measured achievable rate, whichever is lower; no bound (0) is the table's.
+TEST(Hardware, GemmTimeIsBoundedByTheAchievableRate) {
+  System s = A100System();
+  ProcessorRate& rate = s.matrix.rates.at(DataType::kFloat16);
+  rate.achievable_tflops = 271.2;  // A100 BF16 MAMF (anchors.csv)
+  const double achievable = AchievableThroughput(&rate);
+  BP_EXPECT_DOUBLE_EQ(achievable, 271.2e12);
+  // Large: the table's 0.95 of 312 is above 271.2, the bound rules.
+  BP_EXPECT_DOUBLE_EQ(GemmTime(&rate, achievable, 200e9), 200e9 / 271.2e12);
+  // Small (0.6 of 312 = 187.2): the table rules.
+  BP_EXPECT_DOUBLE_EQ(GemmTime(&rate, achievable, 2e9), 2e9 / (312e12 * 0.6));
+  BP_EXPECT_DOUBLE_EQ(GemmTime(&rate, 0, 200e9), 200e9 / (312e12 * 0.95));
+  rate.achievable_tflops.reset();
+  EXPECT_EQ(AchievableThroughput(&rate), 0);
+  EXPECT_EQ(AchievableThroughput(nullptr), 0);
+}
+
+TEST(PlanPortable, AchievableMatmulRateBoundsGemmsOnlyWhenOn) {
+  absl::StatusOr<TypedProgram> program = TestProgram(TestMapping{});
+  ASSERT_THAT(program, IsOk());
+  auto& spec = std::get<TransformerTrainingMappingSpec>(program->spec);
+  // Below the table's lowest row (0.1 of peak): the bound rules any GEMM.
+  const double bound =
+      spec.system.matrix.rates.at(DataType::kFloat16).tflops * 0.01;
+  spec.system.matrix.rates[DataType::kFloat16].achievable_tflops = bound;
+  absl::StatusOr<DistributedTaskIR> ir =
+      LowerTensorParallelBlock().Run(*program);
+  ASSERT_THAT(ir, IsOk());
+  int query = -1;
+  for (const Task& task : ir->tasks) {
+    if (task.name == "AttnBlock_Query") query = task.id;
+  }
+  ASSERT_GE(query, 0);
+  const double flops = ir->tasks[static_cast<size_t>(query)].work[0].flops;
+  ASSERT_GT(flops, 0);
+  absl::StatusOr<PortablePlanIR> off = PlanPortable().Run(*ir, *program);
+  ASSERT_THAT(off, IsOk());
+  program->corrections.Set(Correction::kAchievableMatmulRate, true);
+  absl::StatusOr<PortablePlanIR> on = PlanPortable().Run(*ir, *program);
+  ASSERT_THAT(on, IsOk());
+  const auto fw = [&](const PortablePlanIR& plan) {
+    return plan.tasks[static_cast<size_t>(query)].flop_time[0];
+  };
+  BP_EXPECT_DOUBLE_EQ(
+      fw(*off),
+      FlopTime(spec.system.matrix, DataType::kFloat16, flops));
+  BP_EXPECT_DOUBLE_EQ(fw(*on), flops / (bound * 1e12));
+}
+
 // MODEL.md §4.1: A100 NVLink all-reduce is 10us + 2S(n-1)/n / 195e9, IB any
 // op is 20us + S/22.5e9.
 TEST(Hardware, CollectiveTimes) {

@@ -95,6 +95,8 @@ BlockTable::BlockTable(const TransformerModel& model, const System& system,
       datatype_(datatype),
       precision_(precision),
       profile_(profile),
+      achievable_matmul_(
+          CorrectionsFor(profile).On(Correction::kAchievableMatmulRate)),
       vector_rate_(EngineRate(system.vector, datatype)),
       shares_vary_by_stage_(model.moe.has_value() &&
                             !model.moe->layer_pattern.empty()) {}
@@ -345,7 +347,7 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
     }
     if (!lowered.prices.has_value()) lowered.prices.emplace();
     lowered.prices->RepriceFrom(*previous->prices, tasks, rebuilt, system_,
-                                datatype_);
+                                datatype_, achievable_matmul_);
     return;
   }
   // A new shard base (perhaps in the storage of an earlier one).
@@ -357,9 +359,9 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
   }
   if (BlockPrices::Supports(tasks)) {
     if (lowered.prices.has_value()) {
-      lowered.prices->Reprice(tasks, system_, datatype_);
+      lowered.prices->Reprice(tasks, system_, datatype_, achievable_matmul_);
     } else {
-      lowered.prices.emplace(tasks, system_, datatype_);
+      lowered.prices.emplace(tasks, system_, datatype_, achievable_matmul_);
     }
   } else {
     lowered.prices.reset();

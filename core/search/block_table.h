@@ -377,6 +377,8 @@ class BlockTable {
   DataType datatype_;
   PrecisionAccounting precision_;
   ModelProfile profile_;
+  // Correction kAchievableMatmulRate under profile_ (BlockPrices' rates).
+  bool achievable_matmul_;
   const ProcessorRate* vector_rate_;  // of datatype_: the optimizer step's
   // The program lowered next (Find): made once, with the model and the
   // system, and given each block's parallelism, batch and options.

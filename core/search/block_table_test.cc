@@ -589,7 +589,8 @@ TEST(BlockTableTest, PricesMirrorTheHierarchicalAllToAll) {
   absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*tasks, *program);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_TRUE(BlockPrices::Supports(*tasks));
-  const BlockPrices prices(*tasks, system, DataType::kFloat16);
+  const BlockPrices prices(*tasks, system, DataType::kFloat16,
+                           /*achievable_matmul=*/false);
   const StagedBlock compute =
       prices.PlanCompute(FootprintFigures(*tasks, *program));
   const StagedBlock got =

@@ -350,6 +350,18 @@ void CheckProcessor(const Processor& processor, const std::string& path,
     out->RequireWithin(rate_path + ".tflops", rate.tflops, kTflops);
     CheckEfficiencyTable(rate.gflops_efficiency,
                          rate_path + ".gflops_efficiency", out);
+    if (rate.achievable_tflops.has_value()) {
+      const std::string field = rate_path + ".achievable_tflops";
+      out->RequireWithin(field, *rate.achievable_tflops, kTflops);
+      // A measured rate cannot beat the peak it is measured against.
+      if (*rate.achievable_tflops > rate.tflops) {
+        out->Add(field, ErrorCode::kOutOfRange,
+                 absl::StrCat(field, " (", Num(*rate.achievable_tflops),
+                              ") must not exceed ", rate_path, ".tflops (",
+                              Num(rate.tflops), "): a measured rate is at "
+                              "most the peak"));
+      }
+    }
   }
 }
 
@@ -1446,6 +1458,7 @@ std::vector<FieldRange> CheckedFieldRanges() {
     number(rate + ".tflops", kTflops);
     number(rate + ".gflops_efficiency[][0]", kThreshold);
     number(rate + ".gflops_efficiency[][1]", kEfficiency);
+    number(rate + ".achievable_tflops", kTflops);
   }
   for (const char* tier : {"system.mem1", "system.mem2"}) {
     number(absl::StrCat(tier, ".GiB"),

@@ -506,6 +506,16 @@ INSTANTIATE_TEST_SUITE_P(
                  "system.vector.float16.tflops",
                  "system.vector.float16.tflops (nan) must be between 0.001 "
                  "and 1000000000 TFLOP/s (an engine's peak rate)"},
+        RuleCase{"achievable_above_peak", ErrorCode::kOutOfRange,
+                 [](auto& s) {
+                   ProcessorRate& rate =
+                       s.system.matrix.rates[DataType::kFloat16];
+                   rate.achievable_tflops = rate.tflops * 2;
+                 },
+                 "system.matrix.float16.achievable_tflops",
+                 "system.matrix.float16.achievable_tflops (624) must not "
+                 "exceed system.matrix.float16.tflops (312): a measured rate "
+                 "is at most the peak"},
         RuleCase{"bandwidth_denormal", ErrorCode::kOutOfRange,
                  [](auto& s) { s.system.networks[1].bandwidth_gbps = 5e-324; },
                  "system.networks[1].bandwidth",

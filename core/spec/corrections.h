@@ -133,9 +133,17 @@ enum class Correction {
   // its experts receive (capacity included). core/taskir/lower.cc
   // PermutationRows.
   kMoePermutation,
+  // A GEMM runs at most at the GPU's maximum achievable matmul rate in its
+  // datatype (a system's matrix.<datatype>.achievable_tflops), the best
+  // rate over GEMM shapes that a sweep of torch.mm measures: 70-87% of the
+  // datasheet peak (stas00/ml-engineering compute/accelerator/README.md,
+  // "Maximum Achievable Matmul FLOPS comparison table";
+  // ../shared/hardware/anchors.csv), where Calculon's size table gives
+  // large GEMMs 0.95 of it. Smaller GEMMs keep the table's lower rates.
+  kAchievableMatmulRate,
 };
 
-inline constexpr int kCorrectionCount = 13;
+inline constexpr int kCorrectionCount = 14;
 
 struct CorrectionInfo {
   Correction correction;
@@ -183,6 +191,9 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kMoePermutation, "moe_permutation",
      "Megatron-LM core/transformer/moe/token_dispatcher.py and moe_utils.py "
      "(permute, sort_chunks_by_idxs, unpermute)"},
+    {Correction::kAchievableMatmulRate, "achievable_matmul_rate",
+     "stas00/ml-engineering compute/accelerator/README.md, Maximum "
+     "Achievable Matmul FLOPS (MAMF) table (mamf-finder.py)"},
 };
 
 // Which corrections are on: a set of Correction values.

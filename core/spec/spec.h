@@ -125,6 +125,11 @@ struct EfficiencyRow {
 struct ProcessorRate {
   double tflops = 0;
   std::vector<EfficiencyRow> gflops_efficiency;
+  // The maximum achievable matmul rate (TFLOP/s) measured on the GPU, the
+  // best over GEMM shapes (a `matrix.<datatype>.achievable_tflops` key of
+  // this project's presets, absent in Calculon's files); the refined
+  // profile's correction kAchievableMatmulRate caps the GEMM rate there.
+  std::optional<double> achievable_tflops;
 };
 
 // Processor: a matrix or vector engine. Keyed by datatype; std::map keeps a

@@ -40,6 +40,9 @@ Json ProcessorToJson(const Processor& processor) {
     Json entry = Json::object();
     entry["tflops"] = rate.tflops;
     entry["gflops_efficiency"] = EfficiencyToJson(rate.gflops_efficiency);
+    if (rate.achievable_tflops.has_value()) {
+      entry["achievable_tflops"] = *rate.achievable_tflops;
+    }
     out[DataTypeName(datatype)] = std::move(entry);
   }
   return out;
@@ -269,6 +272,13 @@ void ReadProcessor(const Json& value, const std::string& path,
     if (const Json* table = reader.Member("gflops_efficiency")) {
       ReadEfficiency(*table, reader.PathOf("gflops_efficiency"), errors,
                      &rate.gflops_efficiency);
+    }
+    // Optional (this project's presets; Calculon's files have none).
+    if (it->is_object() && it->contains("achievable_tflops")) {
+      double achievable = 0;
+      if (reader.ReadDouble("achievable_tflops", &achievable)) {
+        rate.achievable_tflops = achievable;
+      }
     }
     reader.RejectUnknownKeys();
     out->rates[*datatype] = std::move(rate);

@@ -186,6 +186,25 @@ TEST(SpecJson, ShortestDoublesSurviveTheRoundTrip) {
   EXPECT_EQ(back.system.networks[1].efficiency, 1.0 / 3.0);
 }
 
+// achievable_tflops is optional: printed only when given, so Calculon's
+// system files print as they read; read back to the same value.
+TEST(SpecJson, AchievableRateIsPrintedOnlyWhenGiven) {
+  System system;
+  system.matrix.rates[DataType::kBFloat16] = {989.4, {{0, 0.95}}, 794.5};
+  system.matrix.rates[DataType::kFloat32] = {66.9, {{0, 0.95}}, std::nullopt};
+  const nlohmann::json json = SystemToJsonValue(system, NameKey::kAbsent);
+  EXPECT_EQ(json["matrix"]["bfloat16"]["achievable_tflops"], 794.5);
+  EXPECT_FALSE(json["matrix"]["float32"].contains("achievable_tflops"));
+  std::vector<FieldError> errors;
+  System read;
+  ReadSystemJson(json, "system", NameKey::kAbsent, &errors, &read);
+  EXPECT_THAT(errors, ::testing::IsEmpty());
+  EXPECT_EQ(read.matrix.rates.at(DataType::kBFloat16).achievable_tflops,
+            794.5);
+  EXPECT_FALSE(
+      read.matrix.rates.at(DataType::kFloat32).achievable_tflops.has_value());
+}
+
 TEST(SpecJson, ReportsEveryProblemWithItsPath) {
   std::string text = ReadFile(kExample);
   const auto replace = [&](const std::string& from, const std::string& to) {
