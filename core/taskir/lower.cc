@@ -177,8 +177,10 @@ class BlockBuilder {
                        TaskFlags flags);
   // The rows of an MoE block's token permutations (correction
   // kMoePermutation): the rank's tokens (local), their routed copies
-  // (routed: local x topk) and the rows its experts receive (received), 0
-  // where the dispatcher has no such permutation.
+  // (routed: local x topk; the all-to-all dispatcher's token-side tasks
+  // only) and the rows its experts receive (received; 0 for the
+  // all-to-all dispatcher with one local expert, whose tasks stay so that
+  // a relowering at another ep rebuilds as many tasks).
   struct Permutations {
     int64_t local = 0, routed = 0, received = 0;
   };
@@ -1262,7 +1264,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   const double local_experts = static_cast<double>(c.experts) / c.ep;
   const Permutations permutations = PermutationRows(tokens, local_experts);
   int32_t dispatch = router;
-  if (c.permutation != MoePermutation::kNone) {
+  if (c.permutation == MoePermutation::kAllToAll) {
     dispatch = AddPermutation("MoeBlock_PermuteTokens",
                               permutations.routed, permutations.routed,
                               TaskFlags().WithRecompute(full))
@@ -1320,7 +1322,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
                   .id;
     Reads(combine, {unsorted});
   }
-  if (c.permutation != MoePermutation::kNone) {
+  if (c.permutation == MoePermutation::kAllToAll) {
     const int32_t exchanged = combine;
     combine = AddPermutation("MoeBlock_UnpermuteTokens", permutations.routed,
                              permutations.local, TaskFlags().WithRecompute(full))
@@ -1352,7 +1354,7 @@ BlockBuilder::Permutations BlockBuilder::PermutationRows(
       // MoEFlexTokenDispatcher with DeepEP (_DeepepManager):
       // dispatch_postprocess and combine_preprocess permute the received
       // rows by local expert and back; the tokens leave and return
-      // unpermuted.
+      // unpermuted (no token-side tasks).
       out.received = rows(received);
       break;
   }
