@@ -160,7 +160,7 @@ double UnquantizedBlockShare(const TypedProgram& program) {
   }
   const ScheduleRow& row =
       ScheduleRowOf(ScheduleKindOf(program.pipeline().schedule));
-  const bool ends_together = d.pipeline == 1 || row.chunks_per_stage == 2;
+  const bool ends_together = d.pipeline == 1 || row.holds_both_ends;
   const int64_t held = d.blocks_per_stage * d.stages_per_rank;
   const int64_t count =
       std::min(held, ends_together ? first + last : std::max(first, last));

@@ -52,8 +52,8 @@ DataType MatrixDatatype(const Task& task, const TypedProgram& program);
 // (options.unquantized_first_blocks / _last_blocks, Megatron-LM's BF16
 // layers): the blocks of the rank that holds the most of them over the
 // blocks it holds. The first and the last blocks sit on one rank at p = 1
-// and where a stage holds both ends of the route (zb_v and dualpipe_v fold
-// it, dualpipe's rank holds stage 0 of one copy and p - 1 of the other);
+// and where the schedule table's row says a rank holds both ends
+// (holds_both_ends: zb_v, dualpipe_v, dualpipe);
 // else on the first and the last stages, and the slower sets the pace. For
 // interleaved schedules whose first blocks spread over several stages'
 // first chunks, max(first, last) is an upper bound. 0 without a recipe.

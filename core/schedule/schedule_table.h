@@ -107,6 +107,10 @@ struct ScheduleRow {
   // Pipeline stages per rank (dualpipe 2: stage s of one model copy and
   // p - 1 - s of the other, whose gradients it sums with the twin rank's).
   int64_t stages_per_rank;
+  // Rank 0 holds the model's first and last blocks (zb_v and dualpipe_v
+  // fold their V back onto it; dualpipe's rank 0 holds stage 0 of one copy
+  // and stage p - 1 of the other).
+  bool holds_both_ends;
 
   //--- Traits
   // Its bubble and in-flight microbatches come from simulating its order
@@ -174,20 +178,21 @@ int64_t DualPipePairs(int64_t p, int64_t m);
 
 // Columns: kind, name, spec name, meaning, trains, infers; virtual stages
 // {fixed, at least}, single stage, needs pipeline, even p, even m, m >= k p;
-// chunks per stage, stages per rank; simulated, F&B overlap, DP overlap;
+// chunks per stage, stages per rank, holds both ends; simulated, F&B
+// overlap, DP overlap;
 // order builder, timed order, in-flight rule, bubble bound, F&B count.
 inline constexpr ScheduleRow kScheduleTable[] = {
     {ScheduleKind::kSingleStage, "single_stage", "single_stage",
      "no pipeline (p = 1)", true, true,
      {1, 1}, true, false, false, false, 0,
-     0, 1,
+     0, 1, false,
      false, false, true,
      &schedule_orders::SingleStage, nullptr, &schedule_rules::OneLive,
      &schedule_rules::NoBubble, nullptr},
     {ScheduleKind::kOneForwardOneBackward, "1f1b", "1f1b",
      "one forward, one backward (p > 1, training)", true, false,
      {1, 1}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      false, false, true,
      &schedule_orders::OneForwardOneBackward, nullptr,
      &schedule_rules::OneForwardOneBackwardLive,
@@ -196,7 +201,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "interleaved 1F1B with virtual_stages chunks per stage (training)", true,
      false,
      {0, 2}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      false, false, true,
      &schedule_orders::Interleaved, nullptr, &schedule_rules::InterleavedLive,
      &schedule_rules::UpstreamForwardsBubble, nullptr},
@@ -204,7 +209,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "an inference pipeline of forward chunks (p > 1 or virtual_stages > 1)",
      false, true,
      {0, 1}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      false, false, true,
      &schedule_orders::ForwardOnly, nullptr, &schedule_rules::NotFixedLive,
      &schedule_rules::NoBubble, nullptr},
@@ -213,7 +218,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "(p > 1, training; simulated)",
      true, false,
      {1, 1}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      true, false, true,
      &schedule_orders::GPipe, nullptr, &schedule_rules::GPipeLive,
      &schedule_rules::GPipeBubble, nullptr},
@@ -223,7 +228,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "simulated)",
      true, false,
      {2, 2}, false, true, false, false, 2,
-     2, 1,
+     2, 1, true,
      true, true, true,
      &schedule_orders::DualPipeV, nullptr, &schedule_rules::DualPipeVLive,
      &schedule_rules::UpstreamForwardsBubble,
@@ -234,7 +239,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "(p > 1, training; simulated)",
      true, false,
      {1, 1}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      true, false, true,
      &schedule_orders::ZbH1, nullptr,
      &schedule_rules::OneForwardOneBackwardLive, &schedule_rules::ZbH1Bubble,
@@ -245,7 +250,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "1F1B's memory (p > 1, training; simulated)",
      true, false,
      {2, 2}, false, true, false, false, 0,
-     2, 1,
+     2, 1, true,
      true, false, true,
      &schedule_orders::ZbV, &schedule_orders::TimedZbV,
      &schedule_rules::OneForwardOneBackwardLive,
@@ -256,7 +261,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "2p - 1 microbatches in flight (p > 1, training; simulated)",
      true, false,
      {1, 1}, false, true, false, false, 0,
-     0, 1,
+     0, 1, false,
      true, false, true,
      &schedule_orders::ZbH2, &schedule_orders::TimedZbH2,
      &schedule_rules::ZbH2Live, &schedule_rules::UpstreamForwardsBubble,
@@ -268,7 +273,7 @@ inline constexpr ScheduleRow kScheduleTable[] = {
      "m >= 2p, training; simulated)",
      true, false,
      {1, 1}, false, true, true, true, 2,
-     2, 2,
+     2, 2, true,
      true, true, false,
      &schedule_orders::DualPipe, nullptr, &schedule_rules::DualPipeLive,
      &schedule_rules::DualPipeBubble, &schedule_rules::DualPipePairs},
