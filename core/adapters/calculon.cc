@@ -169,34 +169,24 @@ void CheckExecution(const CalculonExecution& exe, const CommunicationKeys& comm,
   }
 }
 
+// Calculon's pipeline (CalculonPipeline); inference keeps Calculon's
+// interleaving as forward chunks per stage (a single stage with v > 1 is
+// left to the checker to reject, as Calculon does).
 PipelineParallel PipelineOf(const CalculonExecution& exe,
                             const TransformerModel& model) {
-  PipelineParallel pipeline;
-  pipeline.degree = exe.pipeline;
-  pipeline.network_tier = exe.pipeline_net;
-  // Inference keeps Calculon's interleaving as forward chunks per stage; a
-  // single stage with v > 1 is left to the checker to reject, as Calculon
-  // does.
+  PipelineParallel pipeline = CalculonPipeline(
+      exe.pipeline, exe.interleaving, model.num_blocks, exe.pipeline_net);
   if (!exe.training && (exe.pipeline > 1 || exe.interleaving > 1)) {
     pipeline.schedule = ForwardOnly{exe.interleaving};
-  } else if (exe.interleaving > 1) {
-    pipeline.schedule = InterleavedOneForwardOneBackward{exe.interleaving};
-  } else if (exe.pipeline == 1) {
-    pipeline.schedule = SingleStage{};
-  } else {
-    pipeline.schedule = OneForwardOneBackward{};
   }
-  const bool uneven = exe.pipeline > 0 && model.num_blocks > 0 &&
-                      model.num_blocks % exe.pipeline != 0;
-  pipeline.stage_layout = uneven ? StageLayout::kUneven : StageLayout::kEven;
   return pipeline;
 }
 
 }  // namespace
 
-CalculonTrainingParts TrainingPartsOf(const CalculonExecution& exe,
-                                      const TransformerModel& model) {
-  CalculonTrainingParts parts;
+TrainingMapping TrainingMappingOf(const CalculonExecution& exe,
+                                  const TransformerModel& model) {
+  TrainingMapping parts;
   TensorParallel& tensor = parts.parallelism.tensor;
   tensor.degree = exe.tensor;
   tensor.communication = exe.comm;
@@ -221,15 +211,9 @@ CalculonTrainingParts TrainingPartsOf(const CalculonExecution& exe,
 
 MappingSpec SpecOf(const CalculonExecution& exe, TransformerModel model,
                    System system) {
-  const CalculonTrainingParts parts = TrainingPartsOf(exe, model);
+  const TrainingMapping parts = TrainingMappingOf(exe, model);
   if (exe.training) {
-    TransformerTrainingMappingSpec spec;
-    spec.model = std::move(model);
-    spec.system = std::move(system);
-    spec.parallelism = parts.parallelism;
-    spec.batch = parts.batch;
-    spec.options = parts.options;
-    return spec;
+    return TrainingSpecOf(std::move(model), std::move(system), parts);
   }
   // optimizer_sharding, data_par_overlap and recompute have no inference
   // counterpart (CheckExecution rejects the last two).

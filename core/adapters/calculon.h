@@ -92,18 +92,10 @@ struct CalculonExecution {
   bool training = true;
 };
 
-// CalculonTrainingParts: the parts of the training spec an execution maps
-// to besides the model and the system.
-struct CalculonTrainingParts {
-  TransformerTrainingParallelism parallelism;
-  Batch batch;
-  ExecutionOptions options;
-};
-
-// TrainingPartsOf: those parts, as FromCalculon maps them (the model decides
-// the stage layout). Allocation-free: the search calls it per mapping.
-CalculonTrainingParts TrainingPartsOf(const CalculonExecution& exe,
-                                      const TransformerModel& model);
+// TrainingMappingOf: the training mapping (spec.h TrainingMapping) of an
+// execution, as FromCalculon maps it (the model decides the stage layout).
+TrainingMapping TrainingMappingOf(const CalculonExecution& exe,
+                                  const TransformerModel& model);
 
 // SpecOf: the spec FromCalculon makes of `exe` (training or inference).
 MappingSpec SpecOf(const CalculonExecution& exe, TransformerModel model,

@@ -9,40 +9,36 @@
 #include "core/base/status_macros.h"
 #include "core/plan/block_pricing.h"
 #include "core/plan/hardware.h"
-#include "core/search/execution.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
 namespace {
 
-// A mapping whose block is `config` (d = 1, unsharded).
-CalculonExecution BlockExecution(const BlockConfig& config, DataType datatype) {
-  CalculonExecution e;
-  e.num_procs = config.tensor * config.context * config.pipeline;
-  e.tensor = config.tensor;
-  e.pipeline = config.pipeline;
-  e.batch_size = config.microbatch_size;
-  e.microbatch_size = config.microbatch_size;
-  e.datatype = datatype;
-  e.fused_activation = config.fused_activation;
-  e.recompute = config.recompute;
-  e.comm = config.comm;
-  e.tp_overlap = config.tp_overlap;
-  return e;
-}
-
-ExecutionExtras BlockExtras(const BlockConfig& config,
-                            PrecisionAccounting precision,
-                            ModelProfile profile) {
-  ExecutionExtras x;
-  x.context = config.context;
-  x.context_exchange = config.context_exchange;
-  x.expert = config.expert;
-  x.expert_tensor = config.expert_tensor;
-  x.precision = precision;
-  x.profile = profile;
-  return x;
+// A mapping whose block is `config` (d = 1, unsharded, Calculon's
+// schedule).
+TrainingMapping BlockMapping(const BlockConfig& config, int64_t num_blocks,
+                             DataType datatype, PrecisionAccounting precision,
+                             ModelProfile profile) {
+  TrainingMapping m;
+  TransformerTrainingParallelism& parallelism = m.parallelism;
+  parallelism.tensor.degree = config.tensor;
+  parallelism.tensor.communication = config.comm;
+  parallelism.tensor.overlap = config.tp_overlap;
+  parallelism.pipeline =
+      CalculonPipeline(config.pipeline, /*v=*/1, num_blocks, 0);
+  parallelism.context.degree = config.context;
+  parallelism.context.exchange = config.context_exchange;
+  parallelism.expert.degree = config.expert;
+  parallelism.expert.tensor_degree = config.expert_tensor;
+  parallelism.recompute = config.recompute;
+  m.batch.global_batch_size = config.microbatch_size;
+  m.batch.microbatch_size = config.microbatch_size;
+  m.options.datatype = datatype;
+  m.options.fused_activation = config.fused_activation;
+  m.options.precision = precision;
+  m.options.profile = profile;
+  return m;
 }
 
 bool SameNets(const BlockNets& a, const BlockNets& b) {
@@ -55,20 +51,20 @@ int StageSlot(ShardingStage stage) { return static_cast<int>(stage) - 1; }
 
 }  // namespace
 
-BlockConfig BlockConfigOf(const CalculonExecution& e,
-                          const ExecutionExtras& x) {
+BlockConfig BlockConfigOf(const TrainingMapping& mapping) {
+  const TransformerTrainingParallelism& parallelism = mapping.parallelism;
   BlockConfig config;
-  config.tensor = e.tensor;
-  config.microbatch_size = e.microbatch_size;
-  config.recompute = e.recompute;
-  config.comm = e.comm;
-  config.tp_overlap = e.tp_overlap;
-  config.fused_activation = e.fused_activation;
-  config.context = x.context;
-  config.context_exchange = x.context_exchange;
-  config.expert = x.expert;
-  config.expert_tensor = x.expert_tensor;
-  config.pipeline = e.pipeline;
+  config.tensor = parallelism.tensor.degree;
+  config.microbatch_size = mapping.batch.microbatch_size;
+  config.recompute = parallelism.recompute;
+  config.comm = parallelism.tensor.communication;
+  config.tp_overlap = parallelism.tensor.overlap;
+  config.fused_activation = mapping.options.fused_activation;
+  config.context = parallelism.context.degree;
+  config.context_exchange = parallelism.context.exchange;
+  config.expert = parallelism.expert.degree;
+  config.expert_tensor = parallelism.expert.tensor_degree;
+  config.pipeline = parallelism.pipeline.degree;
   return config;
 }
 
@@ -246,17 +242,16 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(
 
 void BlockTable::SetProgram(const BlockConfig& key) {
   // The model and the system are copied once.
-  const CalculonExecution e = BlockExecution(key, datatype_);
-  const ExecutionExtras x = BlockExtras(key, precision_, profile_);
+  const TrainingMapping mapping = BlockMapping(
+      key, model_.num_blocks, datatype_, precision_, profile_);
   if (!program_.has_value()) {
-    program_ = ExecutionProgram(model_, system_, e, x);
+    program_ = MappingProgram(model_, system_, mapping);
     return;
   }
   auto& spec = std::get<TransformerTrainingMappingSpec>(program_->spec);
-  const CalculonTrainingParts parts = ExecutionParts(e, x, model_);
-  spec.parallelism = parts.parallelism;
-  spec.batch = parts.batch;
-  spec.options = parts.options;
+  spec.parallelism = mapping.parallelism;
+  spec.batch = mapping.batch;
+  spec.options = mapping.options;
   program_->derived = DeriveValues(program_->spec);
 }
 

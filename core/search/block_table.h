@@ -27,10 +27,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/analysis/figures.h"
-#include "core/adapters/calculon.h"
 #include "core/plan/block_pricing.h"
 #include "core/plan/plan_ir.h"
-#include "core/search/execution.h"
+#include "core/search/mapping.h"
 #include "core/spec/derive.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
@@ -79,8 +78,7 @@ struct BlockConfig {
 };
 
 // BlockConfigOf: the block of a mapping.
-BlockConfig BlockConfigOf(const CalculonExecution& execution,
-                          const ExecutionExtras& extras);
+BlockConfig BlockConfigOf(const TrainingMapping& mapping);
 
 // The network tiers of a block's own collectives: TP, the context K/V
 // exchange (read with cp > 1) and the expert all-to-all (with ep > 1).

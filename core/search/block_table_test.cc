@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/adapters/calculon.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
 #include "core/plan/plan.h"
@@ -368,17 +369,17 @@ absl::StatusOr<TypedProgram> MappingProgram(const TransformerModel& model,
   e.tp_overlap = config.tp_overlap;
   e.fused_activation = config.fused_activation;
   e.optimizer_sharding = stage != ShardingStage::kNone;
-  ExecutionExtras x;
-  x.context = config.context;
-  x.context_net = nets.context;
-  x.context_exchange = config.context_exchange;
-  x.expert = config.expert;
-  x.expert_tensor = config.expert_tensor;
-  x.expert_net = nets.expert;
-  x.sharding = stage;
-  x.precision = precision;
-  x.profile = profile;
-  return CheckSpec(ExecutionSpec(model, system, e, x));
+  TrainingMapping m = TrainingMappingOf(e, model);
+  m.parallelism.context.degree = config.context;
+  m.parallelism.context.network_tier = nets.context;
+  m.parallelism.context.exchange = config.context_exchange;
+  m.parallelism.expert.degree = config.expert;
+  m.parallelism.expert.tensor_degree = config.expert_tensor;
+  m.parallelism.expert.network_tier = nets.expert;
+  m.parallelism.data.sharding = DataShardingOf(stage);
+  m.options.precision = precision;
+  m.options.profile = profile;
+  return CheckSpec(TrainingSpecOf(model, system, m));
 }
 
 // The figures of the full passes on MappingProgram; `shard` is the shard

@@ -7,53 +7,52 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "core/base/status_macros.h"
 #include "core/search/searcher.h"
+#include "core/spec/spec_schedule.h"
 
 namespace blueprint {
 namespace search_internal {
 
-CalculonExecution Searcher::Execution(const Group& g, const Choice& c,
-                                      int64_t b) const {
-  CalculonExecution e;
-  e.num_procs = options_.procs;
-  e.tensor = g.t;
-  e.pipeline = g.p;
-  e.data = g.d;
-  e.batch_size = g.batch;
-  e.microbatch_size = b;
-  e.interleaving = g.v;
-  e.datatype = options_.datatype;
-  e.fused_activation = c.fused_activation;
-  e.recompute = c.recompute;
-  e.optimizer_sharding = c.sharding != ShardingStage::kNone;
-  e.comm = c.comm;
-  e.tp_overlap = c.tp_overlap;
-  e.dp_overlap = c.dp_overlap;
-  e.offload = c.offload;
-  return e;
-}
-
-ExecutionExtras Searcher::Extras(const Group& g, const Choice& c) const {
-  ExecutionExtras x;
-  x.context = g.cp;
-  x.context_exchange = c.context_exchange;
-  x.expert = g.ep;
-  x.expert_tensor = g.etp;
-  x.expert_net = g.en > 0 ? g.en : 0;
-  x.sharding = c.sharding;
-  x.precision = options_.precision;
-  x.profile = options_.profile;
-  x.schedule = g.schedule;
-  return x;
-}
-
-BlockConfig Searcher::ConfigOf(const Group& g, const Choice& c,
-                               int64_t b) const {
-  return BlockConfigOf(Execution(g, c, b), Extras(g, c));
+TrainingMapping Searcher::MappingOf(const Group& g, const Choice& c,
+                                   int64_t b, const Assignment& a) const {
+  TrainingMapping m;
+  TransformerTrainingParallelism& parallelism = m.parallelism;
+  parallelism.tensor.degree = g.t;
+  parallelism.tensor.communication = c.comm;
+  parallelism.tensor.overlap = c.tp_overlap;
+  parallelism.tensor.network_tier = a.tn;
+  parallelism.pipeline =
+      CalculonPipeline(g.p, g.v, model_.num_blocks, a.pn);
+  if (g.schedule.has_value()) {
+    if (std::optional<PipelineSchedule> schedule =
+            SimulatedSpecSchedule(*g.schedule)) {
+      parallelism.pipeline.schedule = *schedule;
+    }
+  }
+  parallelism.data.degree = g.d;
+  parallelism.data.sharding = DataShardingOf(c.sharding);
+  parallelism.data.overlap = c.dp_overlap;
+  parallelism.data.network_tier = a.dn;
+  parallelism.context.degree = g.cp;
+  parallelism.context.exchange = c.context_exchange;
+  parallelism.context.network_tier = a.cn;
+  parallelism.expert.degree = g.ep;
+  parallelism.expert.tensor_degree = g.etp;
+  parallelism.expert.network_tier = g.en > 0 ? g.en : 0;
+  parallelism.recompute = c.recompute;
+  m.batch.global_batch_size = g.batch;
+  m.batch.microbatch_size = b;
+  m.options.datatype = options_.datatype;
+  m.options.fused_activation = c.fused_activation;
+  m.options.offload = c.offload;
+  m.options.precision = options_.precision;
+  m.options.profile = options_.profile;
+  return m;
 }
 
 Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
@@ -61,20 +60,15 @@ Searcher::ChoiceSpec& Searcher::SpecOf(const GroupState& gs, const Choice& c,
   if (spec.made) return spec;
   // Built once per choice: only the microbatch size varies, and the tiers
   // are moved per assignment (SetStepNetworks).
-  CalculonExecution e = Execution(*gs.group, c, /*b=*/1);
-  e.tensor_net = gs.first_valid.tn;
-  e.pipeline_net = gs.first_valid.pn;
-  e.data_net = gs.first_valid.dn;
-  ExecutionExtras x = Extras(*gs.group, c);
-  x.context_net = gs.first_valid.cn;
-  spec.parts = ExecutionParts(e, x, model_);
+  spec.mapping = MappingOf(*gs.group, c, /*b=*/1, gs.first_valid);
   // The derived values and the shard depend on the microbatch size only
-  // through the microbatch count (PartsStepShape sets it).
-  spec.derived = DeriveTrainingValues(model_, spec.parts.parallelism,
-                                      spec.parts.batch, spec.parts.options);
+  // through the microbatch count (MappingStepShapeWith sets it).
+  spec.derived =
+      DeriveTrainingValues(model_, spec.mapping.parallelism,
+                           spec.mapping.batch, spec.mapping.options);
   spec.shard = BlockShardOf(spec.derived);
-  spec.step = PartsStepShape(spec.derived, model_, system_, spec.parts,
-                             accounted_, gs.group->schedule);
+  spec.step = MappingStepShapeWith(spec.derived, model_, system_,
+                                   spec.mapping, accounted_);
   spec.step.schedule_memo = &schedule_memo_;
   spec.made = true;
   return spec;
@@ -279,9 +273,6 @@ absl::Status Searcher::MakeShape(PrunedCall& call) {
 absl::Status Searcher::EvaluateTierPrefixes(PrunedCall& call) {
   const GroupState& gs = call.gs;
   StepShape& step = call.spec.step;
-  CalculonExecution e;
-  ExecutionExtras x;
-  bool offerable = false;  // e and x made
   PairState pair;
   for (const TierPrefix& prefix : gs.prefixes) {
     if (prefix.tn != pair.tn || prefix.cn != pair.cn) {
@@ -299,17 +290,9 @@ absl::Status Searcher::EvaluateTierPrefixes(PrunedCall& call) {
       KnownBound& known = call.bounds[prefix.pair];
       if (known.generation == bounds_generation_) known.block = pair.block;
     }
-    if (!offerable) {
-      e = Execution(call.g, call.c, call.b);
-      x = Extras(call.g, call.c);
-      e.tensor_net = gs.first_valid.tn;
-      e.pipeline_net = gs.first_valid.pn;
-      e.data_net = gs.first_valid.dn;
-      offerable = true;
-    }
     // The data tier stays the first valid one until a data tier is chosen
     // below (the bound without DP does not read it).
-    SetStepNetworks(step, system_, prefix.tn, prefix.pn, e.data_net);
+    SetStepNetworks(step, system_, prefix.tn, prefix.pn, gs.first_valid.dn);
     bool ruled_out = false;
     const double without_dp =
         WithoutDpBound(call, prefix, pair, *pair.block, ruled_out);
@@ -320,23 +303,21 @@ absl::Status Searcher::EvaluateTierPrefixes(PrunedCall& call) {
       pair.dp_bounds_ready = true;
     }
     DataCandidates(gs, prefix, bounded, without_dp, call.batch);
-    EvaluateCandidates(call, prefix, *pair.block, e, x);
+    EvaluateCandidates(call, prefix, *pair.block);
   }
   return absl::OkStatus();
 }
 
 void Searcher::EvaluateCandidates(PrunedCall& call, const TierPrefix& prefix,
-                                  const StagedBlock& block,
-                                  const CalculonExecution& e,
-                                  const ExecutionExtras& x) {
+                                  const StagedBlock& block) {
   StepShape& step = call.spec.step;
   IterationFigures& iteration = iteration_scratch_;  // reset by each use
   for (int64_t dn : candidates_) {
     SetStepNetworks(step, system_, prefix.tn, prefix.pn, dn);
     ComputeIteration(block.block, block.extras, step, iteration);
     ++result_.work.iteration_evaluations;
-    Offer(iteration.sample_rate, e, x, {prefix.tn, prefix.cn, prefix.pn, dn},
-          block);
+    Offer(iteration.sample_rate, call.g, call.c, call.b,
+          {prefix.tn, prefix.cn, prefix.pn, dn}, block);
   }
 }
 
@@ -348,10 +329,8 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
   SpecOf(gs, c, spec);
   const BlockShard& shard = spec.shard;
   const DerivedValues& derived = spec.derived;
-  CalculonTrainingParts& parts = spec.parts;
+  TrainingMapping& mapping = spec.mapping;
   const int64_t b = g.microbatch_sizes[microbatch];
-  CalculonExecution e = Execution(g, c, b);
-  const ExecutionExtras x = Extras(g, c);
   const BlockConfig config = ConfigOf(g, c, b);
   const int64_t nets = static_cast<int64_t>(system_.networks.size());
   // The step shape, built for the first valid assignment; each assignment
@@ -376,9 +355,9 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           BP_ASSIGN_OR_RETURN(const StagedBlock* block,
                               blocks_.Get(config, NetsOf(g, tn, cn), shard));
           if (!shaped) {
-            parts.batch.microbatch_size = b;
-            step = PartsStepShape(derived, model_, system_, parts, accounted_,
-                                  g.schedule);
+            mapping.batch.microbatch_size = b;
+            step = MappingStepShapeWith(derived, model_, system_, mapping,
+                                        accounted_);
             step.schedule_memo = &schedule_memo_;
             shaped = true;
           }
@@ -392,7 +371,7 @@ absl::Status Searcher::EvaluateExhaustive(const GroupState& gs, const Choice& c,
           ++result_.good_executions;
           ComputeIteration(block->block, block->extras, step, iteration);
           ++result_.work.iteration_evaluations;
-          Offer(iteration.sample_rate, e, x, {tn, cn, pn, dn}, *block);
+          Offer(iteration.sample_rate, g, c, b, {tn, cn, pn, dn}, *block);
         }
       }
     }

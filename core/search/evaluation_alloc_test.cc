@@ -6,6 +6,7 @@
 #include <new>
 #include <optional>
 
+#include "core/adapters/calculon.h"
 #include "core/analysis/figures.h"
 #include "core/search/block_table.h"
 #include "core/search/search.h"
@@ -33,14 +34,14 @@ namespace {
 // its offer to `top` (the i-th mapping scores 1 + i % 7); returns a
 // checksum.
 double Evaluate(const StagedBlock& footprint, const StagedBlock& block,
-                const StepShape& step, const CalculonExecution& e, int i,
-                TopN<CalculonExecution>& top) {
+                const StepShape& step, const TrainingMapping& mapping, int i,
+                TopN<TrainingMapping>& top) {
   MemoryFigures memory;
   ComputeMemory(footprint.block, footprint.extras, step, memory);
   IterationFigures iteration;
   ComputeIteration(block.block, block.extras, step, iteration);
   const double score = 1.0 + (i % 7);
-  if (top.Admits(score)) top.Insert(score) = e;
+  if (top.Admits(score)) top.Insert(score) = mapping;
   return memory.proc_mem_tier1_cap_req + iteration.sample_rate;
 }
 
@@ -69,20 +70,22 @@ TEST(EvaluationAllocTest, PerMappingEvaluationDoesNotAllocate) {
   e.dp_overlap = true;
   e.offload = {true, true, true};
   e.data_net = 1;
+  TrainingMapping mapping = TrainingMappingOf(e, model);
   ASSERT_TRUE(table.Get(config, 0, 8).ok());  // computed: allocates
-  TopN<CalculonExecution> top(4);
-  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
+  TopN<TrainingMapping> top(4);
+  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = mapping;
 
   double checksum = 0;
   const long before = g_allocations.load();
   for (int i = 0; i < 1000; ++i) {
     absl::StatusOr<const StagedBlock*> block = table.Get(config, 0, 8);
     if (!block.ok()) break;
-    e.pipeline_net = i % 2;
-    e.data_net = (i / 2) % 2;
-    e.dp_overlap = i % 3 != 0;
+    mapping.parallelism.pipeline.network_tier = i % 2;
+    mapping.parallelism.data.network_tier = (i / 2) % 2;
+    mapping.parallelism.data.overlap = i % 3 != 0;
     checksum += Evaluate(**block, **block,
-                         ExecutionStepShape(model, system, e), e, i, top);
+                         MappingStepShape(model, system, mapping), mapping, i,
+                         top);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_GT(checksum, 0);
@@ -117,14 +120,14 @@ TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
   e.comm = config.comm;
   e.optimizer_sharding = true;
   e.data_net = 1;
-  ExecutionExtras x;
-  x.context = 2;
-  x.expert = 8;
-  x.expert_tensor = 1;
-  x.expert_net = 1;
-  x.sharding = ShardingStage::kParameters;
-  const BlockShard shard = BlockShardOf(
-      ExecutionProgram(model, system, e, x).derived);
+  TrainingMapping mapping = TrainingMappingOf(e, model);
+  mapping.parallelism.context.degree = 2;
+  mapping.parallelism.expert.degree = 8;
+  mapping.parallelism.expert.tensor_degree = 1;
+  mapping.parallelism.expert.network_tier = 1;
+  mapping.parallelism.data.sharding = ShardParameters{};
+  const BlockShard shard =
+      BlockShardOf(MappingProgram(model, system, mapping).derived);
   absl::StatusOr<BlockTable::Entry*> entry = table.Find(config);
   ASSERT_TRUE(entry.ok()) << entry.status();
   const BlockNets nets[2] = {{0, 0, 1}, {0, 1, 1}};
@@ -132,8 +135,8 @@ TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
     ASSERT_TRUE(table.Get(*entry, n, shard).ok());  // computed: allocates
   }
   table.Footprint(*entry, shard);  // composed on first use: allocates
-  TopN<CalculonExecution> top(4);
-  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = e;
+  TopN<TrainingMapping> top(4);
+  for (double score : {4.0, 3.0, 2.0, 1.0}) top.Insert(score) = mapping;
 
   double checksum = 0;
   const long before = g_allocations.load();
@@ -144,11 +147,12 @@ TEST(EvaluationAllocTest, MoePerMappingEvaluationDoesNotAllocate) {
     absl::StatusOr<const StagedBlock*> block =
         table.Get(*found, nets[i % 2], shard);
     if (!block.ok()) break;
-    e.pipeline_net = i % 2;
-    x.context_net = nets[i % 2].context;
-    e.dp_overlap = i % 3 != 0;
+    mapping.parallelism.pipeline.network_tier = i % 2;
+    mapping.parallelism.context.network_tier = nets[i % 2].context;
+    mapping.parallelism.data.overlap = i % 3 != 0;
     checksum += Evaluate(*footprint, **block,
-                         ExecutionStepShape(model, system, e, x), e, i, top);
+                         MappingStepShape(model, system, mapping), mapping, i,
+                         top);
   }
   EXPECT_EQ(g_allocations.load() - before, 0);
   EXPECT_GT(checksum, 0);

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/adapters/calculon.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
 #include "core/search/block_table.h"
@@ -173,7 +174,8 @@ SearchResult ReferenceSearch(const TransformerModel& model,
                       config, tn, e.optimizer_sharding ? d : 1);
                   EXPECT_TRUE(block.ok()) << block.status();
                   if (!block.ok()) return result;
-                  const StepShape step = ExecutionStepShape(model, system, e);
+                  const StepShape step = MappingStepShape(
+                      model, system, TrainingMappingOf(e, model));
                   MemoryFigures memory;
                   ComputeMemory((*block)->block, (*block)->extras, step,
                                 memory);
@@ -200,9 +202,9 @@ SearchResult ReferenceSearch(const TransformerModel& model,
   }
   for (size_t i = 0; i < top.size(); ++i) {
     RankedExecution out;
-    out.execution = top.entry(i).execution;
+    out.mapping = TrainingMappingOf(top.entry(i).execution, model);
     out.block = top.entry(i).block;
-    const StepShape step = ExecutionStepShape(model, system, out.execution);
+    const StepShape step = MappingStepShape(model, system, out.mapping);
     ComputeIteration(out.block, out.extras, step, out.iteration);
     ComputeMemory(out.block, out.extras, step, out.memory);
     result.top.push_back(out);

@@ -11,9 +11,8 @@
 namespace blueprint {
 namespace search_internal {
 
-void Searcher::Offer(double rate, const CalculonExecution& e,
-                     const ExecutionExtras& x, const Assignment& a,
-                     const StagedBlock& block) {
+void Searcher::Offer(double rate, const Group& g, const Choice& c, int64_t b,
+                     const Assignment& a, const StagedBlock& block) {
   // Ties rank in enumeration order: by group, then as offered (a group's
   // offers come in enumeration order).
   const TopN<Ranked>::Key key{group_index_, offers_++};
@@ -27,12 +26,7 @@ void Searcher::Offer(double rate, const CalculonExecution& e,
                shared, threshold_, std::memory_order_relaxed)) {
     }
   }
-  slot.execution = e;
-  slot.execution.tensor_net = a.tn;
-  slot.execution.pipeline_net = a.pn;
-  slot.execution.data_net = a.dn;
-  slot.execution_extras = x;
-  slot.execution_extras.context_net = a.cn;
+  slot.mapping = MappingOf(g, c, b, a);
   slot.block = block;
 }
 
@@ -70,13 +64,12 @@ SearchResult Searcher::Merge(
   for (size_t i = 0; i < kept; ++i) {
     const Ranked& r = *ranked[i].ranked;
     RankedExecution out;
-    out.execution = r.execution;
-    out.execution_extras = r.execution_extras;
+    out.mapping = r.mapping;
     out.rank_key = ranked[i].key;
     out.block = r.block.block;
     out.extras = r.block.extras;
-    const StepShape step = ExecutionStepShape(
-        first.model_, first.system_, r.execution, r.execution_extras);
+    const StepShape step =
+        MappingStepShape(first.model_, first.system_, r.mapping);
     ComputeIteration(out.block, out.extras, step, out.iteration);
     ComputeMemory(out.block, out.extras, step, out.memory);
     result.top.push_back(out);

@@ -182,13 +182,17 @@ absl::Status ValidateInputs(const TransformerModel& model,
                             const SearchOptions& options) {
   std::vector<FieldError> problems;
   ValidateOptions(options, problems);
-  CalculonExecution probe;
-  probe.datatype = options.datatype;
-  probe.batch_size = probe.microbatch_size =
+  TrainingMapping probe;
+  probe.parallelism.pipeline =
+      CalculonPipeline(/*p=*/1, /*v=*/1, model.num_blocks, 0);
+  probe.options.datatype = options.datatype;
+  probe.options.fused_activation = true;
+  probe.batch.global_batch_size = probe.batch.microbatch_size =
       options.max_batch >= 1 && options.max_batch <= kMaxBatch
           ? options.max_batch
           : 1;
-  for (Violation& v : FindViolations(SpecOf(probe, model, system))) {
+  for (Violation& v :
+       FindViolations(TrainingSpecOf(model, system, probe))) {
     problems.push_back(std::move(v));
   }
   if (problems.empty()) return absl::OkStatus();

@@ -55,12 +55,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/adapters/calculon.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
 #include "core/schedule/schedule_ir.h"
-#include "core/search/execution.h"
+#include "core/search/mapping.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 
@@ -143,8 +142,9 @@ struct ExtraDimensions {
 
 // One ranked mapping with the figures Calculon's stats JSON prints.
 struct RankedExecution {
-  CalculonExecution execution;  // training, multihead
-  ExecutionExtras execution_extras;
+  // The mapping (core/spec/spec.h): Calculon's execution keys and the
+  // dimensions beyond them are its adapter's output (search_json.h).
+  TrainingMapping mapping;
   // Its place among mappings of equal sample rate (TopN's key: its group's
   // index in enumeration order, then the order of offers within it), which
   // a partitioned search prints so that its parts merge in that order.
@@ -196,7 +196,7 @@ struct SearchResult {
   std::vector<RankedExecution> top;  // best first; ties in enumeration order
   SearchWork work;
   // What the search ran on, so each ranked execution can be turned into a
-  // program (ExecutionProgram) and printed.
+  // program (MappingProgram) and printed.
   TransformerModel model;
   System system;
   ExtraDimensions dimensions;

@@ -42,11 +42,9 @@ std::string OffloadSummary(const Offload& o) {
 
 nlohmann::json ExecutionJson(const TransformerModel& model,
                              const System& system,
-                             const CalculonExecution& execution,
-                             const ExecutionExtras& extras,
+                             const TrainingMapping& mapping,
                              const ExtraDimensions& dimensions) {
-  const TypedProgram program =
-      ExecutionProgram(model, system, execution, extras);
+  const TypedProgram program = MappingProgram(model, system, mapping);
   nlohmann::json out = ToCalculonExecutionJson(program);
   const DerivedValues& d = program.derived;
   if (dimensions.context) {
@@ -82,11 +80,11 @@ nlohmann::json SearchResultJsonValue(const SearchResult& result,
   for (const RankedExecution& r : result.top) {
     nlohmann::json entry = nlohmann::json::object();
     entry["execution"] =
-        ExecutionJson(result.model, result.system, r.execution,
-                      r.execution_extras, result.dimensions);
+        ExecutionJson(result.model, result.system, r.mapping,
+                      result.dimensions);
     if (with_specs) {
-      entry["spec"] = SpecToJsonValue(ExecutionSpec(
-          result.model, result.system, r.execution, r.execution_extras));
+      entry["spec"] = SpecToJsonValue(
+          TrainingSpecOf(result.model, result.system, r.mapping));
     }
     entry["stats"] = CalculonStatsJson(r.block, r.iteration, r.memory);
     if (result.partitions > 1) {
@@ -374,55 +372,46 @@ std::string SearchResultText(const SearchResult& result) {
       "hbm_GiB", "mem2_GiB", "eff");
   for (size_t i = 0; i < result.top.size(); ++i) {
     const RankedExecution& r = result.top[i];
-    const CalculonExecution& e = r.execution;
-    const ExecutionExtras& x = r.execution_extras;
+    const TrainingMapping& m = r.mapping;
+    const TransformerTrainingParallelism& par = m.parallelism;
+    const DerivedValues d = DeriveTrainingValues(result.model, par, m.batch,
+                                                 m.options);
     absl::StrAppendFormat(&out, "%4d %12.4f %10.4f %5d %4d %6d %4d", i + 1,
                           r.iteration.sample_rate, r.iteration.total_time,
-                          e.tensor, e.pipeline, e.data, e.interleaving);
+                          d.tensor, d.pipeline, d.data, d.virtual_stages);
     if (extra.context) {
       absl::StrAppendFormat(
-          &out, " %5d %-10s", x.context,
-          x.context > 1 ? ContextExchangeName(x.context_exchange) : "-");
+          &out, " %5d %-10s", d.context,
+          d.context > 1 ? ContextExchangeName(par.context.exchange) : "-");
     }
     if (extra.expert) {
-      absl::StrAppendFormat(&out, " %4d %4d", x.expert,
-                            ExpertTensorDegree(ExpertParallel{x.expert,
-                                                              x.expert_tensor,
-                                                              x.expert_net},
-                                               e.tensor));
+      absl::StrAppendFormat(&out, " %4d %4d", d.expert, d.expert_tensor);
     }
-    if (extra.schedule || extra.stage_layout) {
-      const MappingSpec spec = ExecutionSpec(result.model, result.system, e, x);
-      const PipelineParallel& pipeline =
-          std::get<TransformerTrainingMappingSpec>(spec).parallelism.pipeline;
-      if (extra.schedule) {
-        absl::StrAppendFormat(&out, " %-16s",
-                              PipelineScheduleName(pipeline.schedule));
-      }
-      if (extra.stage_layout) {
-        absl::StrAppendFormat(&out, " %-6s",
-                              StageLayoutName(pipeline.stage_layout));
-      }
+    if (extra.schedule) {
+      absl::StrAppendFormat(&out, " %-16s",
+                            PipelineScheduleName(par.pipeline.schedule));
     }
-    std::string nets =
-        absl::StrCat(e.tensor_net, "/", e.pipeline_net, "/", e.data_net);
-    if (extra.context) absl::StrAppend(&nets, "/", x.context_net);
-    if (extra.expert) absl::StrAppend(&nets, "/", x.expert_net);
-    const ShardingStage stage =
-        x.sharding != ShardingStage::kNone ? x.sharding
-        : e.optimizer_sharding             ? ShardingStage::kOptimizer
-                                           : ShardingStage::kNone;
+    if (extra.stage_layout) {
+      absl::StrAppendFormat(&out, " %-6s",
+                            StageLayoutName(par.pipeline.stage_layout));
+    }
+    std::string nets = absl::StrCat(d.tensor_network, "/", d.pipeline_network,
+                                    "/", d.data_network);
+    if (extra.context) absl::StrAppend(&nets, "/", d.context_network);
+    if (extra.expert) absl::StrAppend(&nets, "/", d.expert_network);
     absl::StrAppendFormat(
         &out,
         " %6d %4d %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9.2f %9.2f "
         "%6.4f\n",
-        e.batch_size, e.microbatch_size, RecomputeName(e.recompute),
-        TensorCommunicationName(e.comm), YesNo(AllGatherRedo(e.comm)),
-        TensorOverlapName(e.tp_overlap), YesNo(e.dp_overlap),
+        m.batch.global_batch_size, m.batch.microbatch_size,
+        RecomputeName(par.recompute),
+        TensorCommunicationName(par.tensor.communication),
+        YesNo(AllGatherRedo(par.tensor.communication)),
+        TensorOverlapName(par.tensor.overlap), YesNo(par.data.overlap),
         extra.sharding ? 10 : 6,
-        extra.sharding ? ShardingStageName(stage)
-                       : YesNo(e.optimizer_sharding),
-        OffloadSummary(e.offload), nets_width, nets,
+        extra.sharding ? ShardingStageName(d.sharding)
+                       : YesNo(d.sharding != ShardingStage::kNone),
+        OffloadSummary(m.options.offload), nets_width, nets,
         // The most loaded stage's need: Calculon's proc_mem_tier1_cap_req
         // exactly for a model without a vocabulary.
         r.memory.max_stage_mem_tier1_req / kGiB,

@@ -309,16 +309,17 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
     EXPECT_EQ(e.size(), 23u + 9u);
     EXPECT_TRUE(e["pipeline_schedule"].is_string());
     EXPECT_EQ(e["pipeline_stage_layout"], "even");  // 8 blocks, p <= 8
-    const ExecutionExtras& x = r->top[i].execution_extras;
-    EXPECT_EQ(e["context_par"], x.context);
-    EXPECT_EQ(e["context_par_net"], x.context_net);
+    const TransformerTrainingParallelism& x = r->top[i].mapping.parallelism;
+    EXPECT_EQ(e["context_par"], x.context.degree);
+    EXPECT_EQ(e["context_par_net"], x.context.network_tier);
     EXPECT_EQ(e["context_par_exchange"], "ring");
-    EXPECT_EQ(e["expert_par"], x.expert);
+    EXPECT_EQ(e["expert_par"], x.expert.degree);
     EXPECT_EQ(e["expert_tensor_par"],
-              x.expert_tensor == 0 ? r->top[i].execution.tensor
-                                   : x.expert_tensor);
-    EXPECT_EQ(e["expert_par_net"], x.expert_net);
-    EXPECT_EQ(e["data_par_sharding"], ShardingStageName(x.sharding));
+              x.expert.tensor_degree == 0 ? x.tensor.degree
+                                          : x.expert.tensor_degree);
+    EXPECT_EQ(e["expert_par_net"], x.expert.network_tier);
+    EXPECT_EQ(e["data_par_sharding"],
+              ShardingStageName(ShardingStageOf(x.data.sharding)));
     EXPECT_EQ(e["num_procs"], 8);
   }
   const std::string text = SearchResultText(*r);

@@ -14,6 +14,7 @@
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
 #include "core/plan/plan.h"
+#include "core/adapters/calculon.h"
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
@@ -120,8 +121,8 @@ TEST(SearchTest, CountsAddUpAndTopIsSortedAndValid) {
   for (size_t i = 0; i < r->top.size(); ++i) {
     const RankedExecution& e = r->top[i];
     EXPECT_LE(e.memory.proc_mem_tier1_cap_req, e.memory.tier1_capacity);
-    EXPECT_EQ(e.execution.tensor * e.execution.pipeline * e.execution.data,
-              16);
+    const TransformerTrainingParallelism& par = e.mapping.parallelism;
+    EXPECT_EQ(par.tensor.degree * par.pipeline.degree * par.data.degree, 16);
     if (i > 0) {
       EXPECT_GE(r->top[i - 1].iteration.sample_rate,
                 e.iteration.sample_rate);
@@ -161,9 +162,9 @@ TEST(SearchTest, MicrobatchBreakTriesFewerMappings) {
   EXPECT_LT(broken->total_executions, all->total_executions);
 }
 
-// The checker derives the same program from the spec as ExecutionProgram,
-// and MakeStepShape the same step shape as ExecutionStepShape.
-TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
+// The checker derives the same program from the spec as MappingProgram,
+// and MakeStepShape the same step shape as MappingStepShape.
+TEST(SearchTest, MappingProgramAndStepShapeMatchTheCheckedProgram) {
   const TransformerModel model = CalculonModel("uneven", 256, 1024, 16, 16, 10, 64);
   const System system = test_programs::A100System();
   int checked = 0;
@@ -198,14 +199,15 @@ TEST(SearchTest, ExecutionProgramAndStepShapeMatchTheCheckedProgram) {
         absl::StatusOr<TypedProgram> checked_program =
             CheckSpec(SpecOf(e, model, system));
         ASSERT_TRUE(checked_program.ok()) << checked_program.status();
-        const TypedProgram ours = ExecutionProgram(model, system, e);
+        const TrainingMapping mapping = TrainingMappingOf(e, model);
+        const TypedProgram ours = MappingProgram(model, system, mapping);
         const DerivedValues& a = ours.derived;
         const DerivedValues& b = checked_program->derived;
 #define BP_EXPECT_SAME(type, name, initial) EXPECT_EQ(a.name, b.name) << #name;
         BP_DERIVED_VALUES(BP_EXPECT_SAME)
 #undef BP_EXPECT_SAME
 
-        const StepShape x = ExecutionStepShape(model, system, e);
+        const StepShape x = MappingStepShape(model, system, mapping);
         const StepShape y = MakeStepShape(*checked_program);
         EXPECT_EQ(x.training, y.training);
         EXPECT_EQ(x.p, y.p);
@@ -300,7 +302,9 @@ TEST(SearchTest, FeedforwardNotDividedByTensorIsBad) {
   absl::StatusOr<SearchResult> r =
       RunSearch(model, test_programs::A100System(), o);
   ASSERT_TRUE(r.ok()) << r.status();
-  for (const RankedExecution& e : r->top) EXPECT_EQ(e.execution.tensor, 1);
+  for (const RankedExecution& e : r->top) {
+    EXPECT_EQ(e.mapping.parallelism.tensor.degree, 1);
+  }
   ExpectExhaustiveEqualsPruned(model, test_programs::A100System(), o);
 }
 
@@ -321,7 +325,7 @@ TEST(SearchTest, VocabularyModelsRankWithTheirStagesWork) {
   ASSERT_FALSE(result->top.empty());
   for (const RankedExecution& r : result->top) {
     absl::StatusOr<TypedProgram> program =
-        CheckSpec(SpecOf(r.execution, model, system));
+        CheckSpec(TrainingSpecOf(model, system, r.mapping));
     ASSERT_TRUE(program.ok()) << program.status();
     EXPECT_GT(r.iteration.stage_imbalance_time, 0);
     ExpectTheFullPipelinesFigures(r, *program);
@@ -412,9 +416,10 @@ TEST(SearchTest, DefaultsEnumerateCalculonsSpace) {
   EXPECT_FALSE(r->dimensions.schedule);
   EXPECT_EQ(r->work.schedule_simulations, 0);
   for (const RankedExecution& e : r->top) {
-    EXPECT_EQ(e.execution_extras.context, 1);
-    EXPECT_EQ(e.execution_extras.expert, 1);
-    EXPECT_FALSE(e.execution_extras.schedule.has_value());
+    const TransformerTrainingParallelism& par = e.mapping.parallelism;
+    EXPECT_EQ(par.context.degree, 1);
+    EXPECT_EQ(par.expert.degree, 1);
+    EXPECT_FALSE(SimulatedScheduleKind(par.pipeline.schedule).has_value());
   }
 }
 
@@ -440,24 +445,28 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
       zero2 = 0, zero3 = 0, gpipe = 0, zero_bubble = 0, dualpipe = 0,
       zero_bubble_v = 0, zero_bubble_h2 = 0, two_stages = 0;
   for (const RankedExecution& r : result->top) {
-    const ExecutionExtras& x = r.execution_extras;
-    const bool is_ring =
-        x.context > 1 && x.context_exchange == ContextExchange::kRing;
-    const bool is_whole =
-        x.expert > 1 && x.expert_tensor == 1 && r.execution.tensor > 1;
+    const TransformerTrainingParallelism& par = r.mapping.parallelism;
+    const int64_t cp = par.context.degree;
+    const int64_t ep = par.expert.degree;
+    const ShardingStage sharding = ShardingStageOf(par.data.sharding);
+    const std::optional<ScheduleKind> schedule =
+        SimulatedScheduleKind(par.pipeline.schedule);
+    const bool is_ring = cp > 1 && par.context.exchange == ContextExchange::kRing;
+    const bool is_whole = ep > 1 && par.expert.tensor_degree == 1 &&
+                          par.tensor.degree > 1;
     bool check = false;
     for (auto [in, count] :
-         {std::pair<bool, int*>{true, &best}, {x.context > 1, &context},
-          {is_ring, &ring}, {x.expert > 1, &expert},
+         {std::pair<bool, int*>{true, &best}, {cp > 1, &context},
+          {is_ring, &ring}, {ep > 1, &expert},
           {is_whole, &expert_whole},
-          {x.sharding == ShardingStage::kGradients, &zero2},
-          {x.sharding == ShardingStage::kParameters, &zero3},
-          {x.schedule == ScheduleKind::kGPipe, &gpipe},
-          {x.schedule == ScheduleKind::kZbH1, &zero_bubble},
-          {x.schedule == ScheduleKind::kDualPipeV, &dualpipe},
-          {x.schedule == ScheduleKind::kZbV, &zero_bubble_v},
-          {x.schedule == ScheduleKind::kZbH2, &zero_bubble_h2},
-          {x.schedule == ScheduleKind::kDualPipe, &two_stages}}) {
+          {sharding == ShardingStage::kGradients, &zero2},
+          {sharding == ShardingStage::kParameters, &zero3},
+          {schedule == ScheduleKind::kGPipe, &gpipe},
+          {schedule == ScheduleKind::kZbH1, &zero_bubble},
+          {schedule == ScheduleKind::kDualPipeV, &dualpipe},
+          {schedule == ScheduleKind::kZbV, &zero_bubble_v},
+          {schedule == ScheduleKind::kZbH2, &zero_bubble_h2},
+          {schedule == ScheduleKind::kDualPipe, &two_stages}}) {
       if (in && *count < kEach) {
         ++*count;
         check = true;
@@ -465,20 +474,18 @@ void ExpectRankedMappingsMatchThePipeline(const TransformerModel& model,
     }
     if (!check) continue;
     absl::StatusOr<TypedProgram> program =
-        CheckSpec(ExecutionSpec(model, system, r.execution, x));
+        CheckSpec(TrainingSpecOf(model, system, r.mapping));
     ASSERT_TRUE(program.ok()) << program.status();
-    EXPECT_EQ(program->derived.context, x.context);
-    EXPECT_EQ(program->derived.expert, x.expert);
-    EXPECT_EQ(program->derived.sharding, x.sharding);
+    EXPECT_EQ(program->derived.context, cp);
+    EXPECT_EQ(program->derived.expert, ep);
+    EXPECT_EQ(program->derived.sharding, sharding);
     // dualpipe: two stages per rank, never with DP overlap (the checker's).
     EXPECT_EQ(program->derived.stages_per_rank,
-              x.schedule == ScheduleKind::kDualPipe ? 2 : 1);
+              schedule == ScheduleKind::kDualPipe ? 2 : 1);
     EXPECT_EQ(program->options().precision, options.precision);
     EXPECT_EQ(program->options().profile, options.profile);
-    EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule),
-              x.schedule);
-    EXPECT_EQ(ExecutionStepShape(model, system, r.execution, x)
-                  .simulated_schedule,
+    EXPECT_EQ(SimulatedScheduleKind(program->pipeline().schedule), schedule);
+    EXPECT_EQ(MappingStepShape(model, system, r.mapping).simulated_schedule,
               MakeStepShape(*program).simulated_schedule);
     ExpectTheFullPipelinesFigures(r, *program);
   }
@@ -546,9 +553,9 @@ TEST(SearchTest, RefinedProfileRanksByTheRefinedModel) {
   ASSERT_TRUE(refined.ok()) << refined.status();
   bool hierarchical = false;
   for (const RankedExecution& r : refined->top) {
-    if (r.execution_extras.expert <= 4) continue;
-    absl::StatusOr<TypedProgram> program = CheckSpec(
-        ExecutionSpec(model, system, r.execution, r.execution_extras));
+    if (r.mapping.parallelism.expert.degree <= 4) continue;
+    absl::StatusOr<TypedProgram> program =
+        CheckSpec(TrainingSpecOf(model, system, r.mapping));
     ASSERT_TRUE(program.ok()) << program.status();
     if (ExpertLocalPeersOf(*program, program->derived.expert_network) > 1) {
       hierarchical = true;
@@ -579,7 +586,7 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
     absl::StatusOr<SearchResult> calculon = RunSearch(model, system, o);
     ASSERT_TRUE(calculon.ok()) << calculon.status();
     for (const RankedExecution& r : calculon->top) {
-      EXPECT_EQ(r.execution.pipeline, 1);
+      EXPECT_EQ(r.mapping.parallelism.pipeline.degree, 1);
     }
     o.uneven_stages = true;
     absl::StatusOr<SearchResult> result = RunSearch(model, system, o);
@@ -588,14 +595,17 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
     EXPECT_GT(result->total_executions, calculon->total_executions);
     std::set<std::pair<int64_t, int64_t>> checked;  // (p, v)
     for (const RankedExecution& r : result->top) {
-      const int64_t p = r.execution.pipeline;
+      const PipelineParallel& pipeline = r.mapping.parallelism.pipeline;
+      const int64_t p = pipeline.degree;
       if (p > 1) {
         // The simulated schedules need equal stages.
-        EXPECT_FALSE(r.execution_extras.schedule.has_value());
+        EXPECT_FALSE(SimulatedScheduleKind(pipeline.schedule).has_value());
       }
-      if (!checked.insert({p, r.execution.interleaving}).second) continue;
-      absl::StatusOr<TypedProgram> program = CheckSpec(
-          ExecutionSpec(model, system, r.execution, r.execution_extras));
+      if (!checked.insert({p, VirtualStages(pipeline.schedule)}).second) {
+        continue;
+      }
+      absl::StatusOr<TypedProgram> program =
+          CheckSpec(TrainingSpecOf(model, system, r.mapping));
       ASSERT_TRUE(program.ok()) << program.status();
       EXPECT_EQ(program->pipeline().stage_layout,
                 p > 1 ? StageLayout::kUneven : StageLayout::kEven);

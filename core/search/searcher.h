@@ -34,7 +34,7 @@
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/schedule_table.h"
 #include "core/search/block_table.h"
-#include "core/search/execution.h"
+#include "core/search/mapping.h"
 #include "core/search/search.h"
 #include "core/search/top_n.h"
 #include "core/spec/accounting.h"
@@ -141,8 +141,7 @@ inline bool ScheduleAllows(const Group& g, const Choice& c, size_t microbatch) {
 
 // A mapping the ranking keeps.
 struct Ranked {
-  CalculonExecution execution;
-  ExecutionExtras execution_extras;
+  TrainingMapping mapping;
   StagedBlock block;
 };
 
@@ -230,13 +229,13 @@ class Searcher {
     std::vector<TierPrefix> prefixes;  // in enumeration order
     int64_t pairs = 0;  // distinct (tn, cn) of the prefixes
   };
-  // A choice's spec parts (ExecutionParts, at microbatch size 1), derived
+  // A choice's mapping (MappingOf, at microbatch size 1), derived
   // values (at any microbatch size) and block shard, made on first use:
   // most (choice, microbatch size) pairs need none of them, their memory
   // verdict being their twin's and their bounds their bound part's.
   struct ChoiceSpec {
     bool made = false;
-    CalculonTrainingParts parts;
+    TrainingMapping mapping;
     DerivedValues derived;
     BlockShard shard;
     // Its step shape at microbatch size 1 (SetStepMicrobatchSize gives
@@ -339,9 +338,14 @@ class Searcher {
   absl::Status RunGroup(const Group& group, double done);
   // Sizes the per-group memos for `g` (no allocation per mapping).
   void StartGroupMemos(const Group& g, const GroupState& gs);
-  CalculonExecution Execution(const Group& g, const Choice& c, int64_t b) const;
-  ExecutionExtras Extras(const Group& g, const Choice& c) const;
-  BlockConfig ConfigOf(const Group& g, const Choice& c, int64_t b) const;
+  // The mapping of a choice of `g` at microbatch size b on the tiers of
+  // `a`: the one function from the search's space to the spec's mapping.
+  TrainingMapping MappingOf(const Group& g, const Choice& c, int64_t b,
+                            const Assignment& a) const;
+  // Its block (BlockConfigOf), which reads no tier.
+  BlockConfig ConfigOf(const Group& g, const Choice& c, int64_t b) const {
+    return BlockConfigOf(MappingOf(g, c, b, {0, 0, 0, 0}));
+  }
   BlockNets NetsOf(const Group& g, int64_t tn, int64_t cn) const {
     BlockNets nets;
     nets.tensor = tn;
@@ -407,8 +411,7 @@ class Searcher {
   absl::Status EvaluateTierPrefixes(PrunedCall& call);
   // Evaluates and offers the data tiers of `prefix` in candidates_.
   void EvaluateCandidates(PrunedCall& call, const TierPrefix& prefix,
-                          const StagedBlock& block, const CalculonExecution& e,
-                          const ExecutionExtras& x);
+                          const StagedBlock& block);
 
   // --- bound.cc: the bounds (README.md: what each proves).
   // Whether a step time of at least `bound` cannot beat the threshold.
@@ -472,9 +475,10 @@ class Searcher {
                           shared_->threshold.load(std::memory_order_relaxed));
     return threshold_ > -kInfinity;
   }
-  void Offer(double rate, const CalculonExecution& e,
-             const ExecutionExtras& x, const Assignment& a,
-             const StagedBlock& block);
+  // Offers the mapping of (g, c, b) on the tiers of `a` (MappingOf, made
+  // only when the ranking admits it).
+  void Offer(double rate, const Group& g, const Choice& c, int64_t b,
+             const Assignment& a, const StagedBlock& block);
 
   // --- search.cc: progress and cancel.
   // Whether the search was cancelled (worker 0 polls the caller's cancel).

@@ -1441,11 +1441,7 @@ std::vector<Violation> FindViolations(const MappingSpec& spec) {
 absl::StatusOr<TypedProgram> CheckSpec(const MappingSpec& spec) {
   const std::vector<Violation> violations = Verify(spec);
   if (!violations.empty()) return InvalidInputError(violations);
-  TypedProgram program;
-  program.spec = spec;
-  program.derived = DeriveValues(spec);
-  program.corrections = CorrectionsFor(program.options().profile);
-  return program;
+  return AcceptedProgram(spec);
 }
 
 std::vector<FieldRange> CheckedFieldRanges() {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "core/base/status_macros.h"
@@ -109,6 +110,20 @@ ShardingStage ShardingStageOf(const DataSharding& sharding) {
           [](const ShardParameters&) { return ShardingStage::kParameters; },
       },
       sharding);
+}
+
+DataSharding DataShardingOf(ShardingStage stage) {
+  switch (stage) {
+    case ShardingStage::kNone:
+      return NoSharding{};
+    case ShardingStage::kOptimizer:
+      return ShardOptimizer{};
+    case ShardingStage::kGradients:
+      return ShardGradients{};
+    case ShardingStage::kParameters:
+      return ShardParameters{};
+  }
+  return NoSharding{};
 }
 
 int64_t ShardingGroupOf(const DataSharding& sharding, int64_t data) {
@@ -264,6 +279,14 @@ DerivedValues DeriveTrainingValues(
 
 DerivedValues DeriveValues(const MappingSpec& spec) {
   return Derive(spec_internal::ViewOf(spec));
+}
+
+TypedProgram AcceptedProgram(MappingSpec spec) {
+  TypedProgram program;
+  program.spec = std::move(spec);
+  program.derived = DeriveValues(program.spec);
+  program.corrections = CorrectionsFor(program.options().profile);
+  return program;
 }
 
 }  // namespace blueprint

@@ -71,6 +71,9 @@ inline int64_t LayoutBubbleReduction(int64_t num_blocks, int64_t pipeline,
 // that share one copy of the sharded state (group 0: all `data` ranks; 1
 // without sharding).
 ShardingStage ShardingStageOf(const DataSharding& sharding);
+// DataShardingOf: the sharding of a ZeRO stage over all `data` ranks (group
+// 0), ShardingStageOf's inverse.
+DataSharding DataShardingOf(ShardingStage stage);
 int64_t ShardingGroupOf(const DataSharding& sharding, int64_t data);
 
 // ExpertTensorDegree: etp, the spec's or (0) the tensor degree t.
@@ -183,6 +186,12 @@ inline void SetMicrobatchSize(DerivedValues& derived,
 
 // DeriveValues: the derived values of a spec of either kind.
 DerivedValues DeriveValues(const MappingSpec& spec);
+
+// AcceptedProgram: the program CheckSpec (check.h) makes of a spec it
+// accepts: the spec, its derived values and its profile's corrections,
+// without running the checker again on a spec accepted by construction
+// (the strategy search's mappings, whose rules it enumerates within).
+TypedProgram AcceptedProgram(MappingSpec spec);
 
 }  // namespace blueprint
 

@@ -119,4 +119,33 @@ std::optional<QuantizationRecipe> ParseRecipe(const std::string& s) {
   return ParseEnum<QuantizationRecipe>(s);
 }
 
+TransformerTrainingMappingSpec TrainingSpecOf(TransformerModel model,
+                                              System system,
+                                              const TrainingMapping& mapping) {
+  TransformerTrainingMappingSpec spec;
+  spec.model = std::move(model);
+  spec.system = std::move(system);
+  spec.parallelism = mapping.parallelism;
+  spec.batch = mapping.batch;
+  spec.options = mapping.options;
+  return spec;
+}
+
+PipelineParallel CalculonPipeline(int64_t p, int64_t v, int64_t num_blocks,
+                                  int64_t network_tier) {
+  PipelineParallel pipeline;
+  pipeline.degree = p;
+  pipeline.network_tier = network_tier;
+  if (v > 1) {
+    pipeline.schedule = InterleavedOneForwardOneBackward{v};
+  } else if (p == 1) {
+    pipeline.schedule = SingleStage{};
+  } else {
+    pipeline.schedule = OneForwardOneBackward{};
+  }
+  const bool uneven = p > 0 && num_blocks > 0 && num_blocks % p != 0;
+  pipeline.stage_layout = uneven ? StageLayout::kUneven : StageLayout::kEven;
+  return pipeline;
+}
+
 }  // namespace blueprint

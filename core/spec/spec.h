@@ -459,6 +459,31 @@ struct TransformerInferenceMappingSpec {
 using MappingSpec =
     std::variant<TransformerTrainingMappingSpec, TransformerInferenceMappingSpec>;
 
+// A training mapping: all of a training spec but its model and system. It
+// is what the strategy search enumerates and ranks (core/search) and what
+// the Calculon adapter makes of an execution (core/adapters/calculon.h);
+// TrainingSpecOf makes it a spec again. One type, so that a mapping has one
+// shape from the checker to the search's output.
+struct TrainingMapping {
+  TransformerTrainingParallelism parallelism;
+  Batch batch;
+  ExecutionOptions options;
+};
+
+// TrainingSpecOf: the training spec of `mapping` on this model and system.
+TransformerTrainingMappingSpec TrainingSpecOf(TransformerModel model,
+                                              System system,
+                                              const TrainingMapping& mapping);
+
+// CalculonPipeline: Calculon's pipeline of p stages with v virtual stages
+// per rank (its `pipeline_par` and `pipeline_interleaving`): single_stage for
+// p = 1, interleaved_1f1b with v > 1, else 1f1b; the even stage layout when
+// p divides the model's blocks, else the uneven one (each stage priced at
+// ceil(blocks / p)). Allocation-free: the search builds one per mapping it
+// ranks.
+PipelineParallel CalculonPipeline(int64_t p, int64_t v, int64_t num_blocks,
+                                  int64_t network_tier);
+
 //----- Names ------------------------------------------------------------------
 
 // The canonical JSON spelling of each enum value, from the tables of

@@ -21,7 +21,7 @@
 #include "core/base/json.h"
 #include "core/plan/plan.h"
 #include "core/report/calculon_stats.h"
-#include "core/search/execution.h"
+#include "core/search/mapping.h"
 #include "core/search/search.h"
 #include "core/search/search_json.h"
 #include "core/spec/check.h"
@@ -200,7 +200,8 @@ TEST(CalculonSearchTest, AppTakesSpecV3ModelObjects) {
     absl::StatusOr<SearchResult> result = RunSearch(*model, system, o);
     ASSERT_THAT(result, IsOk());
     ASSERT_FALSE(result->top.empty()) << model->name;
-    EXPECT_GT(result->top[0].execution_extras.expert, 1) << model->name;
+    EXPECT_GT(result->top[0].mapping.parallelism.expert.degree, 1)
+        << model->name;
   }
 }
 
@@ -387,8 +388,8 @@ void ExpectSearchEqualsBruteForce(const std::string& app_name,
     const RankedExecution& ours = result->top[i];
     const BruteForceEntry& theirs = brute.top[i];
     // Calculon's 23-key execution object of the mapping.
-    EXPECT_EQ(ToCalculonExecutionJson(ExecutionProgram(
-                  result->model, result->system, ours.execution)),
+    EXPECT_EQ(ToCalculonExecutionJson(MappingProgram(
+                  result->model, result->system, ours.mapping)),
               theirs.execution)
         << "rank " << i + 1;
     // Bit for bit: the same figures as the full passes.

@@ -266,8 +266,7 @@ void ExpectSearchEqualsBruteForce(const TransformerModel& model,
     for (size_t i = 0; i < brute.top.size(); ++i) {
       const RankedExecution& ours = result->top[i];
       const Entry& theirs = brute.top[i];
-      EXPECT_EQ(MappingText(ExecutionSpec(model, system, ours.execution,
-                                          ours.execution_extras)),
+      EXPECT_EQ(MappingText(TrainingSpecOf(model, system, ours.mapping)),
                 theirs.spec)
           << "rank " << i + 1;
       EXPECT_EQ(ours.iteration.sample_rate, theirs.sample_rate)
