@@ -22,36 +22,28 @@ TrainingMapping Searcher::MappingOf(const Group& g, const Choice& c,
                                    int64_t b, const Assignment& a) const {
   TrainingMapping m;
   TransformerTrainingParallelism& parallelism = m.parallelism;
-  parallelism.tensor.degree = g.t;
-  parallelism.tensor.communication = c.comm;
-  parallelism.tensor.overlap = c.tp_overlap;
-  parallelism.tensor.network_tier = a.tn;
-  parallelism.pipeline =
-      CalculonPipeline(g.p, g.v, model_.num_blocks, a.pn);
+  parallelism.tensor = TensorParallel{g.t, c.comm, c.tp_overlap, a.tn};
+  parallelism.pipeline = CalculonPipeline(g.p, g.v, model_.num_blocks, a.pn);
   if (g.schedule.has_value()) {
     if (std::optional<PipelineSchedule> schedule =
             SimulatedSpecSchedule(*g.schedule)) {
       parallelism.pipeline.schedule = *schedule;
     }
   }
-  parallelism.data.degree = g.d;
-  parallelism.data.sharding = DataShardingOf(c.sharding);
-  parallelism.data.overlap = c.dp_overlap;
-  parallelism.data.network_tier = a.dn;
-  parallelism.context.degree = g.cp;
-  parallelism.context.exchange = c.context_exchange;
-  parallelism.context.network_tier = a.cn;
+  parallelism.data =
+      DataParallel{g.d, DataShardingOf(c.sharding), c.dp_overlap, a.dn};
+  parallelism.context = ContextParallel{g.cp, c.context_exchange, a.cn};
   parallelism.expert.degree = g.ep;
   parallelism.expert.tensor_degree = g.etp;
   parallelism.expert.network_tier = g.en > 0 ? g.en : 0;
   parallelism.recompute = c.recompute;
-  m.batch.global_batch_size = g.batch;
-  m.batch.microbatch_size = b;
-  m.options.datatype = options_.datatype;
-  m.options.fused_activation = c.fused_activation;
-  m.options.offload = c.offload;
-  m.options.precision = options_.precision;
-  m.options.profile = options_.profile;
+  m.batch = Batch{g.batch, b};
+  ExecutionOptions& options = m.options;
+  options.datatype = options_.datatype;
+  options.precision = options_.precision;
+  options.profile = options_.profile;
+  options.fused_activation = c.fused_activation;
+  options.offload = c.offload;
   return m;
 }
 
