@@ -144,31 +144,14 @@ std::string Describe(const PipelineScheduleIR& ir, int64_t s, size_t i) {
                       ")");
 }
 
-absl::Status BuildIndex(const PipelineScheduleIR& ir, Index& index) {
-  Problems problems;
-  CheckRoutes(ir, problems);
-  if (!problems.empty()) return problems.ToStatus();
+// Puts each command of `ir` in its role's slot of `index` (sized), with
+// a problem for a command out of range, a repeated role or a transfer whose
+// peer does not hold the neighbouring position.
+void IndexCommands(const PipelineScheduleIR& ir,
+                   const std::vector<int64_t>& position_table, Index& index,
+                   Problems& problems) {
   const int64_t chunks = ir.chunks_per_stage;
-  index.positions = RouteLength(ir);
   const int64_t slots_per_route = ir.p * chunks;
-  const std::vector<int64_t> position_table = PositionTable(ir);
-  int64_t total = 0;
-  index.first_id.resize(static_cast<size_t>(ir.p));
-  for (int64_t s = 0; s < ir.p; ++s) {
-    index.first_id[s] = total;
-    total += static_cast<int64_t>(ir.stages[s].size());
-  }
-  if (total > (int64_t{1} << 30)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the schedule has ", total, " commands, over 2^30"));
-  }
-  index.stage_of.resize(static_cast<size_t>(total));
-  const size_t slots = static_cast<size_t>(ir.m * index.positions);
-  for (auto* v :
-       {&index.forward, &index.backward, &index.weight, &index.send_activation,
-        &index.recv_activation, &index.send_gradient, &index.recv_gradient}) {
-    v->assign(slots, kNone);
-  }
   auto claim = [&](std::vector<int32_t>& role, int64_t mb, int64_t j,
                    int32_t id, int64_t s, size_t i) {
     int32_t& slot = role[index.Key(mb, j)];
@@ -260,9 +243,14 @@ absl::Status BuildIndex(const PipelineScheduleIR& ir, Index& index) {
       }
     }
   }
-  if (!problems.empty()) return problems.ToStatus();
+}
 
-  // Completeness and the dependencies' existence.
+// A problem for each (microbatch, position) of the indexed commands that
+// lacks a command its schedule kind needs (F; B, and W when its B defers
+// it; the transfers where the route crosses stages) or has one it needs
+// not.
+void CheckComplete(const PipelineScheduleIR& ir, const Index& index,
+                   Problems& problems) {
   for (int64_t mb = 0; mb < ir.m; ++mb) {
     const Route& route = ir.routes[ir.route_of_microbatch[mb]];
     for (int64_t j = 0; j < index.positions; ++j) {
@@ -327,6 +315,33 @@ absl::Status BuildIndex(const PipelineScheduleIR& ir, Index& index) {
       }
     }
   }
+}
+
+absl::Status BuildIndex(const PipelineScheduleIR& ir, Index& index) {
+  Problems problems;
+  CheckRoutes(ir, problems);
+  if (!problems.empty()) return problems.ToStatus();
+  index.positions = RouteLength(ir);
+  int64_t total = 0;
+  index.first_id.resize(static_cast<size_t>(ir.p));
+  for (int64_t s = 0; s < ir.p; ++s) {
+    index.first_id[s] = total;
+    total += static_cast<int64_t>(ir.stages[s].size());
+  }
+  if (total > (int64_t{1} << 30)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the schedule has ", total, " commands, over 2^30"));
+  }
+  index.stage_of.resize(static_cast<size_t>(total));
+  const size_t slots = static_cast<size_t>(ir.m * index.positions);
+  for (auto* v :
+       {&index.forward, &index.backward, &index.weight, &index.send_activation,
+        &index.recv_activation, &index.send_gradient, &index.recv_gradient}) {
+    v->assign(slots, kNone);
+  }
+  IndexCommands(ir, PositionTable(ir), index, problems);
+  if (!problems.empty()) return problems.ToStatus();
+  CheckComplete(ir, index, problems);
   if (!problems.empty()) return problems.ToStatus();
   return absl::OkStatus();
 }
