@@ -145,6 +145,14 @@ Sources MoeSources();
 // Activation-sized tasks on the residual path depend on these fields.
 const Sources& ResidualSources();
 
+// A layer whose backward pass moves the bytes its forward pass does (Calculon's
+// getter overrides for its vector layers, and their kin:
+// GeLU, SoftMax, gated activation, token permutation).
+inline void BackwardBytesAsForward(Task& task) {
+  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
+      task.work[static_cast<int>(Stage::kForward)].bytes;
+}
+
 // A task that reads its input from an activation another task stores (the
 // fork before it) instead of storing its own copy.
 constexpr TaskFlags kReusesActivation =
@@ -343,7 +351,9 @@ class BlockBuilder {
   // ctx_.relowering does not rebuild it.
   Task& TaskAt(int32_t id);
 
-  BlockContext ctx_;  // a copy: the placement changes as the build goes
+  // A copy: the tasks being added (placement, share, shard, bias) change as
+  // the build goes.
+  BlockContext ctx_;
   DistributedTaskIR& ir_;
   size_t used_ = 0;  // tasks of this build; ir_'s others are reused storage
   RelowerSections* record_;         // may be null

@@ -290,8 +290,7 @@ Task& BlockBuilder::AddPermutation(absl::string_view name, int64_t read,
   // maps are a few bytes per row.
   Task& task = Add(name, PermutationTask{read, written, ctx_.h()}, r, flags,
                    MoeSources());
-  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
-      task.work[static_cast<int>(Stage::kForward)].bytes;
+  BackwardBytesAsForward(task);
   return task;
 }
 

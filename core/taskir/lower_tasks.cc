@@ -11,6 +11,32 @@
 
 namespace blueprint {
 namespace lower_internal {
+namespace {
+
+// Calculon's FLOPs per element of its vector layers (layers.py, the class
+// constructors; ../shared/calculon/MODEL.md §4.2): forward, activation
+// gradient, weight gradient.
+struct ElementFlops {
+  double fw = 0, agrad = 0, wgrad = 0;
+};
+constexpr ElementFlops kLayerNormFlops{9, 14, 7};
+constexpr ElementFlops kGeLUFlops{8, 13, 0};
+constexpr ElementFlops kSoftMaxFlops{5, 8, 0};
+// The GeLU's for the activation plus the product with the up half.
+constexpr ElementFlops kGatedActivationFlops{9, 15, 0};
+
+// A vector layer over `x` elements: reads and writes x, keeps them and
+// their gradients for the backward pass.
+RawLayer VectorLayer(const ElementFlops& flops, double x) {
+  RawLayer r;
+  r.fw_flops = flops.fw * x;
+  r.agrad_flops = flops.agrad * x;
+  r.wgrad_flops = flops.wgrad * x;
+  r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
+  return r;
+}
+
+}  // namespace
 
 // A MoE block's tasks depend on these fields.
 Sources MoeSources() {
@@ -226,12 +252,7 @@ Task& BlockBuilder::AddBatchMatMul(absl::string_view name, int64_t batch,
 
 Task& BlockBuilder::AddLayerNorm(absl::string_view name, int64_t elements,
                                  TaskFlags flags) {
-  RawLayer r;
-  const double x = static_cast<double>(elements);
-  r.fw_flops = 9 * x;
-  r.agrad_flops = 14 * x;
-  r.wgrad_flops = 7 * x;
-  r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
+  RawLayer r = VectorLayer(kLayerNormFlops, static_cast<double>(elements));
   // LayerNorm keeps a scale and a bias per hidden unit, RMSNorm a scale only;
   // both are priced with Calculon's LayerNorm FLOPs.
   const double weights = (ctx_.rms_norm() ? 1.0 : 2.0) * ctx_.h();
@@ -264,37 +285,28 @@ Task& BlockBuilder::AddDropOut(absl::string_view name, int64_t elements,
 
 Task& BlockBuilder::AddGeLU(absl::string_view name, int64_t elements,
                             TaskFlags flags) {
-  RawLayer r;
-  const double x = static_cast<double>(elements);
-  r.fw_flops = 8 * x;
-  r.agrad_flops = 13 * x;
-  r.inputs = r.outputs = x;
+  RawLayer r = VectorLayer(kGeLUFlops, static_cast<double>(elements));
   // A fused GeLU runs inside the preceding linear and keeps nothing.
-  r.activation_space = r.activation_grads =
-      ctx_.options.fused_activation ? 0 : x;
+  if (ctx_.options.fused_activation) {
+    r.activation_space = r.activation_grads = 0;
+  }
   Task& task =
       Add(name, GeLUTask{elements, ctx_.options.fused_activation}, r, flags,
           {"spec:model.feedforward", "spec:batch.microbatch_size",
            "spec:model.seq_size", "spec:parallelism.tensor.degree",
            "spec:options.fused_activation"});
-  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
-      task.work[static_cast<int>(Stage::kForward)].bytes;
+  BackwardBytesAsForward(task);
   return task;
 }
 
 Task& BlockBuilder::AddSoftMax(absl::string_view name, int64_t elements,
                                TaskFlags flags) {
-  RawLayer r;
-  const double x = static_cast<double>(elements);
-  r.fw_flops = 5 * x;
-  r.agrad_flops = 8 * x;
-  r.inputs = r.outputs = r.activation_space = r.activation_grads = x;
+  const RawLayer r = VectorLayer(kSoftMaxFlops, static_cast<double>(elements));
   Task& task =
       Add(name, SoftMaxTask{elements}, r, flags,
           {"spec:model.attn_heads", "spec:model.seq_size",
            "spec:batch.microbatch_size", "spec:parallelism.tensor.degree"});
-  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
-      task.work[static_cast<int>(Stage::kForward)].bytes;
+  BackwardBytesAsForward(task);
   return task;
 }
 
@@ -394,13 +406,9 @@ Task& BlockBuilder::AddTensorComm(absl::string_view name, bool conjugate,
 
 Task& BlockBuilder::AddGatedActivation(absl::string_view name, int64_t elements,
                                        TaskFlags flags) {
-  RawLayer r;
   const double x = static_cast<double>(elements);
-  // The GeLU's FLOPs for the activation plus the product with the up half.
-  r.fw_flops = 9 * x;
-  r.agrad_flops = 15 * x;
-  r.inputs = 2 * x;
-  r.outputs = x;
+  RawLayer r = VectorLayer(kGatedActivationFlops, x);
+  r.inputs = 2 * x;  // the gate and the up halves
   // A fused activation runs inside the preceding linear and keeps nothing;
   // otherwise both halves are kept for the backward pass.
   r.activation_space = r.activation_grads =
@@ -411,8 +419,7 @@ Task& BlockBuilder::AddGatedActivation(absl::string_view name, int64_t elements,
           {"spec:model.feedforward", "spec:model.mlp",
            "spec:batch.microbatch_size", "spec:model.seq_size",
            "spec:parallelism.tensor.degree", "spec:options.fused_activation"});
-  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
-      task.work[static_cast<int>(Stage::kForward)].bytes;
+  BackwardBytesAsForward(task);
   return task;
 }
 
