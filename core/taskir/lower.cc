@@ -92,7 +92,7 @@ absl::Status BlockBuilder::Build() {
   ir_.mesh.ep = ctx_.ep();
   ir_.mesh.cp = ctx_.cp();
   ir_.training = ctx_.derived.training;
-  ir_.bytes_per_element = static_cast<int>(ctx_.bpe());
+  ir_.bytes_per_element = ctx_.derived.bytes_per_element;
   ir_.optimizer_shard = static_cast<int64_t>(ctx_.shard);
   ir_.overlap = ctx_.tensor.overlap;
   if (ctx_.relowering) return RebuildSections();
