@@ -42,6 +42,22 @@ struct RawLayer {
   bool matrix = false;
 };
 
+// A GEMM of m rows through n x k weights (Calculon's Linear, layers.py):
+// 2 m n k FLOPs in each of the forward, activation-gradient and
+// weight-gradient passes, m x n read and kept, m x k written, n x k weights
+// with their gradients and two optimizer moments. (m is a double: an
+// expert's rows are an average share of the routed tokens.)
+inline RawLayer GemmLayer(double m, int64_t n, int64_t k) {
+  RawLayer r;
+  r.fw_flops = r.agrad_flops = r.wgrad_flops = 2.0 * m * n * k;
+  r.inputs = r.activation_space = m * n;
+  r.outputs = r.activation_grads = m * k;
+  r.weight_space = r.weight_grads = static_cast<double>(n) * k;
+  r.optim_space = 2.0 * n * k;
+  r.matrix = true;
+  return r;
+}
+
 // How an MoE block permutes its tokens (correction kMoePermutation): in no
 // kernel of its own (Calculon's model, the correction off, or HybridEP,
 // whose exchange kernels permute), as Megatron-LM's all-to-all dispatcher

@@ -297,16 +297,10 @@ Task& BlockBuilder::AddPermutation(absl::string_view name, int64_t read,
 Task& BlockBuilder::AddExpertLinear(absl::string_view name, double tokens,
                                     int64_t n, int64_t k, double local_experts,
                                     Sources sources, TaskFlags flags) {
-  RawLayer r;
-  const double mnk2 = 2.0 * tokens * n * k;
-  r.fw_flops = r.agrad_flops = r.wgrad_flops = mnk2;
-  r.inputs = tokens * n;
-  r.outputs = tokens * k;
+  RawLayer r = GemmLayer(tokens, n, k);
+  // Each of the rank's experts has its own n x k weights.
   r.weight_space = r.weight_grads = local_experts * n * k;
-  r.activation_space = tokens * n;
-  r.activation_grads = tokens * k;
   r.optim_space = 2.0 * r.weight_space;
-  r.matrix = true;
   // The experts' state shards over the expert data-parallel ranks.
   const double dense_shard = ctx_.shard;
   ctx_.shard = ctx_.expert_shard;
@@ -315,8 +309,8 @@ Task& BlockBuilder::AddExpertLinear(absl::string_view name, double tokens,
   ctx_.shard = dense_shard;
   task.expert_state = true;
   // Every rank of the microbatch's t * cp does the same share.
-  task.unsharded_gemm_flops =
-      mnk2 * static_cast<double>(ctx_.t()) * static_cast<double>(ctx_.cp());
+  task.unsharded_gemm_flops = r.fw_flops * static_cast<double>(ctx_.t()) *
+                              static_cast<double>(ctx_.cp());
   return task;
 }
 

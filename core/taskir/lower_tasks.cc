@@ -132,16 +132,7 @@ Task& BlockBuilder::Add(absl::string_view name, TaskKind kind,
 Task& BlockBuilder::AddLinear(absl::string_view name, int64_t m, int64_t n,
                               int64_t k, double unsharded, TaskFlags flags,
                               Sources sources) {
-  RawLayer r;
-  const double mnk2 = 2.0 * m * n * k;
-  r.fw_flops = r.agrad_flops = r.wgrad_flops = mnk2;
-  r.inputs = static_cast<double>(m) * n;
-  r.outputs = static_cast<double>(m) * k;
-  r.weight_space = r.weight_grads = static_cast<double>(n) * k;
-  r.activation_space = static_cast<double>(m) * n;
-  r.activation_grads = static_cast<double>(m) * k;
-  r.optim_space = 2.0 * n * k;
-  r.matrix = true;
+  RawLayer r = GemmLayer(static_cast<double>(m), n, k);
   AddBias(k, r);
   Task& task = Add(name, LinearTask{m, n, k}, r, flags, std::move(sources));
   task.unsharded_gemm_flops = unsharded;
@@ -180,16 +171,9 @@ Task& BlockBuilder::AddOverlappedLinear(absl::string_view name, int64_t m,
       act_grad_net_buffer = static_cast<double>(m) * k;
     }
   }
-  RawLayer r;
-  const double mnk2 = 2.0 * m * n * k;
-  r.fw_flops = r.agrad_flops = r.wgrad_flops = mnk2;
-  r.inputs = static_cast<double>(m) * n;
-  r.outputs = static_cast<double>(m) * k;
-  r.weight_space = r.weight_grads = static_cast<double>(n) * k;
+  RawLayer r = GemmLayer(static_cast<double>(m), n, k);
   r.activation_space = act_space;
   r.activation_grads = act_grad_space + act_grad_net_buffer;
-  r.optim_space = 2.0 * n * k;
-  r.matrix = true;
   AddBias(k, r);
   Task& task =
       Add(name,
