@@ -2,7 +2,7 @@
 //
 // The optimizer's per-layer terms (Adam with float32 gradients, master copy
 // and state), each formula written once. LowerTensorParallelBlock puts them
-// on every task (lower.cc); the strategy search derives a block's sharded
+// on every task (lower_tasks.cc); the strategy search derives a block's sharded
 // optimizer figures from its unsharded task footprints with the same
 // formulas (core/search/block_table.cc), bit for bit.
 //

@@ -1,0 +1,318 @@
+// A block's MLP: dense (plain or gated), or mixture of experts: the router,
+// the routed experts behind the expert exchange and the token permutations
+// around it, and the shared experts.
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/string_view.h"
+#include "core/taskir/lower_builder.h"
+
+namespace blueprint {
+namespace lower_internal {
+
+void BlockBuilder::BuildMlps(int32_t input) {
+  const double share = ctx_.share;
+  if (!ctx_.model.moe.has_value() || ctx_.moe_share == 0) {
+    BuildMlp(input);
+  } else if (ctx_.dense_share == 0) {
+    BuildMoe(input);
+  } else {
+    // A stage of dense and MoE blocks: each MLP weighed by its share.
+    ctx_.share = share * ctx_.dense_share;
+    BuildMlp(input);
+    ctx_.share = MoeShare(share);
+    BuildMoe(input);
+  }
+  ctx_.share = share;
+}
+
+int32_t BlockBuilder::BuildMlp(int32_t input) {
+  const BlockContext& c = ctx_;
+  const bool full = c.derived.recompute == RecomputePolicy::kFull;
+  const bool ag = full || c.derived.all_gather_redo;
+  const int64_t bs = c.batch_seq;
+  const double mlp_gemm = 2.0 * FullBatchSeq() * c.h() * c.ff();
+  // A gated MLP's first linear computes the gate and the up projection.
+  const int64_t fc1_width = c.gated() ? 2 * c.ff() : c.ff();
+  const double fc1_gemm = c.gated() ? 2 * mlp_gemm : mlp_gemm;
+  Sources mlp_sources = {"spec:model.hidden", "spec:model.feedforward",
+                         "spec:parallelism.tensor.degree",
+                         "spec:batch.microbatch_size", "spec:model.seq_size"};
+  if (c.bias) mlp_sources.push_back("spec:model.linear_bias");
+  Sources fc1_sources = mlp_sources;
+  if (c.gated()) fc1_sources.push_back("spec:model.mlp");
+  const auto [fork, norm] = AddBranchStart("MlpBlock", full, input);
+  int32_t fc1 = -1;
+  if (c.tensor.overlap == TensorOverlap::kNone) {
+    const int32_t f =
+        AddTensorComm("MlpBlock_F", false, TaskFlags().WithRecommunicate(ag))
+            .id;
+    Reads(f, {norm});
+    fc1 = AddLinear("MlpBlock_Mlp1", bs, c.h(), fc1_width / c.t(), fc1_gemm,
+                    TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                    fc1_sources)
+              .id;
+    Reads(fc1, {f});
+  } else {
+    fc1 =
+        AddOverlappedLinear(
+            "MlpBlock_Mlp1_AG", bs, c.h(), fc1_width, false, fc1_gemm,
+            TaskFlags().WithRecompute(full).WithRecommunicate(ag), fc1_sources)
+            .id;
+    Reads(fc1, {norm});
+  }
+  const int32_t activation =
+      AddMlpActivation("MlpBlock", c.ff() * bs / c.t(), full);
+  Reads(activation, {fc1});
+  int32_t output = -1;
+  if (c.tensor.overlap == TensorOverlap::kNone) {
+    const int32_t fc2 =
+        AddLinear("MlpBlock_Mlp2", bs, c.ff() / c.t(), c.h(), mlp_gemm,
+                  TaskFlags().WithRecompute(full), mlp_sources)
+            .id;
+    Reads(fc2, {activation});
+    output =
+        AddTensorComm(
+            "MlpBlock_G", true,
+            TaskFlags().WithRecommunicate(full).WithActivationStored(false))
+            .id;
+    Reads(output, {fc2});
+  } else {
+    output = AddOverlappedLinear(
+                 "MlpBlock_Mlp2_RS", bs, c.ff(), c.h(), true, mlp_gemm,
+                 TaskFlags().WithRecompute(full).WithRecommunicate(full),
+                 mlp_sources)
+                 .id;
+    Reads(output, {activation});
+  }
+  return AddBranchEnd("MlpBlock", full, output, fork);
+}
+
+int32_t BlockBuilder::AddMlpActivation(absl::string_view prefix,
+                                       int64_t elements, bool full) {
+  const TaskFlags flags = TaskFlags().WithRecompute(full);
+  return ctx_.gated() ? AddGatedActivation(Name(prefix, "_GatedActivation"),
+                                           elements, flags)
+                            .id
+                      : AddGeLU(Name(prefix, "_GeLU"), elements, flags).id;
+}
+
+int32_t BlockBuilder::BuildMoe(int32_t input) {
+  const BlockContext& c = ctx_;
+  const MixtureOfExperts& moe = *c.model.moe;
+  const bool full = c.derived.recompute == RecomputePolicy::kFull;
+  const bool ag = full || c.derived.all_gather_redo;
+  const int64_t bs = c.batch_seq;
+  const Sources sources = MoeSources();
+  const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
+  // The router scores every local token against every expert (replicated
+  // over the TP ranks, as its weights are).
+  const double router_local = 2.0 * bs * c.h() * moe.experts;
+  const int32_t router =
+      AddLinear("MoeBlock_Router", bs, c.h(), moe.experts,
+                router_local * static_cast<double>(c.t()) * c.cp(),
+                kReusesActivation.WithRecompute(full), sources)
+          .id;
+  Reads(router, {norm});
+  const int32_t first = static_cast<int32_t>(used_);
+  const int32_t combine = BuildRoutedExperts(router, norm);
+  if (record_ != nullptr) {
+    record_->sections.push_back({RelowerSections::Kind::kRoutedExperts,
+                                 first,
+                                 static_cast<int32_t>(used_),
+                                 {router, norm},
+                                 ctx_.placement,
+                                 ctx_.share});
+  }
+  int32_t output = combine;
+  if (moe.shared_ffn > 0) {
+    // Shared experts: a tensor-parallel MLP every token runs.
+    const double shared_gemm = 2.0 * FullBatchSeq() * c.h() * moe.shared_ffn;
+    const int64_t fc1_width = c.gated() ? 2 * moe.shared_ffn : moe.shared_ffn;
+    const int32_t f = AddTensorComm("MoeBlock_Shared_F", false,
+                                    TaskFlags().WithRecommunicate(ag))
+                          .id;
+    Reads(f, {norm});
+    const int32_t fc1 =
+        AddLinear("MoeBlock_Shared_Mlp1", bs, c.h(), fc1_width / c.t(),
+                  c.gated() ? 2 * shared_gemm : shared_gemm,
+                  TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                  sources)
+            .id;
+    Reads(fc1, {f});
+    const int32_t shared_act =
+        AddMlpActivation("MoeBlock_Shared", moe.shared_ffn * bs / c.t(), full);
+    Reads(shared_act, {fc1});
+    const int32_t fc2 =
+        AddLinear("MoeBlock_Shared_Mlp2", bs, moe.shared_ffn / c.t(), c.h(),
+                  shared_gemm, TaskFlags().WithRecompute(full), sources)
+            .id;
+    Reads(fc2, {shared_act});
+    if (c.shared_covers_exchange && c.ep() > 1) {
+      // Megatron-LM's --moe-shared-expert-overlap (moe/shared_experts.py):
+      // the shared experts' first linear runs while the dispatch is in
+      // flight, their second while the combine is.
+      CoverExchange(combine, fc2);
+      CoverExchange(ExchangeBefore(combine), fc1);
+    }
+    output =
+        AddTensorComm(
+            "MoeBlock_Shared_G", true,
+            TaskFlags().WithRecommunicate(full).WithActivationStored(false))
+            .id;
+    Reads(output, {fc2, combine});
+  }
+  return AddBranchEnd("MoeBlock", full, output, fork);
+}
+
+int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
+  const BlockContext& c = ctx_;
+  const MixtureOfExperts& moe = *c.model.moe;
+  const bool full = c.derived.recompute == RecomputePolicy::kFull;
+  const bool ag = full || c.derived.all_gather_redo;
+  const int64_t bs = c.batch_seq;
+  const Sources sources = MoeSources();
+  // Each rank sends its share of the tokens (b * s/cp / t distinct ones)
+  // topk times to the experts' ranks; (ep - 1) / ep of it leaves the rank.
+  const double sent = static_cast<double>(bs) / c.t() * moe.topk * c.h();
+  const double leaving = sent * c.bpe() * (c.ep() - 1) / c.ep();
+  // Tokens of this rank's experts: the microbatch's routed tokens over its
+  // t * cp ranks, times the capacity factor (the busiest expert) and etp
+  // (the etp ranks of an expert share its tokens).
+  const double tokens = static_cast<double>(bs) * moe.topk *
+                        moe.capacity_factor * c.etp() / c.t();
+  const double local_experts = static_cast<double>(moe.experts) / c.ep();
+  const Permutations permutations = PermutationRows(tokens, local_experts);
+  int32_t dispatch = router;
+  if (c.permutation == MoePermutation::kAllToAll) {
+    dispatch =
+        AddPermutation("MoeBlock_PermuteTokens", permutations.routed,
+                       permutations.routed, TaskFlags().WithRecompute(full))
+            .id;
+    Reads(dispatch, {router, norm});
+  }
+  if (c.ep() > 1) {
+    const int32_t permuted = dispatch;
+    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep(), sent,
+                           CollectiveOp::kAllToAll, leaving,
+                           CollectiveOp::kAllToAll, leaving, -1, sources)
+                   .id;
+    Reads(dispatch, {permuted, norm});
+  }
+  if (c.permutation != MoePermutation::kNone) {
+    const int32_t sorted =
+        AddPermutation("MoeBlock_PermuteExperts", permutations.received,
+                       permutations.received, TaskFlags().WithRecompute(full))
+            .id;
+    Reads(sorted, {dispatch});
+    dispatch = sorted;
+  }
+  const int64_t up_width = (c.gated() ? 2 : 1) * moe.ffn / c.etp();
+  const int32_t up =
+      AddExpertLinear("MoeBlock_Experts_Up", tokens, c.h(), up_width,
+                      local_experts, sources,
+                      TaskFlags().WithRecompute(full).WithActivationStored(!ag))
+          .id;
+  Reads(up, {dispatch, norm});
+  // `tokens` is an average (fractional when the routed tokens do not split
+  // evenly); an activation holds whole elements, so it rounds up.
+  const int64_t act_elements = static_cast<int64_t>(
+      std::ceil(tokens * static_cast<double>(moe.ffn / c.etp())));
+  const int32_t act = AddMlpActivation("MoeBlock_Experts", act_elements, full);
+  Reads(act, {up});
+  const int32_t down =
+      AddExpertLinear("MoeBlock_Experts_Down", tokens, moe.ffn / c.etp(), c.h(),
+                      local_experts, sources, TaskFlags().WithRecompute(full))
+          .id;
+  Reads(down, {act});
+  int32_t combine = down;
+  if (c.permutation != MoePermutation::kNone) {
+    combine =
+        AddPermutation("MoeBlock_UnpermuteExperts", permutations.received,
+                       permutations.received, TaskFlags().WithRecompute(full))
+            .id;
+    Reads(combine, {down});
+  }
+  if (c.ep() > 1) {
+    const int32_t unsorted = combine;
+    combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert, c.ep(), sent,
+                          CollectiveOp::kAllToAll, leaving,
+                          CollectiveOp::kAllToAll, leaving, -1, sources)
+                  .id;
+    Reads(combine, {unsorted});
+  }
+  if (c.permutation == MoePermutation::kAllToAll) {
+    const int32_t exchanged = combine;
+    combine =
+        AddPermutation("MoeBlock_UnpermuteTokens", permutations.routed,
+                       permutations.local, TaskFlags().WithRecompute(full))
+            .id;
+    Reads(combine, {exchanged});
+  }
+  return combine;
+}
+
+BlockBuilder::Permutations BlockBuilder::PermutationRows(
+    double received, double local_experts) const {
+  const BlockContext& c = ctx_;
+  // Rows are whole: an average share rounds up.
+  const auto rows = [](double x) { return static_cast<int64_t>(std::ceil(x)); };
+  const double local = static_cast<double>(c.batch_seq) / c.t();
+  Permutations out;
+  switch (c.permutation) {
+    case MoePermutation::kNone:
+      break;
+    case MoePermutation::kAllToAll:
+      // token_dispatcher.py MoEAlltoAllTokenDispatcher: dispatch_preprocess
+      // and combine_postprocess (permute, unpermute) over the rank's
+      // tokens; sort_chunks_by_idxs only with num_local_experts > 1.
+      out.local = rows(local);
+      out.routed = rows(local * c.model.moe->topk);
+      out.received = local_experts > 1 ? rows(received) : 0;
+      break;
+    case MoePermutation::kFlex:
+      // MoEFlexTokenDispatcher with DeepEP (_DeepepManager):
+      // dispatch_postprocess and combine_preprocess permute the received
+      // rows by local expert and back; the tokens leave and return
+      // unpermuted (no token-side tasks).
+      out.received = rows(received);
+      break;
+  }
+  return out;
+}
+
+Task& BlockBuilder::AddPermutation(absl::string_view name, int64_t read,
+                                   int64_t written, TaskFlags flags) {
+  RawLayer r;
+  r.inputs = static_cast<double>(read) * ctx_.h();
+  r.outputs = static_cast<double>(written) * ctx_.h();
+  // The permuted rows are the next task's input, kept there; the index
+  // maps are a few bytes per row.
+  Task& task = Add(name, PermutationTask{read, written, ctx_.h()}, r, flags,
+                   MoeSources());
+  BackwardBytesAsForward(task);
+  return task;
+}
+
+Task& BlockBuilder::AddExpertLinear(absl::string_view name, double tokens,
+                                    int64_t n, int64_t k, double local_experts,
+                                    Sources sources, TaskFlags flags) {
+  RawLayer r = GemmLayer(tokens, n, k);
+  // Each of the rank's experts has its own n x k weights.
+  r.weight_space = r.weight_grads = local_experts * n * k;
+  r.optim_space = 2.0 * r.weight_space;
+  // The experts' state shards over the expert data-parallel ranks.
+  const double dense_shard = ctx_.shard;
+  ctx_.shard = ctx_.expert_shard;
+  Task& task = Add(name, LinearTask{static_cast<int64_t>(tokens), n, k}, r,
+                   flags, std::move(sources));
+  ctx_.shard = dense_shard;
+  task.expert_state = true;
+  // Every rank of the microbatch's t * cp does the same share.
+  task.unsharded_gemm_flops = r.fw_flops * static_cast<double>(ctx_.t()) *
+                              static_cast<double>(ctx_.cp());
+  return task;
+}
+
+}  // namespace lower_internal
+}  // namespace blueprint
