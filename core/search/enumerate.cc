@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/search/searcher.h"
+#include "core/spec/mapping_rules.h"
 
 namespace blueprint {
 namespace search_internal {
@@ -147,24 +148,12 @@ int64_t SmallestTierHolding(const System& system, int64_t ranks) {
   return best;
 }
 
-// The checker's rules on a group's split of the model beyond
-// TensorSplitsModel: each expert's matrices split etp ways, the shared
-// experts and every latent-attention rank t ways.
-bool ExpertsAndLatentsSplit(const TransformerModel& model, int64_t t,
-                            int64_t etp) {
-  if (model.moe.has_value()) {
-    if (model.moe->ffn % etp != 0) return false;
-    if (model.moe->shared_ffn > 0 && model.moe->shared_ffn % t != 0) {
-      return false;
-    }
-  }
-  if (model.latent_attention.has_value() && t > 1) {
-    const LatentAttention& l = *model.latent_attention;
-    for (int64_t rank : {l.q_lora_rank, l.kv_lora_rank, l.qk_rope_head_dim}) {
-      if (rank > 0 && rank % t != 0) return false;
-    }
-  }
-  return true;
+// The mapping rules' values (core/spec/mapping_rules.h) of a group's
+// degrees; etp 0 (no experts) is t.
+MappingValues GroupValues(const TransformerModel& model, int64_t t, int64_t cp,
+                          int64_t p, int64_t v, int64_t d, int64_t ep,
+                          int64_t etp) {
+  return MappingValues{&model, t, cp, p, v, d, ep, etp == 0 ? t : etp};
 }
 
 }  // namespace
@@ -184,8 +173,12 @@ std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
   std::vector<int64_t> out;
   for (int64_t cp : Divisors(options_.procs / t)) {
     if (cp > options_.max_context) break;
-    // The checker's rule: two load-balanced causal chunks per rank.
-    if (cp > 1 && model_.seq_size % (2 * cp) != 0) continue;
+    // The checker's rules that read cp (two load-balanced causal chunks
+    // per rank).
+    if (!SearchFilterHolds(GroupValues(model_, t, cp, 1, 1, 1, 1, t),
+                           kReadsTensor | kReadsContext, kReadsContext)) {
+      continue;
+    }
     out.push_back(cp);
   }
   return out;
@@ -213,7 +206,14 @@ std::vector<std::pair<int64_t, int64_t>> Searcher::ExpertDegrees(
     // Each expert split over the TP ranks (Megatron-LM's default) or whole.
     for (int64_t etp : t > 1 ? std::vector<int64_t>{t, 1}
                              : std::vector<int64_t>{1}) {
-      if (ranks % (ep * etp) == 0) out.push_back({ep, etp});
+      // The checker's rules on ep and etp (ep * etp folds onto the ranks
+      // t * cp * d of a stage; only their product is read).
+      if (SearchFilterHolds(
+              GroupValues(model_, t, 1, 1, 1, ranks / t, ep, etp),
+              kReadsTensor | kReadsContext | kReadsData | kReadsExperts,
+              kReadsExperts)) {
+        out.push_back({ep, etp});
+      }
     }
   }
   return out;
@@ -235,13 +235,18 @@ std::vector<Group> Searcher::EnumerateGroups() {
   const int64_t blocks = model_.num_blocks;
   std::vector<Group> groups;
   for (int64_t t : Divisors(n)) {
-    if (model_.hidden % t != 0 || model_.attn_heads % t != 0) continue;
+    // Calculon's filter of t (SEARCH.md step 1): the checker's rules on t
+    // it shares; a t failing the others is counted among the bad executions.
+    if (!SearchFilterHolds(GroupValues(model_, t, 1, 1, 1, 1, 1, t),
+                           kReadsTensor, kReadsTensor)) {
+      continue;
+    }
     for (int64_t cp : ContextDegrees(t)) {
       const int64_t ranks = n / (t * cp);  // p * d
       // Calculon's p divide the blocks (the even layout); with
       // --stage-layouts all, every p up to the block count does, those that
-      // do not divide it with the uneven layout (the adapter's
-      // ExecutionParts sets it): each stage priced with blocks_per_stage =
+      // do not divide it with the uneven layout (CalculonPipeline sets
+      // it): each stage priced with blocks_per_stage =
       // ceil(blocks / p), v dividing that. The same increasing order.
       for (int64_t p : Divisors(ranks)) {
         if (p > blocks) break;
@@ -271,8 +276,16 @@ Group Searcher::BaseGroup(int64_t t, int64_t cp, int64_t p, int64_t d,
   base.d = d;
   base.v = v;
   base.batch = options_.max_batch / d * d;
+  // Calculon's step 16: the checker's rules on the microbatch size, for
+  // every communication the group tries (MappingValues' splits_activations).
+  MappingValues values = GroupValues(model_, t, cp, p, v, d, 1, t);
   for (int64_t b : Divisors(base.batch / d)) {
-    if ((b * model_.seq_size) % t == 0) base.microbatch_sizes.push_back(b);
+    values.microbatch = b;
+    if (SearchFilterHolds(values, kReadsGroup | kReadsMicrobatch |
+                                      kReadsCommunication,
+                          kReadsMicrobatch)) {
+      base.microbatch_sizes.push_back(b);
+    }
   }
   ChoiceShape shape;
   shape.tensor = t > 1;
@@ -290,7 +303,6 @@ Group Searcher::BaseGroup(int64_t t, int64_t cp, int64_t p, int64_t d,
 
 void Searcher::AddGroups(const Group& base, bool even,
                          std::vector<Group>& groups) {
-  const int64_t blocks = model_.num_blocks;
   for (const std::optional<ScheduleKind>& schedule :
        Schedules(base.p, base.v, even)) {
     Group with_schedule = base;
@@ -327,11 +339,13 @@ void Searcher::AddGroups(const Group& base, bool even,
     for (size_t i = first; i < groups.size(); ++i) {
       Group& g = groups[i];
       g.expert_degrees = expert_degrees;
-      g.structure_ok = InterleavingFits(g.v, BlocksPerStage(blocks, g.p)) &&
-                       TensorSplitsModel(model_, g.t) &&
-                       ExpertsAndLatentsSplit(model_, g.t,
-                                              g.etp == 0 ? g.t : g.etp) &&
-                       g.en >= 0;
+      // Every mapping rule on the group's degrees (those the search filters
+      // by hold already), and a tier for the expert all-to-all.
+      g.structure_ok =
+          MappingRulesHold(GroupValues(model_, g.t, g.cp, g.p, g.v, g.d, g.ep,
+                                       g.etp),
+                           kReadsGroup) &&
+          g.en >= 0;
     }
   }
 }

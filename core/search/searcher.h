@@ -213,11 +213,10 @@ class Searcher {
   struct GroupState {
     const Group* group = nullptr;
     int64_t blocks_per_stage = 0;
-    // The checker's InterleavingFits (always so in this space),
-    // TensorSplitsModel (the search filters t by hidden and heads only, so
-    // the feed-forward size may not split; Calculon asserts, the checker
-    // rejects), the experts' and latent attention's splits and a tier for
-    // the expert all-to-all.
+    // The group's mapping rules (core/spec/mapping_rules.h
+    // MappingRulesHold: the interleaving, t's split of the model, the
+    // experts' and latent attention's splits) and a tier for the expert
+    // all-to-all.
     bool structure_ok = true;
     int64_t assignments = 0;        // all of them
     int64_t valid_assignments = 0;  // those passing the tier check

@@ -130,7 +130,7 @@ enum class Correction {
   // get_restored_hidden_states_by_experts); HybridEP permutes inside its
   // exchange kernels. The same bytes in the backward pass (each kernel's
   // gradient is its inverse). T: the rank's tokens, k: topk, R: the rows
-  // its experts receive (capacity included). core/taskir/lower.cc
+  // its experts receive (capacity included). core/taskir/lower_mlp.cc
   // PermutationRows.
   kMoePermutation,
   // A GEMM runs at most at the GPU's maximum achievable matmul rate in its

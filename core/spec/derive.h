@@ -116,21 +116,6 @@ inline bool AllGatherRedo(const TensorCommunication& communication) {
   return rs_ag != nullptr && rs_ag->all_gather_redo;
 }
 
-// InterleavingFits: `virtual_stages` chunks split the blocks of a stage
-// evenly (Calculon's compile(): v <= blocks_per_stage and v divides it).
-inline bool InterleavingFits(int64_t virtual_stages, int64_t blocks_per_stage) {
-  return virtual_stages <= blocks_per_stage &&
-         blocks_per_stage % virtual_stages == 0;
-}
-
-// TensorSplitsModel: t divides the model's hidden, feedforward, query-head
-// and key/value-head counts (each GEMM and head group split evenly t ways,
-// as Megatron-LM requires).
-inline bool TensorSplitsModel(const TransformerModel& model, int64_t tensor) {
-  return model.hidden % tensor == 0 && model.feedforward % tensor == 0 &&
-         model.attn_heads % tensor == 0 && model.kv_heads % tensor == 0;
-}
-
 // kMaxVocabulary: the bound on vocabulary sizes, their padding multiple and
 // max_positions (2^31), which keeps the padding and every embedding product
 // within 64-bit integers.

@@ -2,7 +2,7 @@
 //
 // SpecView: the fields of a mapping spec that the checker's rules and the
 // derived values read, gathered from either spec kind, by pointer (no copy,
-// no allocation). Internal to core/spec (check.cc, derive.cc).
+// no allocation). Internal to core/spec (the checker's check*.cc, derive.cc).
 //
 // Example:
 //   const SpecView view = ViewOf(spec);
