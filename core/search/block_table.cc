@@ -183,7 +183,7 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) {
     return out;
   }
   // The lowering reads p only as the shares moe / per_stage and
-  // (per_stage - moe) / per_stage (lower_mlp.cc), which are the same doubles for
+  // (per_stage - moe) / per_stage (lower.cc MakeBlockContext), which are the same doubles for
   // the same reduced fraction.
   auto [known, inserted] = share_pipeline_.try_emplace(config.pipeline, 0);
   if (inserted) {
