@@ -3,6 +3,7 @@
 // FP8/FP4 recipes.
 #include "core/adapters/megatron.h"
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>

@@ -10,14 +10,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "core/adapters/megatron_test_util.h"
 #include "core/base/field_errors.h"
 #include "core/spec/check.h"
 #include "core/spec/program.h"
 #include "core/spec/spec.h"
 #include "core/spec/spec_json.h"
-#include "core/testing/files.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
@@ -29,7 +27,6 @@ using megatron_test::CalculonCase;
 using megatron_test::FlagsFile;
 using megatron_test::H100WithBfloat16;
 using megatron_test::kModel;
-using test_files::ReadFile;
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) as Megatron-LM command lines:
 // the configurations of Calculon's validation (MODEL.md §8). "full" is full

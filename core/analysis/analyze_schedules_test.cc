@@ -6,23 +6,16 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <limits>
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/analysis/analyze_test_util.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/lineage.h"
-#include "core/base/format.h"
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
-#include "core/spec/check.h"
-#include "core/taskir/lower.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"

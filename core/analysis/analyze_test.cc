@@ -3,12 +3,7 @@
 // reduction's datatype corrections, and the step time's lower bound.
 #include "core/analysis/analyze.h"
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
-#include <limits>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -16,17 +11,14 @@
 #include "core/analysis/analyze_test_util.h"
 #include "core/analysis/figures.h"
 #include "core/analysis/lineage.h"
-#include "core/base/format.h"
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/check.h"
-#include "core/taskir/lower.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
