@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -661,20 +662,14 @@ TEST(HfConfig, UserFlagsOverrideTheConfigs) {
 
 // The README's key table is HfConfigKeysMarkdown().
 TEST(HfConfig, ReadmeShowsTheKeyTable) {
-  constexpr char kBegin[] = "<!-- begin HfConfigKeysMarkdown() -->\n";
-  constexpr char kEnd[] = "<!-- end HfConfigKeysMarkdown() -->\n";
-  const std::string readme = ReadFile("core/adapters/README.md");
-  const size_t begin = readme.find(kBegin);
-  const size_t end = readme.find(kEnd);
-  ASSERT_NE(begin, std::string::npos) << "no " << kBegin;
-  ASSERT_NE(end, std::string::npos) << "no " << kEnd;
-  ASSERT_LT(begin, end);
-  const size_t start = begin + std::string(kBegin).size();
-  const std::string want = HfConfigKeysMarkdown();
-  EXPECT_TRUE(readme.substr(start, end - start) == want)
+  const std::optional<std::string> shown = test_files::MarkedSection(
+      "core/adapters/README.md", "HfConfigKeysMarkdown()");
+  ASSERT_TRUE(shown.has_value())
+      << "core/adapters/README.md has no HfConfigKeysMarkdown() markers";
+  EXPECT_TRUE(*shown == HfConfigKeysMarkdown())
       << "core/adapters/README.md's key table differs from "
          "HfConfigKeysMarkdown(); put this between its markers:\n"
-      << want;
+      << HfConfigKeysMarkdown();
 }
 
 }  // namespace

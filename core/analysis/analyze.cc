@@ -159,134 +159,176 @@ QuantizationSum SumQuantization(const DistributedTaskIR& tasks,
   return out;
 }
 
-// The per-rank figures of one step that Calculon does not report, computed
-// from the task IR (traffic by collective, GEMM work), the block figures and
-// the composed step; each with its lineage (pass `pass`).
-void ComputeRankFigures(const DistributedTaskIR& tasks,
-                        const PortablePlanIR& plan, const TypedProgram& program,
-                        const StepShape& s,
-                        const IterationFigures& it, const char* pass,
-                        std::vector<NamedFigure>& figures,
-                        std::vector<FigureLineage>& lineage) {
-  // The formula is the figure table's (BP_REPORT_FIGURES).
-  auto add = [&](std::string name, double value,
-                 std::vector<std::string> sources) {
-    FigureLineage f;
-    f.figure = name;
-    f.formula = FormulaOfRow(FindFigureRow(name));
-    f.lineage.pass = pass;
-    f.lineage.sources = std::move(sources);
-    lineage.push_back(std::move(f));
-    figures.push_back({std::move(name), value});
-  };
-  const double m = static_cast<double>(s.m);
-  const double v = static_cast<double>(s.v);
-  const double bpp = static_cast<double>(s.blocks_per_stage);
+// What the per-rank figures read of a step, converted once.
+struct RankShape {
+  const StepShape& s;
+  double m, v, bpp;
   // The blocks whose state the rank holds (dualpipe: two stages').
-  const double rank_blocks = static_cast<double>(s.stages_per_rank) * bpp;
+  double rank_blocks;
   // A dualpipe end rank holds the first and the last stage (of the two
   // model copies) and runs each for the m / 2 microbatches of one direction.
-  const bool holds_both_ends = HoldsBothEnds(s);
-  const double own_runs = HasTwinStages(s) ? m / 2 : m;
-  const double base_blocks =
-      (static_cast<double>(s.blocks_per_chunk) - 1) * v * m;
-  const double edge_blocks = v * m;
+  bool holds_both_ends;
+  double own_runs;
+  double base_blocks, edge_blocks;
+
   // Stage 0's figures: its blocks and its own tasks (the embedding; the
   // output layer too when p = 1 or with dualpipe), which run once per
   // microbatch (dualpipe: per microbatch of their direction, own_runs).
-  const auto on_stage0 = [&](const Task& task) {
+  bool OnStage0(const Task& task) const {
     return task.placement == Placement::kFirstStage ||
            (task.placement == Placement::kLastStage && holds_both_ends);
-  };
+  }
+};
 
-  // TP traffic per rank per step, by collective; the expert all-to-all and
-  // the context K/V exchange per axis.
+RankShape RankShapeOf(const StepShape& s) {
+  const double m = static_cast<double>(s.m);
+  const double v = static_cast<double>(s.v);
+  const double bpp = static_cast<double>(s.blocks_per_stage);
+  return {s,
+          m,
+          v,
+          bpp,
+          static_cast<double>(s.stages_per_rank) * bpp,
+          HoldsBothEnds(s),
+          HasTwinStages(s) ? m / 2 : m,
+          (static_cast<double>(s.blocks_per_chunk) - 1) * v * m,
+          v * m};
+}
+
+// Appends each per-rank figure, in the order of BP_REPORT_FIGURES, with the
+// figure table's formula and its lineage (pass `pass`).
+class RankFigureSink {
+ public:
+  RankFigureSink(const char* pass, std::vector<NamedFigure>* figures,
+                 std::vector<FigureLineage>* lineage)
+      : pass_(pass), figures_(figures), lineage_(lineage) {}
+
+  void Add(std::string name, double value, std::vector<std::string> sources) {
+    FigureLineage f;
+    f.figure = name;
+    f.formula = FormulaOfRow(FindFigureRow(name));
+    f.lineage.pass = pass_;
+    f.lineage.sources = std::move(sources);
+    lineage_->push_back(std::move(f));
+    figures_->push_back({std::move(name), value});
+  }
+
+ private:
+  const char* pass_;
+  std::vector<NamedFigure>* figures_;
+  std::vector<FigureLineage>* lineage_;
+};
+
+// TP traffic per rank per step, by collective; the expert all-to-all and
+// the context K/V exchange per axis.
+struct Traffic {
   std::map<CollectiveOp, double> tp_bytes;
   std::map<CollectiveOp, std::vector<std::string>> tp_sources;
   std::map<MeshAxis, double> axis_bytes;
   std::map<MeshAxis, double> axis_exposed;
   std::map<MeshAxis, double> axis_hidden;
   std::map<MeshAxis, std::vector<std::string>> axis_sources;
+};
+
+Traffic TrafficOf(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
+                  const RankShape& r) {
+  Traffic t;
   for (const Task& task : tasks.tasks) {
     for (int phase = 0; phase < kNumCommPhases; ++phase) {
-      if (!s.training && phase != kFwPhase) continue;
+      if (!r.s.training && phase != kFwPhase) continue;
       if (phase == kRecommPhase && !task.flags.recommunicate) continue;
       const auto& base = task.collectives[phase][0];
       const auto& edge = task.collectives[phase][1];
       if (base.op != CollectiveOp::kNone && base.axis != MeshAxis::kTensor) {
         // Exchanges are alike in base and edge blocks.
         const double runs = task.placement == Placement::kEveryBlock
-                                ? bpp * m * task.share
-                                : (on_stage0(task) ? own_runs : 0);
-        axis_bytes[base.axis] += runs * base.bytes;
+                                ? r.bpp * r.m * task.share
+                                : (r.OnStage0(task) ? r.own_runs : 0);
+        t.axis_bytes[base.axis] += runs * base.bytes;
         const TaskPlan& priced = plan.tasks[static_cast<size_t>(task.id)];
-        axis_exposed[base.axis] += runs * priced.exposed_time[phase][0];
-        axis_hidden[base.axis] +=
+        t.axis_exposed[base.axis] += runs * priced.exposed_time[phase][0];
+        t.axis_hidden[base.axis] +=
             runs * (priced.net_time[phase][0] - priced.exposed_time[phase][0]);
-        auto& src = axis_sources[base.axis];
+        auto& src = t.axis_sources[base.axis];
         std::string id = absl::StrCat("task:", task.id);
         if (src.empty() || src.back() != id) src.push_back(id);
         continue;
       }
       if (task.placement != Placement::kEveryBlock) {
-        if (!on_stage0(task) || base.op == CollectiveOp::kNone) continue;
-        tp_bytes[base.op] += own_runs * base.bytes;
+        if (!r.OnStage0(task) || base.op == CollectiveOp::kNone) continue;
+        t.tp_bytes[base.op] += r.own_runs * base.bytes;
       } else {
         if (base.op != CollectiveOp::kNone) {
-          tp_bytes[base.op] += base_blocks * task.share * base.bytes;
+          t.tp_bytes[base.op] += r.base_blocks * task.share * base.bytes;
         }
         if (edge.op != CollectiveOp::kNone) {
-          tp_bytes[edge.op] += edge_blocks * task.share * edge.bytes;
+          t.tp_bytes[edge.op] += r.edge_blocks * task.share * edge.bytes;
         }
       }
       for (CollectiveOp op : {base.op, edge.op}) {
         if (op == CollectiveOp::kNone) continue;
-        auto& src = tp_sources[op];
+        auto& src = t.tp_sources[op];
         std::string id = absl::StrCat("task:", task.id);
         if (src.empty() || src.back() != id) src.push_back(id);
       }
     }
   }
+  return t;
+}
+
+// The TP collectives' bytes, and the expert and context exchanges' bytes
+// and times.
+void AddTensorAndExchangeFigures(Traffic& t, const TypedProgram& program,
+                                 RankFigureSink& out) {
   for (CollectiveOp op : {CollectiveOp::kAllReduce,
                           CollectiveOp::kReduceScatter,
                           CollectiveOp::kAllGather}) {
-    std::vector<std::string> sources = tp_sources[op];
+    std::vector<std::string> sources = t.tp_sources[op];
     sources.insert(sources.end(), {"derived:blocks_per_chunk",
                                    "derived:virtual_stages",
                                    "derived:microbatches"});
-    add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"), tp_bytes[op],
-        sources);
+    out.Add(absl::StrCat("tp_", CollectiveOpName(op), "_bytes"),
+            t.tp_bytes[op], sources);
   }
   for (const auto& [axis, name] :
        {std::pair<MeshAxis, const char*>{MeshAxis::kExpert,
                                          "ep_all_to_all_bytes"},
         {MeshAxis::kContext, "cp_kv_bytes"}}) {
-    std::vector<std::string> sources = axis_sources[axis];
+    std::vector<std::string> sources = t.axis_sources[axis];
     sources.insert(sources.end(),
                    {"derived:blocks_per_stage", "derived:microbatches"});
-    add(name, axis_bytes[axis], sources);
+    out.Add(name, t.axis_bytes[axis], sources);
     const std::string exposed_name =
         absl::StrCat(absl::StripSuffix(name, "_bytes"), "_exposed_time");
     std::vector<std::string> exposed_sources = sources;
     for (std::string& source : exposed_sources) {
       if (absl::StartsWith(source, "task:")) source.replace(0, 4, "plan");
     }
-    add(exposed_name, axis_exposed[axis], exposed_sources);
+    out.Add(exposed_name, t.axis_exposed[axis], exposed_sources);
     if (axis == MeshAxis::kExpert) {
-      add("ep_all_to_all_hidden_time", axis_hidden[axis], exposed_sources);
-      add("tokens_per_local_expert", TokensPerLocalExpert(program),
-          {"spec:batch.microbatch_size", "spec:model.seq_size",
-           "spec:parallelism.context.degree", "spec:model.moe.topk",
-           "spec:model.moe.capacity_factor",
-           "spec:parallelism.expert.tensor_degree",
-           "spec:parallelism.tensor.degree", "spec:model.moe.experts",
-           "spec:parallelism.expert.degree"});
+      out.Add("ep_all_to_all_hidden_time", t.axis_hidden[axis],
+              exposed_sources);
+      out.Add("tokens_per_local_expert", TokensPerLocalExpert(program),
+              {"spec:batch.microbatch_size", "spec:model.seq_size",
+               "spec:parallelism.context.degree", "spec:model.moe.topk",
+               "spec:model.moe.capacity_factor",
+               "spec:parallelism.expert.tensor_degree",
+               "spec:parallelism.tensor.degree", "spec:model.moe.experts",
+               "spec:parallelism.expert.degree"});
     }
   }
-  add("pp_p2p_bytes",
-      s.p > 1 ? m * v * (it.block_fw_pp_size + it.block_bw_pp_size) : 0,
-      {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
-       "derived:microbatches", "derived:virtual_stages"});
+}
+
+// The pipeline's and the data-parallel collectives' bytes, then the
+// breakdown by dimension (the page's communication table).
+void AddPipelineAndDataFigures(Traffic& t, const IterationFigures& it,
+                               const RankShape& r, RankFigureSink& out) {
+  const StepShape& s = r.s;
+  out.Add("pp_p2p_bytes",
+          s.p > 1 ? r.m * r.v * (it.block_fw_pp_size + it.block_bw_pp_size)
+                  : 0,
+          {"iteration:block_fw_pp_size", "iteration:block_bw_pp_size",
+           "derived:microbatches", "derived:virtual_stages"});
   const bool dp = s.training && s.d > 1;
   const std::vector<std::string> dp_sources = {
       "iteration:block_dp_size", "derived:blocks_per_stage",
@@ -298,40 +340,48 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       "iteration:block_dp_grad_size", "derived:blocks_per_stage",
       "derived:stages_per_rank", "spec:parallelism.data.sharding"};
   const double dp_all_reduce =
-      dp && !s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
+      dp && !s.optimizer_sharding ? r.rank_blocks * it.block_dp_grad_size : 0;
   const double dp_reduce_scatter =
-      dp && s.optimizer_sharding ? rank_blocks * it.block_dp_grad_size : 0;
-  add("dp_all_reduce_bytes", dp_all_reduce, dp_grad_sources);
-  add("dp_reduce_scatter_bytes", dp_reduce_scatter, dp_grad_sources);
+      dp && s.optimizer_sharding ? r.rank_blocks * it.block_dp_grad_size : 0;
+  out.Add("dp_all_reduce_bytes", dp_all_reduce, dp_grad_sources);
+  out.Add("dp_reduce_scatter_bytes", dp_reduce_scatter, dp_grad_sources);
   // ZeRO-3 gathers the weights before each pass instead of after the step.
   const double after_step_gather =
       dp && s.optimizer_sharding && !s.shard_parameters
-          ? rank_blocks * it.block_dp_size
+          ? r.rank_blocks * it.block_dp_size
           : 0;
-  add("dp_all_gather_bytes", after_step_gather, dp_sources);
+  out.Add("dp_all_gather_bytes", after_step_gather, dp_sources);
   const double param_gather =
-      dp && s.shard_parameters ? 2 * rank_blocks * it.block_dp_size : 0;
-  add("dp_param_all_gather_bytes", param_gather, dp_sources);
+      dp && s.shard_parameters ? 2 * r.rank_blocks * it.block_dp_size : 0;
+  out.Add("dp_param_all_gather_bytes", param_gather, dp_sources);
   // The breakdown by dimension (the page's communication table).
-  add("tp_comm_bytes",
-      tp_bytes[CollectiveOp::kAllReduce] +
-          tp_bytes[CollectiveOp::kReduceScatter] +
-          tp_bytes[CollectiveOp::kAllGather],
-      {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
-       "iteration:tp_all_gather_bytes"});
-  add("dp_comm_bytes",
-      dp_all_reduce + dp_reduce_scatter + after_step_gather + param_gather,
-      {"iteration:dp_all_reduce_bytes", "iteration:dp_reduce_scatter_bytes",
-       "iteration:dp_all_gather_bytes", "iteration:dp_param_all_gather_bytes"});
+  out.Add("tp_comm_bytes",
+          t.tp_bytes[CollectiveOp::kAllReduce] +
+              t.tp_bytes[CollectiveOp::kReduceScatter] +
+              t.tp_bytes[CollectiveOp::kAllGather],
+          {"iteration:tp_all_reduce_bytes", "iteration:tp_reduce_scatter_bytes",
+           "iteration:tp_all_gather_bytes"});
+  out.Add("dp_comm_bytes",
+          dp_all_reduce + dp_reduce_scatter + after_step_gather + param_gather,
+          {"iteration:dp_all_reduce_bytes", "iteration:dp_reduce_scatter_bytes",
+           "iteration:dp_all_gather_bytes",
+           "iteration:dp_param_all_gather_bytes"});
   // tp_comm_exposed_time holds every collective of the blocks, the expert
   // and context exchanges included.
-  add("tp_collectives_exposed_time",
-      std::max(0.0, it.tp_comm_exposed_time - axis_exposed[MeshAxis::kExpert] -
-                        axis_exposed[MeshAxis::kContext]),
-      {"iteration:tp_comm_exposed_time", "iteration:ep_all_to_all_exposed_time",
-       "iteration:cp_kv_exposed_time"});
+  out.Add("tp_collectives_exposed_time",
+          std::max(0.0, it.tp_comm_exposed_time -
+                            t.axis_exposed[MeshAxis::kExpert] -
+                            t.axis_exposed[MeshAxis::kContext]),
+          {"iteration:tp_comm_exposed_time",
+           "iteration:ep_all_to_all_exposed_time",
+           "iteration:cp_kv_exposed_time"});
+}
 
-  // Work per rank per step.
+// Work per rank per step: GEMM FLOPs (recomputed ones apart), the routed
+// experts' parameters, all FLOPs.
+void AddWorkFigures(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
+                    const RankShape& r, RankFigureSink& out) {
+  const StepShape& s = r.s;
   double gemm = 0, recompute_gemm = 0, recompute_all = 0, stage_gemm = 0;
   std::vector<std::string> gemm_sources;
   double expert_weights = 0;
@@ -347,7 +397,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
       expert_sources.push_back(absl::StrCat("task:", task.id));
     }
     if (task.placement != Placement::kEveryBlock) {
-      if (on_stage0(task) && IsGemm(task.kind)) {
+      if (r.OnStage0(task) && IsGemm(task.kind)) {
         stage_gemm += fw + bw;
         gemm_sources.push_back(absl::StrCat("task:", task.id));
       }
@@ -362,40 +412,50 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   }
   gemm_sources.insert(gemm_sources.end(),
                       {"derived:blocks_per_stage", "derived:microbatches"});
-  add("gemm_flops_per_rank",
-      bpp * m * gemm + own_runs * stage_gemm, gemm_sources);
+  out.Add("gemm_flops_per_rank",
+          r.bpp * r.m * gemm + r.own_runs * stage_gemm, gemm_sources);
   expert_sources.push_back("derived:blocks_per_stage");
   expert_sources.push_back("derived:stages_per_rank");
-  add("expert_parameters_per_rank",
-      rank_blocks * expert_weights /
-          static_cast<double>(s.weight_bytes_per_element),
-      expert_sources);
-  add("recompute_gemm_flops_per_rank",
-      bpp * m * recompute_gemm, gemm_sources);
+  out.Add("expert_parameters_per_rank",
+          r.rank_blocks * expert_weights /
+              static_cast<double>(s.weight_bytes_per_element),
+          expert_sources);
+  out.Add("recompute_gemm_flops_per_rank", r.bpp * r.m * recompute_gemm,
+          gemm_sources);
   const BlockFigures& b = plan.block;
   // Stage 0's own work: the first stage's, and the last stage's when p = 1
   // or with dualpipe (each for the microbatches of one direction).
   double stage_flops = 0;
   for (const BlockFigures* x : {&plan.first_stage, &plan.last_stage}) {
-    if (x == &plan.last_stage && !holds_both_ends) continue;
-    stage_flops += own_runs * (x->block_fw_flops + x->block_agrad_flops +
-                               x->block_wgrad_flops) +
+    if (x == &plan.last_stage && !r.holds_both_ends) continue;
+    stage_flops += r.own_runs * (x->block_fw_flops + x->block_agrad_flops +
+                                 x->block_wgrad_flops) +
                    x->block_optim_flops;
   }
-  add("flops_per_rank",
-      bpp * m * (b.block_fw_flops + b.block_agrad_flops + b.block_wgrad_flops +
-                 recompute_all) +
-          rank_blocks * b.block_optim_flops + stage_flops,
-      {"block:block_fw_flops", "block:block_agrad_flops",
-       "block:block_wgrad_flops", "block:block_optim_flops",
-       "derived:blocks_per_stage", "derived:stages_per_rank",
-       "derived:microbatches"});
-  const QuantizationSum quantization = SumQuantization(
-      tasks, plan, bpp * m, rank_blocks, own_runs, on_stage0);
-  add("quantization_time_per_rank", quantization.time, quantization.sources);
-  add("bubble_fraction",
-      it.total_time > 0 ? it.bubble_time / it.total_time : 0,
-      {"iteration:bubble_time", "iteration:total_time"});
+  out.Add("flops_per_rank",
+          r.bpp * r.m *
+                  (b.block_fw_flops + b.block_agrad_flops +
+                   b.block_wgrad_flops + recompute_all) +
+              r.rank_blocks * b.block_optim_flops + stage_flops,
+          {"block:block_fw_flops", "block:block_agrad_flops",
+           "block:block_wgrad_flops", "block:block_optim_flops",
+           "derived:blocks_per_stage", "derived:stages_per_rank",
+           "derived:microbatches"});
+}
+
+// Time per rank per step: the quantization kernels, the bubble's share, and
+// the block's critical paths.
+void AddTimeFigures(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
+                    const IterationFigures& it, const RankShape& r,
+                    RankFigureSink& out) {
+  const QuantizationSum quantization =
+      SumQuantization(tasks, plan, r.bpp * r.m, r.rank_blocks, r.own_runs,
+                      [&r](const Task& task) { return r.OnStage0(task); });
+  out.Add("quantization_time_per_rank", quantization.time,
+          quantization.sources);
+  out.Add("bubble_fraction",
+          it.total_time > 0 ? it.bubble_time / it.total_time : 0,
+          {"iteration:bubble_time", "iteration:total_time"});
   for (int v_i = 0; v_i < kNumVariants; ++v_i) {
     const char* variant = BlockVariantName(static_cast<BlockVariant>(v_i));
     const std::vector<std::string> sources = {
@@ -404,13 +464,30 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
         absl::StrCat("block:", variant, "block_fw_tp_time_exposed"),
         absl::StrCat("block:", variant, "block_agrad_tp_time_exposed"),
         absl::StrCat("block:", variant, "block_recomm_time_exposed")};
-    add(absl::StrCat("critical_path_", variant, "_forward"),
-        plan.critical_path[v_i].forward, sources);
-    add(absl::StrCat("critical_path_", variant, "_backward"),
-        plan.critical_path[v_i].backward, sources);
+    out.Add(absl::StrCat("critical_path_", variant, "_forward"),
+            plan.critical_path[v_i].forward, sources);
+    out.Add(absl::StrCat("critical_path_", variant, "_backward"),
+            plan.critical_path[v_i].backward, sources);
   }
 }
 
+// The per-rank figures of one step that Calculon does not report, computed
+// from the task IR (traffic by collective, GEMM work), the block figures and
+// the composed step; each with its lineage (pass `pass`).
+void ComputeRankFigures(const DistributedTaskIR& tasks,
+                        const PortablePlanIR& plan, const TypedProgram& program,
+                        const StepShape& s,
+                        const IterationFigures& it, const char* pass,
+                        std::vector<NamedFigure>& figures,
+                        std::vector<FigureLineage>& lineage) {
+  RankFigureSink out(pass, &figures, &lineage);
+  const RankShape r = RankShapeOf(s);
+  Traffic traffic = TrafficOf(tasks, plan, r);
+  AddTensorAndExchangeFigures(traffic, program, out);
+  AddPipelineAndDataFigures(traffic, it, r, out);
+  AddWorkFigures(tasks, plan, r, out);
+  AddTimeFigures(tasks, plan, it, r, out);
+}
 }  // namespace
 
 std::vector<FigureLineage> DerivedLineage() {

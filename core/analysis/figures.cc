@@ -1,8 +1,13 @@
+// The iteration analysis's figures (figures.h): ComputeIteration term by
+// term, the chunk durations the concrete scheduler runs, and the step
+// time's lower bound the strategy search prunes with. The memory analysis's
+// figures are in figures_memory.cc.
 #include "core/analysis/figures.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "core/analysis/figures_internal.h"
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
 #include "core/plan/quirks.h"
@@ -13,7 +18,29 @@
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
+namespace figures_internal {
+
+// The simulated schedule of `s` at durations `d` (through the shape's memo
+// when it has one: the same numbers); the checker's rules
+// (ScheduleShapeErrors) make a failure, NaN figures, unreachable for a
+// checked spec.
+ShapeOutcome SimulatedOutcome(const StepShape& s, const ChunkDurations& d) {
+  if (s.schedule_memo != nullptr) {
+    return s.schedule_memo->Get(*s.simulated_schedule, s.p, s.v, s.m, d);
+  }
+  const absl::StatusOr<ShapeOutcome> r =
+      SimulateShape(*s.simulated_schedule, s.p, s.v, s.m, d);
+  if (r.ok()) return *r;
+  ShapeOutcome failed;
+  failed.bubble = failed.peak_live_microbatches = std::nan("");
+  return failed;
+}
+
+}  // namespace figures_internal
+
 namespace {
+
+using figures_internal::SimulatedOutcome;
 
 // The counts of a step as doubles, converted once.
 struct StepCounts {
@@ -211,26 +238,6 @@ void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
       s.training ? PerStep(c, bw_ovh.base, bw_ovh.edge) : 0;
 }
 
-// The pipeline bubble (MODEL.md §4.6, the seed's contract): p - 1 chunks of
-// fill and drain, plus the idle chunks interleaving leaves when p does not
-// divide m, less the blocks an uneven stage layout leaves out
-// (bubble_reduction_blocks).
-// The simulated schedule of `s` at durations `d` (through the shape's memo
-// when it has one: the same numbers); the checker's rules
-// (ScheduleShapeErrors) make a failure, NaN figures, unreachable for a
-// checked spec.
-ShapeOutcome SimulatedOutcome(const StepShape& s, const ChunkDurations& d) {
-  if (s.schedule_memo != nullptr) {
-    return s.schedule_memo->Get(*s.simulated_schedule, s.p, s.v, s.m, d);
-  }
-  const absl::StatusOr<ShapeOutcome> r =
-      SimulateShape(*s.simulated_schedule, s.p, s.v, s.m, d);
-  if (r.ok()) return *r;
-  ShapeOutcome failed;
-  failed.bubble = failed.peak_live_microbatches = std::nan("");
-  return failed;
-}
-
 // The bubble of a schedule with no closed form: the simulated makespan less
 // the busiest stage's compute, at this mapping's chunk durations. A failed
 // simulation (unreachable after the checker) leaves a NaN that the pass's
@@ -274,6 +281,10 @@ double ExtraInterleavingBubbles(const StepShape& s) {
                        : 0;
 }
 
+// The pipeline bubble (MODEL.md §4.6, the seed's contract): p - 1 chunks of
+// fill and drain, plus the idle chunks interleaving leaves when p does not
+// divide m, less the blocks an uneven stage layout leaves out
+// (bubble_reduction_blocks).
 void BubbleTerms(const BlockFigures& b, const StepShape& s,
                  const StepCounts& c, IterationFigures& it) {
   const ChunkDurations d = ChunkDurationsOf(b, s, it);
@@ -715,57 +726,7 @@ void ComputeIteration(const BlockFigures& b, const StageExtras& x,
   ModelTerms(s, it);
 }
 
-void ComputeMemory(const BlockFigures& b, const StepShape& s,
-                   MemoryFigures& mem) {
-  ComputeMemory(b, StageExtras(), s, mem);
-}
-
 namespace {
-
-// A stage extra's weights, gradients and optimizer state, and what it adds
-// to tier 1 (those and one microbatch's activations: the first stage's
-// embedding stores none, the last stage runs its head one microbatch at a
-// time).
-double ExtraWeightAndOptimizer(const BlockState& x, const StepShape& s) {
-  if (!s.training) return x.weight_space;
-  return x.weight_space + x.weight_grad_space + x.optimizer_space;
-}
-double ExtraTier1(const BlockState& x, const BlockActivations& a,
-                  const StepShape& s) {
-  double bytes = ExtraWeightAndOptimizer(x, s) + a.working_space;
-  if (s.training) bytes += a.storage_space + a.grad_space;
-  return bytes;
-}
-
-void StageMemoryTerms(const MemoryState& x, const MemoryActivations& a,
-                      const StepShape& s, MemoryFigures& mem) {
-  const double blocks =
-      mem.weight_space + mem.weight_grad_space + mem.optimizer_space;
-  double first = ExtraWeightAndOptimizer(x.first, s);
-  double last = ExtraWeightAndOptimizer(x.last, s);
-  double first_tier1 = ExtraTier1(x.first, a.first, s);
-  double last_tier1 = ExtraTier1(x.last, a.last, s);
-  if (s.embedding_copy) {  // the last stage's copy of the tied table
-    last += first;
-    last_tier1 += first;
-  }
-  // One stage holds both, or each dualpipe end rank (TwinEndStageTerms).
-  if (HoldsBothEnds(s)) {
-    first += last;
-    last = first;
-    first_tier1 += last_tier1;
-    last_tier1 = first_tier1;
-  }
-  mem.first_stage_weight_and_optimizer_bytes = blocks + first;
-  mem.last_stage_weight_and_optimizer_bytes = blocks + last;
-  mem.weight_and_optimizer_bytes =
-      std::max(mem.first_stage_weight_and_optimizer_bytes,
-               mem.last_stage_weight_and_optimizer_bytes);
-  mem.first_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + first_tier1;
-  mem.last_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + last_tier1;
-  mem.max_stage_mem_tier1_req =
-      std::max(mem.first_stage_mem_tier1_req, mem.last_stage_mem_tier1_req);
-}
 
 // DualPipe's F&B (DeepSeek-V3 technical report, section 3.2.1): one chunk's
 // forward runs beside another microbatch's whole backward, and each one's
@@ -805,234 +766,6 @@ ChunkDurations ChunkDurationsOf(const BlockFigures& b, const StepShape& s,
     d.overlapped_forward_backward = OverlappedForwardBackwardTime(b, s, d, it);
   }
   return d;
-}
-
-namespace {
-
-// The most microbatches a simulated schedule keeps live on one stage (an
-// F's activations held until its W, or its whole backward), simulated at
-// equal F, B and W times (the zero-bubble paper's assumption): memory does
-// not depend on the chunk times the iteration analysis prices. NaN when the
-// simulation fails (unreachable after the checker; the verifier reports
-// it).
-double SimulatedInFlight(const StepShape& s) {
-  if (const std::optional<double> fixed =
-          OrderPeakLiveMicrobatches(*s.simulated_schedule, s.p, s.v, s.m)) {
-    return *fixed;
-  }
-  ChunkDurations unit;
-  unit.forward = 1;
-  unit.backward_input = 1;
-  unit.backward_weight = 1;
-  return SimulatedOutcome(s, unit).peak_live_microbatches;
-}
-
-}  // namespace
-
-double PeakInFlightMicrobatches(const StepShape& s) {
-  if (s.simulated_schedule.has_value()) return SimulatedInFlight(s);
-  if (s.scheduled_in_flight && s.training) {
-    // The analytic schedules' orders: single_stage, 1f1b, interleaved.
-    const ScheduleKind kind = s.p == 1   ? ScheduleKind::kSingleStage
-                              : s.v > 1 ? ScheduleKind::kInterleaved
-                                        : ScheduleKind::kOneForwardOneBackward;
-    if (const std::optional<double> fixed =
-            OrderPeakLiveMicrobatches(kind, s.p, s.v, s.m)) {
-      return *fixed;
-    }
-  }
-  // 1F1B keeps at most p microbatches in flight (m if fewer); interleaving
-  // adds (p-1)/(v*p) of a microbatch per chunk.
-  const double p = static_cast<double>(s.p);
-  const double v = static_cast<double>(s.v);
-  const double in_flight = static_cast<double>(s.m < s.p ? s.m : s.p);
-  return s.v > 1 ? in_flight * (1 + (p - 1) / (v * p)) : in_flight;
-}
-
-double MemoryInFlight(const StepShape& s) {
-  return s.training ? PeakInFlightMicrobatches(s) : 0;
-}
-
-namespace {
-
-// What a rank's weights, weight gradients and optimizer state take, in
-// place and with offload: they do not depend on the microbatch size.
-struct StateBytes {
-  double weight_space = 0, weight_grad_space = 0, optimizer_space = 0;
-  double weight_space_with_offload = 0, weight_grad_space_with_offload = 0,
-         optimizer_space_with_offload = 0;
-};
-
-StateBytes StateBytesOf(const BlockState& b, const StepShape& s) {
-  const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
-  const double rank_blocks = static_cast<double>(rank_block_count);
-  StateBytes state;
-  state.weight_space = b.weight_space * rank_blocks;
-  // Calculon keeps the block being computed's gradients unsharded in
-  // float32; Megatron-LM's mixed precision counts every block's main
-  // gradients as its ZeRO stage shards them (ZeRO paper's accounting).
-  state.weight_grad_space = !s.training ? 0
-                            : s.precision == PrecisionAccounting::kMegatronMixed
-                                ? b.weight_grad_space * rank_blocks
-                            : rank_block_count == 1
-                                ? b.weight_grad_space_no_sharding
-                                : b.weight_grad_space_no_sharding +
-                                      b.weight_grad_space * (rank_blocks - 1);
-  state.optimizer_space = s.training ? b.optimizer_space * rank_blocks : 0;
-  state.weight_space_with_offload = b.weight_space * 2;
-  state.weight_grad_space_with_offload =
-      s.training ? b.weight_grad_space_no_sharding + b.weight_grad_space : 0;
-  state.optimizer_space_with_offload = s.training ? b.optimizer_space * 2 : 0;
-  return state;
-}
-
-// What tier 1 keeps of the state (Calculon's _get_mem_cap_reqs: an
-// offloaded item keeps only its minimum in tier 1, all of it in tier 2),
-// added to `tier1` as ComputeMemory's sum adds it: the weights first, the
-// gradients and optimizer state after the activations.
-void AddWeightsTier1(const StateBytes& state, const StepShape& s,
-                     double& tier1) {
-  tier1 += s.offload.weights ? state.weight_space_with_offload
-                             : state.weight_space;
-}
-void AddGradientsAndOptimizerTier1(const StateBytes& state, const StepShape& s,
-                                   double& tier1) {
-  if (s.offload.optimizer) {
-    tier1 += state.weight_grad_space_with_offload;
-    tier1 += state.optimizer_space_with_offload;
-  } else {
-    tier1 += state.weight_grad_space + state.optimizer_space;
-  }
-}
-
-BlockState BlockStateOf(const BlockFigures& b) {
-  return {b.block_weight_space, b.block_weight_grad_space,
-          b.block_weight_grad_space_no_sharding, b.block_optimizer_space};
-}
-
-BlockActivations BlockActivationsOf(const BlockFigures& b) {
-  return {b.block_act_working_space, b.block_act_storage_space,
-          b.block_act_checkpoint_size, b.block_act_grad_space};
-}
-
-}  // namespace
-
-MemoryState MemoryStateOf(const BlockFigures& b, const StageExtras& x) {
-  return {BlockStateOf(b), BlockStateOf(x.first), BlockStateOf(x.last)};
-}
-
-MemoryActivations MemoryActivationsOf(const BlockFigures& b,
-                                      const StageExtras& x) {
-  return {BlockActivationsOf(b), BlockActivationsOf(x.first),
-          BlockActivationsOf(x.last)};
-}
-
-double StateTier1Bytes(const BlockState& b, const StepShape& s) {
-  // ComputeMemory's tier-1 sum without its activation terms, whose
-  // additions (of values >= 0) cannot lower a rounded sum: the same state
-  // terms, added by the same calls.
-  const StateBytes state = StateBytesOf(b, s);
-  double tier1 = 0;
-  AddWeightsTier1(state, s, tier1);
-  AddGradientsAndOptimizerTier1(state, s, tier1);
-  return tier1;
-}
-
-bool StateExceedsTier1(const BlockState& b, const StepShape& s) {
-  // MemoryTier1Fits's comparison, with ComputeMemory's capacity.
-  return StateTier1Bytes(b, s) > s.mem1->gib * kGiB;
-}
-
-void ComputeMemory(const BlockFigures& b, const StageExtras& x,
-                   const StepShape& s, MemoryFigures& mem) {
-  ComputeMemory(MemoryStateOf(b, x), MemoryActivationsOf(b, x), s,
-                MemoryInFlight(s), mem);
-}
-
-void ComputeMemory(const MemoryState& rank_state,
-                   const MemoryActivations& activations, const StepShape& s,
-                   double in_flight, MemoryFigures& mem) {
-  const BlockActivations& b = activations.block;
-  // Every field of `mem` is assigned below, whatever it held (not reset
-  // first: the search makes tens of millions of memory verdicts into one
-  // scratch; AnalyzeMemory.EveryFigureAssigned checks it).
-  // The blocks of every stage the rank holds (in-flight microbatches count
-  // in units of all of them).
-  const int64_t rank_block_count = s.stages_per_rank * s.blocks_per_stage;
-  const double rank_blocks = static_cast<double>(rank_block_count);
-  const bool full = s.recompute == RecomputePolicy::kFull;
-  double act_space = b.working_space;
-  double checkpoint = 0;
-  double act_grad = 0;
-  if (s.training) {
-    if (full) {
-      checkpoint = rank_blocks * b.checkpoint_size * in_flight;
-    } else {
-      act_space =
-          b.working_space + b.storage_space * (rank_blocks * in_flight - 1);
-    }
-    act_grad = b.grad_space;
-  }
-  const StateBytes state = StateBytesOf(rank_state.block, s);
-  mem.weight_space = state.weight_space;
-  mem.act_space = act_space;
-  mem.act_checkpoint_size = s.training && full ? checkpoint : 0;
-  mem.act_grad_space = s.training ? act_grad : 0;
-  mem.weight_grad_space = state.weight_grad_space;
-  mem.optimizer_space = state.optimizer_space;
-
-  mem.weight_space_with_offload = state.weight_space_with_offload;
-  mem.act_space_with_offload =
-      !full ? b.working_space + b.storage_space : b.working_space;
-  mem.checkpoint_min_defined = s.training;
-  mem.act_checkpoint_size_with_offload =
-      s.training && full ? b.checkpoint_size * 2 : 0;
-  mem.act_grad_space_with_offload = mem.act_grad_space;
-  mem.weight_grad_space_with_offload = state.weight_grad_space_with_offload;
-  mem.optimizer_space_with_offload = state.optimizer_space_with_offload;
-
-  // Calculon's _get_mem_cap_reqs: an offloaded item keeps only its minimum
-  // in tier 1 and all of it in tier 2.
-  double tier1 = 0, tier2 = 0;
-  AddWeightsTier1(state, s, tier1);
-  if (s.offload.weights) tier2 += mem.weight_space;
-  if (s.offload.activations) {
-    if (!full) {
-      tier1 += mem.act_space_with_offload;
-      tier2 += mem.act_space;
-    } else {
-      tier1 += mem.act_space_with_offload;
-      tier1 += mem.act_checkpoint_size_with_offload;
-      tier2 += mem.act_checkpoint_size;
-    }
-  } else {
-    tier1 += mem.act_space;
-    tier1 += mem.act_checkpoint_size;
-  }
-  AddGradientsAndOptimizerTier1(state, s, tier1);
-  if (s.offload.optimizer) {
-    tier2 += rank_state.block.weight_grad_space * rank_blocks;
-    tier2 += mem.optimizer_space;
-  }
-  tier1 += mem.act_grad_space;
-  mem.proc_mem_tier1_cap_req = tier1;
-  mem.proc_mem_tier2_cap_req = tier2;
-  mem.tier1_capacity = s.mem1->gib * kGiB;
-  mem.tier2_capacity = s.mem2->gib * kGiB;
-  StageMemoryTerms(rank_state, activations, s, mem);
-}
-
-bool MemoryTier1Fits(const MemoryFigures& m) {
-  return !(m.proc_mem_tier1_cap_req > m.tier1_capacity) &&
-         !(m.max_stage_mem_tier1_req > m.tier1_capacity);
-}
-
-bool MemoryTier2Fits(const MemoryFigures& m) {
-  return !(m.proc_mem_tier2_cap_req > m.tier2_capacity);
-}
-
-bool MemoryFits(const MemoryFigures& m) {
-  return MemoryTier1Fits(m) && MemoryTier2Fits(m);
 }
 
 // Bounds ComputeIteration's total_time term by term: fw_time + bw_time +

@@ -5,7 +5,7 @@
 // BP_MEMORY_TERMS), in their order. lineage.cc checks at compile time that
 // the rows and the lists name the same figures in the same order and that
 // every one has a formula, so a figure cannot be added without its formula
-// and sources; analyze_test checks that every formula's names resolve and
+// and sources; lineage_test checks that every formula's names resolve and
 // appear among its sources.
 //
 // A formula is C-like text over named terms, e.g.

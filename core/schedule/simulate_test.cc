@@ -513,7 +513,7 @@ TEST(InFlight, OneForwardOneBackward) {
 }
 
 // (e) Interleaved first stage: InterleavedFirstStagePeakChunks; equal to
-// figures.cc's min(m,p)(1 + (p-1)/(vp)) microbatches when p | m and
+// figures_memory.cc's min(m,p)(1 + (p-1)/(vp)) microbatches when p | m and
 // m v >= vp + p - 1.
 TEST(InFlight, InterleavedFirstStage) {
   for (int64_t p : {2, 3, 4, 8}) {
