@@ -194,10 +194,10 @@ int64_t InterleavedGroupSize(int64_t p, int64_t m);
 
 // InterleavedFirstStagePeakChunks: the first stage's peak live chunks in
 // Megatron-LM's order: its warm-up forwards plus one, 2(p-1) + (v-1)N + 1
-// (N = InterleavedGroupSize(p, m)), capped at all m*v chunks. figures.cc's
-// factor min(m,p)(1 + (p-1)/(vp)) times v equals it when N = p and
-// m*v >= vp + p - 1 (hence p | m); otherwise it may differ (simulate_test
-// checks the count, and the equality where it holds).
+// (N = InterleavedGroupSize(p, m)), capped at all m*v chunks.
+// figures_memory.cc's factor min(m,p)(1 + (p-1)/(vp)) times v equals it
+// when N = p and m*v >= vp + p - 1 (hence p | m); otherwise it may differ
+// (simulate_test checks the count, and the equality where it holds).
 int64_t InterleavedFirstStagePeakChunks(int64_t p, int64_t v, int64_t m);
 
 // AppendStepTail: appends the data-parallel gradient reduction and the

@@ -1,5 +1,3 @@
-// File: mapping_rules.h
-//
 // The mapping rules: the checker's rules that read a mapping's degrees and
 // sizes (t, cp, p, v, d, ep/etp, the microbatch size, the TP communication)
 // besides the model, one row each of one table (mapping_rules.cc
