@@ -849,7 +849,9 @@ TEST(BlockTableTest, MemoryPartsAreTheSameWhereTheSearchSharesThem) {
                 Figures(MemoryActivationsOf(footprint.block, footprint.extras));
             const auto [acts_first, acts_made] =
                 activations.emplace(std::make_pair(index, b), acts);
-            if (!acts_made) EXPECT_EQ(acts, acts_first->second) << where;
+            if (!acts_made) {
+              EXPECT_EQ(acts, acts_first->second) << where;
+            }
             const std::vector<double> state =
                 Figures(MemoryStateOf(footprint.block, footprint.extras));
             const auto [first, made] = firsts.emplace(
