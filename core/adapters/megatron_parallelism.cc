@@ -261,13 +261,7 @@ void PipelineRules(const System& system, Conversion* c) {
     v = layout.virtual_stages;
     pipeline.stage_blocks = std::move(layout.stage_blocks);
   }
-  if (v > 1) {
-    pipeline.schedule = InterleavedOneForwardOneBackward{v};
-  } else if (p == 1) {
-    pipeline.schedule = SingleStage{};
-  } else {
-    pipeline.schedule = OneForwardOneBackward{};
-  }
+  pipeline.schedule = OneForwardOneBackwardSchedule(p, v);
   pipeline.stage_layout = StageLayout::kEven;
   pipeline.network_tier = OutermostTier(system);
 }

@@ -131,18 +131,18 @@ TransformerTrainingMappingSpec TrainingSpecOf(TransformerModel model,
   return spec;
 }
 
+PipelineSchedule OneForwardOneBackwardSchedule(int64_t p, int64_t v) {
+  if (v > 1) return InterleavedOneForwardOneBackward{v};
+  if (p == 1) return SingleStage{};
+  return OneForwardOneBackward{};
+}
+
 PipelineParallel CalculonPipeline(int64_t p, int64_t v, int64_t num_blocks,
                                   int64_t network_tier) {
   PipelineParallel pipeline;
   pipeline.degree = p;
   pipeline.network_tier = network_tier;
-  if (v > 1) {
-    pipeline.schedule = InterleavedOneForwardOneBackward{v};
-  } else if (p == 1) {
-    pipeline.schedule = SingleStage{};
-  } else {
-    pipeline.schedule = OneForwardOneBackward{};
-  }
+  pipeline.schedule = OneForwardOneBackwardSchedule(p, v);
   const bool uneven = p > 0 && num_blocks > 0 && num_blocks % p != 0;
   pipeline.stage_layout = uneven ? StageLayout::kUneven : StageLayout::kEven;
   return pipeline;

@@ -475,6 +475,11 @@ TransformerTrainingMappingSpec TrainingSpecOf(TransformerModel model,
                                               System system,
                                               const TrainingMapping& mapping);
 
+// OneForwardOneBackwardSchedule: the schedule Calculon and Megatron-LM run
+// p stages with v virtual stages per rank in: single_stage for p = 1,
+// interleaved_1f1b with v > 1, else 1f1b.
+PipelineSchedule OneForwardOneBackwardSchedule(int64_t p, int64_t v);
+
 // CalculonPipeline: Calculon's pipeline of p stages with v virtual stages
 // per rank (its `pipeline_par` and `pipeline_interleaving`): single_stage for
 // p = 1, interleaved_1f1b with v > 1, else 1f1b; the even stage layout when

@@ -475,6 +475,15 @@ std::string RankingSummaryText(const RankingSummary& s) {
                       " at_goal=", s.at_goal);
 }
 
+// A JSON object of a map keyed by name, each value made by `to_json` (in
+// the map's key order: the output never depends on hash order).
+template <typename Map, typename ToJson>
+Json ObjectOf(const Map& map, ToJson to_json) {
+  Json out = Json::object();
+  for (const auto& [key, value] : map) out[key] = to_json(value);
+  return out;
+}
+
 Json RankingSummaryJson(const RankingSummary& s) {
   Json out = Json::object();
   out["rankings"] = s.rankings;
@@ -688,16 +697,8 @@ Json ValidationJson(const ValidationReport& report) {
   }
   out["rows"] = std::move(rows);
   out["skipped"] = std::move(skipped);
-  Json sources = Json::object();
-  for (const auto& [key, summary] : report.by_source) {
-    sources[key] = SummaryJson(summary);
-  }
-  out["by_source"] = std::move(sources);
-  Json groups = Json::object();
-  for (const auto& [key, summary] : report.by_group) {
-    groups[key] = SummaryJson(summary);
-  }
-  out["by_group"] = std::move(groups);
+  out["by_source"] = ObjectOf(report.by_source, SummaryJson);
+  out["by_group"] = ObjectOf(report.by_group, SummaryJson);
   out["overall"] = SummaryJson(report.overall);
   out["skipped_count"] = report.skipped;
   Json repeated = Json::array();
@@ -711,11 +712,7 @@ Json ValidationJson(const ValidationReport& report) {
     repeated.push_back(std::move(item));
   }
   out["repeated_runs"] = std::move(repeated);
-  Json floors = Json::object();
-  for (const auto& [group, floor] : report.floor_by_group) {
-    floors[group] = FloorJson(floor);
-  }
-  out["floor_by_group"] = std::move(floors);
+  out["floor_by_group"] = ObjectOf(report.floor_by_group, FloorJson);
   out["floor_overall"] = FloorJson(report.floor_overall);
   Json rankings = Json::array();
   for (const Ranking& r : report.rankings) {
