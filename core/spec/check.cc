@@ -41,6 +41,7 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
   CheckBatch(view, degrees_ok, &out);
   CheckExperts(view, values, degrees_ok, &out);
   CheckExpertOverlap(view, &out);
+  CheckRecomputeModules(view, &out);
   out.AddMappingRules(values, MappingRuleGroup::kContext);
   out.AddMappingRules(values, MappingRuleGroup::kTensor);
   out.AddMappingRules(values, MappingRuleGroup::kActivations);

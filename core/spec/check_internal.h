@@ -143,6 +143,9 @@ void CheckNetworkAssignments(const std::vector<Dimension>& dims,
 void CheckExperts(const SpecView& view, const MappingValues& values,
                   bool degrees_ok, Collector* out);
 void CheckExpertOverlap(const SpecView& view, Collector* out);
+// parallelism.recompute_modules against the policy, the model's parts and
+// the expert overlaps (Megatron-LM transformer_config.py's rules).
+void CheckRecomputeModules(const SpecView& view, Collector* out);
 // Batch (rule 6) and one block's work (rule 9).
 void CheckBatch(const SpecView& view, bool degrees_ok, Collector* out);
 void CheckWorkFits(const SpecView& view, Collector* out);

@@ -233,5 +233,80 @@ void CheckOptions(const SpecView& view, const MappingValues& values,
   }
 }
 
+// Megatron-LM megatron/core/transformer/transformer_config.py
+// (__post_init__, the recompute_modules checks under selective
+// granularity) and the layers that read them. Every violation is reported.
+void CheckRecomputeModules(const SpecView& view, Collector* out) {
+  const RecomputeModules modules = view.recompute_modules;
+  if (modules.empty()) return;
+  const char* kField = "parallelism.recompute_modules";
+  const auto named = [](RecomputeModule m) {
+    return absl::StrCat("parallelism.recompute_modules (\"",
+                        RecomputeModuleName(m), "\")");
+  };
+  if (view.recompute == RecomputePolicy::kFull) {
+    // Megatron-LM reads the modules only with selective granularity; a
+    // spec says what runs, so it does not carry modules that do not.
+    out->Add(kField, ErrorCode::kInconsistent,
+             "parallelism.recompute_modules must be empty with "
+             "parallelism.recompute full: full recompute already recomputes "
+             "every module (Megatron-LM ignores the modules under full "
+             "granularity)");
+  }
+  const TransformerModel& model = *view.model;
+  const bool moe = model.moe.has_value();
+  // A dense block exists without MoE or where the layer pattern has a 0.
+  const bool dense = !moe || model.moe->layer_pattern.find('0') !=
+                                 std::string::npos;
+  const ExpertParallel* expert = view.expert;
+  if (modules.Has(RecomputeModule::kMlaUpProj) &&
+      !model.latent_attention.has_value()) {
+    out->Add(kField, ErrorCode::kInconsistent,
+             absl::StrCat(named(RecomputeModule::kMlaUpProj),
+                          " needs model.latent_attention (null): "
+                          "Megatron-LM supports it only with "
+                          "multi_latent_attention"));
+  }
+  for (RecomputeModule m : {RecomputeModule::kMoeAct, RecomputeModule::kMoe,
+                            RecomputeModule::kSharedExperts}) {
+    if (modules.Has(m) && !moe) {
+      out->Add(kField, ErrorCode::kInconsistent,
+               absl::StrCat(named(m),
+                            " needs MoE blocks: model.moe is null (the "
+                            "module is in Megatron-LM's MoE layer)"));
+    }
+  }
+  if (modules.Has(RecomputeModule::kSharedExperts) && moe &&
+      model.moe->shared_ffn == 0) {
+    out->Add(kField, ErrorCode::kInconsistent,
+             absl::StrCat(named(RecomputeModule::kSharedExperts),
+                          " needs shared experts: model.moe.shared_ffn is "
+                          "0"));
+  }
+  if (modules.Has(RecomputeModule::kMlp) && !dense) {
+    // transformer_layer.py: recompute_mlp only `if not self.is_moe_layer`.
+    out->Add(kField, ErrorCode::kInconsistent,
+             absl::StrCat(named(RecomputeModule::kMlp),
+                          " needs a dense block, but every block is MoE "
+                          "(model.moe.layer_pattern); Megatron-LM recomputes "
+                          "\"mlp\" in dense layers only (use \"moe\")"));
+  }
+  if (expert == nullptr) return;
+  if (modules.Has(RecomputeModule::kSharedExperts) &&
+      expert->shared_expert_overlap) {
+    out->Add(kField, ErrorCode::kInconsistent,
+             absl::StrCat(named(RecomputeModule::kSharedExperts),
+                          " cannot run with "
+                          "parallelism.expert.shared_expert_overlap (true), "
+                          "as Megatron-LM raises"));
+  }
+  if (modules.Has(RecomputeModule::kMoe) && expert->overlap) {
+    out->Add(kField, ErrorCode::kInconsistent,
+             absl::StrCat(named(RecomputeModule::kMoe),
+                          " cannot run with parallelism.expert.overlap "
+                          "(true), as Megatron-LM asserts"));
+  }
+}
+
 }  // namespace check_internal
 }  // namespace blueprint

@@ -264,6 +264,7 @@ SpecView TrainingViewOf(const TransformerModel& model,
   view.expert = &parallelism.expert;
   view.data_overlap = parallelism.data.overlap;
   view.recompute = parallelism.recompute;
+  view.recompute_modules = parallelism.recompute_modules;
   return view;
 }
 

@@ -85,6 +85,32 @@ inline constexpr EnumRow<RecomputePolicy> kRecomputeRows[] = {
       "recompute the whole block from its checkpointed input"}},
 };
 
+// Megatron-LM's recompute_modules names (transformer_config.py), but
+// "core_attn", which is the recompute policy attn_only.
+inline constexpr EnumRow<RecomputeModule> kRecomputeModuleRows[] = {
+    {RecomputeModule::kMoeAct,
+     {"moe_act", nullptr,
+      "recompute the routed experts' activation function, its output not "
+      "kept"}},
+    {RecomputeModule::kLayerNorm,
+     {"layernorm", nullptr,
+      "recompute the attention's and the MLP's input norms, their outputs "
+      "not kept"}},
+    {RecomputeModule::kMlaUpProj,
+     {"mla_up_proj", nullptr,
+      "recompute latent attention's up projections, their outputs not "
+      "kept"}},
+    {RecomputeModule::kMlp,
+     {"mlp", nullptr, "recompute the dense MLP from its input"}},
+    {RecomputeModule::kMoe,
+     {"moe", nullptr,
+      "recompute the whole MoE layer (router, dispatch, experts, combine) "
+      "from its input"}},
+    {RecomputeModule::kSharedExperts,
+     {"shared_experts", nullptr,
+      "recompute the MoE layer's shared experts from their input"}},
+};
+
 inline constexpr EnumRow<AttentionType> kAttentionRows[] = {
     {AttentionType::kMultiHead,
      {"multihead", "multihead", "multi-head attention: K and V per head"}},
@@ -287,6 +313,7 @@ struct VariantTable;
 BP_ENUM_TABLE(DataType, kDataTypeRows, "datatype")
 BP_ENUM_TABLE(TensorOverlap, kTensorOverlapRows, "tensor_overlap")
 BP_ENUM_TABLE(RecomputePolicy, kRecomputeRows, "recompute")
+BP_ENUM_TABLE(RecomputeModule, kRecomputeModuleRows, "recompute_module")
 BP_ENUM_TABLE(AttentionType, kAttentionRows, "attention")
 BP_ENUM_TABLE(ProcessingMode, kProcessingModeRows, "processing_mode")
 BP_ENUM_TABLE(StageLayout, kStageLayoutRows, "stage_layout")

@@ -35,6 +35,7 @@ int BytesPerElement(DataType t) {
 
 const char* TensorOverlapName(TensorOverlap o) { return EnumName(o); }
 const char* RecomputeName(RecomputePolicy r) { return EnumName(r); }
+const char* RecomputeModuleName(RecomputeModule m) { return EnumName(m); }
 const char* AttentionName(AttentionType a) { return EnumName(a); }
 const char* ProcessingModeName(ProcessingMode m) { return EnumName(m); }
 const char* StageLayoutName(StageLayout l) { return EnumName(l); }
@@ -83,6 +84,9 @@ std::optional<TensorOverlap> ParseTensorOverlap(const std::string& s) {
 }
 std::optional<RecomputePolicy> ParseRecompute(const std::string& s) {
   return ParseEnum<RecomputePolicy>(s);
+}
+std::optional<RecomputeModule> ParseRecomputeModule(const std::string& s) {
+  return ParseEnum<RecomputeModule>(s);
 }
 std::optional<AttentionType> ParseAttention(const std::string& s) {
   return ParseEnum<AttentionType>(s);

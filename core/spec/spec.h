@@ -355,6 +355,39 @@ struct ReplicaParallel {
 };
 
 enum class RecomputePolicy { kNone, kAttentionOnly, kFull };
+
+// A module Megatron-LM's selective recomputation can checkpoint besides the
+// core attention (--recompute-granularity selective --recompute-modules;
+// megatron/core/transformer/transformer_config.py `recompute_modules`). The
+// core attention itself ("core_attn") is RecomputePolicy::kAttentionOnly,
+// its one home. In Megatron-LM's documented order (the canonical one).
+enum class RecomputeModule {
+  kMoeAct,         // the routed experts' activation (moe/experts.py)
+  kLayerNorm,      // input_layernorm and pre_mlp_layernorm
+  kMlaUpProj,      // MLA's query and key/value up projections and RoPE
+  kMlp,            // the dense MLP submodule
+  kMoe,            // the whole MoE layer (moe/moe_layer.py)
+  kSharedExperts,  // the MoE layer's shared experts
+};
+inline constexpr int kRecomputeModuleCount = 6;
+
+// A set of RecomputeModule values (a bit each: the search copies mappings
+// without allocating).
+struct RecomputeModules {
+  uint32_t bits = 0;
+
+  bool Has(RecomputeModule m) const {
+    return (bits >> static_cast<int>(m)) & 1u;
+  }
+  void Add(RecomputeModule m) { bits |= 1u << static_cast<int>(m); }
+  bool empty() const { return bits == 0; }
+};
+inline bool operator==(RecomputeModules a, RecomputeModules b) {
+  return a.bits == b.bits;
+}
+inline bool operator!=(RecomputeModules a, RecomputeModules b) {
+  return !(a == b);
+}
 enum class AttentionType { kMultiHead, kMultiQuery };
 
 struct Batch {
@@ -432,6 +465,9 @@ struct TransformerTrainingParallelism {
   ContextParallel context;
   ExpertParallel expert;
   RecomputePolicy recompute = RecomputePolicy::kNone;
+  // The modules recomputed besides the core attention (recompute none or
+  // attn_only; the checker's rules). Printed only when not empty.
+  RecomputeModules recompute_modules;
 };
 
 struct TransformerInferenceParallelism {
@@ -500,6 +536,7 @@ int BytesPerElement(DataType t);                 // 1, 2, 2, 4 (float4: 1)
 DataType WeightDatatype(const ExecutionOptions& options);
 const char* TensorOverlapName(TensorOverlap o);  // "none", "ring", "pipe"
 const char* RecomputeName(RecomputePolicy r);    // "none","attn_only","full"
+const char* RecomputeModuleName(RecomputeModule m);  // "moe_act", ...
 const char* AttentionName(AttentionType a);      // "multihead", "multiquery"
 const char* ProcessingModeName(ProcessingMode m);  // "no_overlap","roofline"
 const char* StageLayoutName(StageLayout l);      // "even", "uneven"
@@ -521,6 +558,7 @@ const char* PipelineScheduleName(const PipelineSchedule& s);
 std::optional<DataType> ParseDataType(const std::string& s);
 std::optional<TensorOverlap> ParseTensorOverlap(const std::string& s);
 std::optional<RecomputePolicy> ParseRecompute(const std::string& s);
+std::optional<RecomputeModule> ParseRecomputeModule(const std::string& s);
 std::optional<AttentionType> ParseAttention(const std::string& s);
 std::optional<ProcessingMode> ParseProcessingMode(const std::string& s);
 std::optional<StageLayout> ParseStageLayout(const std::string& s);

@@ -604,6 +604,54 @@ void ReadCommon(JsonObjectReader* top, ModelKeys keys, Spec* spec) {
   }
 }
 
+// parallelism.recompute_modules: an array of distinct module names
+// (absent: none). "core_attn" is the recompute policy attn_only.
+void ReadRecomputeModules(const Json& value, const std::string& path,
+                          std::vector<FieldError>* errors,
+                          RecomputeModules* out) {
+  if (!value.is_array()) {
+    errors->push_back({path,
+                       absl::StrCat(path, ": expected an array of module "
+                                          "names, got ",
+                                    JsonSnippet(value)),
+                       ErrorCode::kWrongType});
+    return;
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const std::string item = ElementPath(path, i);
+    if (value[i].is_string() &&
+        value[i].get_ref<const std::string&>() == "core_attn") {
+      errors->push_back(
+          {item,
+           absl::StrCat(item,
+                        ": \"core_attn\" is parallelism.recompute "
+                        "\"attn_only\" (the core attention's one home)"),
+           ErrorCode::kInvalidValue});
+      continue;
+    }
+    RecomputeModule module = RecomputeModule::kMoeAct;
+    if (!JsonToEnum(value[i], item, errors, &ParseRecomputeModule,
+                    EnumChoices<RecomputeModule>(), &module)) {
+      continue;
+    }
+    if (out->Has(module)) {
+      errors->push_back({item,
+                         absl::StrCat(item, ": \"", RecomputeModuleName(module),
+                                      "\" is listed twice"),
+                         ErrorCode::kInvalidValue});
+    }
+    out->Add(module);
+  }
+}
+
+Json RecomputeModulesToJson(RecomputeModules modules) {
+  Json out = Json::array();
+  for (const EnumRow<RecomputeModule>& row : kRecomputeModuleRows) {
+    if (modules.Has(row.value)) out.push_back(row.spelling.name);
+  }
+  return out;
+}
+
 void ReadParallelism(const Json& value, ModelKeys keys,
                      std::vector<FieldError>* errors,
                      TransformerTrainingParallelism* out) {
@@ -651,6 +699,13 @@ void ReadParallelism(const Json& value, ModelKeys keys,
   }
   reader.ReadEnum("recompute", &ParseRecompute, EnumChoices<RecomputePolicy>(),
                   &out->recompute);
+  // Recompute modules came after spec/3's other keys: absent means none.
+  if (keys == ModelKeys::kSpecV3 && value.is_object() &&
+      value.contains("recompute_modules")) {
+    ReadRecomputeModules(*reader.Member("recompute_modules"),
+                         reader.PathOf("recompute_modules"), errors,
+                         &out->recompute_modules);
+  }
   reader.RejectUnknownKeys();
 }
 
@@ -881,6 +936,10 @@ nlohmann::json SpecToJsonValue(const MappingSpec& spec) {
             parallelism["context"] = ContextToJson(s.parallelism.context);
             parallelism["expert"] = ExpertToJson(s.parallelism.expert);
             parallelism["recompute"] = RecomputeName(s.parallelism.recompute);
+            if (!s.parallelism.recompute_modules.empty()) {
+              parallelism["recompute_modules"] =
+                  RecomputeModulesToJson(s.parallelism.recompute_modules);
+            }
             out["parallelism"] = std::move(parallelism);
             out["batch"] = BatchToJson(s.batch);
             out["options"] = OptionsToJson(s.options);

@@ -35,6 +35,7 @@ struct SpecView {
   const ExpertParallel* expert = nullptr;     // null for inference
   bool data_overlap = false;
   RecomputePolicy recompute = RecomputePolicy::kNone;
+  RecomputeModules recompute_modules;  // none for inference
 };
 
 // ViewOf: the view of a spec of either kind; `spec` must outlive it.

@@ -37,6 +37,7 @@ BlockContext MakeBlockContext(const TypedProgram& program, bool lineage,
       program.corrections.On(Correction::kSelectiveRecomputeCoreAttention);
   if (const auto* training =
           std::get_if<TransformerTrainingMappingSpec>(&program.spec)) {
+    ctx.recompute_modules = training->parallelism.recompute_modules;
     ctx.cp_ring =
         training->parallelism.context.exchange == ContextExchange::kRing;
     ctx.shared_covers_exchange =

@@ -215,6 +215,16 @@ std::pair<int32_t, int32_t> BlockBuilder::BuildLatentProjections(int32_t input,
       "spec:model.latent_attention", "spec:parallelism.tensor.degree",
       "spec:batch.microbatch_size",  "spec:model.seq_size"};
   const TaskFlags flags = kReusesActivation.WithRecompute(full);
+  // parallelism.recompute_modules "mla_up_proj": Megatron-LM's
+  // multi_latent_attention.py (recompute_up_proj) runs
+  // qkv_up_proj_and_rope_apply (the query projection, up or direct, the
+  // key/value up projection and RoPE) under CheckpointWithoutOutput and frees
+  // the query, key and value once the core attention ran
+  // (discard_output_and_register_recompute): they run again in the backward
+  // pass, from the kept compressed inputs.
+  const bool up_again = ctx_.Recomputes(RecomputeModule::kMlaUpProj);
+  const TaskFlags up_flags =
+      TaskFlags().WithRecompute(full || up_again).WithOutputStored(!up_again);
   // As Megatron-LM's accounting has it, every latent-attention matrix is
   // split t ways (the checker asks t to divide the ranks).
   int32_t query = -1;
@@ -227,13 +237,15 @@ std::pair<int32_t, int32_t> BlockBuilder::BuildLatentProjections(int32_t input,
     query =
         AddLinear("AttnBlock_Query_Up", bs, mla.q_lora_rank, c.a() * qk / c.t(),
                   2 * bsd * mla.q_lora_rank * (static_cast<double>(c.a()) * qk),
-                  TaskFlags().WithRecompute(full), sources)
+                  up_flags, sources)
             .id;
     Reads(query, {down});
   } else {
     query = AddLinear("AttnBlock_Query", bs, c.h(), c.a() * qk / c.t(),
                       2 * bsd * c.h() * (static_cast<double>(c.a()) * qk),
-                      flags, sources)
+                      kReusesActivation.WithRecompute(full || up_again)
+                          .WithOutputStored(!up_again),
+                      sources)
                 .id;
     Reads(query, {input});
   }
@@ -252,7 +264,7 @@ std::pair<int32_t, int32_t> BlockBuilder::BuildLatentProjections(int32_t input,
           c.a() * (mla.qk_head_dim + mla.v_head_dim) / c.t(),
           2 * bsd * mla.kv_lora_rank *
               (static_cast<double>(c.a()) * (mla.qk_head_dim + mla.v_head_dim)),
-          TaskFlags().WithRecompute(full), sources)
+          up_flags, sources)
           .id;
   Reads(kv_up, {kv_down});
   return {query, kv_up};

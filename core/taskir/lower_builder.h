@@ -114,6 +114,12 @@ struct BlockContext {
   double causal_factor = 1;      // 0.5: the kernel skips masked blocks
   // Selective recomputation also recomputes the product with V.
   bool recompute_core_attention = false;
+  // parallelism.recompute_modules: the modules whose forward runs again in
+  // the backward pass besides the core attention (none for inference).
+  RecomputeModules recompute_modules;
+  bool Recomputes(RecomputeModule m) const {
+    return recompute_modules.Has(m);
+  }
 
   // Derived by the lowering from the model and the derived values.
   int64_t s_local = 0;             // s / cp: each rank's share of a sequence
@@ -259,7 +265,7 @@ class BlockBuilder {
   // The activation after an MLP's first linear: `prefix`_GatedActivation
   // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
   int32_t AddMlpActivation(absl::string_view prefix, int64_t elements,
-                           bool full);
+                           TaskFlags flags);
   // A routed expert's linear: `tokens` rows (the rank's share of the
   // routed tokens, capacity included) through n x k on each of the rank's
   // `local_experts` experts, whose weights and optimizer state shard over

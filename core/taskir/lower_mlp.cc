@@ -30,6 +30,12 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   const BlockContext& c = ctx_;
   const bool full = c.derived.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.derived.all_gather_redo;
+  // parallelism.recompute_modules "mlp": Megatron-LM's transformer_layer.py
+  // (recompute_mlp, dense layers only) runs the MLP submodule under
+  // tensor_parallel.checkpoint: only its input is kept; its linears, its
+  // activation and their collectives run again in the backward pass.
+  const bool module = c.Recomputes(RecomputeModule::kMlp);
+  const bool again = full || module;
   const int64_t bs = c.batch_seq;
   const double mlp_gemm = 2.0 * FullBatchSeq() * c.h() * c.ff();
   // A gated MLP's first linear computes the gate and the up projection.
@@ -44,44 +50,52 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
   const auto [fork, norm] = AddBranchStart("MlpBlock", full, input);
   int32_t fc1 = -1;
   if (c.tensor.overlap == TensorOverlap::kNone) {
-    const int32_t f =
-        AddTensorComm("MlpBlock_F", false, TaskFlags().WithRecommunicate(ag))
-            .id;
+    const int32_t f = AddTensorComm("MlpBlock_F", false,
+                                    TaskFlags().WithRecommunicate(ag || module))
+                          .id;
     Reads(f, {norm});
+    // The module's one kept input: f's sequence-parallel shard, else the
+    // first linear's input.
+    const bool kept = !ag && !(module && c.derived.sequence_parallel);
     fc1 = AddLinear("MlpBlock_Mlp1", bs, c.h(), fc1_width / c.t(), fc1_gemm,
-                    TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                    TaskFlags().WithRecompute(again).WithActivationStored(kept),
                     fc1_sources)
               .id;
     Reads(fc1, {f});
   } else {
-    fc1 =
-        AddOverlappedLinear(
-            "MlpBlock_Mlp1_AG", bs, c.h(), fc1_width, false, fc1_gemm,
-            TaskFlags().WithRecompute(full).WithRecommunicate(ag), fc1_sources)
-            .id;
+    fc1 = AddOverlappedLinear(
+              "MlpBlock_Mlp1_AG", bs, c.h(), fc1_width, false, fc1_gemm,
+              TaskFlags().WithRecompute(again).WithRecommunicate(ag || module),
+              fc1_sources)
+              .id;
     Reads(fc1, {norm});
   }
-  const int32_t activation =
-      AddMlpActivation("MlpBlock", c.ff() * bs / c.t(), full);
+  const int32_t activation = AddMlpActivation(
+      "MlpBlock", c.ff() * bs / c.t(),
+      TaskFlags().WithRecompute(again).WithActivationStored(!module));
   Reads(activation, {fc1});
   int32_t output = -1;
   if (c.tensor.overlap == TensorOverlap::kNone) {
     const int32_t fc2 =
         AddLinear("MlpBlock_Mlp2", bs, c.ff() / c.t(), c.h(), mlp_gemm,
-                  TaskFlags().WithRecompute(full), mlp_sources)
+                  TaskFlags().WithRecompute(again).WithActivationStored(!module),
+                  mlp_sources)
             .id;
     Reads(fc2, {activation});
     output =
         AddTensorComm(
             "MlpBlock_G", true,
-            TaskFlags().WithRecommunicate(full).WithActivationStored(false))
+            TaskFlags().WithRecommunicate(again).WithActivationStored(false))
             .id;
     Reads(output, {fc2});
   } else {
-    output = AddOverlappedLinear(
-                 "MlpBlock_Mlp2_RS", bs, c.ff(), c.h(), true, mlp_gemm,
-                 TaskFlags().WithRecompute(full).WithRecommunicate(full),
-                 mlp_sources)
+    output = AddOverlappedLinear("MlpBlock_Mlp2_RS", bs, c.ff(), c.h(), true,
+                                 mlp_gemm,
+                                 TaskFlags()
+                                     .WithRecompute(again)
+                                     .WithRecommunicate(again)
+                                     .WithActivationStored(!module),
+                                 mlp_sources)
                  .id;
     Reads(output, {activation});
   }
@@ -89,8 +103,7 @@ int32_t BlockBuilder::BuildMlp(int32_t input) {
 }
 
 int32_t BlockBuilder::AddMlpActivation(absl::string_view prefix,
-                                       int64_t elements, bool full) {
-  const TaskFlags flags = TaskFlags().WithRecompute(full);
+                                       int64_t elements, TaskFlags flags) {
   return ctx_.gated() ? AddGatedActivation(Name(prefix, "_GatedActivation"),
                                            elements, flags)
                             .id
@@ -102,6 +115,16 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   const MixtureOfExperts& moe = *c.model.moe;
   const bool full = c.derived.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.derived.all_gather_redo;
+  // parallelism.recompute_modules "moe": Megatron-LM's moe/moe_layer.py
+  // (moe_layer_recompute) runs the whole MoE layer (shared experts, router,
+  // dispatch, experts, combine) under tensor_parallel.checkpoint: only its
+  // input is kept (the router's). "shared_experts": moe_layer.py
+  // shared_experts_compute checkpoints the shared experts alone; their
+  // input is the router's too, so they keep nothing.
+  const bool layer = c.Recomputes(RecomputeModule::kMoe);
+  const bool shared_module =
+      layer || c.Recomputes(RecomputeModule::kSharedExperts);
+  const bool shared_again = full || shared_module;
   const int64_t bs = c.batch_seq;
   const Sources sources = MoeSources();
   const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
@@ -111,7 +134,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   const int32_t router =
       AddLinear("MoeBlock_Router", bs, c.h(), moe.experts,
                 router_local * static_cast<double>(c.t()) * c.cp(),
-                kReusesActivation.WithRecompute(full), sources)
+                kReusesActivation.WithRecompute(full || layer), sources)
           .id;
   Reads(router, {norm});
   const int32_t first = static_cast<int32_t>(used_);
@@ -129,24 +152,30 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
     // Shared experts: a tensor-parallel MLP every token runs.
     const double shared_gemm = 2.0 * FullBatchSeq() * c.h() * moe.shared_ffn;
     const int64_t fc1_width = c.gated() ? 2 * moe.shared_ffn : moe.shared_ffn;
-    const int32_t f = AddTensorComm("MoeBlock_Shared_F", false,
-                                    TaskFlags().WithRecommunicate(ag))
-                          .id;
+    const TaskFlags shared_flags = TaskFlags()
+                                       .WithRecompute(shared_again)
+                                       .WithActivationStored(!shared_module);
+    const int32_t f =
+        AddTensorComm("MoeBlock_Shared_F", false,
+                      TaskFlags()
+                          .WithRecommunicate(ag || shared_module)
+                          .WithActivationStored(!shared_module))
+            .id;
     Reads(f, {norm});
     const int32_t fc1 =
         AddLinear("MoeBlock_Shared_Mlp1", bs, c.h(), fc1_width / c.t(),
                   c.gated() ? 2 * shared_gemm : shared_gemm,
-                  TaskFlags().WithRecompute(full).WithActivationStored(!ag),
+                  shared_flags.WithActivationStored(!ag && !shared_module),
                   sources)
             .id;
     Reads(fc1, {f});
-    const int32_t shared_act =
-        AddMlpActivation("MoeBlock_Shared", moe.shared_ffn * bs / c.t(), full);
+    const int32_t shared_act = AddMlpActivation(
+        "MoeBlock_Shared", moe.shared_ffn * bs / c.t(), shared_flags);
     Reads(shared_act, {fc1});
-    const int32_t fc2 =
-        AddLinear("MoeBlock_Shared_Mlp2", bs, moe.shared_ffn / c.t(), c.h(),
-                  shared_gemm, TaskFlags().WithRecompute(full), sources)
-            .id;
+    const int32_t fc2 = AddLinear("MoeBlock_Shared_Mlp2", bs,
+                                  moe.shared_ffn / c.t(), c.h(), shared_gemm,
+                                  shared_flags, sources)
+                            .id;
     Reads(fc2, {shared_act});
     if (c.shared_covers_exchange && c.ep() > 1) {
       // Megatron-LM's --moe-shared-expert-overlap (moe/shared_experts.py):
@@ -155,11 +184,11 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
       CoverExchange(combine, fc2);
       CoverExchange(ExchangeBefore(combine), fc1);
     }
-    output =
-        AddTensorComm(
-            "MoeBlock_Shared_G", true,
-            TaskFlags().WithRecommunicate(full).WithActivationStored(false))
-            .id;
+    output = AddTensorComm("MoeBlock_Shared_G", true,
+                           TaskFlags()
+                               .WithRecommunicate(shared_again)
+                               .WithActivationStored(false))
+                 .id;
     Reads(output, {fc2, combine});
   }
   return AddBranchEnd("MoeBlock", full, output, fork);
@@ -170,6 +199,17 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   const MixtureOfExperts& moe = *c.model.moe;
   const bool full = c.derived.recompute == RecomputePolicy::kFull;
   const bool ag = full || c.derived.all_gather_redo;
+  // parallelism.recompute_modules "moe" (BuildMoe): the tasks run again and
+  // keep nothing. The expert exchanges' re-communication is not priced, as
+  // under full recompute (README, what is left).
+  const bool layer = c.Recomputes(RecomputeModule::kMoe);
+  const TaskFlags again =
+      TaskFlags().WithRecompute(full || layer).WithActivationStored(!layer);
+  // "moe_act": moe/experts.py (activation_recompute) runs the experts'
+  // activation under CheckpointWithoutOutput and frees its output once the
+  // second linear ran (discard_output_and_register_recompute): that input
+  // of the second linear is not kept (under "moe" it is not kept anyway).
+  const bool act_module = c.Recomputes(RecomputeModule::kMoeAct);
   const int64_t bs = c.batch_seq;
   const Sources sources = MoeSources();
   // Each rank sends its share of the tokens (b * s/cp / t distinct ones)
@@ -187,7 +227,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   if (c.permutation == MoePermutation::kAllToAll) {
     dispatch =
         AddPermutation("MoeBlock_PermuteTokens", permutations.routed,
-                       permutations.routed, TaskFlags().WithRecompute(full))
+                       permutations.routed, again)
             .id;
     Reads(dispatch, {router, norm});
   }
@@ -202,7 +242,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   if (c.permutation != MoePermutation::kNone) {
     const int32_t sorted =
         AddPermutation("MoeBlock_PermuteExperts", permutations.received,
-                       permutations.received, TaskFlags().WithRecompute(full))
+                       permutations.received, again)
             .id;
     Reads(sorted, {dispatch});
     dispatch = sorted;
@@ -211,25 +251,28 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   const int32_t up =
       AddExpertLinear("MoeBlock_Experts_Up", tokens, c.h(), up_width,
                       local_experts, sources,
-                      TaskFlags().WithRecompute(full).WithActivationStored(!ag))
+                      again.WithActivationStored(!ag && !layer))
           .id;
   Reads(up, {dispatch, norm});
   // `tokens` is an average (fractional when the routed tokens do not split
   // evenly); an activation holds whole elements, so it rounds up.
   const int64_t act_elements = static_cast<int64_t>(
       std::ceil(tokens * static_cast<double>(moe.ffn / c.etp())));
-  const int32_t act = AddMlpActivation("MoeBlock_Experts", act_elements, full);
+  const int32_t act = AddMlpActivation(
+      "MoeBlock_Experts", act_elements,
+      again.WithRecompute(full || layer || act_module)
+          .WithOutputStored(layer || !act_module));
   Reads(act, {up});
   const int32_t down =
       AddExpertLinear("MoeBlock_Experts_Down", tokens, moe.ffn / c.etp(), c.h(),
-                      local_experts, sources, TaskFlags().WithRecompute(full))
+                      local_experts, sources, again)
           .id;
   Reads(down, {act});
   int32_t combine = down;
   if (c.permutation != MoePermutation::kNone) {
     combine =
         AddPermutation("MoeBlock_UnpermuteExperts", permutations.received,
-                       permutations.received, TaskFlags().WithRecompute(full))
+                       permutations.received, again)
             .id;
     Reads(combine, {down});
   }
@@ -245,7 +288,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
     const int32_t exchanged = combine;
     combine =
         AddPermutation("MoeBlock_UnpermuteTokens", permutations.routed,
-                       permutations.local, TaskFlags().WithRecompute(full))
+                       permutations.local, again)
             .id;
     Reads(combine, {exchanged});
   }

@@ -455,9 +455,16 @@ std::pair<int32_t, int32_t> BlockBuilder::AddBranchStart(
               TaskFlags().WithRecompute(full), ResidualSources())
           .id;
   if (input >= 0) Reads(fork, {input});
+  // parallelism.recompute_modules "layernorm": Megatron-LM's
+  // transformer_layer.py checkpoints input_layernorm and pre_mlp_layernorm
+  // with CheckpointWithoutOutput (recompute_input_layernorm,
+  // recompute_pre_mlp_layernorm): the norm's output is freed once its
+  // consumers ran and computed again from the kept input in the backward.
+  const bool norm_again = ctx_.Recomputes(RecomputeModule::kLayerNorm);
   const int32_t norm =
       AddLayerNorm(Name(prefix, "_LayerNorm"), ResidualActivation(),
-                   kReusesActivation.WithRecompute(full))
+                   kReusesActivation.WithRecompute(full || norm_again)
+                       .WithOutputStored(!norm_again))
           .id;
   Reads(norm, {fork});
   return {fork, norm};
