@@ -142,7 +142,8 @@ export function setKind(spec, kind, memory) {
   const par = spec.parallelism;
   const pipeline = par.pipeline;
   if (kind === 'inference') {
-    memory.training = {data: par.data, recompute: par.recompute, schedule: pipeline.schedule,
+    memory.training = {data: par.data, recompute: par.recompute,
+                       recomputeModules: par.recompute_modules, schedule: pipeline.schedule,
                        context: par.context, expert: par.expert,
                        optimizerOffload: spec.options.offload.optimizer,
                        gradReduce: spec.options.grad_reduce_datatype};
@@ -167,6 +168,8 @@ export function setKind(spec, kind, memory) {
                               delay_wgrad: false, shared_expert_overlap: false},
       recompute: old?.recompute ?? 'none',
     };
+    // parallelism.recompute_modules is printed only when given.
+    if (old?.recomputeModules) spec.parallelism.recompute_modules = old.recomputeModules;
     const oldType = old?.schedule.type;
     pipeline.schedule = pipeline.degree === 1 ? {type: 'single_stage'}
         : oldType === '1f1b' || oldType === 'interleaved_1f1b' ? old.schedule : {type: '1f1b'};

@@ -89,6 +89,7 @@ std::optional<Value> AbsentValue(const MegatronFlag& flag) {
     case Kind::kNumber:
     case Kind::kLayerPattern:
     case Kind::kText:
+    case Kind::kChoiceList:
       return std::nullopt;  // their rules say what holds without them
     case Kind::kCount:
       if (flag.absent == "0") return Value{};

@@ -104,6 +104,9 @@ enum class MegatronFlagKind {
   // "--flag WORD...": one or more of MegatronFlag::choices (argparse's
   // nargs='+', one per layer), all the same word.
   kChoicePerLayer,
+  // "--flag WORD...": one or more of MegatronFlag::choices (argparse's
+  // nargs='+'), distinct words in any order.
+  kChoiceList,
   // "--flag k" (k a positive integer: block i matches iff i % k == 0) or
   // "--flag EXPR", a Python list of 0s and 1s (layer_pattern.h).
   kLayerPattern,
@@ -125,14 +128,15 @@ struct MegatronFlagValue {
   std::string choice;   // kChoice, kChoicePerLayer: one of the choices ("" when
                         // absent)
   std::string pattern;  // kLayerPattern: the list, one '0' or '1' per block;
-                        // kText: the word as given
+                        // kText: the word as given; kChoiceList: the
+                        // words, one space between
 };
 
 // One accepted flag.
 struct MegatronFlag {
   std::string name;  // "--num-layers"
   MegatronFlagKind kind;
-  std::vector<std::string> choices;  // kChoice only
+  std::vector<std::string> choices;  // kChoice, kChoicePerLayer, kChoiceList
   // The canonical spec path it sets ("parallelism.tensor.degree"); it starts
   // with the spec section the conversion fills it in: model, parallelism,
   // batch or options.

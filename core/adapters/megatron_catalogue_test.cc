@@ -99,6 +99,7 @@ TEST(MegatronCatalogue, ModelledFlagsAreTheTable) {
         EXPECT_EQ(absl::string_view(entry->value_type), "str");
         break;
       case MegatronFlagKind::kChoicePerLayer:
+      case MegatronFlagKind::kChoiceList:
         // argparse's nargs='+' of any str: Megatron-LM checks the words later.
         EXPECT_EQ(entry->arity.min, 1);
         EXPECT_EQ(entry->arity.max, kMegatronUnbounded);

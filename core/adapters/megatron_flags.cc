@@ -292,7 +292,8 @@ const std::vector<MegatronFlag>& MegatronFlags() {
       {"--recompute-granularity", Kind::kChoice, {"full", "selective"},
        "parallelism.recompute", "`none`",
        "`full`: `full` (every block is recomputed), `selective`: `attn_only` "
-       "(the attention only)",
+       "(the core attention) with `--recompute-modules`' other modules, or "
+       "`none` and those modules when they leave out `core_attn`",
        [](const Value& v, Spec* s) {
          s->parallelism.recompute = v.choice == "full"
                                         ? RecomputePolicy::kFull
@@ -304,6 +305,13 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "off",
        "older Megatron-LM's `--recompute-granularity selective`, which it "
        "overrides"},
+      {"--recompute-modules", Kind::kChoiceList,
+       {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
+        "shared_experts"},
+       "parallelism.recompute", "`core_attn` (Megatron-LM's default)",
+       "with granularity `selective`: `core_attn` is `attn_only`, the others "
+       "`parallelism.recompute_modules`; ignored (a note) with `full` or "
+       "without a granularity, as Megatron-LM does"},
       {"--recompute-method", Kind::kChoice, {"uniform", "block"},
        "parallelism.recompute", "none",
        "needed with granularity `full`, and only then; `block` recomputes "
@@ -436,6 +444,10 @@ std::string MegatronFlagsMarkdown() {
         break;
       case Kind::kChoicePerLayer:
         value = absl::StrCat("one or more of `",
+                             absl::StrJoin(flag.choices, "`, `"), "`");
+        break;
+      case Kind::kChoiceList:
+        value = absl::StrCat("distinct words of `",
                              absl::StrJoin(flag.choices, "`, `"), "`");
         break;
       case Kind::kLayerPattern:

@@ -23,7 +23,7 @@ using megatron_test::A100;
 using megatron_test::Args;
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 75u);
+  EXPECT_EQ(MegatronFlagNames().size(), 76u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {
@@ -67,7 +67,8 @@ TEST(Megatron, TableRowsAreWellFormed) {
         << flag.field;
     EXPECT_EQ(flag.choices.empty(),
               flag.kind != MegatronFlagKind::kChoice &&
-                  flag.kind != MegatronFlagKind::kChoicePerLayer);
+                  flag.kind != MegatronFlagKind::kChoicePerLayer &&
+                  flag.kind != MegatronFlagKind::kChoiceList);
     EXPECT_FALSE(flag.absent.empty());
     EXPECT_FALSE(flag.doc.empty());
     for (const std::string& text : {flag.absent, flag.doc}) {

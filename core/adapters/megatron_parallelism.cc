@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "core/adapters/megatron_internal.h"
 #include "core/adapters/megatron_layout.h"
 #include "core/base/checked_math.h"
@@ -266,6 +268,31 @@ void PipelineRules(const System& system, Conversion* c) {
   pipeline.network_tier = OutermostTier(system);
 }
 
+// --recompute-modules: Megatron-LM reads them with selective granularity
+// only (transformer_config.py __post_init__); "core_attn" is the policy
+// attn_only, the others parallelism.recompute_modules. The granularity's
+// setter made selective attn_only (Megatron-LM's default ["core_attn"]).
+void ModulesRule(const std::string& words, Conversion* c) {
+  RecomputePolicy& recompute = c->spec.parallelism.recompute;
+  if (recompute != RecomputePolicy::kAttentionOnly) {
+    c->notes.push_back(absl::StrCat(
+        "--recompute-modules has no effect without --recompute-granularity "
+        "selective, as in Megatron-LM (granularity ",
+        recompute == RecomputePolicy::kFull ? "full" : "none", ")"));
+    return;
+  }
+  recompute = RecomputePolicy::kNone;
+  RecomputeModules& modules = c->spec.parallelism.recompute_modules;
+  for (absl::string_view word : absl::StrSplit(words, ' ')) {
+    if (word == "core_attn") {
+      recompute = RecomputePolicy::kAttentionOnly;
+    } else if (const std::optional<RecomputeModule> module =
+                   ParseRecomputeModule(std::string(word))) {
+      modules.Add(*module);
+    }
+  }
+}
+
 // Recompute: the granularity set the policy (Megatron-LM's older
 // --recompute-activations overrides it); the method and the number of
 // layers must fit it.
@@ -274,6 +301,9 @@ void RecomputeRules(Conversion* c) {
   RecomputePolicy& recompute = c->spec.parallelism.recompute;
   if (flags.Switch("--recompute-activations")) {
     recompute = RecomputePolicy::kAttentionOnly;
+  }
+  if (const Value* modules = flags.Find("--recompute-modules")) {
+    ModulesRule(modules->pattern, c);
   }
   const std::optional<std::string> method = flags.Choice("--recompute-method");
   const std::optional<int64_t> recompute_layers =
@@ -313,8 +343,10 @@ void TensorRules(Conversion* c) {
   parallelism.tensor.overlap = TensorOverlap::kNone;
   parallelism.tensor.network_tier = 0;
   if (c->flags.Switch("--sequence-parallel") && parallelism.tensor.degree > 1) {
+    // Selective granularity redoes the all-gathers, whatever its modules.
     parallelism.tensor.communication = ReduceScatterAllGather{
-        parallelism.recompute == RecomputePolicy::kAttentionOnly};
+        parallelism.recompute == RecomputePolicy::kAttentionOnly ||
+        !parallelism.recompute_modules.empty()};
   } else {
     parallelism.tensor.communication = AllReduce{};
     if (c->flags.Switch("--sequence-parallel")) {

@@ -3,6 +3,7 @@
 // and expert parallelism, the expert dispatcher, data-parallel sharding.
 #include "core/adapters/megatron.h"
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -156,12 +157,31 @@ TEST(MegatronParallelism, Recompute) {
                                          "--recompute-num-layers 1"),
             std::vector<std::string>{"--recompute-num-layers only applies to "
                                      "--recompute-granularity full"});
-  EXPECT_EQ(
-      Errors(std::string(kModel) + "--recompute-modules core_attn mlp"),
-      std::vector<std::string>{
-          "unsupported Megatron-LM flag --recompute-modules \"core_attn\" "
-          "\"mlp\": the recompute is modelled for the core attention "
-          "only (selective) or for whole blocks (full)"});
+  // Megatron-LM reads the modules with selective granularity only.
+  const std::string modules =
+      std::string(kModel) + "--recompute-modules core_attn mlp";
+  EXPECT_EQ(Errors(modules), std::vector<std::string>{});
+  const std::vector<std::string> notes = Notes(modules);
+  EXPECT_NE(std::find(notes.begin(), notes.end(),
+                      "--recompute-modules has no effect without "
+                      "--recompute-granularity selective, as in Megatron-LM "
+                      "(granularity none)"),
+            notes.end());
+  const TransformerTrainingMappingSpec selective = Import(
+      std::string(kModel) +
+      "--recompute-granularity selective --recompute-modules mlp layernorm");
+  EXPECT_EQ(selective.parallelism.recompute, RecomputePolicy::kNone);
+  EXPECT_TRUE(selective.parallelism.recompute_modules.Has(
+      RecomputeModule::kMlp));
+  EXPECT_TRUE(selective.parallelism.recompute_modules.Has(
+      RecomputeModule::kLayerNorm));
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--recompute-granularity selective --recompute-modules "
+                   "mlp gdn_norm_out"),
+            std::vector<std::string>{
+                "--recompute-modules takes words of core_attn, moe_act, "
+                "layernorm, mla_up_proj, mlp, moe, shared_experts (got "
+                "\"gdn_norm_out\")"});
 }
 
 TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {

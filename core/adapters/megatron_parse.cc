@@ -188,6 +188,36 @@ void ParseChoicePerLayer(const MegatronFlag& info,
   parsed->Set(info.name, std::move(choice));
 }
 
+// Reads the values of a kChoiceList flag: distinct words, each one of its
+// choices; kept in the order given, one space between.
+void ParseChoiceList(const MegatronFlag& info,
+                     const std::vector<std::string>& values,
+                     ParsedFlags* parsed, std::vector<FieldError>* errors) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string& v = values[i];
+    if (std::find(info.choices.begin(), info.choices.end(), v) ==
+        info.choices.end()) {
+      errors->push_back({info.name,
+                         absl::StrCat(info.name, " takes words of ",
+                                      absl::StrJoin(info.choices, ", "),
+                                      " (got ", Quoted(v), ")"),
+                         ErrorCode::kUnknownChoice});
+      return;
+    }
+    if (std::find(values.begin(), values.begin() + i, v) !=
+        values.begin() + i) {
+      errors->push_back({info.name,
+                         absl::StrCat(info.name, " lists ", Quoted(v),
+                                      " twice"),
+                         ErrorCode::kInvalidValue});
+      return;
+    }
+  }
+  Value list;
+  list.pattern = absl::StrJoin(values, " ");
+  parsed->Set(info.name, std::move(list));
+}
+
 // An unknown flag's error: the closest known flag while suggestions last
 // (`*suggestions` counts them), else the catalogue's commit.
 void UnknownFlag(const std::string& flag, int* suggestions,
@@ -335,6 +365,7 @@ void ParseValue(const MegatronFlag& info, const std::string& value,
       return;
     case Kind::kSwitch:          // takes no value (ParseArgs)
     case Kind::kChoicePerLayer:  // takes several (ParseChoicePerLayer)
+    case Kind::kChoiceList:      // takes several (ParseChoiceList)
       return;
   }
 }
@@ -413,7 +444,8 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       if (i + 1 >= args.size() || !IsValueWord(args[i + 1])) {
         errors->push_back(
             {flag,
-             absl::StrCat(flag, info->kind == Kind::kChoicePerLayer
+             absl::StrCat(flag, info->kind == Kind::kChoicePerLayer ||
+                                        info->kind == Kind::kChoiceList
                                     ? " needs at least one value"
                                     : " needs a value"),
              ErrorCode::kSyntax});
@@ -421,13 +453,18 @@ ParsedFlags ParseArgs(const std::vector<std::string>& args,
       }
       value = args[++i];
     }
-    if (info->kind == Kind::kChoicePerLayer) {
+    if (info->kind == Kind::kChoicePerLayer ||
+        info->kind == Kind::kChoiceList) {
       // argparse's nargs='+': every value word up to the next flag.
       std::vector<std::string> values = {value};
       while (!has_value && i + 1 < args.size() && IsValueWord(args[i + 1])) {
         values.push_back(args[++i]);
       }
-      ParseChoicePerLayer(*info, values, &parsed, errors);
+      if (info->kind == Kind::kChoiceList) {
+        ParseChoiceList(*info, values, &parsed, errors);
+      } else {
+        ParseChoicePerLayer(*info, values, &parsed, errors);
+      }
       continue;
     }
     ParseValue(*info, value, &parsed, errors);

@@ -339,14 +339,14 @@ TEST(MegatronClasses, UnmodelledFlagsAreErrorsUnlessAtTheirDefault) {
   const std::string defaults =
       std::string(kModel) +
       "--moe-paged-stash-page-size 64 --wgrad-deferral-limit 0 "
-      "--recompute-modules core_attn --optimizer adam "
+      "--optimizer adam "
       "--distributed-backend nccl --attention-backend auto";
   EXPECT_EQ(Errors(defaults), std::vector<std::string>{});
   EXPECT_EQ(Notes(defaults),
             std::vector<std::string>{
-                "ignored 6 Megatron-LM flags that do not change what is "
+                "ignored 5 Megatron-LM flags that do not change what is "
                 "modelled: --moe-paged-stash-page-size --wgrad-deferral-limit "
-                "--recompute-modules --optimizer --distributed-backend (given "
+                "--optimizer --distributed-backend (given "
                 "at Megatron-LM's default value); --attention-backend (kernel "
                 "backends, fusions and CUDA graphs)"});
 }
