@@ -9,7 +9,7 @@ import {getPath, setPath} from './dom.js';
 // starting point the user edits; the checker judges it like any other).
 const OPTIONAL_DEFAULTS = {
   'model.moe': {experts: 8, topk: 2, ffn: 14336, shared_ffn: 0, layer_pattern: '',
-                capacity_factor: 1},
+                capacity_factor: 1, router_fusion: false, aux_loss: false},
   'model.latent_attention': {q_lora_rank: 1536, kv_lora_rank: 512, qk_head_dim: 128,
                              qk_rope_head_dim: 64, v_head_dim: 128},
 };
@@ -34,6 +34,8 @@ const FORM = [
   ['model', 'model.moe.shared_ffn', 'Shared experts feed-forward size'],
   ['model', 'model.moe.layer_pattern', 'MoE blocks (0/1 per block, empty: all)'],
   ['model', 'model.moe.capacity_factor', 'Capacity factor'],
+  ['model', 'model.moe.router_fusion', 'Fused router kernels'],
+  ['model', 'model.moe.aux_loss', 'Auxiliary load-balancing loss'],
   ['model', 'model.latent_attention', 'Multi-latent attention'],
   ['model', 'model.latent_attention.q_lora_rank', 'Query latent rank (0: none)'],
   ['model', 'model.latent_attention.kv_lora_rank', 'Key/value latent rank'],

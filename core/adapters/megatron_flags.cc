@@ -160,6 +160,11 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "drops them: the busiest expert's load; below 0 dropless (1), from 0 "
        "to 1 an error (tokens dropped even when routing is even), above "
        "`--num-experts` / `--moe-router-topk` that ratio (a note)"},
+      {"--moe-router-fusion", Kind::kSwitch, {}, "model.moe.router_fusion",
+       "off: the router's kernels unfused",
+       "Transformer Engine's fused router kernels (score function, top-k, "
+       "auxiliary-loss scores) in one pass each way (correction "
+       "`moe_router_kernels`)"},
       {"--mtp-num-layers", Kind::kCount, {}, "model.mtp_layers",
        "0",
        "multi-token prediction blocks (DeepSeek-V3) on the last stage, each "

@@ -73,7 +73,7 @@ void MixtureRules(Conversion* c) {
       NoteIdle(flags,
                {"--moe-router-topk", "--moe-ffn-hidden-size",
                 "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
-                "--moe-expert-capacity-factor"},
+                "--moe-expert-capacity-factor", "--moe-router-fusion"},
                "--num-experts", &c->notes);
     }
     return;
@@ -84,6 +84,7 @@ void MixtureRules(Conversion* c) {
   moe.ffn = flags.Integer("--moe-ffn-hidden-size").value_or(model.feedforward);
   moe.shared_ffn =
       flags.Integer("--moe-shared-expert-intermediate-size").value_or(0);
+  moe.router_fusion = flags.Switch("--moe-router-fusion");
 
   // The blocks: every one, every k-th from the first, or a list.
   const std::optional<int64_t> layers = flags.Integer("--num-layers");

@@ -196,7 +196,13 @@ TEST(MegatronMixture, ExpertsAndTheirDefaults) {
   EXPECT_EQ(s.model.moe->shared_ffn, 0);
   EXPECT_EQ(s.model.moe->layer_pattern, "");
   EXPECT_EQ(s.model.moe->capacity_factor, 1);
+  EXPECT_FALSE(s.model.moe->router_fusion);
+  EXPECT_FALSE(s.model.moe->aux_loss);
   EXPECT_EQ(s.model.feedforward, 4096);
+  // --moe-router-fusion: Transformer Engine's fused router kernels.
+  EXPECT_TRUE(Import(std::string(kModel) + "--num-experts 8 "
+                                           "--moe-router-fusion")
+                  .model.moe->router_fusion);
   const TransformerTrainingMappingSpec given = Import(
       std::string(kModel) +
       "--num-experts 64 --moe-router-topk 6 --moe-ffn-hidden-size 1408 "

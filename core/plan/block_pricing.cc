@@ -209,6 +209,7 @@ void BlockPrices::AddPrices(const Task& task, const Rates& rates) {
           [](const GatedActivationTask&) { return Kind::kCompute; },
           [](const EmbeddingTask&) { return Kind::kCompute; },
           [](const PermutationTask&) { return Kind::kCompute; },
+          [](const RouterKernelsTask&) { return Kind::kCompute; },
       },
       task.kind);
   if (rates.program != nullptr &&

@@ -214,6 +214,7 @@ QuantizationBytes TaskQuantizationBytes(const Task& task,
           [](const EmbeddingTask&) { return QuantizationBytes{}; },
           [](const ExchangeTask&) { return QuantizationBytes{}; },
           [](const PermutationTask&) { return QuantizationBytes{}; },
+          [](const RouterKernelsTask&) { return QuantizationBytes{}; },
       },
       task.kind);
 }

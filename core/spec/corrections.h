@@ -141,9 +141,23 @@ enum class Correction {
   // ../shared/hardware/anchors.csv), where Calculon's size table gives
   // large GEMMs 0.95 of it. Smaller GEMMs keep the table's lower rates.
   kAchievableMatmulRate,
+  // An MoE block's router kernels after its gating GEMM as one memory-bound
+  // task, forward and backward: the score function (fp32), the top-k, the
+  // routing probabilities and map scattered over the E experts, the
+  // auxiliary loss's scores and sums (model.moe.aux_loss) and the
+  // dispatcher's gather of the routed probabilities; as PyTorch's separate
+  // kernels (Megatron-LM core/transformer/moe/router.py
+  // TopKRouter.routing, moe_utils.py topk_routing_with_score_function,
+  // compute_routing_scores_for_aux_loss, switch_load_balancing_loss_func,
+  // permute) or, with model.moe.router_fusion (--moe-router-fusion), as
+  // Transformer Engine's fused router kernels (transformer_engine/pytorch/
+  // router.py: fp32 inside, the probabilities in the logits' datatype, an
+  // fp32 intermediate kept for the backward). core/taskir/lower_mlp.cc
+  // RouterKernelBytesPerToken.
+  kMoeRouterKernels,
 };
 
-inline constexpr int kCorrectionCount = 14;
+inline constexpr int kCorrectionCount = 15;
 
 struct CorrectionInfo {
   Correction correction;
@@ -194,6 +208,10 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
     {Correction::kAchievableMatmulRate, "achievable_matmul_rate",
      "stas00/ml-engineering compute/accelerator/README.md, Maximum "
      "Achievable Matmul FLOPS (MAMF) table (mamf-finder.py)"},
+    {Correction::kMoeRouterKernels, "moe_router_kernels",
+     "Megatron-LM core/transformer/moe/router.py (TopKRouter.routing) and "
+     "moe_utils.py (topk_routing_with_score_function, aux-loss functions); "
+     "Transformer Engine pytorch/router.py (fused router kernels)"},
 };
 
 // Which corrections are on: a set of Correction values.

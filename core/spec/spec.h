@@ -60,6 +60,15 @@ struct MixtureOfExperts {
   // Tokens an expert is sized for, over the even share (>= 1): the
   // imbalance of routing that the busiest expert sees.
   double capacity_factor = 1;
+  // How the router's kernels after its gating GEMM run (the refined
+  // profile's correction moe_router_kernels): fused into one pass each way
+  // (Megatron-LM's --moe-router-fusion, Transformer Engine's fused router
+  // kernels) or as PyTorch's separate kernels; and whether an auxiliary
+  // load-balancing loss is computed (--moe-aux-loss-coeff above 0 with an
+  // aux_loss, seq_aux_loss or global_aux_loss balancing type), which scores
+  // every expert once more.
+  bool router_fusion = false;
+  bool aux_loss = false;
 };
 
 // Multi-latent attention (DeepSeek-V2/V3): queries through a low-rank

@@ -784,6 +784,8 @@ nlohmann::json ModelToJsonValue(const TransformerModel& model,
       moe["shared_ffn"] = e.shared_ffn;
       moe["layer_pattern"] = e.layer_pattern;
       moe["capacity_factor"] = e.capacity_factor;
+      moe["router_fusion"] = e.router_fusion;
+      moe["aux_loss"] = e.aux_loss;
     }
     out["moe"] = std::move(moe);
     Json mla = nullptr;
@@ -842,6 +844,14 @@ void ReadModelJson(const nlohmann::json& value, const std::string& path,
         r.ReadInt("shared_ffn", &e.shared_ffn);
         r.ReadString("layer_pattern", &e.layer_pattern);
         r.ReadDouble("capacity_factor", &e.capacity_factor);
+        // The router's kernels came after spec/3's other MoE keys: absent
+        // means unfused and no auxiliary loss, so that every earlier
+        // document reads as it did.
+        for (const auto& [key, target] :
+             {std::pair<const char*, bool*>{"router_fusion", &e.router_fusion},
+              {"aux_loss", &e.aux_loss}}) {
+          if (moe->is_object() && moe->contains(key)) r.ReadBool(key, target);
+        }
         r.RejectUnknownKeys();
         out->moe = std::move(e);
       }

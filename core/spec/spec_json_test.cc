@@ -141,6 +141,39 @@ TEST(SpecJson, RoundTripsEveryAlternative) {
   }
 }
 
+// The router's options (model.moe.router_fusion, aux_loss) round-trip, and
+// a document from before them reads them as off.
+TEST(SpecJson, RouterOptionsRoundTripAndDefaultOff) {
+  absl::StatusOr<MappingSpec> base = ParseSpecJson(ReadFile(kExample));
+  ASSERT_THAT(base, IsOk());
+  auto& training = std::get<TransformerTrainingMappingSpec>(*base);
+  MixtureOfExperts moe;
+  moe.experts = 8;
+  moe.topk = 2;
+  moe.ffn = 64;
+  moe.router_fusion = true;
+  moe.aux_loss = true;
+  training.model.moe = moe;
+  const std::string text = SpecToJson(*base);
+  absl::StatusOr<MappingSpec> parsed = ParseSpecJson(text);
+  ASSERT_THAT(parsed, IsOk()) << text;
+  const auto& read = std::get<TransformerTrainingMappingSpec>(*parsed);
+  ASSERT_TRUE(read.model.moe.has_value());
+  EXPECT_TRUE(read.model.moe->router_fusion);
+  EXPECT_TRUE(read.model.moe->aux_loss);
+  std::string older = text;
+  for (const char* key : {"\"router_fusion\": true,", "\"aux_loss\": true,"}) {
+    const size_t at = older.find(key);
+    ASSERT_NE(at, std::string::npos) << key << " in " << text;
+    older.erase(at, std::string(key).size());
+  }
+  absl::StatusOr<MappingSpec> old_parsed = ParseSpecJson(older);
+  ASSERT_THAT(old_parsed, IsOk()) << older;
+  const auto& old_read = std::get<TransformerTrainingMappingSpec>(*old_parsed);
+  EXPECT_FALSE(old_read.model.moe->router_fusion);
+  EXPECT_FALSE(old_read.model.moe->aux_loss);
+}
+
 // An explicit layout prints only when given, and round-trips; a bad one
 // names each bad entry.
 TEST(SpecJson, StageBlocksRoundTripAndAbsentPrintsNothing) {

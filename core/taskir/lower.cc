@@ -43,6 +43,8 @@ BlockContext MakeBlockContext(const TypedProgram& program, bool lineage,
     ctx.shared_covers_exchange =
         training->parallelism.expert.shared_expert_overlap &&
         program.corrections.On(Correction::kSharedExpertOverlap);
+    ctx.router_kernels =
+        program.corrections.On(Correction::kMoeRouterKernels);
     if (program.corrections.On(Correction::kMoePermutation)) {
       switch (training->parallelism.expert.dispatcher) {
         case ExpertDispatcher::kAllToAll:

@@ -58,6 +58,17 @@ inline RawLayer GemmLayer(double m, int64_t n, int64_t k) {
   return r;
 }
 
+// The bytes an MoE router's kernels after the gating GEMM move per token,
+// forward and backward (correction kMoeRouterKernels): `experts` E,
+// `topk` k, the logits in `logit_bytes` per element, with or without the
+// auxiliary loss's passes, as separate kernels or fused (lower_mlp.cc).
+struct RouterBytes {
+  double forward = 0, backward = 0;
+};
+RouterBytes RouterKernelBytesPerToken(int64_t experts, int64_t topk,
+                                      double logit_bytes, bool aux_loss,
+                                      bool fused);
+
 // How an MoE block permutes its tokens (correction kMoePermutation): in no
 // kernel of its own (Calculon's model, the correction off, or HybridEP,
 // whose exchange kernels permute), as Megatron-LM's all-to-all dispatcher
@@ -109,6 +120,9 @@ struct BlockContext {
   // Correction kMoePermutation: the token permutations as tasks, as the
   // dispatcher (parallelism.expert.dispatcher) runs them.
   MoePermutation permutation = MoePermutation::kNone;
+  // Correction kMoeRouterKernels: the router's kernels after its gating
+  // GEMM as a task of their own.
+  bool router_kernels = false;
   // The refined profile's attention corrections.
   bool flash_attention = false;  // one fused kernel: no s x s in memory
   double causal_factor = 1;      // 0.5: the kernel skips masked blocks
@@ -262,6 +276,10 @@ class BlockBuilder {
     int64_t local = 0, routed = 0, received = 0;
   };
   Permutations PermutationRows(double received, double local_experts) const;
+  // The router's kernels after its gating GEMM (correction
+  // kMoeRouterKernels) over the rank's tokens, reading `router`; returns
+  // its id.
+  int32_t AddRouterKernels(int32_t router, bool full);
   // The activation after an MLP's first linear: `prefix`_GatedActivation
   // (gated MLP) or `prefix`_GeLU over `elements`; returns its id.
   int32_t AddMlpActivation(absl::string_view prefix, int64_t elements,

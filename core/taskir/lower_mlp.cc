@@ -137,13 +137,15 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                 kReusesActivation.WithRecompute(full || layer), sources)
           .id;
   Reads(router, {norm});
+  const int32_t routing =
+      c.router_kernels ? AddRouterKernels(router, full) : router;
   const int32_t first = static_cast<int32_t>(used_);
-  const int32_t combine = BuildRoutedExperts(router, norm);
+  const int32_t combine = BuildRoutedExperts(routing, norm);
   if (record_ != nullptr) {
     record_->sections.push_back({RelowerSections::Kind::kRoutedExperts,
                                  first,
                                  static_cast<int32_t>(used_),
-                                 {router, norm},
+                                 {routing, norm},
                                  ctx_.placement,
                                  ctx_.share});
   }
@@ -293,6 +295,104 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
     Reads(combine, {exchanged});
   }
   return combine;
+}
+
+int32_t BlockBuilder::AddRouterKernels(int32_t router, bool full) {
+  const BlockContext& c = ctx_;
+  const MixtureOfExperts& moe = *c.model.moe;
+  // The rank's tokens, as the permutations count them (PermutationRows);
+  // whole rows.
+  const int64_t tokens = static_cast<int64_t>(
+      std::ceil(static_cast<double>(c.batch_seq) / c.t()));
+  // The gating GEMM writes its logits in the activations' datatype
+  // (router.py Router.gating; --moe-router-dtype fp32 is not modelled).
+  const RouterBytes per_token = RouterKernelBytesPerToken(
+      moe.experts, moe.topk, c.bpe(), moe.aux_loss, moe.router_fusion);
+  RawLayer r;  // no FLOPs, no stored activation of its own
+  Sources sources = MoeSources();
+  sources.push_back("spec:model.moe.router_fusion");
+  sources.push_back("spec:model.moe.aux_loss");
+  Task& task =
+      Add("MoeBlock_RouterKernels",
+          RouterKernelsTask{tokens, moe.experts, moe.topk, moe.router_fusion,
+                            moe.aux_loss},
+          r, TaskFlags().WithRecompute(full).WithActivationStored(false),
+          std::move(sources));
+  const double rows = static_cast<double>(tokens);
+  task.work[static_cast<int>(Stage::kForward)].bytes = rows * per_token.forward;
+  task.work[static_cast<int>(Stage::kActivationGrad)].bytes =
+      rows * per_token.backward;
+  Reads(task.id, {router});
+  return task.id;
+}
+
+RouterBytes RouterKernelBytesPerToken(int64_t experts, int64_t topk,
+                                      double logit_bytes, bool aux_loss,
+                                      bool fused) {
+  const double e = static_cast<double>(experts);
+  const double k = static_cast<double>(topk);
+  const double l = logit_bytes;
+  constexpr double kFp32 = 4, kIndex = 8, kInt32 = 4, kBool = 1;
+  // The dispatcher's gather of the routed probabilities, fused or not
+  // (moe_utils.py permute, the argsort path: routing_map.bool().T
+  // .contiguous() E read and written, its argsort E read and E int64
+  // indices written, probs.T.contiguous() E read and written, the k
+  // probabilities gathered; backward: the E-wide gradient zeroed, k
+  // scattered, transposed back).
+  RouterBytes out;
+  out.forward = 2 * kBool * e + e + kIndex * e + 2 * l * e + k * (l + kIndex);
+  out.backward = 3 * l * e + k * (l + kIndex);
+  if (fused) {
+    // transformer_engine/pytorch/router.py FusedTopkScoreFunction: the
+    // logits read once, the probabilities (logits' datatype), the bool
+    // routing map and the fp32 intermediate written; backward: the
+    // probabilities' gradient, the intermediate and the map read, the
+    // logits' gradient written.
+    out.forward += l * e + l * e + kBool * e + kFp32 * e;
+    out.backward += l * e + kFp32 * e + kBool * e + l * e;
+    if (aux_loss) {
+      // FusedComputeScoresForMoEAuxLoss: the logits read, the fp32 scores,
+      // the map and the intermediate written; FusedAuxLoss reads the
+      // scores. Backward: the scores' gradient written and read, the
+      // intermediate and map read, the logits' gradient written and added
+      // to the routing's (two read, one written).
+      out.forward += l * e + 2 * kFp32 * e + kBool * e + kFp32 * e;
+      out.backward +=
+          2 * kFp32 * e + kFp32 * e + kBool * e + l * e + 3 * l * e;
+    }
+    return out;
+  }
+  // moe_utils.py topk_routing_with_score_function, softmax after the top-k
+  // (Megatron-LM's default score function): torch.topk over the logits (E
+  // read; k values and int64 indices written), the fp32 softmax over the
+  // k (read, written) and its cast back (read, written); the routing
+  // probabilities zeros_like(logits).scatter (E written, E read and
+  // written by the out-of-place scatter, the k read); the routing map
+  // zeros_like(logits) (E written), .int() (E read, E int32 written),
+  // scatter (E int32 read and written, the k indices read), .bool() (E
+  // int32 read, E written). Backward: the k gradients through the casts
+  // and the softmax, torch.topk's backward (the E-wide gradient zeroed, the
+  // k scattered).
+  out.forward += l * e + k * (l + kIndex) + k * (l + kFp32) +
+                 k * (kFp32 + l) + 3 * l * e + k * (l + kIndex) + l * e +
+                 l * e + kInt32 * e + 2 * kInt32 * e + k * kIndex +
+                 kInt32 * e + kBool * e;
+  out.backward += k * (l + kIndex + l) + k * (l + kFp32) +
+                  3 * k * kFp32 + l * e + k * (l + kIndex + l);
+  if (aux_loss) {
+    // compute_routing_scores_for_aux_loss: softmax(logits, fp32) (E read,
+    // E fp32 written), torch.topk (E fp32 read, k written), the map as
+    // above (2E in the logits' datatype, 17E bytes); the tokens per
+    // expert (routing_map.sum(0): E read) and switch_load_balancing_
+    // loss_func's probs.sum(0) (E fp32 read). Backward: the softmax's
+    // gradient (its E fp32 output read, E written in the logits'
+    // datatype) added to the routing's (two read, one written).
+    out.forward += l * e + kFp32 * e + kFp32 * e + k * (kFp32 + kIndex) +
+                   2 * l * e + (kInt32 + 2 * kInt32 + kInt32 + kBool) * e +
+                   kBool * e + kFp32 * e;
+    out.backward += kFp32 * e + l * e + 3 * l * e;
+  }
+  return out;
 }
 
 BlockBuilder::Permutations BlockBuilder::PermutationRows(

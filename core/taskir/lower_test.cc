@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/spec/check.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"
@@ -298,6 +299,75 @@ TEST(LowerTensorParallelBlock, RefinedCorrectionsFuseTheAttention) {
   ASSERT_THAT(full, IsOk());
   EXPECT_DOUBLE_EQ(Find(*full, "AttnBlock_Multihead_Key_Query").work[0].flops,
                    qk0.work[0].flops);
+}
+
+// A program of the test model with 8 experts, 2 per token, and the
+// router's options (the refined profile's corrections when `refined`).
+absl::StatusOr<TypedProgram> MoeProgram(bool refined, bool fused,
+                                        bool aux_loss) {
+  MappingSpec spec = TestSpec(TestMapping{});
+  auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+  MixtureOfExperts moe;
+  moe.experts = 8;
+  moe.topk = 2;
+  moe.ffn = 128;
+  moe.router_fusion = fused;
+  moe.aux_loss = aux_loss;
+  training.model.moe = moe;
+  absl::StatusOr<TypedProgram> program = CheckSpec(spec);
+  if (program.ok() && refined) {
+    program->corrections = CorrectionsFor(ModelProfile::kRefined);
+  }
+  return program;
+}
+
+// The router's kernels: a memory-bound task after the gating GEMM under the
+// refined profile only, its bytes RouterKernelBytesPerToken's per token
+// of the rank, fewer fused, more with the auxiliary loss.
+TEST(LowerTensorParallelBlock, RouterKernelsAfterTheGatingGemm) {
+  const auto lower = [](bool refined, bool fused, bool aux_loss) {
+    absl::StatusOr<TypedProgram> program =
+        MoeProgram(refined, fused, aux_loss);
+    EXPECT_THAT(program, IsOk());
+    absl::StatusOr<DistributedTaskIR> ir =
+        LowerTensorParallelBlock().Run(*program);
+    EXPECT_THAT(ir, IsOk());
+    return *ir;
+  };
+  const auto router_kernels = [](const DistributedTaskIR& ir) {
+    int count = 0;
+    for (const Task& task : ir.tasks) {
+      count += std::holds_alternative<RouterKernelsTask>(task.kind) ? 1 : 0;
+    }
+    return count;
+  };
+  EXPECT_EQ(router_kernels(lower(false, false, false)), 0);
+  const DistributedTaskIR unfused = lower(true, false, false);
+  ASSERT_EQ(router_kernels(unfused), 1);
+  ASSERT_THAT(VerifyTaskIR(unfused), IsOk());
+  const Task& task = Find(unfused, "MoeBlock_RouterKernels");
+  EXPECT_EQ(task.work[0].flops, 0);
+  EXPECT_FALSE(task.work[0].matrix_engine);
+  // 32 tokens (b 1, s 32, t 1), E 8, k 2, logits of l bytes: unfused,
+  // without the auxiliary loss, 8lE + 28E + 5kl + 40k bytes forward and
+  // 4lE + 6kl + 40k backward per token (lower_mlp.cc's kernels summed).
+  const double l = MoeProgram(true, false, false)->derived.bytes_per_element;
+  const double tokens = 32, e = 8, k = 2;
+  EXPECT_DOUBLE_EQ(task.work[0].bytes,
+                   tokens * (8 * l * e + 28 * e + 5 * k * l + 40 * k));
+  EXPECT_DOUBLE_EQ(task.work[1].bytes,
+                   tokens * (4 * l * e + 6 * k * l + 40 * k));
+  EXPECT_GT(task.work[0].bytes, 0);
+  EXPECT_GT(task.work[1].bytes, 0);
+  const Task& fused = Find(lower(true, true, false), "MoeBlock_RouterKernels");
+  EXPECT_LT(fused.work[0].bytes, task.work[0].bytes);
+  const Task& aux = Find(lower(true, false, true), "MoeBlock_RouterKernels");
+  EXPECT_GT(aux.work[0].bytes, task.work[0].bytes);
+  EXPECT_GT(aux.work[1].bytes, task.work[1].bytes);
+  EXPECT_EQ(std::get<RouterKernelsTask>(aux.kind).tokens, tokens);
+  // The routed experts read the kernels' output, not the GEMM's.
+  const Task& first = Find(unfused, "MoeBlock_PermuteTokens");
+  EXPECT_THAT(first.deps, ::testing::Contains(task.id));
 }
 
 TEST(LowerTensorParallelBlock, EveryTaskHasLineage) {

@@ -76,6 +76,7 @@ const char* TaskKindName(const TaskKind& kind) {
           [](const EmbeddingTask&) { return "embedding"; },
           [](const ExchangeTask&) { return "exchange"; },
           [](const PermutationTask&) { return "permutation"; },
+          [](const RouterKernelsTask&) { return "router_kernels"; },
       },
       kind);
 }
@@ -146,6 +147,12 @@ std::string KindShape(const TaskKind& kind) {
           [](const PermutationTask& k) {
             return absl::StrCat("read=", k.read, " written=", k.written,
                                 " hidden=", k.hidden);
+          },
+          [](const RouterKernelsTask& k) {
+            return absl::StrCat("tokens=", k.tokens, " experts=", k.experts,
+                                " topk=", k.topk,
+                                " fused=", k.fused ? "true" : "false",
+                                " aux_loss=", k.aux_loss ? "true" : "false");
           },
       },
       kind);
@@ -263,6 +270,7 @@ bool IsGemm(const TaskKind& kind) {
           [](const EmbeddingTask&) { return false; },
           [](const ExchangeTask&) { return false; },
           [](const PermutationTask&) { return false; },
+          [](const RouterKernelsTask&) { return false; },
       },
       kind);
 }

@@ -99,6 +99,15 @@ struct ForkTask { int64_t elements = 0, users = 0; };
 // `hidden` elements gathered or scattered by index into `written` rows;
 // memory-bound, no FLOPs.
 struct PermutationTask { int64_t read = 0, written = 0, hidden = 0; };
+// An MoE block's router kernels after its gating GEMM (correction
+// kMoeRouterKernels): score function, top-k, the probabilities and routing
+// map over `experts`, the auxiliary loss's passes with `aux_loss`, for
+// `tokens` rows; one fused pass each way with `fused`. Memory-bound, no
+// FLOPs counted.
+struct RouterKernelsTask {
+  int64_t tokens = 0, experts = 0, topk = 0;
+  bool fused = false, aux_loss = false;
+};
 // Megatron's f (conjugate = false: identity/all-gather forward) and g
 // (conjugate = true: all-reduce/reduce-scatter forward) operators.
 struct TensorCommTask { int64_t elements = 0; bool conjugate = false; };
@@ -117,7 +126,7 @@ using TaskKind =
                  LayerNormTask, DropOutTask, GeLUTask, SoftMaxTask,
                  ElementWiseTask, ForkTask, TensorCommTask,
                  GatedActivationTask, EmbeddingTask, ExchangeTask,
-                 PermutationTask>;
+                 PermutationTask, RouterKernelsTask>;
 const char* TaskKindName(const TaskKind& kind);
 // Whether a task of this kind is a matrix multiplication (GEMM work).
 bool IsGemm(const TaskKind& kind);
