@@ -471,6 +471,20 @@ void AddTimeFigures(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
   }
 }
 
+// Under an explicit layout, which stage needs max_stage_mem_tier1_req
+// (" (the first stage, 3 blocks)"): the first (the embedding's) or the
+// last (the output layer's), each on its own blocks; "" for the even split,
+// whose end stages hold the same blocks. (A middle stage, the busiest
+// blocks alone, needs proc_mem_tier1_cap_req, named before.)
+std::string MostLoadedStage(const MemoryFigures& m, const StepShape& s) {
+  if (!s.explicit_layout) return "";
+  if (m.max_stage_mem_tier1_req == m.first_stage_mem_tier1_req) {
+    return absl::StrCat(" (the first stage, ", s.first_rank_blocks,
+                        " blocks)");
+  }
+  return absl::StrCat(" (the last stage, ", s.last_rank_blocks, " blocks)");
+}
+
 // The per-rank figures of one step that Calculon does not report, computed
 // from the task IR (traffic by collective, GEMM work), the block figures and
 // the composed step; each with its lineage (pass `pass`).
@@ -543,7 +557,8 @@ absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
   analysis.step = MakeStepShape(program);
   ComputeIteration(plan.block, StageExtras{plan.first_stage, plan.last_stage},
                    analysis.step, analysis.figures);
-  analysis.lineage = Resolve(IterationFormulas(), kName, program);
+  analysis.lineage =
+      Resolve(IterationFormulas(analysis.step.explicit_layout), kName, program);
   ComputeRankFigures(tasks, plan, program, analysis.step, analysis.figures,
                      kName,
                      analysis.rank_figures, analysis.lineage);
@@ -566,7 +581,8 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
   const StepShape step = MakeStepShape(program);
   ComputeMemory(plan.block, StageExtras{plan.first_stage, plan.last_stage}, step,
                 analysis.figures);
-  analysis.lineage = Resolve(MemoryFormulas(), kName, program);
+  analysis.lineage =
+      Resolve(MemoryFormulas(step.explicit_layout), kName, program);
   const MemoryFigures& m = analysis.figures;
   if (!MemoryTier1Fits(m)) {
     analysis.violations.push_back({"system.mem1.GiB", absl::StrCat(
@@ -580,7 +596,8 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
         // The vocabulary's stage can be the most loaded (0 without one).
         m.max_stage_mem_tier1_req > m.proc_mem_tier1_cap_req
             ? absl::StrCat("; with the embedding and output layer the most "
-                           "loaded stage needs max_stage_mem_tier1_req (",
+                           "loaded stage", MostLoadedStage(m, step),
+                           " needs max_stage_mem_tier1_req (",
                            GiB(m.max_stage_mem_tier1_req), ")")
             : "")});
   }

@@ -17,6 +17,7 @@
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/spec/check.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"
@@ -26,6 +27,7 @@ namespace blueprint {
 namespace {
 
 using analyze_test::Analyse;
+using analyze_test::AnalyseProgram;
 using analyze_test::Analysed;
 using test_programs::TestMapping;
 
@@ -107,6 +109,67 @@ TEST(AnalyzeMemory, ScheduledInFlightCorrection) {
 // fresh ones, with and without training, recomputation, offload and the
 // last stage's copy of a tied table, with first and last stage extras (the
 // search's call).
+// A 1F1B pipeline of p = 4 over `blocks` blocks of the test model with an
+// untied vocabulary and the explicit layout `stage_blocks` (empty: even).
+absl::StatusOr<Analysed> AnalyseLayout(int64_t blocks,
+                                       std::vector<int64_t> stage_blocks,
+                                       RecomputePolicy recompute) {
+  TestMapping m;
+  m.p = 4;
+  m.blocks = blocks;
+  m.recompute = recompute;
+  MappingSpec spec = TestSpec(m);
+  auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+  training.model.vocabulary.size = 32000;
+  training.model.vocabulary.tied = false;
+  training.parallelism.pipeline.stage_blocks = std::move(stage_blocks);
+  return AnalyseProgram(CheckSpec(spec));
+}
+
+// Memory per stage: under an explicit layout each end stage holds its own
+// blocks beside its vocabulary: the first stage of (1, 3, 3, 1) over 8
+// blocks needs what the first stage of the even split of 4 blocks (one
+// each) needs, at the same in-flight microbatches; the busiest (middle)
+// rank keeps proc_mem_tier1_cap_req, and the maxima cover it.
+TEST(AnalyzeMemory, ExplicitLayoutPricesEachEndStageOnItsOwnBlocks) {
+  for (const RecomputePolicy recompute :
+       {RecomputePolicy::kNone, RecomputePolicy::kFull}) {
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed layout,
+                            AnalyseLayout(8, {1, 3, 3, 1}, recompute));
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed one, AnalyseLayout(4, {}, recompute));
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed even, AnalyseLayout(8, {}, recompute));
+    const MemoryFigures& l = layout.memory.figures;
+    const MemoryFigures& o = one.memory.figures;
+    BP_EXPECT_DOUBLE_EQ(l.first_stage_mem_tier1_req, o.first_stage_mem_tier1_req);
+    BP_EXPECT_DOUBLE_EQ(l.last_stage_mem_tier1_req, o.last_stage_mem_tier1_req);
+    BP_EXPECT_DOUBLE_EQ(l.first_stage_weight_and_optimizer_bytes,
+                        o.first_stage_weight_and_optimizer_bytes);
+    BP_EXPECT_DOUBLE_EQ(l.last_stage_weight_and_optimizer_bytes,
+                        o.last_stage_weight_and_optimizer_bytes);
+    // The busiest rank (3 blocks) is the even split's of 8 over 4 (2 each)
+    // plus one block: more than the layout's end stages' blocks.
+    EXPECT_GT(l.proc_mem_tier1_cap_req, even.memory.figures.proc_mem_tier1_cap_req);
+    EXPECT_EQ(l.max_stage_mem_tier1_req,
+              std::max({l.first_stage_mem_tier1_req, l.last_stage_mem_tier1_req,
+                        l.proc_mem_tier1_cap_req}));
+    EXPECT_EQ(l.weight_and_optimizer_bytes,
+              std::max({l.first_stage_weight_and_optimizer_bytes,
+                        l.last_stage_weight_and_optimizer_bytes,
+                        l.weight_space + l.weight_grad_space +
+                            l.optimizer_space}));
+  }
+  // An end stage of no blocks holds its vocabulary alone.
+  BP_ASSERT_OK_AND_ASSIGN(
+      const Analysed empty,
+      AnalyseLayout(8, {0, 3, 3, 2}, RecomputePolicy::kNone));
+  const MemoryFigures& e = empty.memory.figures;
+  const BlockFigures& first = empty.plan.first_stage;
+  BP_EXPECT_DOUBLE_EQ(e.first_stage_weight_and_optimizer_bytes,
+                      first.block_weight_space +
+                          (first.block_weight_grad_space +
+                           first.block_optimizer_space));
+}
+
 TEST(AnalyzeMemory, EveryFigureAssigned) {
   TestMapping mapping;
   mapping.p = 2;

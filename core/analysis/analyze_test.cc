@@ -3,6 +3,8 @@
 // reduction's datatype corrections, and the step time's lower bound.
 #include "core/analysis/analyze.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +87,108 @@ TEST(AnalyzeIteration, UnevenLayoutShortensTheBubble) {
   EXPECT_GT(f.bubble_reduction_time, 0);
   BP_EXPECT_DOUBLE_EQ(f.bubble_time,
                       2 * f.chunk_time - f.bubble_reduction_time);
+}
+
+// |got - want| relative to |want|.
+double Relative(double got, double want) {
+  return std::fabs(got - want) / std::max(std::fabs(want), 1e-300);
+}
+
+// A 1F1B pipeline of p = 4 over the test model's 8 blocks with a
+// vocabulary of `vocabulary` entries (untied) and the explicit layout
+// `stage_blocks` (empty: the even split).
+absl::StatusOr<Analysed> AnalyseLayout(int64_t vocabulary,
+                                       std::vector<int64_t> stage_blocks,
+                                       int64_t v = 1) {
+  TestMapping m;
+  m.p = 4;
+  m.v = v;
+  m.global_batch = 8;
+  MappingSpec spec = TestSpec(m);
+  auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+  training.model.vocabulary.size = vocabulary;
+  training.model.vocabulary.tied = false;
+  training.parallelism.pipeline.stage_blocks = std::move(stage_blocks);
+  return AnalyseProgram(CheckSpec(spec));
+}
+
+// An explicit layout of equal stages prices as the even split: the end
+// stages' extras add m * max(e) + min(e) (to the last bits).
+TEST(AnalyzeIteration, EqualExplicitLayoutPricesAsTheEvenSplit) {
+  for (int64_t v : {1, 2}) {
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed even, AnalyseLayout(32000, {}, v));
+    BP_ASSERT_OK_AND_ASSIGN(
+        const Analysed layout,
+        AnalyseLayout(32000, std::vector<int64_t>(4 * v, 2 / v), v));
+    const IterationFigures& e = even.iteration.figures;
+    const IterationFigures& l = layout.iteration.figures;
+    EXPECT_GT(e.stage_imbalance_time, 0);
+    EXPECT_LE(Relative(l.stage_imbalance_time, e.stage_imbalance_time), 1e-12)
+        << "v " << v;
+    EXPECT_LE(Relative(l.total_time, e.total_time), 1e-12) << "v " << v;
+    EXPECT_LE(Relative(l.first_stage_time, e.first_stage_time), 1e-12);
+    EXPECT_LE(Relative(l.last_stage_time, e.last_stage_time), 1e-12);
+  }
+}
+
+// Each stage priced on its own blocks: a layout that gives the end stages
+// one block fewer (1, 3, 3, 1) hides a vocabulary lighter than a block in
+// the pace: the extras are paid once, in the fill and drain, and the busiest
+// stage (3 blocks) sets the pace; the even pricing would add m * max(e).
+TEST(AnalyzeIteration, LighterEndStagesHideTheirVocabularyInThePace) {
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, AnalyseLayout(256, {1, 3, 3, 1}));
+  const IterationFigures& f = a.iteration.figures;
+  EXPECT_EQ(a.iteration.step.first_rank_blocks, 1);
+  EXPECT_EQ(a.iteration.step.last_rank_blocks, 1);
+  EXPECT_EQ(a.iteration.step.blocks_per_stage, 3);
+  // Two blocks' time, (base + edge) of both passes, exceeds each extra.
+  const double gap = f.baseblock_fw_time + f.edgeblock_fw_time +
+                     f.baseblock_bw_time + f.edgeblock_bw_time;
+  ASSERT_GT(f.first_stage_microbatch_time, 0);
+  ASSERT_LT(f.last_stage_microbatch_time, gap);
+  ASSERT_LT(f.first_stage_microbatch_time, gap);
+  const double optim = std::max(a.plan.first_stage.block_optim_time,
+                                a.plan.last_stage.block_optim_time);
+  BP_EXPECT_DOUBLE_EQ(f.stage_imbalance_time,
+                      f.first_stage_microbatch_time +
+                          f.last_stage_microbatch_time + optim);
+  // Each end stage computes a third of the busiest rank's blocks.
+  const double blocks =
+      f.fw_time + f.bw_time + f.recompute_time + f.optim_step_time;
+  EXPECT_LE(Relative(f.first_stage_time,
+                     blocks / 3 + f.first_stage_extra_time),
+            1e-12);
+  EXPECT_LE(Relative(f.last_stage_time, blocks / 3 + f.last_stage_extra_time),
+            1e-12);
+}
+
+// A vocabulary heavier than the blocks the end stage lacks still sets the
+// pace: (m - 1) * (e_last - gap) + e_first + e_last, less than the even
+// pricing's m * e_last + e_first (the lacking block's time is the
+// vocabulary's, m - 1 times).
+TEST(AnalyzeIteration, HeavyVocabularyPacesTheLastStage) {
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a,
+                          AnalyseLayout(32000, {1, 2, 3, 2}));
+  const IterationFigures& f = a.iteration.figures;
+  // The first rank lacks two blocks, the last one.
+  const double first_gap = f.baseblock_fw_time + f.edgeblock_fw_time +
+                           f.baseblock_bw_time + f.edgeblock_bw_time;
+  const double gap = first_gap / 2;
+  ASSERT_GT(f.last_stage_microbatch_time - gap,
+            f.first_stage_microbatch_time - first_gap);
+  ASSERT_GT(f.last_stage_microbatch_time, gap);
+  const double optim = std::max(a.plan.first_stage.block_optim_time,
+                                a.plan.last_stage.block_optim_time);
+  const double m = 8;
+  EXPECT_LE(Relative(f.stage_imbalance_time,
+                     (m - 1) * (f.last_stage_microbatch_time - gap) +
+                         f.first_stage_microbatch_time +
+                         f.last_stage_microbatch_time + optim),
+            1e-12);
+  // The even pricing of the busiest stage plus the extras: more.
+  EXPECT_LT(f.stage_imbalance_time,
+            m * f.last_stage_microbatch_time + f.first_stage_microbatch_time +
+                optim);
 }
 
 TEST(AnalyzeIteration, ForwardOnlyInferenceHasNoBackward) {

@@ -260,17 +260,32 @@ void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
   }
 }
 
-// The blocks an uneven stage layout leaves out, at the block times: half
-// a base and half an edge block each, or a whole edge block when a chunk
-// holds one block (MODEL.md §4.6).
+// `blocks` blocks a stage lacks against blocks_per_stage, at the block
+// times: half a base and half an edge block each, or a whole edge block
+// when a chunk holds one block (MODEL.md §4.6, Calculon's bubble
+// reduction).
+double MissingBlocksTime(const StepShape& s, int64_t blocks,
+                         const BaseEdge& fw, const BaseEdge& bw) {
+  const double missing = static_cast<double>(blocks);
+  if (s.blocks_per_chunk > 1) {
+    return missing * (fw.base + fw.edge + bw.base + bw.edge) / 2;
+  }
+  return missing * (fw.edge + bw.edge);
+}
+
+// The blocks an uneven stage layout leaves out, at the block times.
 double BubbleReductionTime(const StepShape& s, const BaseEdge& fw,
                            const BaseEdge& bw) {
-  const double reduction_blocks =
-      static_cast<double>(s.bubble_reduction_blocks);
-  if (s.blocks_per_chunk > 1) {
-    return reduction_blocks * (fw.base + fw.edge + bw.base + bw.edge) / 2;
-  }
-  return reduction_blocks * (fw.edge + bw.edge);
+  return MissingBlocksTime(s, s.bubble_reduction_blocks, fw, bw);
+}
+
+// What the blocks rank `rank_blocks` lacks against the busiest rank take
+// off its microbatch (the schedule's block times, offload included).
+double LayoutGapTime(const StepShape& s, const IterationFigures& it,
+                     int64_t rank_blocks) {
+  return MissingBlocksTime(s, s.blocks_per_stage - rank_blocks,
+                           {it.baseblock_fw_time, it.edgeblock_fw_time},
+                           {it.baseblock_bw_time, it.edgeblock_bw_time});
 }
 
 // The idle chunks interleaving leaves when p does not divide m.
@@ -594,6 +609,29 @@ void TwinEndStageTerms(const StageExtras& x, const StepShape& s,
   it.embedding_sync_time = 0;
 }
 
+// An explicit layout's end stages, each priced on its own blocks: rank r's
+// microbatch takes T_r = busiest - gap_r + e_r (gap_r: what the blocks it
+// lacks against the busiest rank take, LayoutGapTime; e_r its vocabulary
+// work, on ranks 0 and p - 1 only). A 1F1B pipeline of unequal stages runs
+// m microbatches in (m - 1) * max_r T_r + sum_r T_r (the slowest stage
+// paces it; each stage is passed once in the fill and drain). The blocks'
+// terms already hold (m - 1) * busiest + sum_r (busiest - gap_r) (the
+// bubble's reduction by bubble_reduction_blocks = sum of the gaps), so the
+// vocabulary adds (m - 1) * max(0, e_first - gap_first, e_last - gap_last)
+// + e_first + e_last: a recipe that gives the end stages fewer blocks
+// (--account-for-embedding-in-pipeline-split, a layout string's E and L)
+// hides their extras in the pace. With equal stages it is Calculon-aligned
+// m * max(e) + min(e). Interleaved (v > 1): the same pace per rank; the
+// fill and drain keep the busiest rank's chunks (bubble_reduction_blocks 0).
+double LayoutStageImbalance(const StepShape& s, const StepCounts& c,
+                            const IterationFigures& it, double first,
+                            double last) {
+  const double pace =
+      std::max({0.0, first - LayoutGapTime(s, it, s.first_rank_blocks),
+                last - LayoutGapTime(s, it, s.last_rank_blocks)});
+  return (c.m - 1) * pace + (first + last);
+}
+
 // The first and last stage's extra work (MODEL.md has none: Calculon models
 // blocks only). With per-microbatch extras e_first and e_last on stages of
 // equal blocks, a pipeline of p > 1 stages runs m microbatches in about
@@ -629,6 +667,11 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
     it.stage_imbalance_time =
         it.first_stage_extra_time + it.last_stage_extra_time;
     it.stage_extra_dp_time = first_dp + last_dp;
+  } else if (s.explicit_layout) {
+    it.stage_imbalance_time =
+        LayoutStageImbalance(s, c, it, first, last) +
+        std::max(first_optim, last_optim);
+    it.stage_extra_dp_time = std::max(first_dp, last_dp);
   } else {
     it.stage_imbalance_time = c.m * std::max(first, last) +
                               std::min(first, last) +
@@ -664,10 +707,22 @@ void TwinStageSyncTerms(const BlockFigures& b, const StageExtras& x,
 
 // Per-stage time of the step: the compute of the blocks (fw, bw, recompute,
 // optimizer) plus the stage's own extra work.
+// With an explicit layout each end stage computes its own blocks: the
+// busiest rank's block compute times its share of the blocks.
 void StageTimeTerms(const StepShape& s, IterationFigures& it) {
   const double blocks =
       it.fw_time + it.bw_time + it.recompute_time + it.optim_step_time;
   const double both = s.p == 1 ? it.last_stage_extra_time : 0;
+  if (s.explicit_layout && s.p > 1 && !HasTwinStages(s)) {
+    const double busiest = static_cast<double>(s.blocks_per_stage);
+    it.first_stage_time =
+        blocks * static_cast<double>(s.first_rank_blocks) / busiest +
+        it.first_stage_extra_time;
+    it.last_stage_time =
+        blocks * static_cast<double>(s.last_rank_blocks) / busiest +
+        it.last_stage_extra_time;
+    return;
+  }
   it.first_stage_time = blocks + it.first_stage_extra_time + both;
   it.last_stage_time =
       s.p == 1 ? it.first_stage_time : blocks + it.last_stage_extra_time;

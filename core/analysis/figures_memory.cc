@@ -38,10 +38,47 @@ double ExtraTier1(const BlockState& x, const BlockActivations& a,
   return bytes;
 }
 
+// What a rank's own blocks take: their weights, gradients and optimizer
+// state, and their tier-1 need (proc_mem_tier1_cap_req's sum).
+struct RankBlocksMemory {
+  double state = 0;
+  double tier1 = 0;
+};
+
+// An explicit layout's end rank: ComputeMemory's per-rank terms at the
+// rank's own `blocks` (0 blocks: nothing but its vocabulary, which the
+// stage terms add), at the busiest rank's in-flight microbatches (Calculon's
+// one factor for every stage: conservative for the later stages of a 1F1B
+// pipeline, which hold fewer).
+RankBlocksMemory RankBlocksMemoryAt(const MemoryState& x,
+                                    const MemoryActivations& a,
+                                    const StepShape& s, double in_flight,
+                                    int64_t blocks) {
+  if (blocks <= 0) return {};
+  StepShape at = s;
+  at.blocks_per_stage = blocks;
+  at.explicit_layout = false;
+  MemoryFigures rank;
+  ComputeMemory(x, a, at, in_flight, rank);
+  return {rank.weight_space + rank.weight_grad_space + rank.optimizer_space,
+          rank.proc_mem_tier1_cap_req};
+}
+
 void StageMemoryTerms(const MemoryState& x, const MemoryActivations& a,
-                      const StepShape& s, MemoryFigures& mem) {
+                      const StepShape& s, double in_flight,
+                      MemoryFigures& mem) {
   const double blocks =
       mem.weight_space + mem.weight_grad_space + mem.optimizer_space;
+  // Each end stage on its own blocks (an explicit layout), else on the
+  // busiest rank's, as every other stage.
+  const bool own_blocks = s.explicit_layout && s.p > 1 && !HasTwinStages(s);
+  const RankBlocksMemory busiest{blocks, mem.proc_mem_tier1_cap_req};
+  const RankBlocksMemory first_rank =
+      own_blocks ? RankBlocksMemoryAt(x, a, s, in_flight, s.first_rank_blocks)
+                 : busiest;
+  const RankBlocksMemory last_rank =
+      own_blocks ? RankBlocksMemoryAt(x, a, s, in_flight, s.last_rank_blocks)
+                 : busiest;
   double first = ExtraWeightAndOptimizer(x.first, s);
   double last = ExtraWeightAndOptimizer(x.last, s);
   double first_tier1 = ExtraTier1(x.first, a.first, s);
@@ -57,15 +94,22 @@ void StageMemoryTerms(const MemoryState& x, const MemoryActivations& a,
     first_tier1 += last_tier1;
     last_tier1 = first_tier1;
   }
-  mem.first_stage_weight_and_optimizer_bytes = blocks + first;
-  mem.last_stage_weight_and_optimizer_bytes = blocks + last;
+  mem.first_stage_weight_and_optimizer_bytes = first_rank.state + first;
+  mem.last_stage_weight_and_optimizer_bytes = last_rank.state + last;
   mem.weight_and_optimizer_bytes =
       std::max(mem.first_stage_weight_and_optimizer_bytes,
                mem.last_stage_weight_and_optimizer_bytes);
-  mem.first_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + first_tier1;
-  mem.last_stage_mem_tier1_req = mem.proc_mem_tier1_cap_req + last_tier1;
+  mem.first_stage_mem_tier1_req = first_rank.tier1 + first_tier1;
+  mem.last_stage_mem_tier1_req = last_rank.tier1 + last_tier1;
   mem.max_stage_mem_tier1_req =
       std::max(mem.first_stage_mem_tier1_req, mem.last_stage_mem_tier1_req);
+  if (own_blocks) {
+    // The busiest rank may be a middle one, without the vocabulary.
+    mem.weight_and_optimizer_bytes =
+        std::max(mem.weight_and_optimizer_bytes, blocks);
+    mem.max_stage_mem_tier1_req =
+        std::max(mem.max_stage_mem_tier1_req, mem.proc_mem_tier1_cap_req);
+  }
 }
 
 }  // namespace
@@ -284,7 +328,7 @@ void ComputeMemory(const MemoryState& rank_state,
   mem.proc_mem_tier2_cap_req = tier2;
   mem.tier1_capacity = s.mem1->gib * kGiB;
   mem.tier2_capacity = s.mem2->gib * kGiB;
-  StageMemoryTerms(rank_state, activations, s, mem);
+  StageMemoryTerms(rank_state, activations, s, in_flight, mem);
 }
 
 bool MemoryTier1Fits(const MemoryFigures& m) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/format.h"
@@ -419,6 +420,96 @@ constexpr FigureSources kMemoryRows[] = {
      {"memory:first_stage_mem_tier1_req", "memory:last_stage_mem_tier1_req"}},
 };
 
+// The sources of BP_LAYOUT_FORMULAS' rows (an explicit stage layout), in
+// its order: the row's own plus the layout's and the block times
+// layout_gap_time reads.
+#define BP_LAYOUT_GAP_SOURCES                                            \
+  "spec:parallelism.pipeline.stage_blocks", "derived:blocks_per_stage",  \
+      "derived:blocks_per_chunk", "iteration:baseblock_fw_time",         \
+      "iteration:edgeblock_fw_time", "iteration:baseblock_bw_time",      \
+      "iteration:edgeblock_bw_time"
+constexpr FigureSources kLayoutRows[] = {
+    {"stage_imbalance_time",
+     {"iteration:first_stage_microbatch_time",
+      "iteration:last_stage_microbatch_time",
+      "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
+      "first_stage:block_optim_time", "last_stage:block_optim_time",
+      "derived:microbatches", "derived:training",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule", BP_LAYOUT_GAP_SOURCES}},
+    {"first_stage_time",
+     {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
+      "iteration:optim_step_time", "iteration:first_stage_extra_time",
+      "iteration:last_stage_extra_time", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule",
+      "spec:parallelism.pipeline.stage_blocks", "derived:blocks_per_stage"}},
+    {"last_stage_time",
+     {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
+      "iteration:optim_step_time", "iteration:last_stage_extra_time",
+      "iteration:first_stage_time", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule",
+      "spec:parallelism.pipeline.stage_blocks", "derived:blocks_per_stage"}},
+};
+#define BP_LAYOUT_RANK_SOURCES                                           \
+  "spec:parallelism.pipeline.stage_blocks",                              \
+      "spec:parallelism.pipeline.degree", "block:block_weight_space",    \
+      "block:block_weight_grad_space",                                   \
+      "block:block_weight_grad_space_no_sharding",                       \
+      "block:block_optimizer_space", "derived:training"
+#define BP_LAYOUT_TIER1_SOURCES                                            \
+  "block:block_act_working_space", "block:block_act_storage_space",        \
+      "block:block_act_checkpoint_size", "block:block_act_grad_space",     \
+      "spec:parallelism.recompute", "spec:options.offload",                \
+      "derived:microbatches"
+constexpr FigureSources kLayoutMemoryRows[] = {
+    {"first_stage_weight_and_optimizer_bytes",
+     {"first_stage:block_weight_space", "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "last_stage:block_weight_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "spec:parallelism.pipeline.schedule", BP_LAYOUT_RANK_SOURCES}},
+    {"last_stage_weight_and_optimizer_bytes",
+     {"first_stage:block_weight_space", "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "last_stage:block_weight_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      "spec:parallelism.pipeline.schedule", BP_LAYOUT_RANK_SOURCES}},
+    {"weight_and_optimizer_bytes",
+     {"memory:first_stage_weight_and_optimizer_bytes",
+      "memory:last_stage_weight_and_optimizer_bytes", "memory:weight_space",
+      "memory:weight_grad_space", "memory:optimizer_space",
+      "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
+    {"first_stage_mem_tier1_req",
+     {"first_stage:block_weight_space", "first_stage:block_act_working_space",
+      "first_stage:block_act_storage_space", "last_stage:block_weight_space",
+      "last_stage:block_act_working_space",
+      "last_stage:block_act_storage_space",
+      "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "last_stage:block_act_grad_space", "spec:parallelism.pipeline.schedule",
+      BP_LAYOUT_RANK_SOURCES, BP_LAYOUT_TIER1_SOURCES}},
+    {"last_stage_mem_tier1_req",
+     {"first_stage:block_weight_space", "first_stage:block_act_working_space",
+      "first_stage:block_act_storage_space", "last_stage:block_weight_space",
+      "last_stage:block_act_working_space",
+      "last_stage:block_act_storage_space",
+      "first_stage:block_weight_grad_space",
+      "first_stage:block_optimizer_space", "first_stage:block_act_grad_space",
+      "last_stage:block_weight_grad_space", "last_stage:block_optimizer_space",
+      "last_stage:block_act_grad_space", "spec:parallelism.pipeline.schedule",
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
+      BP_LAYOUT_RANK_SOURCES, BP_LAYOUT_TIER1_SOURCES}},
+    {"max_stage_mem_tier1_req",
+     {"memory:first_stage_mem_tier1_req", "memory:last_stage_mem_tier1_req",
+      "memory:proc_mem_tier1_cap_req", "spec:parallelism.pipeline.degree",
+      "spec:parallelism.pipeline.schedule"}},
+};
+#undef BP_LAYOUT_GAP_SOURCES
+#undef BP_LAYOUT_RANK_SOURCES
+#undef BP_LAYOUT_TIER1_SOURCES
+
 #undef BP_FW_BLOCK_SOURCES
 #undef BP_BW_BLOCK_SOURCES
 #undef BP_OFFLOAD_SOURCES
@@ -437,6 +528,17 @@ constexpr const char* kIterationFormulaTexts[] = {
     BP_ITERATION_FIGURES(BP_FORMULA) BP_SCHEDULE_TERMS(BP_FORMULA)};
 constexpr const char* kMemoryFormulaTexts[] = {BP_MEMORY_FIGURES(BP_FORMULA)
                                                    BP_MEMORY_TERMS(BP_FORMULA)};
+#undef BP_FORMULA
+#define BP_NAME(name, formula) #name,
+constexpr const char* kLayoutNames[] = {BP_LAYOUT_FORMULAS(BP_NAME)};
+constexpr const char* kLayoutMemoryNames[] = {
+    BP_LAYOUT_MEMORY_FORMULAS(BP_NAME)};
+#undef BP_NAME
+#define BP_FORMULA(name, formula) formula,
+constexpr const char* kLayoutFormulaTexts[] = {
+    BP_LAYOUT_FORMULAS(BP_FORMULA)};
+constexpr const char* kLayoutMemoryFormulaTexts[] = {
+    BP_LAYOUT_MEMORY_FORMULAS(BP_FORMULA)};
 #undef BP_FORMULA
 
 constexpr bool SameText(const char* a, const char* b) {
@@ -470,6 +572,16 @@ static_assert(
     "their order, each with sources (and a formula in the "
     "table)");
 static_assert(
+    RowsMatch(kLayoutRows, kLayoutNames, kLayoutFormulaTexts),
+    "kLayoutRows must hold one row per name of BP_LAYOUT_FORMULAS "
+    "(figure_table.h), in its order, each with sources");
+static_assert(
+    RowsMatch(kLayoutMemoryRows, kLayoutMemoryNames,
+              kLayoutMemoryFormulaTexts),
+    "kLayoutMemoryRows must hold one row per name of "
+    "BP_LAYOUT_MEMORY_FORMULAS (figure_table.h), in its order, each with "
+    "sources");
+static_assert(
     RowsMatch(kMemoryRows, kMemoryNames, kMemoryFormulaTexts),
     "kMemoryRows must hold one row per name of BP_MEMORY_FIGURES "
     "then BP_MEMORY_TERMS (figure_table.h), in their order, each with a "
@@ -493,6 +605,24 @@ constexpr std::array<FigureFormula, std::size(kIterationRows)>
     kIterationFormulas = WithFormulas(kIterationRows, kIterationFormulaTexts);
 constexpr std::array<FigureFormula, std::size(kMemoryRows)> kMemoryFormulas =
     WithFormulas(kMemoryRows, kMemoryFormulaTexts);
+constexpr std::array<FigureFormula, std::size(kLayoutRows)> kLayoutFormulas =
+    WithFormulas(kLayoutRows, kLayoutFormulaTexts);
+constexpr std::array<FigureFormula, std::size(kLayoutMemoryRows)>
+    kLayoutMemoryFormulas =
+        WithFormulas(kLayoutMemoryRows, kLayoutMemoryFormulaTexts);
+
+// The rows of `table` with those of `layout` in place of theirs.
+std::vector<FigureFormula> WithLayoutRows(
+    absl::Span<const FigureFormula> table,
+    absl::Span<const FigureFormula> layout) {
+  std::vector<FigureFormula> out(table.begin(), table.end());
+  for (FigureFormula& row : out) {
+    for (const FigureFormula& replacement : layout) {
+      if (SameText(row.figure, replacement.figure)) row = replacement;
+    }
+  }
+  return out;
+}
 
 bool IsNameStart(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
@@ -542,12 +672,29 @@ std::vector<std::string> SourcesOf(const FigureFormula& row) {
 absl::Span<const FigureFormula> IterationFormulas() {
   return kIterationFormulas;
 }
+absl::Span<const FigureFormula> IterationFormulas(bool explicit_layout) {
+  static const auto* with_layout = new std::vector<FigureFormula>(
+      WithLayoutRows(kIterationFormulas, kLayoutFormulas));
+  if (!explicit_layout) return kIterationFormulas;
+  return *with_layout;
+}
+absl::Span<const FigureFormula> LayoutFormulas(FormulaScope scope) {
+  if (scope == FormulaScope::kIteration) return kLayoutFormulas;
+  return kLayoutMemoryFormulas;
+}
 absl::Span<const FigureFormula> MemoryFormulas() { return kMemoryFormulas; }
+absl::Span<const FigureFormula> MemoryFormulas(bool explicit_layout) {
+  static const auto* with_layout = new std::vector<FigureFormula>(
+      WithLayoutRows(kMemoryFormulas, kLayoutMemoryFormulas));
+  if (!explicit_layout) return kMemoryFormulas;
+  return *with_layout;
+}
 
-const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure) {
+const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure,
+                                 bool explicit_layout) {
   for (const FigureFormula& row : scope == FormulaScope::kIteration
-                                      ? IterationFormulas()
-                                      : MemoryFormulas()) {
+                                      ? IterationFormulas(explicit_layout)
+                                      : MemoryFormulas(explicit_layout)) {
     if (figure == row.figure) return &row;
   }
   return nullptr;
@@ -627,6 +774,14 @@ std::vector<StepTerm> StepTerms(const StepShape& s) {
        s.matrix_peak_flops,
        {"system:matrix.$dtype.tflops"}},
       {"t", count(s.t), {"spec:parallelism.tensor.degree"}},
+      {"first_rank_blocks",
+       count(s.explicit_layout ? s.first_rank_blocks : s.blocks_per_stage),
+       {"spec:parallelism.pipeline.stage_blocks",
+        "spec:parallelism.pipeline.degree"}},
+      {"last_rank_blocks",
+       count(s.explicit_layout ? s.last_rank_blocks : s.blocks_per_stage),
+       {"spec:parallelism.pipeline.stage_blocks",
+        "spec:parallelism.pipeline.degree"}},
       {"embedding_copy",
        flag(s.embedding_copy),
        {"spec:model.vocabulary.tied", "spec:parallelism.pipeline.degree",
@@ -684,6 +839,34 @@ const std::vector<FormulaFunction>& FormulaFunctions() {
        "group size)",
        {"spec:parallelism.pipeline.schedule"}},
       {"rate", "rate(bytes, window): bytes / window, 0 when window <= 0", {}},
+      {"rank_state_bytes",
+       "rank_state_bytes(n): the weights, weight gradients and optimizer "
+       "state of a rank that holds n blocks (weight_space + "
+       "weight_grad_space + optimizer_space at blocks_per_stage = n; 0 for "
+       "n = 0)",
+       {"block:block_weight_space", "block:block_weight_grad_space",
+        "block:block_weight_grad_space_no_sharding",
+        "block:block_optimizer_space", "derived:training"}},
+      {"rank_tier1_req",
+       "rank_tier1_req(n): the tier-1 need of a rank that holds n blocks "
+       "(proc_mem_tier1_cap_req at blocks_per_stage = n, the busiest rank's "
+       "in-flight microbatches; 0 for n = 0)",
+       {"block:block_weight_space", "block:block_weight_grad_space",
+        "block:block_weight_grad_space_no_sharding",
+        "block:block_optimizer_space", "block:block_act_working_space",
+        "block:block_act_storage_space", "block:block_act_checkpoint_size",
+        "block:block_act_grad_space", "spec:parallelism.recompute",
+        "spec:options.offload", "derived:microbatches",
+        "derived:training"}},
+      {"layout_gap_time",
+       "layout_gap_time(n): what n blocks a stage lacks against the busiest "
+       "take off its microbatch, at bubble_reduction_time's block times: "
+       "blocks_per_chunk > 1 ? n * (baseblock_fw_time + edgeblock_fw_time + "
+       "baseblock_bw_time + edgeblock_bw_time) / 2 : n * (edgeblock_fw_time "
+       "+ edgeblock_bw_time) (figures.cc LayoutGapTime)",
+       {"derived:blocks_per_chunk", "iteration:baseblock_fw_time",
+        "iteration:edgeblock_fw_time", "iteration:baseblock_bw_time",
+        "iteration:edgeblock_bw_time"}},
       {"p2p_time",
        "a point-to-point send of the bytes on the pipeline network",
        {"system:networks[$pp]"}},

@@ -42,7 +42,7 @@
 
 namespace blueprint {
 
-inline constexpr size_t kMaxFormulaSources = 24;
+inline constexpr size_t kMaxFormulaSources = 32;
 
 // One figure's lineage row.
 struct FigureFormula {
@@ -57,14 +57,25 @@ std::vector<std::string> SourcesOf(const FigureFormula& row);
 
 // Every iteration figure then every schedule term, in the table's order.
 absl::Span<const FigureFormula> IterationFormulas();
+// The same for a spec with (explicit_layout) or without an explicit stage
+// layout: with one, BP_LAYOUT_FORMULAS' rows replace theirs.
+absl::Span<const FigureFormula> IterationFormulas(bool explicit_layout);
 // Every memory figure then every memory term, in the table's order.
 absl::Span<const FigureFormula> MemoryFormulas();
+// The same with (explicit_layout) BP_LAYOUT_MEMORY_FORMULAS' rows.
+absl::Span<const FigureFormula> MemoryFormulas(bool explicit_layout);
 
 // Which analysis a formula belongs to: its unqualified names look there first.
 enum class FormulaScope { kIteration, kMemory };
 
-// The row of `figure` in `scope`'s table, or nullptr.
-const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure);
+// BP_LAYOUT_FORMULAS' (kIteration) or BP_LAYOUT_MEMORY_FORMULAS' (kMemory)
+// rows alone (lineage_test checks them).
+absl::Span<const FigureFormula> LayoutFormulas(FormulaScope scope);
+
+// The row of `figure` in `scope`'s table (IterationFormulas(explicit_layout)
+// for the iteration), or nullptr.
+const FigureFormula* FindFormula(FormulaScope scope, absl::string_view figure,
+                                 bool explicit_layout = false);
 
 // A value of the step shape that formulas use by name (p, v, m, ...), and
 // the source templates it comes from.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/analysis/analyze_test_util.h"
@@ -19,6 +20,7 @@
 #include "core/plan/hardware.h"
 #include "core/plan/plan.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/spec/check.h"
 #include "core/testing/doubles.h"
 #include "core/testing/programs.h"
 #include "core/testing/status_matchers.h"
@@ -28,6 +30,7 @@ namespace blueprint {
 namespace {
 
 using analyze_test::Analyse;
+using analyze_test::AnalyseProgram;
 using analyze_test::Analysed;
 using test_programs::TestMapping;
 
@@ -96,6 +99,7 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
     EXPECT_EQ(a.iteration.lineage.size(),
               static_cast<size_t>(figures) + a.iteration.rank_figures.size());
     EXPECT_EQ(static_cast<int>(IterationFormulas().size()), figures);
+    EXPECT_EQ(static_cast<int>(IterationFormulas(true).size()), figures);
     figures = 0;
     auto memory = [&](const char* name, double) {
       ++figures;
@@ -105,6 +109,51 @@ TEST(Lineage, EveryIterationAndMemoryFigureHasAFormulaAndSources) {
     ForEachMemoryTerm(a.memory.figures, memory);
     EXPECT_EQ(static_cast<int>(a.memory.lineage.size()), figures);
     EXPECT_EQ(static_cast<int>(MemoryFormulas().size()), figures);
+    EXPECT_EQ(static_cast<int>(MemoryFormulas(true).size()), figures);
+  }
+}
+
+// An explicit layout's rows (BP_LAYOUT_FORMULAS) replace theirs in the
+// lineage of a spec with stage_blocks, each consistent, and only there.
+TEST(Lineage, LayoutFormulasReplaceTheirRows) {
+  TestMapping m;
+  m.p = 4;
+  MappingSpec spec = TestSpec(m);
+  std::get<TransformerTrainingMappingSpec>(spec)
+      .parallelism.pipeline.stage_blocks = {1, 3, 3, 1};
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, AnalyseProgram(CheckSpec(spec)));
+  for (const FormulaScope scope :
+       {FormulaScope::kIteration, FormulaScope::kMemory}) {
+    ASSERT_FALSE(LayoutFormulas(scope).empty());
+    for (const FigureFormula& row : LayoutFormulas(scope)) {
+      EXPECT_EQ(FormulaProblems(scope, row), std::vector<std::string>())
+          << row.figure;
+      const FigureFormula* plain = FindFormula(scope, row.figure);
+      const FigureFormula* layout = FindFormula(scope, row.figure, true);
+      ASSERT_NE(plain, nullptr) << row.figure;
+      ASSERT_NE(layout, nullptr) << row.figure;
+      EXPECT_NE(std::string(plain->formula), row.formula);
+      EXPECT_EQ(std::string(layout->formula), row.formula);
+    }
+    const std::vector<FigureLineage>& lineage =
+        scope == FormulaScope::kIteration ? a.iteration.lineage
+                                          : a.memory.lineage;
+    int replaced = 0;
+    for (const FigureLineage& f : lineage) {
+      for (const FigureFormula& row : LayoutFormulas(scope)) {
+        if (f.figure != row.figure) continue;
+        ++replaced;
+        EXPECT_EQ(f.formula, row.formula);
+      }
+    }
+    EXPECT_EQ(replaced, static_cast<int>(LayoutFormulas(scope).size()));
+  }
+  // The end stages' rows read the layout.
+  for (const FigureLineage& f : a.iteration.lineage) {
+    if (f.figure != "stage_imbalance_time") continue;
+    EXPECT_NE(std::find(f.lineage.sources.begin(), f.lineage.sources.end(),
+                        "spec:parallelism.pipeline.stage_blocks"),
+              f.lineage.sources.end());
   }
 }
 
@@ -286,12 +335,30 @@ class FormulaEvaluator {
       if (name == "rate" && args.size() == 2) {
         return args[1] > 0 ? args[0] / args[1] : 0;
       }
+      if (name == "layout_gap_time" && args.size() == 1) {
+        return LayoutGapTime(args[0]);
+      }
       failed_ = true;  // a function of the system: not evaluated here
       return 0;
     }
     const std::optional<double> value = ValueOf(scope_, name, values_);
     if (!value) failed_ = true;
     return value.value_or(0);
+  }
+
+  // layout_gap_time(n), as its FormulaFunctions row says.
+  double LayoutGapTime(double n) {
+    auto value = [&](const char* name) {
+      const std::optional<double> v = ValueOf(scope_, name, values_);
+      if (!v) failed_ = true;
+      return v.value_or(0);
+    };
+    if (value("blocks_per_chunk") > 1) {
+      return n * (value("baseblock_fw_time") + value("edgeblock_fw_time") +
+                  value("baseblock_bw_time") + value("edgeblock_bw_time")) /
+             2;
+    }
+    return n * (value("edgeblock_fw_time") + value("edgeblock_bw_time"));
   }
 
   FormulaScope scope_;
@@ -346,13 +413,35 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
   twin.recompute = RecomputePolicy::kFull;
   twin.schedule = DualPipe{};
   mappings.push_back(twin);
+  std::vector<MappingSpec> specs;
+  for (const TestMapping& m : mappings) specs.push_back(TestSpec(m));
+  // Explicit layouts (BP_LAYOUT_FORMULAS' rows) with a vocabulary: lighter
+  // end stages, a heavy last stage, interleaved.
+  TestMapping four = base;
+  four.p = 4;
+  for (const auto& [v, vocabulary, layout] :
+       {std::tuple<int64_t, int64_t, std::vector<int64_t>>{
+            1, 256, {1, 3, 3, 1}},
+        {1, 32000, {2, 2, 3, 1}},
+        {2, 32000, {1, 1, 1, 1, 1, 1, 1, 1}}}) {
+    TestMapping mapping = four;
+    mapping.v = v;
+    MappingSpec spec = TestSpec(mapping);
+    auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+    training.model.vocabulary.size = vocabulary;
+    training.model.vocabulary.tied = v == 2;
+    training.parallelism.pipeline.stage_blocks = layout;
+    specs.push_back(spec);
+  }
   int evaluated = 0;
-  for (const TestMapping& m : mappings) {
-    BP_ASSERT_OK_AND_ASSIGN(const Analysed a, Analyse(m));
+  for (const MappingSpec& spec : specs) {
+    BP_ASSERT_OK_AND_ASSIGN(const Analysed a,
+                            AnalyseProgram(CheckSpec(spec)));
     const FormulaValues values =
         FormulaValuesOf(a.plan, a.iteration, a.memory);
+    const bool layout = a.iteration.step.explicit_layout;
     auto check = [&](FormulaScope scope, const char* name, double value) {
-      const FigureFormula* row = FindFormula(scope, name);
+      const FigureFormula* row = FindFormula(scope, name, layout);
       ASSERT_NE(row, nullptr) << name;
       const std::optional<double> got =
           FormulaEvaluator(scope, row->formula, values).Evaluate();
@@ -372,7 +461,7 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
     });
   }
   // Most formulas need no system function.
-  EXPECT_GT(evaluated, 6 * 40);
+  EXPECT_GT(evaluated, 9 * 40);
 }
 
 }  // namespace

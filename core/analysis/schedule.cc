@@ -112,6 +112,12 @@ StepShape MakeStepShape(const TypedProgram& program) {
       program.corrections.On(Correction::kScheduledInFlight);
   shape.grad_reduce_bytes =
       GradReduceBytesPerElement(program.options(), program.corrections);
+  const std::vector<int64_t>& layout = program.pipeline().stage_blocks;
+  if (!layout.empty()) {
+    shape.explicit_layout = true;
+    shape.first_rank_blocks = RankBlocks(layout, shape.p, 0);
+    shape.last_rank_blocks = RankBlocks(layout, shape.p, shape.p - 1);
+  }
   return shape;
 }
 

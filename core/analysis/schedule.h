@@ -48,6 +48,16 @@ struct StepShape {
   int64_t stages_per_rank = 1;
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;
+  // An explicit stage layout (PipelineParallel::stage_blocks): the first
+  // and the last pipeline rank's own blocks (derive.h RankBlocks), on which
+  // the embedding and the output layer are priced (figures.cc
+  // LayoutStageTerms: the slowest stage, blocks and vocabulary together,
+  // paces the pipeline). Without one (explicit_layout false) the end
+  // stages are priced at blocks_per_stage, Calculon's formula; the
+  // strategy search builds no layouts.
+  bool explicit_layout = false;
+  int64_t first_rank_blocks = 0;
+  int64_t last_rank_blocks = 0;
   int64_t global_batch = 1;
   RecomputePolicy recompute = RecomputePolicy::kNone;
   bool optimizer_sharding = false;

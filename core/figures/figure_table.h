@@ -77,6 +77,55 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   "(block_re_time + edgeblock_recomm_time_exposed + block_agrad_time + " \
   "block_wgrad_time + edgeblock_agrad_tp_time_exposed + chunk_bw_pp_time)"
 #define BP_FORMULA_BW_MEM "(block_agrad_mem_time + block_wgrad_mem_time)"
+// The vocabulary's share of the end stages' memory terms (StageMemoryTerms
+// in core/analysis/figures_memory.cc), beside their blocks'.
+#define BP_FORMULA_FIRST_STAGE_STATE \
+  "first_stage.block_weight_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space : 0) + (holds_both_ends ? " \
+  "last_stage.block_weight_space + (training ? " \
+  "last_stage.block_weight_grad_space + " \
+  "last_stage.block_optimizer_space : 0) : 0)"
+#define BP_FORMULA_LAST_STAGE_STATE \
+  "last_stage.block_weight_space + (training ? " \
+  "last_stage.block_weight_grad_space + " \
+  "last_stage.block_optimizer_space : 0) + (holds_both_ends ? " \
+  "first_stage.block_weight_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space : 0) : 0) + (embedding_copy ? " \
+  "first_stage.block_weight_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space : 0) : 0)"
+#define BP_FORMULA_FIRST_STAGE_TIER1 \
+  "first_stage.block_weight_space + " \
+  "first_stage.block_act_working_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space + " \
+  "first_stage.block_act_storage_space + " \
+  "first_stage.block_act_grad_space : 0) + (holds_both_ends ? " \
+  "last_stage.block_weight_space + " \
+  "last_stage.block_act_working_space + (training ? " \
+  "last_stage.block_weight_grad_space + " \
+  "last_stage.block_optimizer_space + " \
+  "last_stage.block_act_storage_space + " \
+  "last_stage.block_act_grad_space : 0) : 0)"
+#define BP_FORMULA_LAST_STAGE_TIER1 \
+  "last_stage.block_weight_space + " \
+  "last_stage.block_act_working_space + (training ? " \
+  "last_stage.block_weight_grad_space + " \
+  "last_stage.block_optimizer_space + " \
+  "last_stage.block_act_storage_space + " \
+  "last_stage.block_act_grad_space : 0) + (holds_both_ends ? " \
+  "first_stage.block_weight_space + " \
+  "first_stage.block_act_working_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space + " \
+  "first_stage.block_act_storage_space + " \
+  "first_stage.block_act_grad_space : 0) : 0) + (embedding_copy ? " \
+  "first_stage.block_weight_space + (training ? " \
+  "first_stage.block_weight_grad_space + " \
+  "first_stage.block_optimizer_space : 0) : 0)"
+
 // Offloaded activations (ActivationOffloadBytes).
 #define BP_FORMULA_ACT_OFFLOAD \
   "(full_recompute ? block_act_checkpoint_size : block_act_storage_space)"
@@ -593,58 +642,21 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   X(first_stage_weight_and_optimizer_bytes, kBytes, "",                       \
     "weights, gradients and optimizer state on a first-stage rank",           \
     "weight_space + weight_grad_space + optimizer_space + "                   \
-    "first_stage.block_weight_space + (training ? "                           \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space : 0) + (holds_both_ends ? "            \
-    "last_stage.block_weight_space + (training ? "                            \
-    "last_stage.block_weight_grad_space + "                                   \
-    "last_stage.block_optimizer_space : 0) : 0)")                             \
+    BP_FORMULA_FIRST_STAGE_STATE)                                             \
   X(last_stage_weight_and_optimizer_bytes, kBytes, "",                        \
     "weights, gradients and optimizer state on a last-stage rank",            \
     "weight_space + weight_grad_space + optimizer_space + "                   \
-    "last_stage.block_weight_space + (training ? "                            \
-    "last_stage.block_weight_grad_space + "                                   \
-    "last_stage.block_optimizer_space : 0) + (holds_both_ends ? "             \
-    "first_stage.block_weight_space + (training ? "                           \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space : 0) : 0) + (embedding_copy ? "        \
-    "first_stage.block_weight_space + (training ? "                           \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space : 0) : 0)")                            \
+    BP_FORMULA_LAST_STAGE_STATE)                                              \
   X(weight_and_optimizer_bytes, kBytes, "Weights + gradients + optimizer",    \
     "weights, gradients and optimizer state on the most loaded rank",         \
     "max(first_stage_weight_and_optimizer_bytes, "                            \
     "last_stage_weight_and_optimizer_bytes)")                                 \
   X(first_stage_mem_tier1_req, kBytes, "",                                    \
     "tier-1 capacity a first-stage rank needs",                               \
-    "proc_mem_tier1_cap_req + first_stage.block_weight_space + "              \
-    "first_stage.block_act_working_space + (training ? "                      \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space + "                                    \
-    "first_stage.block_act_storage_space + "                                  \
-    "first_stage.block_act_grad_space : 0) + (holds_both_ends ? "             \
-    "last_stage.block_weight_space + last_stage.block_act_working_space "     \
-    "+ (training ? last_stage.block_weight_grad_space + "                     \
-    "last_stage.block_optimizer_space + "                                     \
-    "last_stage.block_act_storage_space + "                                   \
-    "last_stage.block_act_grad_space : 0) : 0)")                              \
+    "proc_mem_tier1_cap_req + " BP_FORMULA_FIRST_STAGE_TIER1)                 \
   X(last_stage_mem_tier1_req, kBytes, "",                                     \
     "tier-1 capacity a last-stage rank needs",                                \
-    "proc_mem_tier1_cap_req + last_stage.block_weight_space + "               \
-    "last_stage.block_act_working_space + (training ? "                       \
-    "last_stage.block_weight_grad_space + "                                   \
-    "last_stage.block_optimizer_space + "                                     \
-    "last_stage.block_act_storage_space + "                                   \
-    "last_stage.block_act_grad_space : 0) + (holds_both_ends ? "              \
-    "first_stage.block_weight_space + "                                       \
-    "first_stage.block_act_working_space + (training ? "                      \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space + "                                    \
-    "first_stage.block_act_storage_space + "                                  \
-    "first_stage.block_act_grad_space : 0) : 0) + (embedding_copy ? "         \
-    "first_stage.block_weight_space + (training ? "                           \
-    "first_stage.block_weight_grad_space + "                                  \
-    "first_stage.block_optimizer_space : 0) : 0)")                            \
+    "proc_mem_tier1_cap_req + " BP_FORMULA_LAST_STAGE_TIER1)                  \
   X(max_stage_mem_tier1_req, kBytes, "Most loaded stage, tier 1",             \
     "tier-1 capacity the most loaded stage needs",                            \
     "max(first_stage_mem_tier1_req, last_stage_mem_tier1_req)")
@@ -773,6 +785,56 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   X(simulated_total_time, kSeconds, "Iteration, simulated timeline",          \
     "total_time with the simulated bubble in place of bubble_time",           \
     "total_time + simulated_bubble_time - bubble_time")
+
+// The formulas of iteration figures that an explicit stage layout
+// (parallelism.pipeline.stage_blocks) computes otherwise, as X(name,
+// formula): each end stage is priced on its own blocks (first_rank_blocks,
+// last_rank_blocks), so the slowest stage, blocks and vocabulary together,
+// paces the pipeline (core/analysis/figures.cc LayoutStageImbalance). The
+// lineage of a spec with a layout shows these in place of the rows above.
+#define BP_LAYOUT_FORMULAS(X)                                                 \
+  X(stage_imbalance_time,                                                     \
+    "twin_stages ? first_stage_extra_time : (p == 1 ? "                       \
+    "first_stage_extra_time + last_stage_extra_time : (m - 1) * max(0, "      \
+    "first_stage_microbatch_time - layout_gap_time(blocks_per_stage - "       \
+    "first_rank_blocks), last_stage_microbatch_time - "                       \
+    "layout_gap_time(blocks_per_stage - last_rank_blocks)) + "                \
+    "(first_stage_microbatch_time + last_stage_microbatch_time) + "           \
+    "(training ? max(first_stage.block_optim_time, "                          \
+    "last_stage.block_optim_time + (embedding_copy ? "                        \
+    "first_stage.block_optim_time : 0)) : 0))")                               \
+  X(first_stage_time,                                                         \
+    "p > 1 && !twin_stages ? (fw_time + bw_time + recompute_time + "          \
+    "optim_step_time) * first_rank_blocks / blocks_per_stage + "              \
+    "first_stage_extra_time : fw_time + bw_time + recompute_time + "          \
+    "optim_step_time + first_stage_extra_time + (p == 1 ? "                   \
+    "last_stage_extra_time : 0)")                                             \
+  X(last_stage_time,                                                          \
+    "p == 1 ? first_stage_time : (fw_time + bw_time + recompute_time + "      \
+    "optim_step_time) * (!twin_stages ? last_rank_blocks / "                  \
+    "blocks_per_stage : 1) + last_stage_extra_time")
+
+// The memory terms an explicit stage layout computes otherwise, as X(name,
+// formula): each end stage holds its own blocks (rank_state_bytes,
+// rank_tier1_req at first_rank_blocks, last_rank_blocks) beside its
+// vocabulary, and the most loaded rank may be a middle one
+// (core/analysis/figures_memory.cc StageMemoryTerms).
+#define BP_LAYOUT_MEMORY_FORMULAS(X)                                          \
+  X(first_stage_weight_and_optimizer_bytes,                                   \
+    "rank_state_bytes(first_rank_blocks) + " BP_FORMULA_FIRST_STAGE_STATE)    \
+  X(last_stage_weight_and_optimizer_bytes,                                    \
+    "rank_state_bytes(last_rank_blocks) + " BP_FORMULA_LAST_STAGE_STATE)      \
+  X(weight_and_optimizer_bytes,                                               \
+    "max(max(first_stage_weight_and_optimizer_bytes, "                        \
+    "last_stage_weight_and_optimizer_bytes), p > 1 && !twin_stages ? "        \
+    "weight_space + weight_grad_space + optimizer_space : 0)")                \
+  X(first_stage_mem_tier1_req,                                                \
+    "rank_tier1_req(first_rank_blocks) + " BP_FORMULA_FIRST_STAGE_TIER1)      \
+  X(last_stage_mem_tier1_req,                                                 \
+    "rank_tier1_req(last_rank_blocks) + " BP_FORMULA_LAST_STAGE_TIER1)        \
+  X(max_stage_mem_tier1_req,                                                  \
+    "max(max(first_stage_mem_tier1_req, last_stage_mem_tier1_req), p > 1 "    \
+    "&& !twin_stages ? proc_mem_tier1_cap_req : 0)")
 
 // clang-format on
 

@@ -280,7 +280,8 @@ class Explainer {
   std::string TableFormulaLine(FormulaScope scope,
                                const LineageNode& node) const {
     const std::string& name = node.name;
-    const FigureFormula* row = FindFormula(scope, name);
+    const FigureFormula* row =
+        FindFormula(scope, name, r_.iteration.step.explicit_layout);
     if (row == nullptr) {
       // A per-rank figure: its formula is prose over the task IR, with no
       // names to substitute.

@@ -179,6 +179,16 @@ int64_t MostRankBlocks(const std::vector<int64_t>& stage_blocks,
   return *std::max_element(rank.begin(), rank.end());
 }
 
+int64_t RankBlocks(const std::vector<int64_t>& stage_blocks, int64_t pipeline,
+                   int64_t rank) {
+  int64_t blocks = 0;
+  for (size_t k = static_cast<size_t>(rank); k < stage_blocks.size();
+       k += static_cast<size_t>(pipeline)) {
+    blocks += stage_blocks[k];
+  }
+  return blocks;
+}
+
 int64_t LayoutStageMoeBlocks(const TransformerModel& model,
                              const std::vector<int64_t>& stage_blocks,
                              int64_t pipeline) {

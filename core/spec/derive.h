@@ -56,6 +56,12 @@ inline int64_t BubbleReductionBlocks(int64_t num_blocks, int64_t pipeline) {
 // accepts (entries >= 0 summing to num_blocks).
 int64_t MostRankBlocks(const std::vector<int64_t>& stage_blocks,
                        int64_t pipeline);
+// RankBlocks: the blocks pipeline rank `rank` holds (its chunks summed):
+// the first rank's and the last rank's are the ones the embedding and the
+// output layer ride on (the analyses price each end stage on its own
+// blocks).
+int64_t RankBlocks(const std::vector<int64_t>& stage_blocks, int64_t pipeline,
+                   int64_t rank);
 inline int64_t LayoutBlocksPerChunk(int64_t most_rank_blocks,
                                     int64_t virtual_stages) {
   return most_rank_blocks / virtual_stages +
