@@ -191,6 +191,22 @@ TEST(AnalyzeIteration, HeavyVocabularyPacesTheLastStage) {
                 optim);
 }
 
+// A layout may leave the end stages without blocks (0, 4, 4, 0), as
+// Megatron-LM's layout strings do: each of the 8 blocks the ranks lack
+// shortens the bubble by the cheaper of a base and an edge block, so the
+// p - 1 = 3 chunks of 4 blocks are never overdrawn (Calculon's half-edge
+// pricing, meant for at most p - 1 missing blocks, could be).
+TEST(AnalyzeIteration, EmptyEndStagesShortenTheBubbleByWholeBlocks) {
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, AnalyseLayout(256, {0, 4, 4, 0}));
+  const IterationFigures& f = a.iteration.figures;
+  ASSERT_EQ(a.iteration.step.bubble_reduction_blocks, 8);
+  const double block = std::min(f.baseblock_fw_time + f.baseblock_bw_time,
+                                f.edgeblock_fw_time + f.edgeblock_bw_time);
+  BP_EXPECT_DOUBLE_EQ(f.bubble_reduction_time, 8 * block);
+  EXPECT_GE(f.bubble_time, 0);
+  EXPECT_LE(f.bubble_reduction_time, 3 * f.chunk_time);
+}
+
 TEST(AnalyzeIteration, ForwardOnlyInferenceHasNoBackward) {
   TestMapping m;
   m.training = false;

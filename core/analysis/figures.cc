@@ -273,10 +273,19 @@ double MissingBlocksTime(const StepShape& s, int64_t blocks,
   return missing * (fw.edge + bw.edge);
 }
 
-// The blocks an uneven stage layout leaves out, at the block times.
+// The blocks an uneven stage layout leaves out, at the block times:
+// Calculon's pricing (MissingBlocksTime) for its uneven layout, which
+// leaves out at most p - 1 blocks; under an explicit layout, which may
+// leave an end stage empty, each at the cheaper of a base and an edge
+// block, so that the reduction never exceeds the p - 1 chunks of the
+// bubble (each chunk holds blocks_per_chunk blocks at least that long).
 double BubbleReductionTime(const StepShape& s, const BaseEdge& fw,
                            const BaseEdge& bw) {
-  return MissingBlocksTime(s, s.bubble_reduction_blocks, fw, bw);
+  if (!s.explicit_layout) {
+    return MissingBlocksTime(s, s.bubble_reduction_blocks, fw, bw);
+  }
+  return static_cast<double>(s.bubble_reduction_blocks) *
+         std::min(fw.base + bw.base, fw.edge + bw.edge);
 }
 
 // What the blocks rank `rank_blocks` lacks against the busiest rank take

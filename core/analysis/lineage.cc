@@ -450,6 +450,11 @@ constexpr FigureSources kLayoutRows[] = {
       "iteration:first_stage_time", "spec:parallelism.pipeline.degree",
       "spec:parallelism.pipeline.schedule",
       "spec:parallelism.pipeline.stage_blocks", "derived:blocks_per_stage"}},
+    {"bubble_reduction_time",
+     {"derived:bubble_reduction_blocks", "iteration:baseblock_fw_time",
+      "iteration:baseblock_bw_time", "iteration:edgeblock_fw_time",
+      "iteration:edgeblock_bw_time",
+      "spec:parallelism.pipeline.stage_blocks"}},
 };
 #define BP_LAYOUT_RANK_SOURCES                                           \
   "spec:parallelism.pipeline.stage_blocks",                              \

@@ -790,8 +790,13 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
 // (parallelism.pipeline.stage_blocks) computes otherwise, as X(name,
 // formula): each end stage is priced on its own blocks (first_rank_blocks,
 // last_rank_blocks), so the slowest stage, blocks and vocabulary together,
-// paces the pipeline (core/analysis/figures.cc LayoutStageImbalance). The
-// lineage of a spec with a layout shows these in place of the rows above.
+// paces the pipeline (core/analysis/figures.cc LayoutStageImbalance); the
+// blocks the layout leaves out shorten the bubble by at most a whole block
+// each (figures.cc BubbleReductionTime): a layout may leave an end stage
+// empty (Megatron-LM's layout strings do), where Calculon's half-edge
+// pricing of up to p - 1 missing blocks could take more than the bubble.
+// The lineage of a spec with a layout shows these in place of the rows
+// above.
 #define BP_LAYOUT_FORMULAS(X)                                                 \
   X(stage_imbalance_time,                                                     \
     "twin_stages ? first_stage_extra_time : (p == 1 ? "                       \
@@ -812,7 +817,10 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   X(last_stage_time,                                                          \
     "p == 1 ? first_stage_time : (fw_time + bw_time + recompute_time + "      \
     "optim_step_time) * (!twin_stages ? last_rank_blocks / "                  \
-    "blocks_per_stage : 1) + last_stage_extra_time")
+    "blocks_per_stage : 1) + last_stage_extra_time")                          \
+  X(bubble_reduction_time,                                                    \
+    "bubble_reduction_blocks * min(baseblock_fw_time + baseblock_bw_time, "   \
+    "edgeblock_fw_time + edgeblock_bw_time)")
 
 // The memory terms an explicit stage layout computes otherwise, as X(name,
 // formula): each end stage holds its own blocks (rank_state_bytes,
