@@ -39,6 +39,17 @@ struct FigureSources {
       "block:block_act_checkpoint_size", "spec:parallelism.recompute", \
       "spec:options.offload", "system:mem2"
 
+// The sources of stage_imbalance_time, the even split's row and the
+// layout's (which adds the layout's own).
+#define BP_STAGE_IMBALANCE_SOURCES                                         \
+  "iteration:first_stage_microbatch_time",                                 \
+      "iteration:last_stage_microbatch_time",                              \
+      "iteration:first_stage_extra_time", "iteration:last_stage_extra_time", \
+      "first_stage:block_optim_time", "last_stage:block_optim_time",       \
+      "derived:microbatches", "derived:training",                          \
+      "spec:model.vocabulary.tied", "derived:padded_vocabulary",           \
+      "spec:parallelism.pipeline.degree",                                  \
+      "spec:parallelism.pipeline.schedule"
 constexpr FigureSources kIterationRows[] = {
     {"block_fw_pp_size",
      {"spec:batch.microbatch_size", "spec:model.seq_size", "spec:model.hidden",
@@ -273,14 +284,7 @@ constexpr FigureSources kIterationRows[] = {
       "spec:model.vocabulary.tied", "derived:padded_vocabulary",
       "spec:parallelism.pipeline.degree", "spec:parallelism.pipeline.schedule"}},
     {"stage_imbalance_time",
-     {"iteration:first_stage_microbatch_time",
-      "iteration:last_stage_microbatch_time",
-      "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
-      "first_stage:block_optim_time", "last_stage:block_optim_time",
-      "derived:microbatches", "derived:training",
-      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
-      "spec:parallelism.pipeline.degree",
-      "spec:parallelism.pipeline.schedule"}},
+     {BP_STAGE_IMBALANCE_SOURCES}},
     {"stage_extra_dp_time",
      {"first_stage:block_weight_space", "last_stage:block_weight_space",
       "spec:parallelism.data.degree", "spec:model.vocabulary.tied",
@@ -430,14 +434,7 @@ constexpr FigureSources kMemoryRows[] = {
       "iteration:edgeblock_bw_time"
 constexpr FigureSources kLayoutRows[] = {
     {"stage_imbalance_time",
-     {"iteration:first_stage_microbatch_time",
-      "iteration:last_stage_microbatch_time",
-      "iteration:first_stage_extra_time", "iteration:last_stage_extra_time",
-      "first_stage:block_optim_time", "last_stage:block_optim_time",
-      "derived:microbatches", "derived:training",
-      "spec:model.vocabulary.tied", "derived:padded_vocabulary",
-      "spec:parallelism.pipeline.degree",
-      "spec:parallelism.pipeline.schedule", BP_LAYOUT_GAP_SOURCES}},
+     {BP_STAGE_IMBALANCE_SOURCES, BP_LAYOUT_GAP_SOURCES}},
     {"first_stage_time",
      {"iteration:fw_time", "iteration:bw_time", "iteration:recompute_time",
       "iteration:optim_step_time", "iteration:first_stage_extra_time",
