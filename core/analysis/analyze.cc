@@ -477,7 +477,7 @@ void AddTimeFigures(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
 // whose end stages hold the same blocks. (A middle stage, the busiest
 // blocks alone, needs proc_mem_tier1_cap_req, named before.)
 std::string MostLoadedStage(const MemoryFigures& m, const StepShape& s) {
-  if (!s.explicit_layout) return "";
+  if (!HasExplicitLayout(s)) return "";
   if (m.max_stage_mem_tier1_req == m.first_stage_mem_tier1_req) {
     return absl::StrCat(" (the first stage, ", s.first_rank_blocks,
                         " blocks)");
@@ -558,7 +558,7 @@ absl::StatusOr<IterationAnalysis> AnalyzeIteration::Run(
   ComputeIteration(plan.block, StageExtras{plan.first_stage, plan.last_stage},
                    analysis.step, analysis.figures);
   analysis.lineage =
-      Resolve(IterationFormulas(analysis.step.explicit_layout), kName, program);
+      Resolve(IterationFormulas(HasExplicitLayout(analysis.step)), kName, program);
   ComputeRankFigures(tasks, plan, program, analysis.step, analysis.figures,
                      kName,
                      analysis.rank_figures, analysis.lineage);
@@ -582,7 +582,7 @@ absl::StatusOr<MemoryAnalysis> AnalyzeMemory::Run(
   ComputeMemory(plan.block, StageExtras{plan.first_stage, plan.last_stage}, step,
                 analysis.figures);
   analysis.lineage =
-      Resolve(MemoryFormulas(step.explicit_layout), kName, program);
+      Resolve(MemoryFormulas(HasExplicitLayout(step)), kName, program);
   const MemoryFigures& m = analysis.figures;
   if (!MemoryTier1Fits(m)) {
     analysis.violations.push_back({"system.mem1.GiB", absl::StrCat(

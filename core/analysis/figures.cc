@@ -238,6 +238,22 @@ void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
       s.training ? PerStep(c, bw_ovh.base, bw_ovh.edge) : 0;
 }
 
+// SimulatedOutcome for an explicit layout: each position's chunk simulated
+// at its own blocks (LayoutPositionDurations), ordered for the busiest
+// chunk's durations `d`; not memoized (the search builds no layouts). NaN
+// when the simulation fails, as SimulatedOutcome.
+ShapeOutcome SimulatedLayoutOutcome(const BlockFigures& b, const StepShape& s,
+                                    const IterationFigures& it,
+                                    const ChunkDurations& d) {
+  const absl::StatusOr<ShapeOutcome> r =
+      SimulateShapeByPosition(*s.simulated_schedule, s.p, s.v, s.m, d,
+                              LayoutPositionDurations(b, s, it));
+  if (r.ok()) return *r;
+  ShapeOutcome failed;
+  failed.bubble = failed.peak_live_microbatches = std::nan("");
+  return failed;
+}
+
 // The bubble of a schedule with no closed form: the simulated makespan less
 // the busiest stage's compute, at this mapping's chunk durations. A failed
 // simulation (unreachable after the checker) leaves a NaN that the pass's
@@ -247,7 +263,9 @@ void SimulatedBubbleTerms(const BlockFigures& b, const StepShape& s,
   it.bubble_reduction_time = 0;
   it.extra_interleaving_bubbles = 0;
   const ChunkDurations d = ChunkDurationsOf(b, s, it);
-  const ShapeOutcome outcome = SimulatedOutcome(s, d);
+  const ShapeOutcome outcome = HasExplicitLayout(s)
+                                   ? SimulatedLayoutOutcome(b, s, it, d)
+                                   : SimulatedOutcome(s, d);
   it.bubble_time = outcome.bubble;
   it.bubble_chunks = it.chunk_time > 0 ? it.bubble_time / it.chunk_time : 0;
   if (d.overlapped_forward_backward >= 0) {
@@ -281,7 +299,7 @@ double MissingBlocksTime(const StepShape& s, int64_t blocks,
 // bubble (each chunk holds blocks_per_chunk blocks at least that long).
 double BubbleReductionTime(const StepShape& s, const BaseEdge& fw,
                            const BaseEdge& bw) {
-  if (!s.explicit_layout) {
+  if (!HasExplicitLayout(s)) {
     return MissingBlocksTime(s, s.bubble_reduction_blocks, fw, bw);
   }
   return static_cast<double>(s.bubble_reduction_blocks) *
@@ -676,7 +694,7 @@ void StageTerms(const StageExtras& x, const StepShape& s, const StepCounts& c,
     it.stage_imbalance_time =
         it.first_stage_extra_time + it.last_stage_extra_time;
     it.stage_extra_dp_time = first_dp + last_dp;
-  } else if (s.explicit_layout) {
+  } else if (HasExplicitLayout(s)) {
     it.stage_imbalance_time =
         LayoutStageImbalance(s, c, it, first, last) +
         std::max(first_optim, last_optim);
@@ -722,7 +740,7 @@ void StageTimeTerms(const StepShape& s, IterationFigures& it) {
   const double blocks =
       it.fw_time + it.bw_time + it.recompute_time + it.optim_step_time;
   const double both = s.p == 1 ? it.last_stage_extra_time : 0;
-  if (s.explicit_layout && s.p > 1 && !HasTwinStages(s)) {
+  if (HasExplicitLayout(s) && s.p > 1 && !HasTwinStages(s)) {
     const double busiest = static_cast<double>(s.blocks_per_stage);
     it.first_stage_time =
         blocks * static_cast<double>(s.first_rank_blocks) / busiest +
@@ -830,6 +848,29 @@ ChunkDurations ChunkDurationsOf(const BlockFigures& b, const StepShape& s,
     d.overlapped_forward_backward = OverlappedForwardBackwardTime(b, s, d, it);
   }
   return d;
+}
+
+std::vector<ChunkDurations> LayoutPositionDurations(
+    const BlockFigures& b, const StepShape& s, const IterationFigures& it) {
+  std::vector<ChunkDurations> out;
+  if (!HasExplicitLayout(s)) return out;
+  out.reserve(s.stage_blocks.size());
+  for (const int64_t blocks : s.stage_blocks) {
+    ChunkDurations d;
+    const double base = static_cast<double>(blocks - 1);
+    d.forward = blocks > 0 ? base * it.baseblock_fw_time + it.edgeblock_fw_time
+                           : it.chunk_fw_pp_time;
+    if (s.training) {
+      const double backward =
+          blocks > 0 ? base * it.baseblock_bw_time + it.edgeblock_bw_time
+                     : it.chunk_bw_pp_time;
+      d.backward_weight = std::min(
+          backward, static_cast<double>(blocks) * b.block_wgrad_time);
+      d.backward_input = backward - d.backward_weight;
+    }
+    out.push_back(d);
+  }
+  return out;
 }
 
 // Bounds ComputeIteration's total_time term by term: fw_time + bw_time +

@@ -5,6 +5,8 @@
 #ifndef BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_
 #define BLUEPRINTING_CORE_ANALYSIS_FIGURES_H_
 
+#include <vector>
+
 #include "core/analysis/schedule.h"
 #include "core/plan/plan_ir.h"
 #include "core/schedule/simulate.h"
@@ -175,6 +177,19 @@ double MemoryInFlight(const StepShape& step);
 ChunkDurations ChunkDurationsOf(const BlockFigures& block,
                                 const StepShape& step,
                                 const IterationFigures& it);
+
+// LayoutPositionDurations: under an explicit layout (HasExplicitLayout),
+// each model position's chunk durations, one entry per stage_blocks entry:
+// a chunk of n >= 1 blocks takes n - 1 base blocks and an edge block (the
+// edge block carries the chunk's pipeline send, as ChunkDurationsOf's
+// chunk of blocks_per_chunk blocks does: the busiest chunk's durations are
+// ChunkDurationsOf's), an empty one (a layout string's stage of only "E"
+// or "L") only the pipeline send; W = n weight-gradient GEMMs, at most the
+// backward. Empty without a layout. Not for F&B schedules (the checker
+// refuses layouts with them).
+std::vector<ChunkDurations> LayoutPositionDurations(
+    const BlockFigures& block, const StepShape& step,
+    const IterationFigures& it);
 
 }  // namespace blueprint
 

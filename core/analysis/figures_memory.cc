@@ -57,7 +57,7 @@ RankBlocksMemory RankBlocksMemoryAt(const MemoryState& x,
   if (blocks <= 0) return {};
   StepShape at = s;
   at.blocks_per_stage = blocks;
-  at.explicit_layout = false;
+  at.stage_blocks = {};
   MemoryFigures rank;
   ComputeMemory(x, a, at, in_flight, rank);
   return {rank.weight_space + rank.weight_grad_space + rank.optimizer_space,
@@ -71,7 +71,7 @@ void StageMemoryTerms(const MemoryState& x, const MemoryActivations& a,
       mem.weight_space + mem.weight_grad_space + mem.optimizer_space;
   // Each end stage on its own blocks (an explicit layout), else on the
   // busiest rank's, as every other stage.
-  const bool own_blocks = s.explicit_layout && s.p > 1 && !HasTwinStages(s);
+  const bool own_blocks = HasExplicitLayout(s) && s.p > 1 && !HasTwinStages(s);
   const RankBlocksMemory busiest{blocks, mem.proc_mem_tier1_cap_req};
   const RankBlocksMemory first_rank =
       own_blocks ? RankBlocksMemoryAt(x, a, s, in_flight, s.first_rank_blocks)

@@ -439,7 +439,7 @@ TEST(Lineage, FormulasEvaluateToTheirFigures) {
                             AnalyseProgram(CheckSpec(spec)));
     const FormulaValues values =
         FormulaValuesOf(a.plan, a.iteration, a.memory);
-    const bool layout = a.iteration.step.explicit_layout;
+    const bool layout = HasExplicitLayout(a.iteration.step);
     auto check = [&](FormulaScope scope, const char* name, double value) {
       const FigureFormula* row = FindFormula(scope, name, layout);
       ASSERT_NE(row, nullptr) << name;

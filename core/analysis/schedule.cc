@@ -114,7 +114,7 @@ StepShape MakeStepShape(const TypedProgram& program) {
       GradReduceBytesPerElement(program.options(), program.corrections);
   const std::vector<int64_t>& layout = program.pipeline().stage_blocks;
   if (!layout.empty()) {
-    shape.explicit_layout = true;
+    shape.stage_blocks = layout;
     shape.first_rank_blocks = RankBlocks(layout, shape.p, 0);
     shape.last_rank_blocks = RankBlocks(layout, shape.p, shape.p - 1);
   }

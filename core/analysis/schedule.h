@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/types/span.h"
+
 #include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/spec/accounting.h"
@@ -48,14 +50,17 @@ struct StepShape {
   int64_t stages_per_rank = 1;
   int64_t blocks_per_chunk = 1;   // bpc
   int64_t bubble_reduction_blocks = 0;
-  // An explicit stage layout (PipelineParallel::stage_blocks): the first
-  // and the last pipeline rank's own blocks (derive.h RankBlocks), on which
-  // the embedding and the output layer are priced (figures.cc
-  // LayoutStageTerms: the slowest stage, blocks and vocabulary together,
-  // paces the pipeline). Without one (explicit_layout false) the end
-  // stages are priced at blocks_per_stage, Calculon's formula; the
-  // strategy search builds no layouts.
-  bool explicit_layout = false;
+  // An explicit stage layout (PipelineParallel::stage_blocks, p * v
+  // entries in model order; a view of the program's): the first and the
+  // last pipeline rank's own blocks (derive.h RankBlocks), on which the
+  // embedding and the output layer are priced (figures.cc
+  // LayoutStageImbalance: the slowest stage, blocks and vocabulary
+  // together, paces the pipeline), and each position's chunk durations,
+  // which a simulated schedule simulates (figures.h
+  // LayoutPositionDurations). Without one (empty) the end stages are
+  // priced at blocks_per_stage, Calculon's formula; the strategy search
+  // builds no layouts.
+  absl::Span<const int64_t> stage_blocks;
   int64_t first_rank_blocks = 0;
   int64_t last_rank_blocks = 0;
   int64_t global_batch = 1;
@@ -93,6 +98,11 @@ struct StepShape {
   AccountedModel accounted;
   int64_t padded_vocabulary = 0;
 };
+
+// HasExplicitLayout: the spec lays the blocks out itself (stage_blocks).
+inline bool HasExplicitLayout(const StepShape& s) {
+  return !s.stage_blocks.empty();
+}
 
 // HasTwinStages: each rank holds two stages of a pipeline (dualpipe), sums
 // its gradients with its twin's, and both end ranks hold the first and the

@@ -781,10 +781,14 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
     BP_FORMULA_BACKWARD_PATH)                                                 \
   X(simulated_bubble_time, kSeconds, "Bubble, simulated timeline",            \
     "pipeline bubble of the simulated command timeline",                      \
-    "max(0, makespan - max(stage busy) - bubble_reduction_time)")             \
+    "max(0, makespan - max(stage busy) - (stage_blocks ? 0 : "                 \
+    "bubble_reduction_time))")                                                \
   X(simulated_total_time, kSeconds, "Iteration, simulated timeline",          \
-    "total_time with the simulated bubble in place of bubble_time",           \
-    "total_time + simulated_bubble_time - bubble_time")
+    "total_time with the simulated bubble in place of bubble_time (and, "     \
+    "under an explicit layout, the simulated busiest stage's compute in "     \
+    "place of the analysis')",                                                \
+    "total_time + simulated_bubble_time - bubble_time + (stage_blocks ? "     \
+    "max(stage busy) - m * v * chunk_time : 0)")
 
 // The formulas of iteration figures that an explicit stage layout
 // (parallelism.pipeline.stage_blocks) computes otherwise, as X(name,

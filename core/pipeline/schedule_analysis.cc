@@ -67,8 +67,31 @@ absl::StatusOr<SimulatedIteration> Simulated(const PipelineSchedule& schedule,
     out.inputs.overlapped_source = "iteration:chunk_fb_time";
   }
   out.inputs.plan_source = "plan_ir:block";
+  std::vector<ChunkDurations> chunk_durations = {durations};
+  if (HasExplicitLayout(step)) {
+    // Each chunk at its own blocks: the simulation sees the layout, so no
+    // reduction is left for it to miss.
+    out.inputs.position_durations =
+        LayoutPositionDurations(block, step, figures);
+    out.inputs.bubble_reduction_time = 0;
+    out.inputs.analysis_busy_time =
+        static_cast<double>(step.m * step.v) * figures.chunk_time;
+    out.inputs.forward_source = "timeline:position.forward";
+    out.inputs.backward_input_source = "timeline:position.backward_input";
+    out.inputs.backward_weight_source = "timeline:position.backward_weight";
+    out.inputs.backward_source =
+        "timeline:position.backward_input+backward_weight";
+    absl::StatusOr<std::vector<ChunkDurations>> by_chunk =
+        DurationsByStageChunk(out.ir, out.inputs.position_durations);
+    if (!by_chunk.ok()) {
+      // The checker admits layouts only with one-route schedules.
+      return absl::InternalError(absl::StrCat("schedule: ",
+                                              by_chunk.status().message()));
+    }
+    chunk_durations = std::move(*by_chunk);
+  }
   absl::StatusOr<SimulationResult> result =
-      Simulate(out.ir, {out.inputs.durations});
+      Simulate(out.ir, chunk_durations);
   if (!result.ok()) {
     // The constructors' orders all progress (schedule tests): a failure
     // here is a bug, not bad input.
@@ -111,7 +134,7 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
   // another order than the analysis, so the difference, 0 in exact
   // arithmetic, may round below it.
   out.simulated_bubble_time =
-      std::max(0.0, result.bubble - figures.bubble_reduction_time);
+      std::max(0.0, result.bubble - simulated->inputs.bubble_reduction_time);
   out.makespan = result.makespan;
   for (const StageFigures& stage : result.stages) {
     out.stage_idle_times.push_back(stage.idle);
@@ -130,21 +153,35 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
           sources.push_back("iteration:bubble_reduction_time");
           return sources;
         }()}});
-  out.lineage.push_back(
-      {"simulated_total_time",
-       FindFigureRow("simulated_total_time")->formula,
-       {kName,
-        {"iteration:total_time", "schedule:simulated_bubble_time",
-         "iteration:bubble_time"}}});
+  // Under a layout each position is priced at its own blocks, and the
+  // analysis' busiest compute is replaced by the simulation's.
+  const bool layout = !simulated->inputs.position_durations.empty();
+  std::vector<std::string> total_sources = {"iteration:total_time",
+                                            "schedule:simulated_bubble_time",
+                                            "iteration:bubble_time"};
+  std::vector<std::string> stage_sources = {
+      "spec:parallelism.pipeline.schedule", "spec:parallelism.pipeline.degree",
+      "derived:virtual_stages", "derived:microbatches"};
+  if (layout) {
+    total_sources.push_back("iteration:chunk_time");
+    stage_sources.insert(
+        stage_sources.end(),
+        {"spec:parallelism.pipeline.stage_blocks", "iteration:baseblock_fw_time",
+         "iteration:edgeblock_fw_time", "iteration:baseblock_bw_time",
+         "iteration:edgeblock_bw_time", "iteration:chunk_fw_pp_time",
+         "iteration:chunk_bw_pp_time"});
+  } else {
+    stage_sources.insert(stage_sources.end(),
+                         {"iteration:chunk_fw_time",
+                          "iteration:chunk_bw_input_time",
+                          "iteration:chunk_bw_weight_time"});
+  }
+  out.lineage.push_back({"simulated_total_time",
+                         FindFigureRow("simulated_total_time")->formula,
+                         {kName, total_sources}});
   for (const std::string& stage : stages) {
     out.lineage.push_back(
-        {stage.substr(stage.find(':') + 1), "",
-         {kName,
-          {"spec:parallelism.pipeline.schedule",
-           "spec:parallelism.pipeline.degree", "derived:virtual_stages",
-           "derived:microbatches", "iteration:chunk_fw_time",
-           "iteration:chunk_bw_input_time",
-           "iteration:chunk_bw_weight_time"}}});
+        {stage.substr(stage.find(':') + 1), "", {kName, stage_sources}});
   }
   // Verified after: every figure a finite number >= 0, one stage entry per
   // physical stage (a violation is a bug, never bad input).

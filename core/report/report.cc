@@ -281,7 +281,7 @@ class Explainer {
                                const LineageNode& node) const {
     const std::string& name = node.name;
     const FigureFormula* row =
-        FindFormula(scope, name, r_.iteration.step.explicit_layout);
+        FindFormula(scope, name, HasExplicitLayout(r_.iteration.step));
     if (row == nullptr) {
       // A per-rank figure: its formula is prose over the task IR, with no
       // names to substitute.

@@ -210,7 +210,9 @@ TEST(Report, ExplainFollowsTheScheduleIntoTheTimeline) {
       ExplainFigure(r, "simulated_total_time", 2);
   ASSERT_THAT(chain, IsOk());
   EXPECT_EQ(chain->rfind("simulated_total_time = total_time + "
-                         "simulated_bubble_time - bubble_time = ",
+                         "simulated_bubble_time - bubble_time + "
+                         "(stage_blocks ? max(stage busy) - m * v * "
+                         "chunk_time : 0) = ",
                          0),
             0u)
       << *chain;

@@ -7,10 +7,10 @@ namespace blueprint {
 
 namespace {
 
-absl::StatusOr<ShapeOutcome> Outcome(const PipelineScheduleIR& ir,
-                                     const ScheduleGraph& graph,
-                                     const ChunkDurations& durations) {
-  absl::StatusOr<SimulationResult> r = Simulate(ir, graph, {durations});
+absl::StatusOr<ShapeOutcome> Outcome(
+    const PipelineScheduleIR& ir, const ScheduleGraph& graph,
+    const std::vector<ChunkDurations>& durations) {
+  absl::StatusOr<SimulationResult> r = Simulate(ir, graph, durations);
   if (!r.ok()) return r.status();
   ShapeOutcome out;
   out.bubble = r->bubble;
@@ -43,7 +43,22 @@ absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
   if (!ir.ok()) return ir.status();
   absl::StatusOr<ScheduleGraph> graph = ScheduleGraph::Build(*ir);
   if (!graph.ok()) return graph.status();
-  return Outcome(*ir, *graph, durations);
+  return Outcome(*ir, *graph, {durations});
+}
+
+absl::StatusOr<ShapeOutcome> SimulateShapeByPosition(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations,
+    const std::vector<ChunkDurations>& by_position) {
+  absl::StatusOr<PipelineScheduleIR> ir =
+      BuildScheduleWithoutLineage(kind, p, v, m, order_durations);
+  if (!ir.ok()) return ir.status();
+  absl::StatusOr<std::vector<ChunkDurations>> durations =
+      DurationsByStageChunk(*ir, by_position);
+  if (!durations.ok()) return durations.status();
+  absl::StatusOr<ScheduleGraph> graph = ScheduleGraph::Build(*ir);
+  if (!graph.ok()) return graph.status();
+  return Outcome(*ir, *graph, *durations);
 }
 
 std::optional<double> OrderPeakLiveMicrobatches(ScheduleKind kind, int64_t p,
@@ -106,7 +121,7 @@ ShapeOutcome ScheduleMemo::Get(ScheduleKind kind, int64_t p, int64_t v,
   }
   if (built->second.ok()) {
     const absl::StatusOr<ShapeOutcome> r =
-        Outcome(built->second->ir, built->second->graph, durations);
+        Outcome(built->second->ir, built->second->graph, {durations});
     if (r.ok()) out = *r;
   }
   Remember(key, out);

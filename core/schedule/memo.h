@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -43,6 +44,16 @@ struct ShapeOutcome {
 absl::StatusOr<ShapeOutcome> SimulateShape(ScheduleKind kind, int64_t p,
                                            int64_t v, int64_t m,
                                            const ChunkDurations& durations);
+
+// SimulateShapeByPosition: the same with each model position's own
+// durations (an explicit stage layout; DurationsByStageChunk's rules: one
+// route), ordered for `order_durations` where the order depends on them
+// (zb_h2 ordered for its busiest chunk). Never memoized: the strategy
+// search builds no layouts.
+absl::StatusOr<ShapeOutcome> SimulateShapeByPosition(
+    ScheduleKind kind, int64_t p, int64_t v, int64_t m,
+    const ChunkDurations& order_durations,
+    const std::vector<ChunkDurations>& by_position);
 
 // OrderPeakLiveMicrobatches: the busiest stage's peak live microbatches
 // where the command order fixes it whatever the durations (simulate_test

@@ -311,6 +311,15 @@ constexpr bool OverlapsForwardBackward(ScheduleKind kind) {
 constexpr bool HoldsTwinStages(ScheduleKind kind) {
   return ScheduleRowOf(kind).stages_per_rank == 2;
 }
+// Whether an explicit stage layout (stage_blocks, Megatron-LM's order:
+// model position k on rank k % p) fits the schedule's route: one route
+// visiting the ranks in that order. Not for zb_v and dualpipe_v (their V
+// puts position k >= p on rank 2p - 1 - k) nor dualpipe (two routes, each
+// rank holding two stages).
+constexpr bool TakesStageLayout(ScheduleKind kind) {
+  return !ScheduleRowOf(kind).holds_both_ends &&
+         ScheduleRowOf(kind).stages_per_rank == 1;
+}
 // Whether the order depends on the chunk durations (zb_h2, zb_v: the
 // reference implementations' list schedules): BuildSchedule's overloads
 // with `order_durations` order them for those durations.

@@ -512,6 +512,30 @@ absl::StatusOr<ScheduleGraph> ScheduleGraph::Build(
   return graph;
 }
 
+absl::StatusOr<std::vector<ChunkDurations>> DurationsByStageChunk(
+    const PipelineScheduleIR& ir,
+    const std::vector<ChunkDurations>& by_position) {
+  if (ir.routes.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "durations by position need one route; ", ScheduleKindName(ir.kind),
+        " has ", ir.routes.size()));
+  }
+  const Route& route = ir.routes[0];
+  if (by_position.size() != route.stage_of_position.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("durations by position has ", by_position.size(),
+                     " entries; the route has ",
+                     route.stage_of_position.size(), " positions"));
+  }
+  std::vector<ChunkDurations> out(by_position.size());
+  for (size_t k = 0; k < by_position.size(); ++k) {
+    const int64_t slot = route.stage_of_position[k] * ir.chunks_per_stage +
+                         route.chunk_of_position[k];
+    out[static_cast<size_t>(slot)] = by_position[k];
+  }
+  return out;
+}
+
 absl::StatusOr<SimulationResult> Simulate(
     const PipelineScheduleIR& ir,
     const std::vector<ChunkDurations>& durations) {

@@ -77,6 +77,16 @@ double SpanBubble(const SimulationResult& result);
 absl::StatusOr<SimulationResult> Simulate(
     const PipelineScheduleIR& ir, const std::vector<ChunkDurations>& durations);
 
+// DurationsByStageChunk: the durations of a schedule whose chunks differ
+// by model position (an explicit stage layout: position k holds its own
+// blocks), `by_position` one entry per position of the route, in
+// Simulate's order (stage * chunks_per_stage + chunk). InvalidArgument
+// unless the IR has one route (DualPipe's two directions visit a rank's
+// chunks at different positions) and `by_position` one entry per position.
+absl::StatusOr<std::vector<ChunkDurations>> DurationsByStageChunk(
+    const PipelineScheduleIR& ir,
+    const std::vector<ChunkDurations>& by_position);
+
 // A schedule's commands as a dependency graph in an order that respects
 // every dependency: what Simulate needs besides the durations. Building it
 // checks the IR and finds a deadlock; ScheduleMemo builds it once per shape

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -636,6 +637,57 @@ TEST(Simulate, EveryKindRuns) {
       RunSchedule(ScheduleKind::kSingleStage, 1, 1, 5, Unsplit(1, 2));
   ExpectClose(single.makespan, 15, "single_stage");
   ExpectClose(single.bubble, 0, "single_stage");
+}
+
+// Chunks of unequal durations by model position (an explicit stage
+// layout): each position lands on its (stage, chunk) of the route, and a
+// 1F1B pipeline whose last stage is the slowest runs m of its chunks plus
+// one of every other stage's (the fill's forwards and the drain's
+// backwards), busy m times each stage's own.
+TEST(Simulate, UnequalChunksByPosition) {
+  absl::StatusOr<PipelineScheduleIR> interleaved =
+      BuildSchedule(ScheduleKind::kInterleaved, 2, 2, 4);
+  ASSERT_TRUE(interleaved.ok());
+  std::vector<ChunkDurations> by_position;
+  for (int k = 0; k < 4; ++k) by_position.push_back(Unsplit(k + 1, 0));
+  absl::StatusOr<std::vector<ChunkDurations>> by_chunk =
+      DurationsByStageChunk(*interleaved, by_position);
+  ASSERT_TRUE(by_chunk.ok()) << by_chunk.status();
+  // Position k is chunk k / p of stage k % p: slot stage * 2 + chunk.
+  EXPECT_EQ((*by_chunk)[0].forward, 1);  // position 0: stage 0, chunk 0
+  EXPECT_EQ((*by_chunk)[1].forward, 3);  // position 2: stage 0, chunk 1
+  EXPECT_EQ((*by_chunk)[2].forward, 2);  // position 1: stage 1, chunk 0
+  EXPECT_EQ((*by_chunk)[3].forward, 4);
+
+  absl::StatusOr<PipelineScheduleIR> pipeline =
+      BuildSchedule(ScheduleKind::kOneForwardOneBackward, 4, 1, 8);
+  ASSERT_TRUE(pipeline.ok());
+  const double blocks[] = {1, 2, 2, 3};
+  by_position.clear();
+  for (double n : blocks) by_position.push_back(Unsplit(n, 2 * n));
+  by_chunk = DurationsByStageChunk(*pipeline, by_position);
+  ASSERT_TRUE(by_chunk.ok()) << by_chunk.status();
+  absl::StatusOr<SimulationResult> r = Simulate(*pipeline, *by_chunk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // T_s = 3 n_s: 8 * 9 + (3 + 6 + 6).
+  ExpectClose(r->makespan, 87, "makespan");
+  ExpectClose(r->bubble, 15, "bubble");
+  for (int s = 0; s < 4; ++s) {
+    ExpectClose(r->stages[s].compute_busy, 8 * 3 * blocks[s],
+                absl::StrCat("stage ", s, " busy"));
+  }
+
+  // One entry per position, and one route only.
+  by_position.pop_back();
+  EXPECT_EQ(DurationsByStageChunk(*pipeline, by_position).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<PipelineScheduleIR> dualpipe =
+      BuildSchedule(ScheduleKind::kDualPipe, 4, 1, 8);
+  ASSERT_TRUE(dualpipe.ok());
+  EXPECT_EQ(DurationsByStageChunk(*dualpipe, std::vector<ChunkDurations>(4))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -10,8 +10,11 @@ namespace blueprint {
 
 double SimulatedTotalTime(const SimulationResult& result,
                           const TimelineInputs& inputs) {
-  return inputs.total_time + (result.bubble - (inputs.analysis_bubble_time +
-                                               inputs.bubble_reduction_time));
+  const double bubble =
+      inputs.total_time + (result.bubble - (inputs.analysis_bubble_time +
+                                            inputs.bubble_reduction_time));
+  if (inputs.analysis_busy_time <= 0) return bubble;
+  return bubble + (result.max_compute_busy - inputs.analysis_busy_time);
 }
 
 std::string PrintTimeline(const PipelineScheduleIR& ir,
@@ -42,11 +45,23 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
     }
     absl::StrAppend(&out, " plan ", inputs.plan_source, "\n");
   }
+  for (size_t k = 0; k < inputs.position_durations.size(); ++k) {
+    const ChunkDurations& position = inputs.position_durations[k];
+    absl::StrAppend(&out, "position ", k, " forward ",
+                    FormatDouble(position.forward), " backward_input ",
+                    FormatDouble(position.backward_input), " backward_weight ",
+                    FormatDouble(position.backward_weight), "\n");
+  }
   absl::StrAppend(
       &out, "makespan ", FormatDouble(result.makespan), "\nbubble ",
       FormatDouble(result.bubble), "\nanalysis_bubble_time ",
       FormatDouble(inputs.analysis_bubble_time), "\nbubble_reduction_time ",
-      FormatDouble(inputs.bubble_reduction_time), "\nunscheduled_bubble_time ",
+      FormatDouble(inputs.bubble_reduction_time),
+      inputs.analysis_busy_time > 0
+          ? absl::StrCat("\nanalysis_busy_time ",
+                         FormatDouble(inputs.analysis_busy_time))
+          : "",
+      "\nunscheduled_bubble_time ",
       FormatDouble(inputs.unscheduled_bubble_time), "\ntotal_time ",
       FormatDouble(inputs.total_time), "\nsimulated_total_time ",
       FormatDouble(SimulatedTotalTime(result, inputs)), "\n");
@@ -137,6 +152,18 @@ nlohmann::json TimelineJson(const PipelineScheduleIR& ir,
   if (d.overlapped_forward_backward >= 0) {
     out["durations"]["overlapped_forward_backward"] =
         d.overlapped_forward_backward;
+  }
+  if (inputs.analysis_busy_time > 0) {
+    out["analysis_busy_time"] = inputs.analysis_busy_time;
+  }
+  if (!inputs.position_durations.empty()) {
+    nlohmann::json positions = nlohmann::json::array();
+    for (const ChunkDurations& position : inputs.position_durations) {
+      positions.push_back({{"forward", position.forward},
+                           {"backward_input", position.backward_input},
+                           {"backward_weight", position.backward_weight}});
+    }
+    out["position_durations"] = std::move(positions);
   }
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < ir.stages.size(); ++s) {

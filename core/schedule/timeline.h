@@ -16,9 +16,14 @@ namespace blueprint {
 
 // What a timeline is priced with, printed in its header.
 struct TimelineInputs {
+  // Every chunk's durations; under an explicit stage layout the busiest
+  // chunk's, and position_durations holds each model position's (one per
+  // stage_blocks entry: the durations Simulate is given, by position).
   ChunkDurations durations;
+  std::vector<ChunkDurations> position_durations;
   // The iteration analysis' bubble_time and the uneven-layout reduction it
-  // subtracts, which the simulation's equal chunks do not see. For
+  // subtracts, which the simulation's equal chunks do not see (0 when
+  // position_durations give each chunk its own blocks). For
   // single_stage, 1f1b, interleaved_1f1b and forward_only it is the analytic
   // bubble the simulation re-proves; gpipe and dualpipe_v take it from this
   // same simulation.
@@ -29,6 +34,12 @@ struct TimelineInputs {
   // simulation re-proves analysis_bubble_time + bubble_reduction_time -
   // unscheduled_bubble_time.
   double unscheduled_bubble_time = 0;
+  // Under an explicit layout (position_durations given): the busiest
+  // stage's chunk compute as the analysis prices it (m * v * chunk_time,
+  // the busiest rank's chunks at their mean rounded up), which the
+  // simulation's busiest stage may undercut; 0 otherwise (the simulated
+  // chunks are the analysis' own).
+  double analysis_busy_time = 0;
   // The analysis' whole step (total_time): the pipeline plus what lies
   // outside it (DP communication, the optimizer step, ...).
   double total_time = 0;
@@ -48,14 +59,17 @@ struct TimelineInputs {
 };
 
 // total_time with the analytic bubble (analysis_bubble_time +
-// bubble_reduction_time: the simulated chunks are all equal, so the
-// simulation has no uneven-layout reduction) replaced by the simulated one.
-// Equal to total_time wherever the simulation re-proves the bubble.
+// bubble_reduction_time: with equal simulated chunks the simulation has no
+// uneven-layout reduction) replaced by the simulated one, and under a
+// layout the analysis' busiest compute (analysis_busy_time) by the
+// simulation's. Equal to total_time wherever the simulation re-proves the
+// bubble.
 double SimulatedTotalTime(const SimulationResult& result,
                           const TimelineInputs& inputs);
 
 // PrintTimeline: "pipeline_timeline/1", the schedule's shape, its inputs
-// (and, when given, a "priced_by" line naming each duration's source),
+// (and, when given, a "priced_by" line naming each duration's source, and
+// one "position" line per model position under a layout),
 // the pipeline's makespan (forward and backward passes only), the simulated
 // and analytic bubble, total_time and simulated_total_time, then per stage its
 // figures and one line per command: index, kind, microbatch and chunk (where it
@@ -69,7 +83,8 @@ std::string PrintTimeline(const PipelineScheduleIR& ir,
 //   {"format": "blueprinting.pipeline_timeline/1", "schedule", "p", "v",
 //    "m", "training", "makespan", "bubble", "analysis_bubble_time",
 //    "bubble_reduction_time", "unscheduled_bubble_time", "total_time",
-//    "simulated_total_time", "durations": {...}, "stages": [{"busy", "idle",
+//    "simulated_total_time", "durations": {...}, "position_durations":
+//    [{...}] (under a layout only), "stages": [{"busy", "idle",
 //    "peak_live_chunks",
 //                "peak_live_microbatches",
 //                "commands": [{"kind": "F"|"B"|"W"|"FB"|..., "microbatch",

@@ -126,7 +126,7 @@ int64_t CheckSchedule(const SpecView& view, Collector* out) {
 
 // A simulated schedule's shape rules (core/schedule ScheduleShapeErrors:
 // dualpipe_v needs m >= 2p, the command count is bounded, ...) on the
-// spec's fields, and the even stage layout its equal chunks assume. Checked
+// spec's fields, and the stage layouts its route can take. Checked
 // here so that a spec the checker accepts always analyses.
 void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
                             Collector* out) {
@@ -135,12 +135,13 @@ void CheckSimulatedSchedule(const SpecView& view, bool degrees_ok, int64_t v,
   if (!kind.has_value() || !degrees_ok) return;
   const std::string field = "parallelism.pipeline.schedule";
   const std::string name = PipelineScheduleName(view.pipeline->schedule);
-  if (!view.pipeline->stage_blocks.empty()) {
+  if (!view.pipeline->stage_blocks.empty() && !TakesStageLayout(*kind)) {
     out->Add("parallelism.pipeline.stage_blocks", ErrorCode::kUnsupported,
              absl::StrCat("parallelism.pipeline.stage_blocks cannot be "
                           "combined with ", field, " ", name,
-                          ": the simulated schedules price equal stages; "
-                          "use 1f1b or interleaved_1f1b"));
+                          ": its route does not put model stage k on rank "
+                          "k % degree (Megatron-LM's layout order); use "
+                          "1f1b, interleaved_1f1b, gpipe, zb_h1 or zb_h2"));
   }
   if (view.pipeline->stage_layout == StageLayout::kUneven) {
     out->Add("parallelism.pipeline.stage_layout", ErrorCode::kUnsupported,

@@ -200,15 +200,25 @@ TEST(CheckSpec, ExplicitStageBlocksReportEveryViolation) {
                 "parallelism.pipeline.stage_blocks sums to 97 blocks but "
                 "model.num_blocks (96): every block sits on exactly one "
                 "stage"});
-  // The simulated schedules price equal stages.
-  spec.parallelism.pipeline.schedule = GPipe{};
-  spec.parallelism.pipeline.stage_blocks = {12, 12, 12, 12, 12, 12, 12, 12};
+  // A one-route schedule in Megatron-LM's order takes a layout, simulated
+  // or not; a V (zb_v, dualpipe_v) or two routes (dualpipe) do not.
+  spec.parallelism.pipeline.stage_blocks = {11, 12, 12, 13, 13, 12, 12, 11};
+  for (const PipelineSchedule& schedule :
+       {PipelineSchedule(GPipe{}), PipelineSchedule(ZeroBubbleH1{}),
+        PipelineSchedule(ZeroBubbleH2{})}) {
+    spec.parallelism.pipeline.schedule = schedule;
+    EXPECT_THAT(Messages(spec), ::testing::IsEmpty());
+  }
+  spec.parallelism.pipeline.schedule = ZeroBubbleV{};
+  spec.parallelism.pipeline.stage_blocks = {6, 6, 6, 6, 6, 6, 6, 6,
+                                            6, 6, 6, 6, 6, 6, 6, 6};
   EXPECT_EQ(Messages(spec),
             std::vector<std::string>{
                 "parallelism.pipeline.stage_blocks cannot be combined with "
-                "parallelism.pipeline.schedule gpipe: the simulated "
-                "schedules price equal stages; use 1f1b or "
-                "interleaved_1f1b"});
+                "parallelism.pipeline.schedule zb_v: its route does not put "
+                "model stage k on rank k % degree (Megatron-LM's layout "
+                "order); use 1f1b, interleaved_1f1b, gpipe, zb_h1 or "
+                "zb_h2"});
 }
 
 // One rule per row: the code, the mutation, the field and the exact message.
