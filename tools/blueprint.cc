@@ -34,6 +34,7 @@
 #include "core/api/commands.h"
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
+#include "core/api/serving_commands.h"
 #include "core/api/validate_command.h"
 #include "core/base/input_limits.h"
 #include "core/base/parse_int.h"
@@ -521,6 +522,16 @@ std::optional<CommandResult> RunSearch(const Args& args) {
   return result;
 }
 
+// serve explain SPEC.json FIGURE.
+std::optional<CommandResult> RunServeExplain(const Args& args) {
+  if (args.size() != 2) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
+    return failed;
+  }
+  return ServeExplain(files[0], args[1]);
+}
+
 struct Subcommand {
   std::vector<std::string> words;  // e.g. {"import", "calculon"}
   const char* synopsis;            // the arguments after the words
@@ -568,6 +579,24 @@ const std::vector<Subcommand>& Subcommands() {
        "the formula of one report figure with its values, then its lineage "
        "back to spec and system; --depth N stops the tree N levels down",
        &RunExplain},
+      {{"serve"},
+       "SPEC.json",
+       "the serving analysis of a serving spec "
+       "(blueprinting.serving_spec/1, core/serving/README.md): KV cache per "
+       "token and rank, memory left for it and max_concurrency, prefill and "
+       "decode step times, ttft, tpot, requests and tokens per second, each "
+       "figure with its formula and lineage",
+       [](const Args& args) { return WithSpec(args, &Serve); }},
+      {{"serve", "check"},
+       "SPEC.json",
+       "every violated rule of a serving spec, or the serving spec in "
+       "canonical form (presets expanded, every field spelled out)",
+       [](const Args& args) { return WithSpec(args, &ServeCheck); }},
+      {{"serve", "explain"},
+       "SPEC.json FIGURE",
+       "one serving figure's value and formula, then its sources down to "
+       "the spec's and the system's values",
+       &RunServeExplain},
       {{"schedule"},
        "SPEC.json [--json]",
        "the concrete pipeline schedule of the spec, simulated: every "
