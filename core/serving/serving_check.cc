@@ -125,11 +125,12 @@ std::optional<int64_t> CheckPool(const ServingSpec& spec,
   const std::string p_path = path + ".pipeline";
   const std::string e_path = path + ".expert";
   const std::string a_path = path + ".attention_data";
-  bool ok = out->RequireCount(t_path, pool.tensor);
-  ok = out->RequireCount(p_path, pool.pipeline) && ok;
-  ok = out->RequireCount(e_path, pool.expert) && ok;
-  ok = out->RequireCount(a_path, pool.attention_data) && ok;
-  ok = out->RequireCount(path + ".replicas", pool.replicas) && ok;
+  bool ok = true;
+  for (const ServingPoolKey& key : kServingPoolKeys) {
+    ok = out->RequireCount(absl::StrCat(path, ".", key.key),
+                           pool.*key.field) &&
+         ok;
+  }
   if (!ok) return std::nullopt;
   if (m.attn_heads > 0) {
     out->RequireDivides(t_path, pool.tensor, "model.attn_heads", m.attn_heads,

@@ -15,20 +15,10 @@ namespace {
 
 using serving_test::Aggregated;
 using serving_test::Disaggregated;
+using serving_test::Fields;
+using serving_test::Parse;
 using serving_test::Pool;
 using serving_test::SpecText;
-
-ServingSpec Parse(const SpecText& text) {
-  absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(text.Json());
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return spec.ok() ? *spec : ServingSpec{};
-}
-
-std::vector<std::string> Fields(const std::vector<FieldError>& errors) {
-  std::vector<std::string> out;
-  for (const FieldError& e : errors) out.push_back(e.field);
-  return out;
-}
 
 TEST(ServingCheck, AcceptsLlamaOnEightH100) {
   EXPECT_TRUE(FindServingViolations(Parse(SpecText{})).empty());

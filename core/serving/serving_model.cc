@@ -294,73 +294,106 @@ struct Rates {
   const ProcessorRate* gemm = nullptr;
   double achievable = 0;
   const ProcessorRate* attention = nullptr;  // bfloat16
+  std::string gemm_source;                   // "system:matrix.<datatype>"
 };
+
+// What a pool's steps read: the served model, the pool's shape, memory and
+// forward FLOPs per token, and its spec path.
+struct PoolTerms {
+  TransformerModel model;
+  Shape s;
+  PoolMemory mem;
+  ForwardFlops f;
+  const char* path = "";
+};
+
+PoolTerms TermsOf(const ServingSpec& spec, PoolRole role) {
+  const bool decode = role != PoolRole::kPrefill;
+  const ServingPool& pool = decode ? DecodePool(spec) : PrefillPool(spec);
+  PoolTerms out;
+  out.model = ServedModel(spec.model);
+  out.s = ShapeOf(out.model, pool);
+  out.mem = PoolMemoryOf(
+      spec, pool, IsDisaggregated(spec) ? role : PoolRole::kShared);
+  out.f = ForwardFlopsPerToken(AccountedModelOf(out.model),
+                               out.s.padded_vocabulary);
+  out.path = decode ? DecodePoolPath(spec) : PrefillPoolPath(spec);
+  return out;
+}
+
+// One stage's GEMMs and attention, block by block (the efficiency tables
+// looked up at one block's FLOPs on one rank), and the last stage's logits.
+double StageComputeTime(const Rates& rates, const Shape& s, double gemm_flops,
+                        double attention_flops, double logits_flops) {
+  return s.blocks_per_stage * (GemmTime(rates.gemm, rates.achievable,
+                                        gemm_flops) +
+                               FlopTime(rates.attention, attention_flops)) +
+         GemmTime(rates.gemm, rates.achievable, logits_flops);
+}
+
+// A pipeline send of `bytes` per rank to the next stage (0 without
+// stages), on the tier that holds the replica; `tier` receives it.
+double SendTime(const ServingSpec& spec, const Shape& s, double bytes,
+                size_t* tier) {
+  *tier = TierOf(spec.system, s.stage_ranks * s.p);
+  return s.p > 1 ? CollectiveTime(spec.system.networks[*tier],
+                                  CollectiveOp::kPointToPoint, bytes,
+                                  kPointToPointPeers)
+                 : 0;
+}
 
 void AddPrefillFigures(const ServingSpec& spec, const Rates& rates,
                        Builder* b) {
-  const TransformerModel model = ServedModel(spec.model);
-  const ServingPool& pool = PrefillPool(spec);
-  const char* path = PrefillPoolPath(spec);
-  const Shape s = ShapeOf(model, pool);
-  const PoolMemory mem = PoolMemoryOf(
-      spec, pool, IsDisaggregated(spec) ? PoolRole::kPrefill : PoolRole::kShared);
-  const ForwardFlops f =
-      ForwardFlopsPerToken(AccountedModelOf(model), s.padded_vocabulary);
+  const PoolTerms p = TermsOf(spec, PoolRole::kPrefill);
+  const Shape& s = p.s;
   const double input = static_cast<double>(spec.workload.input_tokens);
-  const double blocks = static_cast<double>(model.num_blocks);
-  const double compute =
-      s.blocks_per_stage *
-          (GemmTime(rates.gemm, rates.achievable,
-                    input * f.gemm / (blocks * s.t)) +
-           FlopTime(rates.attention, input * input * f.attention / s.t)) +
-      GemmTime(rates.gemm, rates.achievable, f.logits / s.t);
+  const double blocks = static_cast<double>(p.model.num_blocks);
+  const double compute = StageComputeTime(
+      rates, s, input * p.f.gemm / (blocks * s.t),
+      input * input * p.f.attention / s.t, p.f.logits / s.t);
   const double memory =
-      MemoryTime(spec.system.mem1, mem.weight_bytes_per_rank) +
-      MemoryTime(spec.system.mem1, input * mem.kv_bytes_per_token_per_rank);
+      MemoryTime(spec.system.mem1, p.mem.weight_bytes_per_rank) +
+      MemoryTime(spec.system.mem1, input * p.mem.kv_bytes_per_token_per_rank);
   std::vector<std::string> collective_sources = {
-      "spec:model", "spec:workload.input_tokens", PoolField(path, "tensor"),
-      PoolField(path, "attention_data"), PoolField(path, "expert")};
+      "spec:model", "spec:workload.input_tokens", PoolField(p.path, "tensor"),
+      PoolField(p.path, "attention_data"), PoolField(p.path, "expert")};
   const double collective =
       StageCollectiveTime(spec, s, input, &collective_sources);
-  const size_t replica_tier = TierOf(spec.system, s.stage_ranks * s.p);
-  const double send =
-      s.p > 1 ? CollectiveTime(spec.system.networks[replica_tier],
-                               CollectiveOp::kPointToPoint,
-                               input * static_cast<double>(model.hidden) *
-                                   kActivationBytes / s.t,
-                               kPointToPointPeers)
-              : 0;
-  const std::string matrix =
-      absl::StrCat("system:matrix.", EnumName(spec.weight_datatype));
+  size_t tier = 0;
+  const double send = SendTime(
+      spec, s,
+      input * static_cast<double>(p.model.hidden) * kActivationBytes / s.t,
+      &tier);
   BP_SET(*b, prefill_compute_time, compute, "spec:model",
-         "spec:workload.input_tokens", PoolField(path, "tensor"),
-         PoolField(path, "pipeline"), matrix, "system:matrix.bfloat16");
+         "spec:workload.input_tokens", PoolField(p.path, "tensor"),
+         PoolField(p.path, "pipeline"), rates.gemm_source,
+         "system:matrix.bfloat16");
   BP_SET(*b, prefill_memory_time, memory, "system:mem1",
          "serving:weight_bytes_per_rank",
          "serving:kv_cache_bytes_per_token_per_rank");
   b->Set(&ServingFigures::prefill_collective_time, "prefill_collective_time",
          collective, collective_sources);
   BP_SET(*b, prefill_send_time, send, "spec:model",
-         "spec:workload.input_tokens", PoolField(path, "pipeline"),
-         TierSource(replica_tier));
+         "spec:workload.input_tokens", PoolField(p.path, "pipeline"),
+         TierSource(tier));
   const double stage = std::max(compute, memory) + collective;
   BP_SET(*b, prefill_stage_time, stage, "serving:prefill_compute_time",
          "serving:prefill_memory_time", "serving:prefill_collective_time");
   BP_SET(*b, prefill_time, s.p * stage + (s.p - 1) * send,
-         PoolField(path, "pipeline"), "serving:prefill_stage_time",
+         PoolField(p.path, "pipeline"), "serving:prefill_stage_time",
          "serving:prefill_send_time");
   BP_SET(*b, prefill_replica_time_per_request, (stage + send) / s.a,
          "serving:prefill_stage_time", "serving:prefill_send_time",
-         PoolField(path, "attention_data"));
+         PoolField(p.path, "attention_data"));
   if (IsDisaggregated(spec)) {
     const size_t last = spec.system.networks.size() - 1;
     BP_SET(*b, kv_transfer_time,
            CollectiveTime(spec.system.networks[last],
                           CollectiveOp::kPointToPoint,
-                          input * mem.kv_bytes_per_token_per_rank,
+                          input * p.mem.kv_bytes_per_token_per_rank,
                           kPointToPointPeers),
-           "spec:workload.input_tokens", PoolField(path, "tensor"),
-           PoolField(path, "pipeline"), TierSource(last));
+           "spec:workload.input_tokens", PoolField(p.path, "tensor"),
+           PoolField(p.path, "pipeline"), TierSource(last));
   } else {
     BP_SET(*b, kv_transfer_time, 0, "spec:pools.type");
   }
@@ -368,82 +401,69 @@ void AddPrefillFigures(const ServingSpec& spec, const Rates& rates,
 
 void AddDecodeFigures(const ServingSpec& spec, const Rates& rates,
                       Builder* b) {
-  const TransformerModel model = ServedModel(spec.model);
-  const ServingPool& pool = DecodePool(spec);
-  const char* path = DecodePoolPath(spec);
-  const Shape s = ShapeOf(model, pool);
-  const PoolMemory mem = PoolMemoryOf(
-      spec, pool, IsDisaggregated(spec) ? PoolRole::kDecode : PoolRole::kShared);
-  const ForwardFlops f =
-      ForwardFlopsPerToken(AccountedModelOf(model), s.padded_vocabulary);
+  const PoolTerms d = TermsOf(spec, PoolRole::kDecode);
+  const Shape& s = d.s;
   const ServingWorkload& w = spec.workload;
   const double context = static_cast<double>(w.input_tokens) +
                          static_cast<double>(w.output_tokens) / 2;
   const double microbatch = static_cast<double>(w.concurrency) / s.p;
   const double group_tokens = microbatch / s.a;
-  const double blocks = static_cast<double>(model.num_blocks);
-  const double compute =
-      s.blocks_per_stage *
-          (GemmTime(rates.gemm, rates.achievable,
-                    microbatch * f.gemm / (blocks * s.stage_ranks)) +
-           FlopTime(rates.attention, group_tokens * kFullRowOverCausalHalf *
-                                         context * f.attention / s.t)) +
-      GemmTime(rates.gemm, rates.achievable,
-               microbatch * f.logits / s.stage_ranks);
+  const double blocks = static_cast<double>(d.model.num_blocks);
+  const double compute = StageComputeTime(
+      rates, s, microbatch * d.f.gemm / (blocks * s.stage_ranks),
+      group_tokens * kFullRowOverCausalHalf * context * d.f.attention / s.t,
+      microbatch * d.f.logits / s.stage_ranks);
   // With uniform routing (the assumption of core/plan/hardware.h
   // DeduplicatedAllToAllTime), an expert receives none of the microbatch's
   // tokens with probability (1 - topk / experts)^tokens: its weights are
   // not read.
   double untouched = 0;
-  if (model.moe) {
-    const double miss = 1 - static_cast<double>(model.moe->topk) /
-                                static_cast<double>(model.moe->experts);
+  if (d.model.moe) {
+    const double miss = 1 - static_cast<double>(d.model.moe->topk) /
+                                static_cast<double>(d.model.moe->experts);
     untouched = std::pow(miss, microbatch);
   }
   const double weight_read = MemoryTime(
       spec.system.mem1,
-      mem.weight_bytes_per_rank - untouched * mem.routed_bytes_per_rank);
+      d.mem.weight_bytes_per_rank - untouched * d.mem.routed_bytes_per_rank);
   const double memory =
       weight_read + MemoryTime(spec.system.mem1,
                                group_tokens * context *
-                                   mem.kv_bytes_per_token_per_rank);
+                                   d.mem.kv_bytes_per_token_per_rank);
   std::vector<std::string> collective_sources = {
-      "spec:model", "spec:workload.concurrency", PoolField(path, "tensor"),
-      PoolField(path, "attention_data"), PoolField(path, "expert"),
-      PoolField(path, "pipeline")};
+      "spec:model", "spec:workload.concurrency", PoolField(d.path, "tensor"),
+      PoolField(d.path, "attention_data"), PoolField(d.path, "expert"),
+      PoolField(d.path, "pipeline")};
   const double collective =
       StageCollectiveTime(spec, s, group_tokens, &collective_sources);
-  const size_t replica_tier = TierOf(spec.system, s.stage_ranks * s.p);
-  const double send =
-      s.p > 1 ? CollectiveTime(spec.system.networks[replica_tier],
-                               CollectiveOp::kPointToPoint,
-                               microbatch * static_cast<double>(model.hidden) *
+  size_t tier = 0;
+  const double send = SendTime(spec, s,
+                               microbatch *
+                                   static_cast<double>(d.model.hidden) *
                                    kActivationBytes / s.stage_ranks,
-                               kPointToPointPeers)
-              : 0;
-  const std::string matrix =
-      absl::StrCat("system:matrix.", EnumName(spec.weight_datatype));
+                               &tier);
   BP_SET(*b, decode_context_tokens, context, "spec:workload.input_tokens",
          "spec:workload.output_tokens");
   BP_SET(*b, decode_compute_time, compute, "spec:model",
          "spec:workload.concurrency", "serving:decode_context_tokens",
-         PoolField(path, "tensor"), PoolField(path, "attention_data"),
-         PoolField(path, "pipeline"), matrix, "system:matrix.bfloat16");
+         PoolField(d.path, "tensor"), PoolField(d.path, "attention_data"),
+         PoolField(d.path, "pipeline"), rates.gemm_source,
+         "system:matrix.bfloat16");
   BP_SET(*b, decode_weight_read_time, weight_read, "system:mem1",
          "serving:weight_bytes_per_rank", "spec:workload.concurrency",
-         PoolField(path, "pipeline"));
+         PoolField(d.path, "pipeline"));
   BP_SET(*b, decode_memory_time, memory, "serving:decode_weight_read_time",
          "system:mem1", "serving:decode_context_tokens",
          "serving:kv_cache_bytes_per_token_per_rank");
   b->Set(&ServingFigures::decode_collective_time, "decode_collective_time",
          collective, collective_sources);
   BP_SET(*b, decode_send_time, send, "spec:model", "spec:workload.concurrency",
-         PoolField(path, "pipeline"), TierSource(replica_tier));
+         PoolField(d.path, "pipeline"), TierSource(tier));
   const double stage = std::max(compute, memory) + collective;
   BP_SET(*b, decode_stage_time, stage, "serving:decode_compute_time",
          "serving:decode_memory_time", "serving:decode_collective_time");
   BP_SET(*b, decode_step_time, s.p * (stage + send),
-         PoolField(path, "pipeline"), "serving:decode_stage_time",
+         PoolField(d.path, "pipeline"), "serving:decode_stage_time",
          "serving:decode_send_time");
 }
 
@@ -529,6 +549,8 @@ absl::StatusOr<ServingAnalysis> AnalyzeServing(const ServingSpec& spec) {
   rates.gemm = EngineRate(spec.system.matrix, spec.weight_datatype);
   rates.achievable = AchievableThroughput(rates.gemm);
   rates.attention = EngineRate(spec.system.matrix, DataType::kBFloat16);
+  rates.gemm_source =
+      absl::StrCat("system:matrix.", EnumName(spec.weight_datatype));
   Builder builder;
   AddMemoryFigures(spec, &builder);
   AddPrefillFigures(spec, rates, &builder);

@@ -19,14 +19,9 @@ namespace {
 
 using serving_test::Aggregated;
 using serving_test::Disaggregated;
+using serving_test::Parse;
 using serving_test::Pool;
 using serving_test::SpecText;
-
-ServingSpec Parse(const SpecText& text) {
-  absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(text.Json());
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  return spec.ok() ? *spec : ServingSpec{};
-}
 
 ServingFigures Analyze(const SpecText& text) {
   absl::StatusOr<ServingAnalysis> analysis = AnalyzeServing(Parse(text));

@@ -23,10 +23,11 @@ using Json = nlohmann::json;
 constexpr char kFigurePrefix[] = "serving:";
 
 std::string PoolLine(const char* name, const ServingPool& pool) {
-  return absl::StrCat("pool ", name, " tensor=", pool.tensor,
-                      " pipeline=", pool.pipeline, " expert=", pool.expert,
-                      " attention_data=", pool.attention_data,
-                      " replicas=", pool.replicas, "\n");
+  std::string out = absl::StrCat("pool ", name);
+  for (const ServingPoolKey& key : kServingPoolKeys) {
+    absl::StrAppend(&out, " ", key.key, "=", pool.*key.field);
+  }
+  return out + "\n";
 }
 
 // The value at a dotted JSON path with [index] parts ("mem1.GiB",

@@ -95,21 +95,17 @@ std::optional<System> SystemOfPreset(const std::string& name,
 void ReadPool(const Json& value, const std::string& path,
               std::vector<FieldError>* errors, ServingPool* out) {
   JsonObjectReader reader(value, path, errors);
-  reader.ReadInt("tensor", &out->tensor);
-  reader.ReadInt("pipeline", &out->pipeline);
-  reader.ReadInt("expert", &out->expert);
-  reader.ReadInt("attention_data", &out->attention_data);
-  reader.ReadInt("replicas", &out->replicas);
+  for (const ServingPoolKey& key : kServingPoolKeys) {
+    reader.ReadInt(key.key, &(out->*key.field));
+  }
   reader.RejectUnknownKeys();
 }
 
 Json PoolToJson(const ServingPool& pool) {
   Json out = Json::object();
-  out["tensor"] = pool.tensor;
-  out["pipeline"] = pool.pipeline;
-  out["expert"] = pool.expert;
-  out["attention_data"] = pool.attention_data;
-  out["replicas"] = pool.replicas;
+  for (const ServingPoolKey& key : kServingPoolKeys) {
+    out[key.key] = pool.*key.field;
+  }
   return out;
 }
 
@@ -217,24 +213,27 @@ void ReadSystemAndModel(JsonObjectReader* top, ServingSpec* spec) {
 
 }  // namespace
 
-const ServingPool& DecodePool(const ServingSpec& spec) {
+namespace {
+
+// The pool of each role: the shared one, or the role's own.
+const ServingPool& PoolOf(const ServingSpec& spec, bool decode) {
   return std::visit(
       Overloaded{
           [](const AggregatedPools& a) -> const ServingPool& { return a.pool; },
-          [](const DisaggregatedPools& d) -> const ServingPool& {
-            return d.decode;
+          [decode](const DisaggregatedPools& d) -> const ServingPool& {
+            return decode ? d.decode : d.prefill;
           }},
       spec.pools);
 }
 
+}  // namespace
+
+const ServingPool& DecodePool(const ServingSpec& spec) {
+  return PoolOf(spec, /*decode=*/true);
+}
+
 const ServingPool& PrefillPool(const ServingSpec& spec) {
-  return std::visit(
-      Overloaded{
-          [](const AggregatedPools& a) -> const ServingPool& { return a.pool; },
-          [](const DisaggregatedPools& d) -> const ServingPool& {
-            return d.prefill;
-          }},
-      spec.pools);
+  return PoolOf(spec, /*decode=*/false);
 }
 
 const char* DecodePoolPath(const ServingSpec& spec) {

@@ -52,6 +52,21 @@ struct ServingPool {
   int64_t replicas = 1;
 };
 
+// The integer fields of a pool, each a count of at least 1, in canonical
+// order: the one list the JSON reader and writer, the checker and the
+// analysis text go through.
+struct ServingPoolKey {
+  const char* key;
+  int64_t ServingPool::*field;
+};
+inline constexpr ServingPoolKey kServingPoolKeys[] = {
+    {"tensor", &ServingPool::tensor},
+    {"pipeline", &ServingPool::pipeline},
+    {"expert", &ServingPool::expert},
+    {"attention_data", &ServingPool::attention_data},
+    {"replicas", &ServingPool::replicas},
+};
+
 // Prefill and decode share every replica (continuous batching, a prompt's
 // prefill run as its own step).
 struct AggregatedPools {

@@ -17,9 +17,7 @@ using serving_test::Pool;
 using serving_test::SpecText;
 
 std::vector<std::string> Fields(const absl::Status& status) {
-  std::vector<std::string> out;
-  for (const FieldError& e : FieldErrorsOf(status)) out.push_back(e.field);
-  return out;
+  return serving_test::Fields(FieldErrorsOf(status));
 }
 
 TEST(ServingSpec, ReadsPresetsAndPrintsCanonicalJsonThatRoundTrips) {

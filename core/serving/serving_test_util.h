@@ -5,7 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "core/base/field_errors.h"
+#include "core/serving/serving_spec.h"
+#include "gtest/gtest.h"
 
 namespace blueprint {
 namespace serving_test {
@@ -51,6 +56,20 @@ struct SpecText {
         "}, \"speculative\": {\"type\": \"none\"}}");
   }
 };
+
+// The spec of `text`, which must parse.
+inline ServingSpec Parse(const SpecText& text) {
+  absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(text.Json());
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return spec.ok() ? *spec : ServingSpec{};
+}
+
+// The fields of errors, in order.
+inline std::vector<std::string> Fields(const std::vector<FieldError>& errors) {
+  std::vector<std::string> out;
+  for (const FieldError& e : errors) out.push_back(e.field);
+  return out;
+}
 
 }  // namespace serving_test
 }  // namespace blueprint
