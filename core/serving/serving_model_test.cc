@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "core/base/units.h"
 #include "core/presets/presets.h"
+#include "core/serving/serving_check.h"
 #include "core/serving/serving_report.h"
 #include "core/serving/serving_spec.h"
 #include "core/serving/serving_test_util.h"
@@ -229,6 +230,63 @@ TEST(ServingReport, TextAndExplainCoverEveryFigure) {
   EXPECT_TRUE(absl::StrContains(*max, "spec:memory_utilization = 0.9"))
       << *max;
   EXPECT_FALSE(ExplainServingFigure(spec, *analysis, "mfu").ok());
+}
+
+}  // namespace
+}  // namespace blueprint
+
+namespace blueprint {
+namespace {
+
+// What the checker accepts, the analysis prices: over a grid of mappings
+// and workloads of a GQA and an MLA model, every accepted spec analyses
+// without error to finite figures at least 0 (AnalyzeServing verifies that),
+// and decode never falls under the weight-read roofline.
+TEST(ServingModel, EveryAcceptedSpecOfAGridAnalyses) {
+  int accepted = 0, rejected = 0;
+  for (const char* model : {"\"llama3.1-8b\"", "\"deepseek-v3\""}) {
+    for (int64_t t : {1, 2, 8}) {
+      for (int64_t p : {1, 2}) {
+        for (int64_t a : {1, 4}) {
+          for (int64_t e : {1, 8}) {
+            for (int64_t c : {1, 8, 64, 4096}) {
+              for (bool disaggregated : {false, true}) {
+                SpecText text;
+                text.model = model;
+                text.system = "\"h200_sxm_141g\"";
+                text.weight_datatype = "float8";
+                text.concurrency = c;
+                text.output_tokens = c == 1 ? 1 : 256;
+                const std::string pool = Pool(t, p, e, a);
+                text.pools = disaggregated ? Disaggregated(pool, pool)
+                                           : Aggregated(pool);
+                const ServingSpec spec = Parse(text);
+                if (!FindServingViolations(spec).empty()) {
+                  ++rejected;
+                  continue;
+                }
+                ++accepted;
+                absl::StatusOr<ServingAnalysis> analysis =
+                    AnalyzeServing(spec);
+                ASSERT_TRUE(analysis.ok()) << text.Json() << "\n"
+                                           << analysis.status();
+                const ServingFigures& f = analysis->figures;
+                EXPECT_GE(f.decode_step_time, f.decode_weight_read_time)
+                    << text.Json();
+                if (!spec.model.moe) {
+                  EXPECT_GE(f.decode_step_time,
+                            f.weight_bytes_per_rank / (4800 * kGB))
+                      << text.Json();
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 40);
+  EXPECT_GT(rejected, 40);
 }
 
 }  // namespace
