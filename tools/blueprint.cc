@@ -187,7 +187,14 @@ std::optional<CommandResult> RunImportCalculon(const Args& args) {
   return ImportCalculon(files[0], files[1], files[2]);
 }
 
-std::optional<CommandResult> RunImportMegatron(const Args& args) {
+// An import on a system, with or without a Hugging Face config: `import
+// megatron`'s and `import vllm`'s runner.
+using SystemImporter = CommandResult (*)(const std::string& system_json,
+                                         const std::vector<std::string>& args,
+                                         const std::string* hf_config_json);
+
+std::optional<CommandResult> RunImportOnSystem(const Args& args,
+                                               SystemImporter import) {
   // --system SYS [--hf-config CONFIG] -- ARGS...: the two options in either
   // order, each also as --option=VALUE; SYS and CONFIG are files or presets.
   struct Option {
@@ -229,8 +236,16 @@ std::optional<CommandResult> RunImportMegatron(const Args& args) {
       return failed;
     }
   }
-  return ImportMegatron(system_text, Args(args.begin() + next + 1, args.end()),
-                        config.value ? &config_text : nullptr);
+  return import(system_text, Args(args.begin() + next + 1, args.end()),
+                config.value ? &config_text : nullptr);
+}
+
+std::optional<CommandResult> RunImportMegatron(const Args& args) {
+  return RunImportOnSystem(args, &ImportMegatron);
+}
+
+std::optional<CommandResult> RunImportVllm(const Args& args) {
+  return RunImportOnSystem(args, &ImportVllm);
 }
 
 // Reads the one spec file `args` must name.
@@ -552,6 +567,14 @@ const std::vector<Subcommand>& Subcommands() {
        "--hf-config: the model of a Hugging Face config.json, a flag given "
        "overriding it",
        &RunImportMegatron},
+      {{"import", "vllm"},
+       "--system SYS.json --hf-config CONFIG.json -- VLLM-FLAGS...",
+       "a `vllm serve` command line and its benchmark's load "
+       "(--random-input-len, --random-output-len, --max-concurrency) on a "
+       "system and a Hugging Face config -> canonical serving spec JSON; every "
+       "flag modelled, ignored with a note, or an error (core/serving/"
+       "README.md)",
+       &RunImportVllm},
       {{"check"},
        "SPEC.json",
        "every violated rule of a spec, or the spec with its derived values",

@@ -2,10 +2,13 @@
 
 #include <utility>
 
+#include "core/adapters/calculon.h"
+#include "core/adapters/hf_config.h"
 #include "core/serving/serving_check.h"
 #include "core/serving/serving_model.h"
 #include "core/serving/serving_report.h"
 #include "core/serving/serving_spec.h"
+#include "core/serving/vllm_import.h"
 
 namespace blueprint {
 namespace {
@@ -60,6 +63,37 @@ CommandResult ServeExplain(const std::string& spec_json,
       ExplainServingFigure(spec, analysis, figure);
   if (!tree.ok()) return FailureResult(tree.status());
   result.output = *std::move(tree);
+  return result;
+}
+
+CommandResult ImportVllm(const std::string& system_json,
+                         const std::vector<std::string>& args,
+                         const std::string* hf_config_json) {
+  if (hf_config_json == nullptr) {
+    CommandResult result;
+    result.exit_code = kExitInvalidInput;
+    result.errors.push_back({"--hf-config",
+                             "--hf-config is required: vLLM reads the model "
+                             "from its config.json",
+                             ErrorCode::kMissingField});
+    return result;
+  }
+  if (auto oversized = OversizedInput(
+          {{"system", &system_json}, {kHfConfigName, hf_config_json}})) {
+    return *oversized;
+  }
+  absl::StatusOr<System> system = FromCalculonSystem(system_json);
+  if (!system.ok()) return FailureResult(system.status());
+  absl::StatusOr<TransformerModel> model =
+      ModelFromHfConfig(*hf_config_json, *system);
+  if (!model.ok()) return FailureResult(model.status());
+  std::vector<std::string> notes;
+  absl::StatusOr<ServingSpec> spec =
+      FromVllmArgs(args, *model, *system, &notes);
+  CommandResult result =
+      spec.ok() ? CommandResult{} : FailureResult(spec.status());
+  if (spec.ok()) result.output = ServingSpecToJson(*spec);
+  result.notes = std::move(notes);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #define BLUEPRINTING_CORE_API_SERVING_COMMANDS_H_
 
 #include <string>
+#include <vector>
 
 #include "core/api/commands.h"
 
@@ -29,6 +30,16 @@ CommandResult Serve(const std::string& spec_json);
 // value, formula and sources down to the spec's and the system's values.
 CommandResult ServeExplain(const std::string& spec_json,
                            const std::string& figure);
+
+// ImportVllm: `blueprint import vllm --system SYS --hf-config CONFIG --
+// ARGS...` (core/serving/vllm_import.h): the canonical serving spec of a
+// `vllm serve` line and its benchmark's load, serving the config's model on
+// the system. `hf_config_json` is required (nullptr: an error naming
+// --hf-config). Notes: the ignored flags and the other notes. Only the
+// import's errors are reported; run ServeCheck for the rules.
+CommandResult ImportVllm(const std::string& system_json,
+                         const std::vector<std::string>& args,
+                         const std::string* hf_config_json);
 
 }  // namespace blueprint
 

@@ -44,9 +44,7 @@ void AppendErrors(const absl::Status& status, const std::string& path,
   }
 }
 
-// A model preset's model: its config.json read as `import megatron
-// --hf-config` reads it, with the flags a training command line needs and
-// that do not touch the model (one sequence per microbatch, bfloat16).
+// A model preset's model (ModelFromHfConfig of its config.json).
 std::optional<TransformerModel> ModelOfPreset(const std::string& name,
                                               const System& system,
                                               std::vector<FieldError>* errors) {
@@ -56,23 +54,13 @@ std::optional<TransformerModel> ModelOfPreset(const std::string& name,
                                          Json(name)));
     return std::nullopt;
   }
-  absl::StatusOr<std::vector<std::string>> flags =
-      MegatronFlagsFromHfConfig(config);
-  if (!flags.ok()) {
-    AppendErrors(flags.status(), "model", "preset " + name, errors);
+  absl::StatusOr<TransformerModel> model = ModelFromHfConfig(config, system);
+  if (!model.ok()) {
+    AppendErrors(model.status(), "model", "preset " + name, errors);
     return std::nullopt;
   }
-  absl::StatusOr<MappingSpec> spec = FromMegatronArgs(
-      MergeMegatronFlags(*flags, {"--micro-batch-size", "1", "--bf16"}),
-      system);
-  if (!spec.ok()) {
-    AppendErrors(spec.status(), "model", "preset " + name, errors);
-    return std::nullopt;
-  }
-  TransformerModel model =
-      std::get<TransformerTrainingMappingSpec>(*spec).model;
-  model.name = name;
-  return model;
+  model->name = name;
+  return *std::move(model);
 }
 
 std::optional<System> SystemOfPreset(const std::string& name,
@@ -227,6 +215,18 @@ const ServingPool& PoolOf(const ServingSpec& spec, bool decode) {
 }
 
 }  // namespace
+
+absl::StatusOr<TransformerModel> ModelFromHfConfig(
+    const std::string& config_json, const System& system) {
+  BP_ASSIGN_OR_RETURN(const std::vector<std::string> flags,
+                      MegatronFlagsFromHfConfig(config_json));
+  BP_ASSIGN_OR_RETURN(
+      const MappingSpec spec,
+      FromMegatronArgs(
+          MergeMegatronFlags(flags, {"--micro-batch-size", "1", "--bf16"}),
+          system));
+  return std::get<TransformerTrainingMappingSpec>(spec).model;
+}
 
 const ServingPool& DecodePool(const ServingSpec& spec) {
   return PoolOf(spec, /*decode=*/true);

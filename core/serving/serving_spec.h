@@ -133,6 +133,13 @@ bool IsDisaggregated(const ServingSpec& spec);
 // every problem, one per line, each naming its JSON path.
 absl::StatusOr<ServingSpec> ParseServingSpecJson(const std::string& text);
 
+// ModelFromHfConfig: the model of a Hugging Face config.json text, as
+// `blueprint import megatron --hf-config` builds it on `system` (its flags
+// with one sequence per microbatch and bfloat16, which leave the model as it
+// is). Errors as MegatronFlagsFromHfConfig's and FromMegatronArgs'.
+absl::StatusOr<TransformerModel> ModelFromHfConfig(
+    const std::string& config_json, const System& system);
+
 // ServingSpecToJson: the canonical text: every field spelled out (the model
 // and the system as objects), keys sorted, 2-space indent, ending in "\n".
 // ParseServingSpecJson(ServingSpecToJson(s)) gives back `s`.
