@@ -232,10 +232,17 @@ namespace {
 class Builder {
  public:
 
+  // Records a figure and its sources, each once, in the order given.
   void Set(double ServingFigures::*field, const char* name, double value,
-           std::vector<std::string> sources) {
+           const std::vector<std::string>& sources) {
     out_.figures.*field = value;
-    out_.sources[name] = std::move(sources);
+    std::vector<std::string>& kept = out_.sources[name];
+    kept.clear();
+    for (const std::string& source : sources) {
+      if (std::find(kept.begin(), kept.end(), source) == kept.end()) {
+        kept.push_back(source);
+      }
+    }
   }
   ServingAnalysis Take() { return std::move(out_); }
   const ServingFigures& figures() const { return out_.figures; }
@@ -296,6 +303,19 @@ struct Rates {
   const ProcessorRate* attention = nullptr;  // bfloat16
   std::string gemm_source;                   // "system:matrix.<datatype>"
 };
+
+// base^n by squaring: + and * only, so native and wasm agree bit for bit
+// without the platform's pow (DESIGN.md: the core calls no libm
+// transcendental).
+double IntegerPower(double base, int64_t n) {
+  double result = 1;
+  while (n > 0) {
+    if (n % 2 == 1) result *= base;
+    base *= base;
+    n /= 2;
+  }
+  return result;
+}
 
 // What a pool's steps read: the served model, the pool's shape, memory and
 // forward FLOPs per token, and its spec path.
@@ -421,7 +441,8 @@ void AddDecodeFigures(const ServingSpec& spec, const Rates& rates,
   if (d.model.moe) {
     const double miss = 1 - static_cast<double>(d.model.moe->topk) /
                                 static_cast<double>(d.model.moe->experts);
-    untouched = std::pow(miss, microbatch);
+    untouched =
+        IntegerPower(miss, w.concurrency / DecodePool(spec).pipeline);
   }
   const double weight_read = MemoryTime(
       spec.system.mem1,

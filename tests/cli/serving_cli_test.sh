@@ -47,7 +47,22 @@ cmp -s "$work/out" "$work/canonical.json" || fail "serve check: not canonical"
 expect_ok "$blueprint" serve explain "$work/good.json" tpot
 head -1 "$work/out" | grep -q '^tpot = ' || fail "serve explain: no tpot line"
 
-# 4. Errors: every violation, an unknown figure, a bad command line.
+# 4. import vllm: a serve line and its benchmark's load, then serve check.
+expect_ok "$blueprint" import vllm --system h100_sxm_80g --hf-config \
+  llama3.1-70b -- meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 8 \
+  --kv-cache-dtype fp8 --port 8000 --random-input-len 1024 \
+  --random-output-len 256 --max-concurrency 64
+grep -q '^note: ignored: --port' "$work/err" || fail "import vllm: no note"
+cp "$work/out" "$work/vllm.json"
+expect_ok "$blueprint" serve check "$work/vllm.json"
+grep -q '"concurrency": 64' "$work/out" || fail "import vllm: concurrency"
+expect_exit 2 '^error: --frobnicate: not a vLLM flag' "$blueprint" import \
+  vllm --system h100_sxm_80g --hf-config llama3.1-70b -- --frobnicate 1 \
+  --input-len 8 --output-len 8
+expect_exit 2 '^error: --hf-config is required' "$blueprint" import vllm \
+  --system h100_sxm_80g -- --input-len 8 --output-len 8
+
+# 5. Errors: every violation, an unknown figure, a bad command line.
 expect_exit 2 '^error: pools.pool.tensor (3) must divide model.attn_heads (64)' \
   "$blueprint" serve "$work/bad.json"
 grep -q '^error: workload.concurrency (0) must be at least 1' "$work/err" ||
