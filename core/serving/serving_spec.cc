@@ -225,7 +225,11 @@ absl::StatusOr<TransformerModel> ModelFromHfConfig(
       FromMegatronArgs(
           MergeMegatronFlags(flags, {"--micro-batch-size", "1", "--bf16"}),
           system));
-  return std::get<TransformerTrainingMappingSpec>(spec).model;
+  const auto* training = std::get_if<TransformerTrainingMappingSpec>(&spec);
+  if (training == nullptr) {
+    return absl::InternalError("the Megatron-LM import gave no training spec");
+  }
+  return training->model;
 }
 
 const ServingPool& DecodePool(const ServingSpec& spec) {
