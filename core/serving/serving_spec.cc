@@ -312,13 +312,4 @@ std::string ServingSpecToJson(const ServingSpec& spec) {
   return CanonicalJson(out) + "\n";
 }
 
-bool IsServingSpecJson(const std::string& text) {
-  if (text.size() > kMaxInputBytes) return false;
-  absl::StatusOr<Json> value = ParseJson(text);
-  if (!value.ok() || !value->is_object()) return false;
-  auto it = value->find("format");
-  return it != value->end() && it->is_string() &&
-         it->get_ref<const std::string&>() == kServingSpecFormat;
-}
-
 }  // namespace blueprint

@@ -145,11 +145,6 @@ absl::StatusOr<TransformerModel> ModelFromHfConfig(
 // ParseServingSpecJson(ServingSpecToJson(s)) gives back `s`.
 std::string ServingSpecToJson(const ServingSpec& spec);
 
-// IsServingSpecJson: whether `text` is a JSON object whose "format" is
-// kServingSpecFormat (how a command tells a serving spec from a training
-// one without judging the rest).
-bool IsServingSpecJson(const std::string& text);
-
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_SERVING_SERVING_SPEC_H_
