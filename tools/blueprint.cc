@@ -34,6 +34,7 @@
 #include "core/api/commands.h"
 #include "core/api/metadata.h"
 #include "core/api/search_command.h"
+#include "core/api/serving_commands.h"
 #include "core/api/validate_command.h"
 #include "core/base/input_limits.h"
 #include "core/base/parse_int.h"
@@ -186,7 +187,14 @@ std::optional<CommandResult> RunImportCalculon(const Args& args) {
   return ImportCalculon(files[0], files[1], files[2]);
 }
 
-std::optional<CommandResult> RunImportMegatron(const Args& args) {
+// An import on a system, with or without a Hugging Face config: `import
+// megatron`'s and `import vllm`'s runner.
+using SystemImporter = CommandResult (*)(const std::string& system_json,
+                                         const std::vector<std::string>& args,
+                                         const std::string* hf_config_json);
+
+std::optional<CommandResult> RunImportOnSystem(const Args& args,
+                                               SystemImporter import) {
   // --system SYS [--hf-config CONFIG] -- ARGS...: the two options in either
   // order, each also as --option=VALUE; SYS and CONFIG are files or presets.
   struct Option {
@@ -228,8 +236,16 @@ std::optional<CommandResult> RunImportMegatron(const Args& args) {
       return failed;
     }
   }
-  return ImportMegatron(system_text, Args(args.begin() + next + 1, args.end()),
-                        config.value ? &config_text : nullptr);
+  return import(system_text, Args(args.begin() + next + 1, args.end()),
+                config.value ? &config_text : nullptr);
+}
+
+std::optional<CommandResult> RunImportMegatron(const Args& args) {
+  return RunImportOnSystem(args, &ImportMegatron);
+}
+
+std::optional<CommandResult> RunImportVllm(const Args& args) {
+  return RunImportOnSystem(args, &ImportVllm);
 }
 
 // Reads the one spec file `args` must name.
@@ -521,6 +537,16 @@ std::optional<CommandResult> RunSearch(const Args& args) {
   return result;
 }
 
+// serve explain SPEC.json FIGURE.
+std::optional<CommandResult> RunServeExplain(const Args& args) {
+  if (args.size() != 2) return std::nullopt;
+  std::vector<std::string> files;
+  if (std::optional<CommandResult> failed = ReadFiles({args[0]}, &files)) {
+    return failed;
+  }
+  return ServeExplain(files[0], args[1]);
+}
+
 struct Subcommand {
   std::vector<std::string> words;  // e.g. {"import", "calculon"}
   const char* synopsis;            // the arguments after the words
@@ -541,6 +567,14 @@ const std::vector<Subcommand>& Subcommands() {
        "--hf-config: the model of a Hugging Face config.json, a flag given "
        "overriding it",
        &RunImportMegatron},
+      {{"import", "vllm"},
+       "--system SYS.json --hf-config CONFIG.json -- VLLM-FLAGS...",
+       "a `vllm serve` command line and its benchmark's load "
+       "(--random-input-len, --random-output-len, --max-concurrency) on a "
+       "system and a Hugging Face config -> canonical serving spec JSON; every "
+       "flag modelled, ignored with a note, or an error (core/serving/"
+       "README.md)",
+       &RunImportVllm},
       {{"check"},
        "SPEC.json",
        "every violated rule of a spec, or the spec with its derived values",
@@ -568,6 +602,24 @@ const std::vector<Subcommand>& Subcommands() {
        "the formula of one report figure with its values, then its lineage "
        "back to spec and system; --depth N stops the tree N levels down",
        &RunExplain},
+      {{"serve"},
+       "SPEC.json",
+       "the serving analysis of a serving spec "
+       "(blueprinting.serving_spec/1, core/serving/README.md): KV cache per "
+       "token and rank, memory left for it and max_concurrency, prefill and "
+       "decode step times, ttft, tpot, requests and tokens per second, each "
+       "figure with its formula and lineage",
+       [](const Args& args) { return WithSpec(args, &Serve); }},
+      {{"serve", "check"},
+       "SPEC.json",
+       "every violated rule of a serving spec, or the serving spec in "
+       "canonical form (presets expanded, every field spelled out)",
+       [](const Args& args) { return WithSpec(args, &ServeCheck); }},
+      {{"serve", "explain"},
+       "SPEC.json FIGURE",
+       "one serving figure's value and formula, then its sources down to "
+       "the spec's and the system's values",
+       &RunServeExplain},
       {{"schedule"},
        "SPEC.json [--json]",
        "the concrete pipeline schedule of the spec, simulated: every "

@@ -9,6 +9,9 @@
 #include "core/base/sha256.h"
 #include "core/pipeline/pipeline.h"
 #include "core/pipeline/schedule_analysis.h"
+#include "core/serving/serving_model.h"
+#include "core/serving/serving_report.h"
+#include "core/serving/serving_spec.h"
 #include "core/spec/check.h"
 #include "core/spec/spec_json.h"
 
@@ -63,15 +66,29 @@ std::string ScheduleStageText(const PipelineResult& result) {
   return TimelineSummaryText(*simulated);
 }
 
+// A serving case: the canonical spec and the analysis, or the errors.
+std::vector<StageText> EvaluateServingCase(const std::string& text) {
+  absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(text);
+  if (!spec.ok()) return Rejected(spec.status());
+  absl::StatusOr<ServingAnalysis> analysis = AnalyzeServing(*spec);
+  if (!analysis.ok()) return Rejected(analysis.status());
+  return {{"serving_spec", ServingSpecToJson(*spec)},
+          {"serving", ServingAnalysisText(*spec, *analysis)}};
+}
+
 }  // namespace
 
 const std::vector<std::string>& CaseInputNames() {
-  static const auto* names = new std::vector<std::string>{
-      "spec.json", "app.json", "exe.json", "sys.json", "megatron.txt"};
+  static const auto* names =
+      new std::vector<std::string>{"spec.json", "app.json",     "exe.json",
+                                   "sys.json",  "megatron.txt", "serving.json"};
   return *names;
 }
 
 std::vector<StageText> EvaluateCase(const CaseFiles& files) {
+  if (const std::string* serving = Find(files, "serving.json")) {
+    return EvaluateServingCase(*serving);
+  }
   absl::StatusOr<MappingSpec> spec = SpecOf(files);
   if (!spec.ok()) return Rejected(spec.status());
   absl::StatusOr<TypedProgram> program = CheckSpec(*spec);

@@ -8,6 +8,9 @@
 //   spec.json                      the canonical spec (core/spec/README.md)
 //   app.json + exe.json + sys.json Calculon's application/execution/system
 //   megatron.txt + sys.json        Megatron-LM flags, whitespace separated
+//   serving.json                   a serving spec (core/serving): stages
+//                                  "serving_spec" (canonical) and "serving"
+//                                  (the analysis with its lineage)
 #ifndef BLUEPRINTING_CORE_GOLDEN_GOLDEN_H_
 #define BLUEPRINTING_CORE_GOLDEN_GOLDEN_H_
 

@@ -114,18 +114,34 @@ ParameterCounts CountParameters(const AccountedModel& m,
   return {total, active};
 }
 
-double ModelFlopsPerIteration(const AccountedModel& m,
-                              int64_t padded_vocabulary, int64_t global_batch,
-                              bool training) {
+ParameterParts CountParameterParts(const AccountedModel& m,
+                                   int64_t padded_vocabulary) {
+  const double blocks = m.dense_blocks + m.mtp_dense + m.moe_blocks + m.mtp_moe;
+  const double moe_blocks = m.moe_blocks + m.mtp_moe;
+  ParameterParts parts;
+  parts.attention =
+      blocks * (AttentionWeights(m, m.norm_size) + 2 * m.norm_weights);
+  parts.mlp = (m.dense_blocks + m.mtp_dense) * DenseMlpWeights(m) +
+              moe_blocks * MoeMlpWeights(m, 0);
+  parts.routed =
+      moe_blocks * (MoeMlpWeights(m, m.experts) - MoeMlpWeights(m, 0));
+  if (padded_vocabulary > 0) {
+    parts.vocabulary = m.norm_weights + (m.tied ? 1 : 2) * m.hidden *
+                                            static_cast<double>(
+                                                padded_vocabulary);
+  }
+  return parts;
+}
+
+ForwardFlops ForwardFlopsPerToken(const AccountedModel& m,
+                                  int64_t padded_vocabulary) {
   const double h = m.hidden;
   const double q = m.query;
   const double kv = m.key_value;
-  const double tokens = static_cast<double>(global_batch) * m.seq_size;
-  const double blocks = m.num_blocks + m.mtp_layers;
-  // Forward FLOPs per token (2 per multiply-add): the projections, the MLPs
-  // (dense, shared and routed experts) and the logits (once more per MTP
-  // block); per token and position of its sequence, the causal half of
-  // QK^T and of the scores times V.
+  ForwardFlops f;
+  f.blocks = m.num_blocks + m.mtp_layers;
+  // The projections, the MLPs (dense, shared and routed experts) and the
+  // logits (once more per MTP block).
   const double projections =
       m.latent ? 2 * AttentionWeights(m, 1) : 2 * (h * (q + 2 * kv) + q * h);
   const double dense_mlp = 2 * m.mlp_matrices * h * m.feedforward;
@@ -134,16 +150,26 @@ double ModelFlopsPerIteration(const AccountedModel& m,
   const double mlps = (m.dense_blocks + m.mtp_dense) * dense_mlp +
                       (m.moe_blocks + m.mtp_moe) * moe_mlp;
   const double mtp = 2 * m.mtp_layers * (3 * h + 2 * h * h);
-  const double logits = 2 * h * static_cast<double>(padded_vocabulary) *
-                        (m.mtp_layers + 1);
+  f.gemm = projections * f.blocks + mlps + mtp;
+  f.logits = 2 * h * static_cast<double>(padded_vocabulary) *
+             (m.mtp_layers + 1);
   // (2 q + 2 q) / 2 per token pair; latent attention: heads of qk + rope
   // for the scores, of v_head_dim for the values.
-  const double attention =
+  f.attention =
       m.latent ? m.heads * (m.qk_head_dim + m.qk_rope_head_dim + m.v_head_dim)
                : 2 * q;
-  const double forward =
-      tokens * (projections * blocks + mlps + mtp + logits) +
-      tokens * m.seq_size * attention * blocks;
+  return f;
+}
+
+double ModelFlopsPerIteration(const AccountedModel& m,
+                              int64_t padded_vocabulary, int64_t global_batch,
+                              bool training) {
+  const double tokens = static_cast<double>(global_batch) * m.seq_size;
+  const ForwardFlops f = ForwardFlopsPerToken(m, padded_vocabulary);
+  // The same sums in the same order as before the parts were named, so
+  // every figure stays bit-identical.
+  const double forward = tokens * (f.gemm + f.logits) +
+                         tokens * m.seq_size * f.attention * f.blocks;
   return training ? 3 * forward : forward;
 }
 

@@ -62,6 +62,35 @@ AccountedModel AccountedModelOf(const TransformerModel& model);
 ParameterCounts CountParameters(const AccountedModel& model,
                                 int64_t padded_vocabulary);
 
+// ParameterParts: CountParameters' weights by where a serving mapping
+// places them (core/serving): the blocks' attention with both norms of each
+// block (split over the tensor ranks), the dense MLPs with the MoE layers'
+// shared experts and routers, the routed experts (every one; a decode step
+// reads only those its tokens reach) and the vocabulary (embedding, untied
+// output layer, final norm). The parts add up to CountParameters' total.
+struct ParameterParts {
+  double attention = 0;
+  double mlp = 0;
+  double routed = 0;
+  double vocabulary = 0;
+};
+ParameterParts CountParameterParts(const AccountedModel& model,
+                                   int64_t padded_vocabulary);
+
+// ForwardFlops: the forward pass' FLOPs per token, in the parts
+// ModelFlopsPerIteration adds (2 per multiply-add): every GEMM of the
+// blocks (projections, MLPs, MTP projections), the logits GEMM, and the
+// attention's cost per token and position of its sequence per block (the
+// causal half of QK^T and of the scores times V), over `blocks` blocks.
+struct ForwardFlops {
+  double gemm = 0;
+  double logits = 0;
+  double attention = 0;
+  double blocks = 0;
+};
+ForwardFlops ForwardFlopsPerToken(const AccountedModel& model,
+                                  int64_t padded_vocabulary);
+
 // ModelFlopsPerIteration: the model FLOPs of one global batch of
 // `global_batch` sequences; a forward pass only (1 x, not 3 x) when not
 // training.

@@ -56,6 +56,14 @@ std::vector<Violation> Verify(const MappingSpec& spec) {
 }  // namespace
 }  // namespace check_internal
 
+std::vector<Violation> FindModelAndSystemViolations(
+    const TransformerModel& model, const System& system) {
+  check_internal::Collector out;
+  check_internal::CheckModel(model, &out);
+  check_internal::CheckSystem(system, &out);
+  return out.Take();
+}
+
 std::vector<Violation> FindViolations(const MappingSpec& spec) {
   return check_internal::Verify(spec);
 }

@@ -62,6 +62,13 @@ inline bool TierAssignmentFits(const NetworkTier& tier, int64_t product) {
          !(tier.must_be_filled && tier.size % product != 0);
 }
 
+// The violations of the model's and the system's own rules (rules 1 and 2:
+// sizes, features, efficiency tables, network tiers), at the spec's paths
+// "model.*" and "system.*": the serving spec (core/serving) holds the same
+// model and system and judges them with the same rules.
+std::vector<Violation> FindModelAndSystemViolations(
+    const TransformerModel& model, const System& system);
+
 // Every violation of `spec`, in a fixed order; empty when the spec is valid.
 std::vector<Violation> FindViolations(const MappingSpec& spec);
 

@@ -151,6 +151,13 @@ TEST_P(Golden, MatchesTheManifest) {
   if (absl::StartsWith(name, "reject_") || absl::StartsWith(name, "oracle_x")) {
     EXPECT_TRUE(produced("errors"))
         << name << ": a reject_/oracle_x case produced no errors stage";
+  } else if (absl::StartsWith(name, "serving_")) {
+    // serving_* cases are serving specs (core/serving): analysed through
+    // to the serving analysis.
+    EXPECT_TRUE(produced("serving"))
+        << name << ": the serving case was rejected; fix its input, or name "
+        << "it reject_* if that is its purpose\n"
+        << (stages.empty() ? "" : stages.back().text);
   } else {
     EXPECT_TRUE(produced("report"))
         << name << ": the case was rejected; fix its input, or name it "

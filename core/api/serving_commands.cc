@@ -1,0 +1,100 @@
+#include "core/api/serving_commands.h"
+
+#include <utility>
+
+#include "core/adapters/calculon.h"
+#include "core/adapters/hf_config.h"
+#include "core/serving/serving_check.h"
+#include "core/serving/serving_model.h"
+#include "core/serving/serving_report.h"
+#include "core/serving/serving_spec.h"
+#include "core/serving/vllm_import.h"
+
+namespace blueprint {
+namespace {
+
+// Parses and analyses, or fills `failure`.
+bool Run(const std::string& spec_json, ServingSpec* spec,
+         ServingAnalysis* analysis, CommandResult* failure) {
+  absl::StatusOr<ServingSpec> parsed = ParseServingSpecJson(spec_json);
+  if (!parsed.ok()) {
+    *failure = FailureResult(parsed.status());
+    return false;
+  }
+  absl::StatusOr<ServingAnalysis> analysed = AnalyzeServing(*parsed);
+  if (!analysed.ok()) {
+    *failure = FailureResult(analysed.status());
+    return false;
+  }
+  *spec = *std::move(parsed);
+  *analysis = *std::move(analysed);
+  return true;
+}
+
+}  // namespace
+
+CommandResult ServeCheck(const std::string& spec_json) {
+  absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(spec_json);
+  if (!spec.ok()) return FailureResult(spec.status());
+  if (absl::Status checked = CheckServingSpec(*spec); !checked.ok()) {
+    return FailureResult(checked);
+  }
+  CommandResult result;
+  result.output = ServingSpecToJson(*spec);
+  return result;
+}
+
+CommandResult Serve(const std::string& spec_json) {
+  ServingSpec spec;
+  ServingAnalysis analysis;
+  CommandResult result;
+  if (!Run(spec_json, &spec, &analysis, &result)) return result;
+  result.output = ServingAnalysisText(spec, analysis);
+  return result;
+}
+
+CommandResult ServeExplain(const std::string& spec_json,
+                           const std::string& figure) {
+  ServingSpec spec;
+  ServingAnalysis analysis;
+  CommandResult result;
+  if (!Run(spec_json, &spec, &analysis, &result)) return result;
+  absl::StatusOr<std::string> tree =
+      ExplainServingFigure(spec, analysis, figure);
+  if (!tree.ok()) return FailureResult(tree.status());
+  result.output = *std::move(tree);
+  return result;
+}
+
+CommandResult ImportVllm(const std::string& system_json,
+                         const std::vector<std::string>& args,
+                         const std::string* hf_config_json) {
+  if (hf_config_json == nullptr) {
+    CommandResult result;
+    result.exit_code = kExitInvalidInput;
+    result.errors.push_back({"--hf-config",
+                             "--hf-config is required: vLLM reads the model "
+                             "from its config.json",
+                             ErrorCode::kMissingField});
+    return result;
+  }
+  if (auto oversized = OversizedInput(
+          {{"system", &system_json}, {kHfConfigName, hf_config_json}})) {
+    return *oversized;
+  }
+  absl::StatusOr<System> system = FromCalculonSystem(system_json);
+  if (!system.ok()) return FailureResult(system.status());
+  absl::StatusOr<TransformerModel> model =
+      ModelFromHfConfig(*hf_config_json, *system);
+  if (!model.ok()) return FailureResult(model.status());
+  std::vector<std::string> notes;
+  absl::StatusOr<ServingSpec> spec =
+      FromVllmArgs(args, *model, *system, &notes);
+  CommandResult result =
+      spec.ok() ? CommandResult{} : FailureResult(spec.status());
+  if (spec.ok()) result.output = ServingSpecToJson(*spec);
+  result.notes = std::move(notes);
+  return result;
+}
+
+}  // namespace blueprint
