@@ -125,7 +125,6 @@ absl::StatusOr<ScheduleAnalysis> SimulatePipelineSchedule::Run(
     return out;
   }
   const SimulationResult& result = simulated->result;
-  const IterationFigures& figures = iteration.figures;
   out.simulated = true;
   out.simulated_total_time = SimulatedTotalTime(result, simulated->inputs);
   // Calculon's bubble reduction (uneven stages) can take the whole bubble:

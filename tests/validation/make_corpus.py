@@ -66,6 +66,31 @@ UNFUSED_ATTENTION_SOURCES = {"S7": "Megatron-LM 2021", "S10": "Megatron-DeepSpee
                              "S15": "NeMo Megatron launcher 2022-07",
                              "S14": "Megatron-LM 2022"}
 
+# DeepSeek-V3's pipeline layouts in the Megatron-Bridge recipes (S1's runs):
+# recipes/deepseek/h100/deepseek_v3.py _get_deepseek_v3_pipeline_layout, per
+# (p, v): the decoder layers of each of the p * v stages in model order, the
+# embedding on the first and the MTP layer and the loss on the last (the
+# recipe's one MTP layer: deepseek_v3.py sets cfg.model.mtp_num_layers = 1).
+# Other (p, v) have no entry there (the recipe keeps its own layout, which
+# the source does not print): those rows keep the uneven split.
+DEEPSEEK_V3_LAYOUTS = {
+    (4, 1): [16, 16, 16, 13],
+    (8, 1): [8] * 7 + [5],
+    (4, 2): [8] * 7 + [5],
+    (16, 1): [4] * 15 + [1],
+    (8, 2): [4] * 15 + [1],
+    (4, 4): [4] * 15 + [1],
+}
+
+
+def layout_string(stage_layers):
+    """Megatron-LM's --pipeline-model-parallel-layout for `stage_layers`."""
+    stages = ["t" * n for n in stage_layers]
+    stages[0] = "E" + stages[0]
+    stages[-1] = stages[-1] + "mL"
+    return "|".join(stages)
+
+
 # The FLOP count behind a source's TFLOP/s (measured/README.md).
 FLOP_DEFINITIONS = {
     "S1": "megatron_model",   # "Model TFLOP/sec/GPU": model FLOPs, no recompute
@@ -263,7 +288,11 @@ def row_of(r, models):
     if "--position-embedding-type" in args and args[args.index("--position-embedding-type") + 1] == "learned_absolute":
         args += ["--max-position-embeddings", str(seq)]
     args += ["--tensor-model-parallel-size", str(t), "--pipeline-model-parallel-size", str(p)]
-    if vp and vp > 1:
+    deepseek_v3_recipe = r["model"] == "deepseek-v3" and r["source_key"] == "S1"
+    layout = DEEPSEEK_V3_LAYOUTS.get((p, vp or 1)) if deepseek_v3_recipe else None
+    if vp and vp > 1 and layout is None:
+        # A layout string sets the virtual stages itself (Megatron-LM asserts
+        # that no virtual-stage flag comes with it).
         args += ["--num-virtual-stages-per-pipeline-rank", str(vp)]
     if cp > 1:
         args += ["--context-parallel-size", str(cp)]
@@ -303,7 +332,13 @@ def row_of(r, models):
     else:
         out["attention_kernel"] = "flash"
     layers = int(m["layers"])
-    out["uneven_stages"] = layers % p != 0
+    if deepseek_v3_recipe:
+        args += ["--mtp-num-layers", "1"]
+        a.append("one MTP layer (Megatron-Bridge's DeepSeek-V3 recipe: cfg.model.mtp_num_layers = 1)")
+    if layout is not None:
+        args += ["--pipeline-model-parallel-layout", layout_string(layout)]
+        a.append("pipeline layout %s: Megatron-Bridge's DeepSeek-V3 recipe table (_get_deepseek_v3_pipeline_layout) for p %d, v %d" % (layout_string(layout), p, vp or 1))
+    out["uneven_stages"] = layers % p != 0 and layout is None
     if out["uneven_stages"]:
         a.append("%d blocks over %d stages: uneven stages (blocks per stage rounded up), as the framework's own split (embedding/loss counted as layers, or a partition method) makes them" % (layers, p))
     out["mapping"] = {"t": t, "p": p, "v": vp or 1, "cp": cp, "ep": ep, "d": d,
