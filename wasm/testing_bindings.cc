@@ -21,7 +21,7 @@ using emscripten::val;
 
 // The canonical text of every stage of a golden case (core/golden/golden.h):
 // `files` maps input file names (spec.json, or app.json + exe.json +
-// sys.json, or megatron.txt + sys.json) to their text. Returns
+// sys.json, or megatron.txt + sys.json, or serving.json) to their text. Returns
 // [{stage, text}], for checking digests independently of the module. An
 // input that is not a usable string yields one "errors" stage.
 val EvaluateCase(val files) {

@@ -24,6 +24,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/base/sha256.h"
 #include "gtest/gtest.h"
@@ -222,11 +223,27 @@ std::string ScheduleStage(const std::string& name) {
   return "";
 }
 
-// The header's "key value" lines, and the words of the "schedule" line.
+// The header's "key value" lines, the words of the "schedule" line, and
+// under an explicit layout each position's chunk time (forward +
+// backward_input + backward_weight) and each stage's busy time.
 struct Header {
   std::map<std::string, double> values;
   std::map<std::string, std::string> shape;  // schedule, p, v, m, ...
+  std::vector<double> position_times;
+  std::vector<double> stage_busy;
 };
+
+// The sum of the numbers after the words "forward", "backward_input" and
+// "backward_weight" of a position line.
+double PositionTime(const std::vector<std::string>& words) {
+  double sum = 0;
+  for (size_t i = 2; i + 1 < words.size(); i += 2) {
+    double value = 0;
+    EXPECT_TRUE(absl::SimpleAtod(words[i + 1], &value)) << words[i + 1];
+    sum += value;
+  }
+  return sum;
+}
 
 Header ParseHeader(const std::string& text) {
   Header header;
@@ -244,6 +261,12 @@ Header ParseHeader(const std::string& text) {
           header.values[words[i]] = value;
         }
       }
+    } else if (!words.empty() && words[0] == "position") {
+      header.position_times.push_back(PositionTime(words));
+    } else if (words.size() >= 4 && words[0] == "stage" && words[2] == "busy") {
+      double value = 0;
+      EXPECT_TRUE(absl::SimpleAtod(words[3], &value)) << line;
+      header.stage_busy.push_back(value);
     } else if (words.size() == 2) {
       double value = 0;
       if (absl::SimpleAtod(words[1], &value)) header.values[words[0]] = value;
@@ -266,7 +289,8 @@ void ExpectClose(double actual, double expected, const std::string& what) {
 
 TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   int reproved = 0, named_leftover = 0, simulated = 0,
-      zero_bubble_closed_forms = 0, ordered_for_durations = 0, overlapped = 0;
+      zero_bubble_closed_forms = 0, ordered_for_durations = 0, overlapped = 0,
+      layouts = 0;
   for (const std::string& name : CaseDirectories()) {
     const std::string text = ScheduleStage(name);
     if (text.empty()) continue;  // a rejected input has no schedule
@@ -286,6 +310,34 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
                             h.values.at("unscheduled_bubble_time");
     const int64_t p = ShapeInt(h, "p"), m = ShapeInt(h, "m");
     const std::string& kind = h.shape.at("schedule");
+    if (!h.position_times.empty()) {
+      // An explicit layout: each position simulated at its own blocks
+      // (position k is chunk k / p of stage k % p on these one-route
+      // schedules), so each stage is busy m times its positions' chunks,
+      // and the simulated step replaces the analysis' bubble and busiest
+      // compute (analysis_busy_time) by the simulation's.
+      ++layouts;
+      ASSERT_TRUE(h.values.count("analysis_busy_time")) << name;
+      ASSERT_EQ(static_cast<int64_t>(h.stage_busy.size()), p) << name;
+      std::vector<double> own(static_cast<size_t>(p), 0);
+      for (size_t k = 0; k < h.position_times.size(); ++k) {
+        own[k % static_cast<size_t>(p)] += h.position_times[k];
+      }
+      for (int64_t stage = 0; stage < p; ++stage) {
+        ExpectClose(h.stage_busy[stage], static_cast<double>(m) * own[stage],
+                    absl::StrCat(name, " stage ", stage, " busy"));
+      }
+      const double busiest =
+          *std::max_element(h.stage_busy.begin(), h.stage_busy.end());
+      EXPECT_LE(busiest, h.values.at("analysis_busy_time") * (1 + 1e-9))
+          << name;
+      ExpectClose(h.values.at("simulated_total_time"),
+                  h.values.at("total_time") + h.values.at("bubble") -
+                      h.values.at("analysis_bubble_time") + busiest -
+                      h.values.at("analysis_busy_time"),
+                  name + " layout total");
+      continue;
+    }
     if (kind == "gpipe" || kind == "dualpipe_v" || kind == "zb_h1" ||
         kind == "zb_v" || kind == "zb_h2") {
       // The analysis took its bubble from this same simulation; GPipe's
@@ -360,10 +412,12 @@ TEST(ScheduleReproof, EveryGoldenCaseAgreesOrNamesTheDifference) {
   EXPECT_GE(overlapped, 1);                // spec_dualpipe_v
   EXPECT_GE(ordered_for_durations, 2);     // spec_zb_v, spec_zb_h2
   EXPECT_GE(named_leftover, 2);  // the m = 60, p = 8 cases among them
+  // megatron_qwen3_235b_a22b_pp16_account, megatron_qwen3_30b_a3b_layout_string
+  EXPECT_GE(layouts, 2);
   std::printf(
       "re-proved %d, leftover orders with the named difference %d, "
-      "simulated schedules %d\n",
-      reproved, named_leftover, simulated);
+      "simulated schedules %d, layouts %d\n",
+      reproved, named_leftover, simulated, layouts);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ for (const line of readFileSync(path.join(goldenDir, 'MANIFEST'), 'utf8').split(
 }
 assert.ok(manifest.size >= 80, `only ${manifest.size} golden cases`);
 
-const inputs = ['spec.json', 'app.json', 'exe.json', 'sys.json', 'megatron.txt'];
+const inputs = ['spec.json', 'app.json', 'exe.json', 'sys.json', 'megatron.txt', 'serving.json'];
 let stages = 0;
 for (const [name, digests] of manifest) {
   const dir = path.join(goldenDir, 'cases', name);
