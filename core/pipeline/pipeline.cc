@@ -8,9 +8,13 @@
 
 namespace blueprint {
 
-absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program) {
+absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& given) {
   PipelineResult result;
-  result.program = program;
+  result.program = given;
+  // The passes read the result's own copy: the step shape views parts of
+  // the program (its system's tiers, its stage layout), so the result must
+  // hold what it points into (a move keeps the vectors' storage).
+  const TypedProgram& program = result.program;
   BP_ASSIGN_OR_RETURN(result.tasks, LowerTensorParallelBlock().Run(program));
   BP_ASSIGN_OR_RETURN(result.plan, PlanPortable().Run(result.tasks, program));
   BP_ASSIGN_OR_RETURN(result.iteration,

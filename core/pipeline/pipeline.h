@@ -24,6 +24,9 @@ struct PipelineResult {
   ScheduleAnalysis schedule;
 };
 
+// RunPipeline: every pass on a copy of `program` that the result keeps, so
+// that the analyses' views of it (the step shape's network tiers and stage
+// layout) stay valid for as long as the result, moves included.
 absl::StatusOr<PipelineResult> RunPipeline(const TypedProgram& program);
 
 }  // namespace blueprint
