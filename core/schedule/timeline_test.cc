@@ -1,5 +1,7 @@
 #include "core/schedule/timeline.h"
 
+#include <string>
+
 #include "core/schedule/reproof.h"
 #include "core/schedule/schedule_ir.h"
 #include "core/schedule/simulate.h"
@@ -133,6 +135,50 @@ TEST(Timeline, ComputeCommandsNameWhatPricedThem) {
   EXPECT_EQ(PrintTimeline(s.ir, s.result, OneForwardOneBackward().inputs)
                 .find("priced_by"),
             std::string::npos);
+}
+
+// An explicit layout: each position's durations printed and simulated at
+// their own length (1F1B, p = 2, m = 2, the slower stage last: makespan
+// m * 6 + 3 = 15, busiest stage 12, bubble 3), and the simulated step
+// replacing the analysis' bubble (4) and busiest compute (13) by the
+// simulation's: 20 + (3 - 4) + (12 - 13) = 18.
+TEST(Timeline, LayoutPositionsAndTheBusiestCompute) {
+  Simulated s;
+  s.ir = *BuildSchedule(ScheduleKind::kOneForwardOneBackward, 2, 1, 2);
+  ChunkDurations light, heavy;
+  light.forward = 1;
+  light.backward_input = 2;
+  heavy.forward = 2;
+  heavy.backward_input = 4;
+  s.inputs.durations = heavy;
+  s.inputs.position_durations = {light, heavy};
+  s.inputs.analysis_bubble_time = 4;
+  s.inputs.analysis_busy_time = 13;
+  s.inputs.total_time = 20;
+  s.result = *Simulate(
+      s.ir, *DurationsByStageChunk(s.ir, s.inputs.position_durations));
+  EXPECT_EQ(s.result.makespan, 15);
+  EXPECT_EQ(s.result.bubble, 3);
+  EXPECT_EQ(SimulatedTotalTime(s.result, s.inputs), 18);
+  const std::string text = PrintTimeline(s.ir, s.result, s.inputs);
+  EXPECT_NE(text.find("\nposition 0 forward 1 backward_input 2 "
+                      "backward_weight 0\nposition 1 forward 2 "
+                      "backward_input 4 backward_weight 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nanalysis_busy_time 13\n"), std::string::npos);
+  EXPECT_NE(text.find("\nsimulated_total_time 18\n"), std::string::npos);
+  const nlohmann::json json = TimelineJson(s.ir, s.result, s.inputs);
+  EXPECT_EQ(json["analysis_busy_time"], 13);
+  ASSERT_EQ(json["position_durations"].size(), 2u);
+  EXPECT_EQ(json["position_durations"][1]["backward_input"], 4);
+  // Without a layout neither appears.
+  const Simulated plain = OneForwardOneBackward();
+  EXPECT_EQ(PrintTimeline(plain.ir, plain.result, plain.inputs)
+                .find("position"),
+            std::string::npos);
+  EXPECT_FALSE(TimelineJson(plain.ir, plain.result, plain.inputs)
+                   .contains("analysis_busy_time"));
 }
 
 }  // namespace
