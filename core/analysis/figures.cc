@@ -18,6 +18,19 @@
 #include "core/taskir/optimizer.h"
 
 namespace blueprint {
+namespace {
+
+// A simulation's outcome, or NaN figures when it failed (which the pass's
+// finite-figure verifier reports).
+ShapeOutcome OutcomeOrNan(const absl::StatusOr<ShapeOutcome>& r) {
+  if (r.ok()) return *r;
+  ShapeOutcome failed;
+  failed.bubble = failed.peak_live_microbatches = std::nan("");
+  return failed;
+}
+
+}  // namespace
+
 namespace figures_internal {
 
 // The simulated schedule of `s` at durations `d` (through the shape's memo
@@ -28,12 +41,7 @@ ShapeOutcome SimulatedOutcome(const StepShape& s, const ChunkDurations& d) {
   if (s.schedule_memo != nullptr) {
     return s.schedule_memo->Get(*s.simulated_schedule, s.p, s.v, s.m, d);
   }
-  const absl::StatusOr<ShapeOutcome> r =
-      SimulateShape(*s.simulated_schedule, s.p, s.v, s.m, d);
-  if (r.ok()) return *r;
-  ShapeOutcome failed;
-  failed.bubble = failed.peak_live_microbatches = std::nan("");
-  return failed;
+  return OutcomeOrNan(SimulateShape(*s.simulated_schedule, s.p, s.v, s.m, d));
 }
 
 }  // namespace figures_internal
@@ -245,13 +253,9 @@ void BlockTimeTerms(const BlockFigures& b, const StepShape& s,
 ShapeOutcome SimulatedLayoutOutcome(const BlockFigures& b, const StepShape& s,
                                     const IterationFigures& it,
                                     const ChunkDurations& d) {
-  const absl::StatusOr<ShapeOutcome> r =
-      SimulateShapeByPosition(*s.simulated_schedule, s.p, s.v, s.m, d,
-                              LayoutPositionDurations(b, s, it));
-  if (r.ok()) return *r;
-  ShapeOutcome failed;
-  failed.bubble = failed.peak_live_microbatches = std::nan("");
-  return failed;
+  return OutcomeOrNan(SimulateShapeByPosition(*s.simulated_schedule, s.p, s.v,
+                                              s.m, d,
+                                              LayoutPositionDurations(b, s, it)));
 }
 
 // The bubble of a schedule with no closed form: the simulated makespan less

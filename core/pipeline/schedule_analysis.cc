@@ -59,16 +59,17 @@ absl::StatusOr<SimulatedIteration> Simulated(const PipelineSchedule& schedule,
   out.inputs.bubble_reduction_time = figures.bubble_reduction_time;
   out.inputs.unscheduled_bubble_time = UnscheduledBubbleTime(iteration);
   out.inputs.total_time = figures.total_time;
-  out.inputs.forward_source = "iteration:chunk_fw_time";
-  out.inputs.backward_input_source = "iteration:chunk_bw_input_time";
-  out.inputs.backward_weight_source = "iteration:chunk_bw_weight_time";
-  out.inputs.backward_source = "iteration:chunk_bw_time";
+  out.inputs.plan_source = "plan_ir:block";
   if (durations.overlapped_forward_backward >= 0) {
     out.inputs.overlapped_source = "iteration:chunk_fb_time";
   }
-  out.inputs.plan_source = "plan_ir:block";
   std::vector<ChunkDurations> chunk_durations = {durations};
-  if (HasExplicitLayout(step)) {
+  if (!HasExplicitLayout(step)) {
+    out.inputs.forward_source = "iteration:chunk_fw_time";
+    out.inputs.backward_input_source = "iteration:chunk_bw_input_time";
+    out.inputs.backward_weight_source = "iteration:chunk_bw_weight_time";
+    out.inputs.backward_source = "iteration:chunk_bw_time";
+  } else {
     // Each chunk at its own blocks: the simulation sees the layout, so no
     // reduction is left for it to miss.
     out.inputs.position_durations =
