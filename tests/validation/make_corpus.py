@@ -154,6 +154,106 @@ def model_flags(m):
     return flags, None
 
 
+# Megatron-Bridge's MoE performance recipes per release (bridge_recipes.json,
+# made by extract_bridge_recipes.py from the release branches; its docstring
+# maps each NeMo container to its branch). S1's rows were measured with the
+# settings of their container's recipe, which changed between releases: the
+# token dispatcher, the expert-parallel overlap, recompute, router fusion.
+BRIDGE_RECIPES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bridge_recipes.json")
+
+# A corpus precision token -> the recipe names of Megatron-Bridge's configs
+# (underscores removed): FP8 on S1's Hopper rows is current scaling or
+# subchannel (blockwise) scaling, told apart by the mapping if at all.
+BRIDGE_PRECISIONS = {"BF16": {"BF16"}, "FP8": {"FP8CS", "FP8SC"}, "FP8-CS": {"FP8CS"},
+                     "MXFP8": {"FP8MX"}, "FP8-MX": {"FP8MX"}, "NVFP4": {"NVFP4"},
+                     "FP8-block128x128": {"FP8SC"}, "FP8-block32x32": {"FP8MX"}}
+
+# Recompute modules the import models (core/adapters/README.md).
+MODELLED_RECOMPUTE_MODULES = {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp",
+                              "moe", "shared_experts"}
+
+_bridge_rows = None
+
+
+def bridge_recipe(r):
+    """The recipe config S1's row ran with, or (None, why not)."""
+    global _bridge_rows
+    if _bridge_rows is None:
+        _bridge_rows = json.load(open(BRIDGE_RECIPES))["rows"]
+    want = BRIDGE_PRECISIONS.get(r["precision"], set())
+    dims = {"num_gpus": int(r["gpus"]), "global_batch_size": as_int(r["gbs"]),
+            "micro_batch_size": as_int(r["mbs"]), "tensor_model_parallel_size": as_int(r["tp"]),
+            "pipeline_model_parallel_size": as_int(r["pp"]),
+            "context_parallel_size": as_int(r["cp"]) or 1,
+            "expert_model_parallel_size": as_int(r["ep"]) or 1,
+            "virtual_pipeline_model_parallel_size": as_int(r["vp"])}
+    defaults = {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1,
+                "context_parallel_size": 1, "expert_model_parallel_size": 1,
+                "virtual_pipeline_model_parallel_size": None, "micro_batch_size": 1}
+    found = []
+    for b in _bridge_rows:
+        if r["container"] not in b["containers"] or b["model"] != r["model"] or b["gpu"] != r["gpu"]:
+            continue
+        if b["precision"].replace("_", "") not in want:
+            continue
+        if all(b.get(k, defaults.get(k)) == v for k, v in dims.items()):
+            found.append(b)
+    releases = {c for b in _bridge_rows for c in b["containers"]}
+    if r["container"] not in releases:
+        return None, "no Megatron-Bridge recipe read for %s (extract_bridge_recipes.py)" % r["container"]
+    settings = {json.dumps(recipe_flags(b), sort_keys=True) for b in found}
+    if not found:
+        return None, "no %s recipe of %s matches the row's mapping" % (r["container"], r["model"])
+    if len(settings) > 1:
+        return None, "%d %s recipes match the row's mapping with different settings (%s)" % (
+            len(found), r["container"], ", ".join(b["config"] for b in found))
+    return found[0], None
+
+
+def recipe_flags(b):
+    """(Megatron-LM flags, notes) of a recipe's MoE settings, as
+    scripts/performance/utils/overrides.py set_workload_base_configs
+    (r0.3.0..r0.5.0) or the r0.6.0 perf_recipes functions apply them."""
+    flags, notes = [], []
+    backend = b.get("moe_flex_dispatcher_backend")
+    dispatcher = b.get("moe_token_dispatcher_type")
+    if b["release"] != "r0.6.0":
+        # apply_flex_dispatcher_backend (training/flex_dispatcher_backend.py):
+        # DeepEP only on Ampere, Hopper, B200 and B300, HybridEP on
+        # Ampere to Blackwell; else the recipe's all-to-all.
+        dispatcher = "alltoall"
+        if backend == "hybridep" or (backend == "deepep" and b["gpu"] not in ("GB200", "GB300")):
+            dispatcher = "flex"
+    if dispatcher == "flex" and backend in ("deepep", "hybridep"):
+        flags += ["--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", backend]
+    else:
+        flags += ["--moe-token-dispatcher-type", "alltoall"]
+    overlap = b.get("moe_a2a_overlap") or b.get("overlap_moe_expert_parallel_comm")
+    if overlap:
+        # _set_moe_a2a_overlap_overrides: the overlap with delayed wgrad.
+        flags += ["--overlap-moe-expert-parallel-comm"]
+        if b.get("moe_a2a_overlap") or b.get("delay_wgrad_compute"):
+            flags += ["--delay-wgrad-compute"]
+    modules = b.get("recompute_modules")
+    if b.get("recompute_num_layers") is not None:
+        notes.append("recipe recompute_num_layers %s (full block recompute) not passed" % b["recompute_num_layers"])
+    elif modules:
+        kept = [m for m in modules if m in MODELLED_RECOMPUTE_MODULES]
+        if kept:
+            flags += ["--recompute-granularity", "selective", "--recompute-modules"] + kept
+        if len(kept) != len(modules):
+            notes.append("recompute modules not modelled: %s" % ", ".join(m for m in modules if m not in kept))
+    if b.get("moe_router_fusion"):
+        flags += ["--moe-router-fusion"]
+    for field, what in (("cuda_graph_impl", "CUDA graphs"), ("cutedsl_fused_grouped_mlp", "the CuTe DSL fused grouped MLP"),
+                        ("fp8_dot_product_attention", "FP8 attention"),
+                        ("cpu_offloading_num_layers", "activation offloading")):
+        if b.get(field):
+            scope = b.get("cuda_graph_scope") if field == "cuda_graph_impl" else None
+            notes.append("%s (%s%s) not modelled" % (what, b[field], ", scope %s" % scope if scope else ""))
+    return flags, notes
+
+
 def as_int(text):
     return int(text) if text.strip() else None
 
@@ -301,6 +401,16 @@ def row_of(r, models):
         if r["source_key"] == "S1":
             args += ["--expert-tensor-parallel-size", "1"]
             a.append("expert tensor parallelism 1 (Megatron-Bridge MoE recipes' default)")
+    if moe and r["source_key"] == "S1":
+        recipe_row, why = bridge_recipe(r)
+        if recipe_row is None:
+            a.append(why + ": Megatron-LM's MoE defaults")
+        else:
+            more, notes = recipe_flags(recipe_row)
+            args += more
+            a.append("Megatron-Bridge %s recipe %s (%s): %s" % (
+                recipe_row["release"], recipe_row["config"], recipe_row["file"], " ".join(more)))
+            a += notes
     args += ["--world-size", str(gpus), "--micro-batch-size", str(mbs), "--global-batch-size", str(gbs)]
     if sp and t > 1:
         args += ["--sequence-parallel"]
