@@ -18,6 +18,8 @@
 //   5. deepseek-v3 (61 blocks: Calculon's space has p = 1 only) and
 //      qwen3-235B-A22B (94 blocks: p <= 2) as in 4 with --stage-layouts all:
 //      every p up to the block count, uneven stages (pruned only).
+//   6. The same with --stage-layouts megatron: every p up to the block
+//      count, Megatron-LM's first and last stages (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned] [--threads N]
@@ -74,6 +76,7 @@ struct Case {
   // --precision megatron_mixed --profile refined: what the page searches
   // for a Hugging Face or Megatron-LM import.
   bool megatron_refined = false;
+  bool first_last_stages = false;  // --stage-layouts megatron
 };
 
 
@@ -129,6 +132,14 @@ int Run(const std::string& data, int runs_override, int tiers,
        "zero, every schedule, megatron_mixed refined",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 3, 2048, true, true, true, true, false, true},
+      {"deepseek-v3 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
+       "Megatron first/last stages",
+       "deepseek-v3.model.json", "h100_80g_nvl8.json", 2048, 2048, 10, false, 1,
+       8, true, false, true, true, false, false, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero every schedule, "
+       "Megatron first/last stages",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, true, false, false, true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -169,6 +180,7 @@ int Run(const std::string& data, int runs_override, int tiers,
       options.every_sharding = c.every_sharding;
       options.every_schedule = c.every_schedule;
       options.uneven_stages = c.uneven_stages;
+      options.first_last_stages = c.first_last_stages;
       if (c.megatron_refined) {
         options.precision = PrecisionAccounting::kMegatronMixed;
         options.profile = ModelProfile::kRefined;

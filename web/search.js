@@ -19,7 +19,8 @@ const COLUMNS = [
   ['v', (e) => e.pipeline_interleaving],
   // Keys the search adds only for the dimensions it tried.
   ['Schedule', (e) => e.pipeline_schedule ?? '—'],
-  ['Layout', (e) => e.pipeline_stage_layout ?? '—'],
+  // An explicit layout (--stage-layouts megatron): its blocks per stage.
+  ['Layout', (e) => e.pipeline_stage_blocks?.join(',') ?? e.pipeline_stage_layout ?? '—'],
   ['cp', (e) => (e.context_par ?? 1) +
       ((e.context_par ?? 1) > 1 ? ` ${e.context_par_exchange}` : '')],
   ['ep × etp', (e) => e.expert_par === undefined ? '—'

@@ -906,6 +906,11 @@ double StepTimeLowerBoundOf(const Figures& b, const StepShape& s) {
             b.baseblock_recomm_time_exposed) +
        b.edgeblock_fw_tp_time_exposed + b.edgeblock_agrad_tp_time_exposed +
        b.edgeblock_recomm_time_exposed);
+  // An explicit layout's stages may hold fewer blocks than the busiest
+  // rank's chunks that the bounds below assume on every stage (a lighter
+  // first or last stage shortens the fill and the drain): its bubble is
+  // bounded by 0 alone.
+  if (HasExplicitLayout(s)) return compute + exposed;
   // A simulated schedule's bubble: MinimumBubble at the chunks' compute
   // (ChunkDurationsOf: F >= bpc forwards, W = bpc weight gradients, B the
   // rest of the backward >= bpc recomputes and input gradients), a hair

@@ -112,13 +112,15 @@ StepShape MakeStepShape(const TypedProgram& program) {
       program.corrections.On(Correction::kScheduledInFlight);
   shape.grad_reduce_bytes =
       GradReduceBytesPerElement(program.options(), program.corrections);
-  const std::vector<int64_t>& layout = program.pipeline().stage_blocks;
-  if (!layout.empty()) {
-    shape.stage_blocks = layout;
-    shape.first_rank_blocks = RankBlocks(layout, shape.p, 0);
-    shape.last_rank_blocks = RankBlocks(layout, shape.p, shape.p - 1);
-  }
+  SetStepLayout(shape, program.pipeline().stage_blocks);
   return shape;
+}
+
+void SetStepLayout(StepShape& s, const std::vector<int64_t>& stage_blocks) {
+  if (stage_blocks.empty()) return;
+  s.stage_blocks = stage_blocks;
+  s.first_rank_blocks = RankBlocks(stage_blocks, s.p, 0);
+  s.last_rank_blocks = RankBlocks(stage_blocks, s.p, s.p - 1);
 }
 
 }  // namespace blueprint

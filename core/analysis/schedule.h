@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "absl/types/span.h"
 
@@ -58,8 +59,8 @@ struct StepShape {
   // together, paces the pipeline), and each position's chunk durations,
   // which a simulated schedule simulates (figures.h
   // LayoutPositionDurations). Without one (empty) the end stages are
-  // priced at blocks_per_stage, Calculon's formula; the strategy search
-  // builds no layouts.
+  // priced at blocks_per_stage, Calculon's formula (SetStepLayout sets
+  // these three).
   absl::Span<const int64_t> stage_blocks;
   int64_t first_rank_blocks = 0;
   int64_t last_rank_blocks = 0;
@@ -133,6 +134,11 @@ StepShape MakeStepShape(const DerivedValues& derived,
 // The same for a checked program, with the program's corrections in force;
 // `program` must outlive the shape.
 StepShape MakeStepShape(const TypedProgram& program);
+
+// SetStepLayout: the shape of a mapping with an explicit stage layout
+// (PipelineParallel::stage_blocks; nothing when it is empty): a view of the
+// layout, which must outlive the shape, and its end ranks' blocks.
+void SetStepLayout(StepShape& shape, const std::vector<int64_t>& stage_blocks);
 
 // SetStepMicrobatchSize: `shape` (MakeStepShape of `derived`) given another
 // microbatch size, as MakeStepShape makes it: the microbatch count and the

@@ -16,17 +16,29 @@ namespace blueprint {
 namespace {
 
 // A mapping whose block is `config` (d = 1, unsharded, Calculon's
-// schedule).
+// schedule); with `layout` (p, its p * v block counts), laid out so in
+// place of config.pipeline's even stages.
 TrainingMapping BlockMapping(const BlockConfig& config, int64_t num_blocks,
                              DataType datatype, PrecisionAccounting precision,
-                             ModelProfile profile) {
+                             ModelProfile profile,
+                             const std::pair<int64_t, std::vector<int64_t>>*
+                                 layout) {
   TrainingMapping m;
   TransformerTrainingParallelism& parallelism = m.parallelism;
   parallelism.tensor.degree = config.tensor;
   parallelism.tensor.communication = config.comm;
   parallelism.tensor.overlap = config.tp_overlap;
-  parallelism.pipeline =
-      CalculonPipeline(config.pipeline, /*v=*/1, num_blocks, 0);
+  if (layout != nullptr) {
+    // (p, its p * v block counts): v chunks per stage, laid out so.
+    const auto& [p, stage_blocks] = *layout;
+    const int64_t v = static_cast<int64_t>(stage_blocks.size()) / p;
+    parallelism.pipeline = CalculonPipeline(p, v, num_blocks, 0);
+    parallelism.pipeline.stage_layout = StageLayout::kEven;
+    parallelism.pipeline.stage_blocks = stage_blocks;
+  } else {
+    parallelism.pipeline =
+        CalculonPipeline(config.pipeline, /*v=*/1, num_blocks, 0);
+  }
   parallelism.context.degree = config.context;
   parallelism.context.exchange = config.context_exchange;
   parallelism.expert.degree = config.expert;
@@ -65,6 +77,9 @@ BlockConfig BlockConfigOf(const TrainingMapping& mapping) {
   config.expert = parallelism.expert.degree;
   config.expert_tensor = parallelism.expert.tensor_degree;
   config.pipeline = parallelism.pipeline.degree;
+  if (!parallelism.pipeline.stage_blocks.empty()) {
+    config.stage_blocks = &parallelism.pipeline.stage_blocks;
+  }
   return config;
 }
 
@@ -167,6 +182,7 @@ BlockConfig BlockTable::Family(const BlockConfig& config) {
   family.expert = config.expert;
   family.expert_tensor = config.expert_tensor;
   family.pipeline = config.pipeline;
+  family.stage_blocks = config.stage_blocks;
   return Canonical(family);
 }
 
@@ -178,8 +194,25 @@ BlockConfig BlockTable::Canonical(const BlockConfig& config) {
   } else if (out.expert_tensor == 0) {
     out.expert_tensor = config.tensor;
   }
+  out.stage_blocks = nullptr;
   if (!shares_vary_by_stage_) {
     out.pipeline = 1;
+    return out;
+  }
+  if (config.stage_blocks != nullptr) {
+    // An explicit layout: its busiest rank's shares (derive.h, as the
+    // checker derives them), represented by the first p or layout seen
+    // with them.
+    const int64_t per_stage =
+        MostRankBlocks(*config.stage_blocks, config.pipeline);
+    const int64_t moe =
+        LayoutStageMoeBlocks(model_, *config.stage_blocks, config.pipeline);
+    const int64_t common = std::gcd(moe, per_stage);
+    const auto [known, inserted] = pipeline_of_share_.try_emplace(
+        {moe / common, per_stage / common},
+        -1 - static_cast<int64_t>(layouts_.size()));
+    if (inserted) layouts_.emplace_back(config.pipeline, *config.stage_blocks);
+    out.pipeline = known->second;
     return out;
   }
   // The lowering reads p only as the shares moe / per_stage and
@@ -242,8 +275,12 @@ absl::StatusOr<BlockTable::Entry*> BlockTable::Find(
 
 void BlockTable::SetProgram(const BlockConfig& key) {
   // The model and the system are copied once.
+  // A key below 0: the explicit layout that represents its shares.
+  const std::pair<int64_t, std::vector<int64_t>>* layout =
+      key.pipeline < 0 ? &layouts_[static_cast<size_t>(-1 - key.pipeline)]
+                       : nullptr;
   const TrainingMapping mapping = BlockMapping(
-      key, model_.num_blocks, datatype_, precision_, profile_);
+      key, model_.num_blocks, datatype_, precision_, profile_, layout);
   if (!program_.has_value()) {
     program_ = MappingProgram(model_, system_, mapping);
     return;

@@ -54,8 +54,14 @@ struct BlockConfig {
   int64_t expert_tensor = 0;  // etp; 0: the tensor degree
   // The pipeline degree, which sets the dense and MoE shares of the priced
   // stage's blocks (derive.h StageMoeBlocks); only read for a model whose
-  // MoE blocks follow a layer pattern.
+  // MoE blocks follow a layer pattern. In a key (BlockTable::Canonical) it
+  // is the representative of those shares: a p, or below 0 an explicit
+  // layout's (the table's own copy).
   int64_t pipeline = 1;
+  // An explicit stage layout (PipelineParallel::stage_blocks) in place of
+  // p's even one, or null: not part of the key (Canonical resolves it into
+  // `pipeline`), and only read while the config is looked up.
+  const std::vector<int64_t>* stage_blocks = nullptr;
 
   friend bool operator==(const BlockConfig& a, const BlockConfig& b) {
     return a.tensor == b.tensor && a.microbatch_size == b.microbatch_size &&
@@ -334,7 +340,9 @@ class BlockTable {
                  const std::vector<int32_t>& rebuilt, Lowered& lowered);
   // The config as a key: the fields its lowering does not read at their
   // defaults, and p (read only through the dense and MoE shares of the
-  // priced stage) as the first p Find saw with the same shares.
+  // priced stage) as the first p Find saw with the same shares, or, for an
+  // explicit layout whose shares no p seen has, -1 - the index of its copy
+  // in layouts_.
   BlockConfig Canonical(const BlockConfig& config);
   absl::StatusOr<const PlannedRef*> Unsharded(Lowered& lowered,
                                               const BlockNets& nets);
@@ -387,6 +395,9 @@ class BlockTable {
   // each share StageMoeBlocks / BlocksPerStage as a reduced fraction.
   absl::flat_hash_map<int64_t, int64_t> share_pipeline_;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> pipeline_of_share_;
+  // The explicit layouts that represent their shares (pipeline -1 - i):
+  // (p, layout).
+  std::deque<std::pair<int64_t, std::vector<int64_t>>> layouts_;
   absl::flat_hash_map<BlockConfig, Lowered*> lowered_index_;
   // The entries in use are the first lowered_used_; the rest are storage
   // that Clear() released, reused by NextEntry.

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/adapters/megatron_layout.h"
 #include "core/search/searcher.h"
 #include "core/spec/mapping_rules.h"
 
@@ -185,14 +186,62 @@ std::vector<int64_t> Searcher::ContextDegrees(int64_t t) const {
 }
 
 std::vector<std::optional<ScheduleKind>> Searcher::Schedules(
-    int64_t p, int64_t v, bool even) const {
+    int64_t p, int64_t v, StageShape shape) const {
   std::vector<std::optional<ScheduleKind>> out = {std::nullopt};
-  // The checker's rule: the simulated schedules price equal stages.
-  if (!options_.every_schedule || p < 2 || !even) return out;
+  // The checker's rule: the simulated schedules price equal stages (or an
+  // explicit layout, for those that take one; the search leaves them out
+  // there: each mapping's unequal chunks would be simulated anew, not
+  // shared through the schedule memo, some 200 times the search's time on
+  // qwen3-235B-A22B, core/search/BENCHMARKS.md).
+  if (!options_.every_schedule || p < 2 || shape != StageShape::kEven) {
+    return out;
+  }
   // The schedule table's simulated rows for this v, in table order.
   for (const ScheduleRow& row : kScheduleTable) {
     if (row.simulated && row.virtual_stages.fixed == v) {
       out.push_back(row.kind);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, std::shared_ptr<const std::vector<int64_t>>>>
+Searcher::FirstLastLayouts(int64_t p) const {
+  const int64_t blocks = model_.num_blocks;
+  std::vector<std::pair<int64_t, std::shared_ptr<const std::vector<int64_t>>>>
+      out;
+  if (p < 2 || p > blocks) return out;
+  // What the split is for: end stages no heavier than the middle ones (the
+  // first carries the embedding, the last the output layer and the loss).
+  // The middle stages (p > 2) hold k = ceil(blocks / p) blocks each; the
+  // first and the last stage share the rest (at most 2k), as evenly as the
+  // v chunks of each allow, the lighter first or last. Each v divides a
+  // middle stage's blocks (p > 2) or half the blocks (p = 2).
+  const int64_t k = BlocksPerStage(blocks, p);
+  const int64_t rest = blocks - (p - 2) * k;
+  if (rest < 2) return out;
+  for (const int64_t v : Divisors(p > 2 ? k : rest / 2)) {
+    const int64_t first = rest / 2 / v * v;
+    const int64_t last = rest - first;
+    // Each chunk of the end stages holds a block at least, and neither end
+    // stage more than a middle one.
+    if (first < v || last < v || (p > 2 && last > k)) continue;
+    const std::pair<int64_t, int64_t> splits[] = {{first, last},
+                                                  {last, first}};
+    for (int i = 0; i < (first == last ? 1 : 2); ++i) {
+      // Megatron-LM's rule (megatron_layout.h) makes the layout and judges
+      // it.
+      PipelineLayoutFlags flags;
+      flags.num_layers = blocks;
+      flags.pipeline = p;
+      flags.virtual_stages = v;
+      flags.virtual_given = v > 1;
+      flags.first = splits[i].first;
+      flags.last = splits[i].second;
+      PipelineLayout layout = PipelineLayoutOf(flags);
+      if (!layout.errors.empty() || layout.stage_blocks.empty()) continue;
+      out.emplace_back(v, std::make_shared<const std::vector<int64_t>>(
+                              std::move(layout.stage_blocks)));
     }
   }
   return out;
@@ -251,14 +300,25 @@ std::vector<Group> Searcher::EnumerateGroups() {
       for (int64_t p : Divisors(ranks)) {
         if (p > blocks) break;
         const bool even = blocks % p == 0;
-        if (!even && !options_.uneven_stages) continue;
         const int64_t d = ranks / p;
         if (d > options_.max_batch) continue;
-        const std::vector<int64_t> interleavings =
-            p == 1 ? std::vector<int64_t>{1}
-                   : Divisors(BlocksPerStage(blocks, p));
-        for (int64_t v : interleavings) {
-          AddGroups(BaseGroup(t, cp, p, d, v), even, groups);
+        if (even || options_.uneven_stages) {
+          const std::vector<int64_t> interleavings =
+              p == 1 ? std::vector<int64_t>{1}
+                     : Divisors(BlocksPerStage(blocks, p));
+          for (int64_t v : interleavings) {
+            AddGroups(BaseGroup(t, cp, p, d, v),
+                      even ? StageShape::kEven : StageShape::kUneven, groups);
+          }
+        }
+        // --stage-layouts megatron: Megatron-LM's first/last splits of a p
+        // that does not divide the blocks, after Calculon's layouts of it.
+        if (!even && options_.first_last_stages) {
+          for (auto& [v, layout] : FirstLastLayouts(p)) {
+            Group base = BaseGroup(t, cp, p, d, v);
+            base.stage_blocks = std::move(layout);
+            AddGroups(base, StageShape::kLayout, groups);
+          }
         }
       }
     }
@@ -301,10 +361,10 @@ Group Searcher::BaseGroup(int64_t t, int64_t cp, int64_t p, int64_t d,
   return base;
 }
 
-void Searcher::AddGroups(const Group& base, bool even,
+void Searcher::AddGroups(const Group& base, StageShape shape,
                          std::vector<Group>& groups) {
   for (const std::optional<ScheduleKind>& schedule :
-       Schedules(base.p, base.v, even)) {
+       Schedules(base.p, base.v, shape)) {
     Group with_schedule = base;
     with_schedule.schedule = schedule;
     if (schedule.has_value()) {
@@ -340,11 +400,16 @@ void Searcher::AddGroups(const Group& base, bool even,
       Group& g = groups[i];
       g.expert_degrees = expert_degrees;
       // Every mapping rule on the group's degrees (those the search filters
-      // by hold already), and a tier for the expert all-to-all.
+      // by hold already), and a tier for the expert all-to-all. An explicit
+      // layout lays its chunks out itself: the rules on v (interleaving,
+      // the only ones reading it) are not its, as the checker skips them.
+      const uint32_t known = g.stage_blocks != nullptr
+                                 ? kReadsGroup & ~kReadsVirtualStages
+                                 : kReadsGroup;
       g.structure_ok =
           MappingRulesHold(GroupValues(model_, g.t, g.cp, g.p, g.v, g.d, g.ep,
                                        g.etp),
-                           kReadsGroup) &&
+                           known) &&
           g.en >= 0;
     }
   }
@@ -354,7 +419,9 @@ Searcher::GroupState Searcher::StartGroup(const Group& g) const {
   GroupState gs;
   gs.group = &g;
   const int64_t blocks = model_.num_blocks;
-  gs.blocks_per_stage = BlocksPerStage(blocks, g.p);
+  gs.blocks_per_stage = g.stage_blocks != nullptr
+                            ? MostRankBlocks(*g.stage_blocks, g.p)
+                            : BlocksPerStage(blocks, g.p);
   gs.structure_ok = g.structure_ok;
   // The assignments are counted, not enumerated: O(tiers^3) per group.
   const int64_t nets = static_cast<int64_t>(system_.networks.size());

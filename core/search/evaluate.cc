@@ -24,6 +24,11 @@ TrainingMapping Searcher::MappingOf(const Group& g, const Choice& c,
   TransformerTrainingParallelism& parallelism = m.parallelism;
   parallelism.tensor = TensorParallel{g.t, c.comm, c.tp_overlap, a.tn};
   parallelism.pipeline = CalculonPipeline(g.p, g.v, model_.num_blocks, a.pn);
+  if (g.stage_blocks != nullptr) {
+    // An explicit layout: the stages are the layout's, not uneven.
+    parallelism.pipeline.stage_layout = StageLayout::kEven;
+    parallelism.pipeline.stage_blocks = *g.stage_blocks;
+  }
   if (g.schedule.has_value()) {
     if (std::optional<PipelineSchedule> schedule =
             SimulatedSpecSchedule(*g.schedule)) {

@@ -19,6 +19,7 @@ StepShape MappingStepShapeWith(DerivedValues derived,
                                  mapping.options, accounted);
   step.simulated_schedule =
       SimulatedScheduleKind(mapping.parallelism.pipeline.schedule);
+  SetStepLayout(step, mapping.parallelism.pipeline.stage_blocks);
   return step;
 }
 

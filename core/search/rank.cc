@@ -79,7 +79,8 @@ SearchResult Searcher::Merge(
   result.dimensions.expert = first.model_.moe.has_value();
   result.dimensions.sharding = options.every_sharding;
   result.dimensions.schedule = options.every_schedule;
-  result.dimensions.stage_layout = options.uneven_stages;
+  result.dimensions.stage_layout =
+      options.uneven_stages || options.first_last_stages;
   result.partition = options.partition;
   result.partitions = options.partitions;
   result.top_wanted = options.top;

@@ -97,11 +97,16 @@ struct SearchOptions {
   // (v = 1; dualpipe for even p, without DP overlap) and dualpipe_v and zb_v
   // (v = 2), for p > 1.
   bool every_schedule = false;
-  // --stage-layouts calculon|all: Calculon's pipeline degrees (p divides
-  // the block count: the even layout), or also every p up to the block
-  // count that does not, with the uneven layout (blocks_per_stage rounded
-  // up, Calculon's pricing of it) and Calculon's schedules only.
+  // --stage-layouts calculon|megatron|all: Calculon's pipeline degrees (p
+  // divides the block count: the even layout); `megatron` adds every p up
+  // to the block count that does not, laid out as Megatron-LM's
+  // --decoder-first/last-pipeline-num-layers lay it (first_last_stages:
+  // explicit stage layouts, FirstLastLayouts in enumerate.cc); `all` adds
+  // those and Calculon's uneven layout of such p (uneven_stages:
+  // blocks_per_stage rounded up, Calculon's pricing of it, Calculon's
+  // schedules only).
   bool uneven_stages = false;
+  bool first_last_stages = false;
   // --threads N (1..kMaxThreads): the worker threads; 0, the default: the
   // machine's cores, at most kMaxThreads. Always 1 in WebAssembly. The
   // result does not depend on it: each worker takes whole runs of groups of
@@ -137,7 +142,7 @@ struct ExtraDimensions {
   bool expert = false;    // the model has a mixture of experts
   bool sharding = false;  // --sharding all
   bool schedule = false;  // --schedules all
-  bool stage_layout = false;  // --stage-layouts all
+  bool stage_layout = false;  // --stage-layouts megatron or all
 };
 
 // One ranked mapping with the figures Calculon's stats JSON prints.

@@ -33,6 +33,12 @@ const std::vector<std::string>& CalculonOrAll() {
   return *choices;
 }
 
+const std::vector<std::string>& StageLayoutChoices() {
+  static const auto* choices =
+      new std::vector<std::string>{"calculon", "megatron", kAll};
+  return *choices;
+}
+
 // An enum's spellings (core/spec/enums.h), then "all".
 template <typename E>
 std::vector<std::string> ChoicesOrAll() {
@@ -136,11 +142,16 @@ const std::vector<SearchFlag>& SearchFlags() {
        "`all`: also gpipe, zb_h1, zb_h2, dualpipe (v = 1), dualpipe_v and "
        "zb_v (v = 2), simulated, for p > 1",
        [](const Value& v, Options* o) { o->every_schedule = v.choice == kAll; }},
-      {"--stage-layouts", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
-       "uneven_stages", "`calculon`: p divides the blocks",
-       "`all`: also every p up to the block count that does not, with uneven "
-       "stages",
-       [](const Value& v, Options* o) { o->uneven_stages = v.choice == kAll; }},
+      {"--stage-layouts", Kind::kChoice, "", StageLayoutChoices(), 0, false, "",
+       "", "uneven_stages, first_last_stages",
+       "`calculon`: p divides the blocks",
+       "`megatron`: also every p up to the block count that does not, with "
+       "Megatron-LM's first and last stages of their own block counts and "
+       "the middle ones even; `all`: those and Calculon's uneven stages",
+       [](const Value& v, Options* o) {
+         o->uneven_stages = v.choice == kAll;
+         o->first_last_stages = v.choice == kAll || v.choice == "megatron";
+       }},
       {"--threads", Kind::kPositiveInteger, "N", {}, SearchOptions::kMaxThreads,
        false, "", "", "threads", "one per core (one in WebAssembly)",
        "the worker threads (the result does not depend on them)",

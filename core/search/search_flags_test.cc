@@ -67,7 +67,7 @@ TEST(SearchFlagsTest, Synopsis) {
             "[--profile calculon|refined] [--max-context N] "
             "[--context-exchange ring|all_gather|all] "
             "[--sharding calculon|all] [--schedules calculon|all] "
-            "[--stage-layouts calculon|all] [--threads N] [--exhaustive] "
+            "[--stage-layouts calculon|megatron|all] [--threads N] [--exhaustive] "
             "[--json [--specs] [--partition I/N]]");
 }
 

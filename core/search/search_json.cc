@@ -30,6 +30,28 @@ namespace {
 const char* YesNo(bool b) { return b ? "yes" : "no"; }
 
 // "w-o" style summary of the offloaded kinds, "-" when none.
+// The text's layout column: even or uneven, or an explicit layout's blocks
+// per pipeline rank (a rank's chunks summed), runs of one count as N*R:
+// "11,12*6,11".
+std::string LayoutColumn(const PipelineParallel& pipeline) {
+  if (pipeline.stage_blocks.empty()) {
+    return StageLayoutName(pipeline.stage_layout);
+  }
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < pipeline.degree; ++r) {
+    ranks.push_back(RankBlocks(pipeline.stage_blocks, pipeline.degree, r));
+  }
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t run = 1;
+    while (i + run < ranks.size() && ranks[i + run] == ranks[i]) ++run;
+    absl::StrAppend(&out, out.empty() ? "" : ",", ranks[i],
+                    run > 1 ? absl::StrCat("*", run) : "");
+    i += run;
+  }
+  return out;
+}
+
 std::string OffloadSummary(const Offload& o) {
   std::string s;
   s += o.weights ? 'w' : '-';
@@ -68,8 +90,11 @@ nlohmann::json ExecutionJson(const TransformerModel& model,
         PipelineScheduleName(program.pipeline().schedule);
   }
   if (dimensions.stage_layout) {
+    const std::vector<int64_t>& blocks = program.pipeline().stage_blocks;
     out["pipeline_stage_layout"] =
-        StageLayoutName(program.pipeline().stage_layout);
+        blocks.empty() ? StageLayoutName(program.pipeline().stage_layout)
+                       : "explicit";
+    if (!blocks.empty()) out["pipeline_stage_blocks"] = blocks;
   }
   return out;
 }
@@ -392,8 +417,7 @@ std::string SearchResultText(const SearchResult& result) {
                             PipelineScheduleName(par.pipeline.schedule));
     }
     if (extra.stage_layout) {
-      absl::StrAppendFormat(&out, " %-6s",
-                            StageLayoutName(par.pipeline.stage_layout));
+      absl::StrAppendFormat(&out, " %-6s", LayoutColumn(par.pipeline));
     }
     std::string nets = absl::StrCat(d.tensor_network, "/", d.pipeline_network,
                                     "/", d.data_network);

@@ -231,6 +231,7 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
   EXPECT_FALSE(o->every_sharding);
   EXPECT_FALSE(o->every_schedule);
   EXPECT_FALSE(o->uneven_stages);
+  EXPECT_FALSE(o->first_last_stages);
   EXPECT_EQ(o->threads, 0);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--max-context", "4", "--context-exchange",
@@ -244,7 +245,14 @@ TEST(ParseSearchFlagsTest, DimensionsBeyondCalculon) {
   EXPECT_TRUE(o->every_sharding);
   EXPECT_TRUE(o->every_schedule);
   EXPECT_TRUE(o->uneven_stages);
+  EXPECT_TRUE(o->first_last_stages);
   EXPECT_EQ(o->threads, 3);
+  // megatron: Megatron-LM's first and last stages, not Calculon's uneven.
+  o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
+                        "float16", "--stage-layouts", "megatron"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->uneven_stages);
+  EXPECT_TRUE(o->first_last_stages);
   o = ParseSearchFlags({"--procs", "8", "--max-batch", "8", "--datatype",
                         "float16", "--context-exchange=all_gather",
                         "--sharding=calculon", "--schedules=calculon",
@@ -328,6 +336,42 @@ TEST(SearchResultJsonTest, NewDimensionsAddKeysAndColumns) {
     EXPECT_TRUE(absl::StrContains(text, column)) << column << "\n" << text;
   }
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 3);
+}
+
+// An explicit layout (--stage-layouts megatron) is named `explicit` with its
+// blocks per (virtual) stage in the JSON, and in the text by its blocks per
+// pipeline rank, runs written N*R.
+TEST(SearchResultJsonTest, ExplicitLayoutsShowTheirBlocks) {
+  SearchOptions o;
+  o.procs = 8;
+  o.max_batch = 16;
+  o.top = 20000;
+  o.first_last_stages = true;
+  absl::StatusOr<SearchResult> r = RunSearch(
+      CalculonModel("nine", 256, 1024, 16, 16, 9, 64),
+      test_programs::A100System(), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const nlohmann::json json = SearchResultJsonValue(*r);
+  const std::string text = SearchResultText(*r);
+  int explicit_layouts = 0;
+  for (size_t i = 0; i < r->top.size(); ++i) {
+    const nlohmann::json& e = json["top"][i]["execution"];
+    const PipelineParallel& pipeline = r->top[i].mapping.parallelism.pipeline;
+    if (pipeline.stage_blocks.empty()) {
+      EXPECT_EQ(e["pipeline_stage_layout"], "even");
+      EXPECT_FALSE(e.contains("pipeline_stage_blocks"));
+      continue;
+    }
+    ++explicit_layouts;
+    EXPECT_EQ(e["pipeline_stage_layout"], "explicit");
+    EXPECT_EQ(e["pipeline_stage_blocks"].get<std::vector<int64_t>>(),
+              pipeline.stage_blocks);
+  }
+  EXPECT_GT(explicit_layouts, 0);
+  // p = 4's layouts: 3 blocks on each middle rank, 1 and 2 on the ends.
+  EXPECT_TRUE(absl::StrContains(text, " 1,3*2,2 ") ||
+              absl::StrContains(text, " 2,3*2,1 "))
+      << text;
 }
 
 TEST(ParseSearchFlagsTest, Partition) {

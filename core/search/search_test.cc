@@ -11,6 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/adapters/megatron_layout.h"
 #include "core/analysis/schedule.h"
 #include "core/pipeline/pipeline.h"
 #include "core/plan/plan.h"
@@ -616,6 +619,81 @@ TEST(SearchTest, UnevenStagesRankAndMatchTheFullPipeline) {
     EXPECT_EQ(checked, (std::set<std::pair<int64_t, int64_t>>{
                            {1, 1}, {2, 1}, {2, 5}, {4, 1}, {4, 3}, {8, 1},
                            {8, 2}}));
+    o.top = 5;
+    ExpectExhaustiveEqualsPruned(model, system, o);
+  }
+}
+
+// --stage-layouts megatron on 14 blocks over 8 processors: p = 4 and 8 do
+// not divide the blocks, and each is offered as Megatron-LM's
+// --decoder-first/last-pipeline-num-layers lay it out (the middle stages
+// even, the first and the last the rest), with Calculon's schedules only
+// (--schedules all adds none: the search simulates no layout). Every
+// ranked mapping's layout is one PipelineLayoutOf makes; one mapping of each
+// (p, v, layout, schedule) passes the checker and gives the full pipeline's
+// figures bit for bit. With the layer pattern "01111110111111" (blocks 0
+// and 7 dense) p = 1 and p = 2 price stages of 6/7 MoE blocks, and every
+// layout a busiest rank of MoE blocks only: that share no even p has, so the
+// block table lowers the first layout with it and prices the others' blocks
+// by it (Canonical). The pruned search equals the exhaustive one.
+TEST(SearchTest, MegatronFirstLastStagesRankAndMatchTheFullPipeline) {
+  for (bool pattern : {false, true}) {
+    const TransformerModel model = test_models::WithExperts(
+        CalculonModel("fourteen", 256, 1024, 16, 16, 14, 64), 5000,
+        test_models::Experts(8, 2, 128, 0, pattern ? "01111110111111" : ""),
+        std::nullopt);
+    System system = test_programs::A100System();
+    SearchOptions o = Options(8, 16, 20000);
+    o.every_schedule = true;
+    o.first_last_stages = true;
+    absl::StatusOr<SearchResult> result = RunSearch(model, system, o);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_TRUE(result->dimensions.stage_layout);
+    std::set<std::vector<int64_t>> layouts;
+    std::set<std::string> checked;
+    std::set<std::string> schedules;
+    for (const RankedExecution& r : result->top) {
+      const PipelineParallel& pipeline = r.mapping.parallelism.pipeline;
+      const int64_t p = pipeline.degree;
+      if (14 % p == 0) {  // the even layout
+        EXPECT_TRUE(pipeline.stage_blocks.empty()) << p;
+        continue;
+      }
+      ASSERT_FALSE(pipeline.stage_blocks.empty()) << p;
+      EXPECT_EQ(pipeline.stage_layout, StageLayout::kEven);
+      const int64_t v = VirtualStages(pipeline.schedule);
+      // Megatron-LM's rule gives the same layout from its first and last
+      // stages' blocks.
+      PipelineLayoutFlags flags;
+      flags.num_layers = 14;
+      flags.pipeline = p;
+      flags.virtual_stages = v;
+      flags.virtual_given = v > 1;
+      flags.first = RankBlocks(pipeline.stage_blocks, p, 0);
+      flags.last = RankBlocks(pipeline.stage_blocks, p, p - 1);
+      const PipelineLayout megatron = PipelineLayoutOf(flags);
+      EXPECT_TRUE(megatron.errors.empty());
+      EXPECT_EQ(megatron.stage_blocks, pipeline.stage_blocks);
+      layouts.insert(pipeline.stage_blocks);
+      schedules.insert(PipelineScheduleName(pipeline.schedule));
+      std::string key = absl::StrCat(
+          PipelineScheduleName(pipeline.schedule), " ",
+          absl::StrJoin(pipeline.stage_blocks, ","));
+      if (!checked.insert(key).second) continue;
+      absl::StatusOr<TypedProgram> program =
+          CheckSpec(TrainingSpecOf(model, system, r.mapping));
+      ASSERT_TRUE(program.ok()) << program.status() << " " << key;
+      ExpectTheFullPipelinesFigures(r, *program);
+    }
+    // p = 4: middle stages of ceil(14 / 4) = 4, the ends 3 and 3, or with
+    // v = 2 2 and 4 either way round (chunk k on rank k % 4); p = 8: middle
+    // stages of 2, the ends 1 and 1.
+    EXPECT_EQ(layouts, (std::set<std::vector<int64_t>>{
+                           {3, 4, 4, 3},
+                           {1, 2, 2, 2, 1, 2, 2, 2},
+                           {2, 2, 2, 1, 2, 2, 2, 1},
+                           {1, 2, 2, 2, 2, 2, 2, 1}}));
+    EXPECT_EQ(schedules, (std::set<std::string>{"1f1b", "interleaved_1f1b"}));
     o.top = 5;
     ExpectExhaustiveEqualsPruned(model, system, o);
   }

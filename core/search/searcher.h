@@ -121,6 +121,10 @@ struct Group {
   // them at once.
   std::shared_ptr<const std::vector<std::pair<int64_t, int64_t>>>
       expert_degrees;
+  // An explicit stage layout (--stage-layouts megatron: p * v block counts,
+  // FirstLastLayouts), shared by the groups made of one base; null: the
+  // even layout, or Calculon's uneven one.
+  std::shared_ptr<const std::vector<int64_t>> stage_blocks;
   std::vector<int64_t> microbatch_sizes;  // step 16, before --mbs-break
   const ChoiceList* choices = nullptr;
   double weight = 0;  // the most executions it can have, for progress
@@ -289,12 +293,19 @@ class Searcher {
   // --- enumerate.cc: the space.
   // The context degrees tried with tensor degree t (cp = 1 first).
   std::vector<int64_t> ContextDegrees(int64_t t) const;
+  // How a group lays its blocks over the stages.
+  enum class StageShape { kEven, kUneven, kLayout };
   // The schedules tried with (p, v): Calculon's (nullopt) first, then with
   // --schedules all and p > 1 gpipe, zb_h1, zb_h2 and dualpipe (v = 1), or
-  // dualpipe_v and zb_v (v = 2), all with an even layout only; a group
+  // dualpipe_v and zb_v (v = 2), all with the even layout only; a group
   // whose shape fits no microbatch size is not made.
   std::vector<std::optional<ScheduleKind>> Schedules(int64_t p, int64_t v,
-                                                     bool even) const;
+                                                     StageShape shape) const;
+  // Megatron-LM's first/last splits of p stages (--stage-layouts megatron):
+  // (v, layout) pairs, each layout the one Megatron-LM's
+  // --decoder-first/last-pipeline-num-layers make (PipelineLayoutOf).
+  std::vector<std::pair<int64_t, std::shared_ptr<const std::vector<int64_t>>>>
+  FirstLastLayouts(int64_t p) const;
   // The (ep, etp) pairs tried for the t * cp * d ranks of a stage.
   std::vector<std::pair<int64_t, int64_t>> ExpertDegrees(int64_t t,
                                                          int64_t ranks) const;
@@ -303,7 +314,8 @@ class Searcher {
   Group BaseGroup(int64_t t, int64_t cp, int64_t p, int64_t d, int64_t v);
   // Appends the groups of `base` with each schedule of (p, v) and each
   // (ep, etp), in enumeration order.
-  void AddGroups(const Group& base, bool even, std::vector<Group>& groups);
+  void AddGroups(const Group& base, StageShape shape,
+                 std::vector<Group>& groups);
   GroupState StartGroup(const Group& group) const;
   // Appends the prefix (tn, cn, pn) to gs.prefixes when it has a valid
   // data_net, and counts its valid assignments.
@@ -343,7 +355,11 @@ class Searcher {
                             const Assignment& a) const;
   // Its block (BlockConfigOf), which reads no tier.
   BlockConfig ConfigOf(const Group& g, const Choice& c, int64_t b) const {
-    return BlockConfigOf(MappingOf(g, c, b, {0, 0, 0, 0}));
+    BlockConfig config = BlockConfigOf(MappingOf(g, c, b, {0, 0, 0, 0}));
+    // The group's layout, which outlives the lookup (the mapping's copy
+    // does not).
+    config.stage_blocks = g.stage_blocks.get();
+    return config;
   }
   BlockNets NetsOf(const Group& g, int64_t tn, int64_t cn) const {
     BlockNets nets;

@@ -479,7 +479,8 @@ try {
                (best.context_par > 1 ? ` ${best.context_par_exchange}` : ''), 'the cp column');
   assert.equal(cell('ZeRO'), best.data_par_sharding, 'the ZeRO column');
   assert.equal(cell('Schedule'), best.pipeline_schedule, 'the schedule column');
-  assert.equal(cell('Layout'), best.pipeline_stage_layout, 'the stage layout column');
+  assert.equal(cell('Layout'), best.pipeline_stage_blocks?.join(',') ?? best.pipeline_stage_layout,
+               'the stage layout column');
   // The same search again runs on the same (kept) workers: the same answer.
   await page.evaluate(() => { document.getElementById('search-status').textContent = ''; });
   await page.getByRole('button', {name: 'Search', exact: true}).click();
