@@ -8,11 +8,7 @@ set -uo pipefail
 blueprint="$1"
 work="${TEST_TMPDIR:-$(mktemp -d)}/serving_search_cli"
 mkdir -p "$work"
-source tests/cli/cli_test_lib.sh  # fail, expect_exit
-
-expect_ok() {  # expect_ok COMMAND...: exit 0, stdout in $work/out
-  "$@" > "$work/out" 2> "$work/err" || fail "$*: exit $?: $(cat "$work/err")"
-}
+source tests/cli/cli_test_lib.sh  # fail, expect_exit, expect_ok
 
 search=(search --serving --hf-config llama3.1-70b --system h100_sxm_80g
         --procs 8 --input-len 1024 --output-len 256 --max-ttft 1
@@ -69,7 +65,8 @@ expect_exit 2 '^error: --procs (1073741824) must be at most' \
 expect_exit 1 'usage' "$blueprint" search --serving --procs 8
 
 # 5. The usage text describes it.
-"$blueprint" help | grep -q '^  blueprint search --serving --hf-config CONFIG' ||
+expect_ok "$blueprint" help
+grep -q '^  blueprint search --serving --hf-config CONFIG' "$work/out" ||
   fail "help: no search --serving line"
 
 ((failures == 0)) || exit 1
