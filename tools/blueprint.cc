@@ -497,7 +497,57 @@ std::optional<CommandResult> RunValidate(const Args& args) {
   return Validate(files[0], rest);
 }
 
+// search --serving --system SYS --hf-config CONFIG plus the serving search
+// flags, in any order (`args` without --serving). SYS and CONFIG are files
+// or presets; when one cannot be read, its error is reported with every
+// problem of the flags.
+std::optional<CommandResult> RunServingSearch(const Args& args) {
+  struct Input {
+    const char* flag;
+    PresetKind kind;
+    std::optional<std::string> path;
+    std::string text;
+  };
+  Input inputs[] = {{"--system", PresetKind::kSystem, std::nullopt, ""},
+                    {"--hf-config", PresetKind::kModel, std::nullopt, ""}};
+  for (size_t i = 0; i < args.size(); ++i) {
+    for (Input& input : inputs) {
+      const std::string with_value = absl::StrCat(input.flag, "=");
+      if (args[i] == input.flag && i + 1 < args.size()) {
+        input.path = args[i + 1];
+      } else if (args[i].rfind(with_value, 0) == 0) {
+        input.path = args[i].substr(with_value.size());
+      }
+    }
+  }
+  std::vector<FieldError> unreadable;
+  for (Input& input : inputs) {
+    if (!input.path || input.path->empty()) return std::nullopt;
+    if (std::optional<CommandResult> failed =
+            ReadInputOrPreset(*input.path, input.kind, &input.text)) {
+      for (FieldError& e : failed->errors) {
+        e.message = absl::StrCat(input.flag, ": ", e.message);
+        unreadable.push_back(std::move(e));
+      }
+    }
+  }
+  if (unreadable.empty()) return ServeSearch(inputs[0].text, inputs[1].text, args);
+  CommandResult result = ServeSearchFlagErrors(args);
+  result.exit_code = kExitInvalidInput;
+  unreadable.insert(unreadable.end(), result.errors.begin(),
+                    result.errors.end());
+  result.errors = std::move(unreadable);
+  return result;
+}
+
 std::optional<CommandResult> RunSearch(const Args& args) {
+  // --serving anywhere selects the serving search.
+  const auto serving = std::find(args.begin(), args.end(), "--serving");
+  if (serving != args.end()) {
+    Args rest(args.begin(), serving);
+    rest.insert(rest.end(), serving + 1, args.end());
+    return RunServingSearch(rest);
+  }
   // --app APP --system SYS plus the search flags, in any order.
   std::string app_path, system_path;
   for (size_t i = 0; i + 1 < args.size(); ++i) {
@@ -647,6 +697,20 @@ const std::vector<Subcommand>& Subcommands() {
        "by the refined profile's model (options.profile); --specs adds each "
        "mapping's canonical spec to the JSON",
        &RunSearch},
+      {{"search", "--serving"},
+       // The serving search flags' own table
+       // (core/serving/serving_search_flags.h).
+       ServeSearchSynopsis(),
+       "every serving mapping of CONFIG's model on N GPUs of SYS (model and "
+       "system files or presets): one shared pool (tensor, pipeline, expert, "
+       "attention data degrees and replicas) or prefill and decode pools "
+       "splitting the GPUs, each at every concurrency "
+       "attention_data x pipeline x 2^k per (decode) replica its KV cache "
+       "holds, judged by the serving checker and ranked by "
+       "output_tokens_per_second_per_gpu among those with ttft <= "
+       "--max-ttft and tpot <= --max-tpot; --json adds each mapping's "
+       "figures and canonical serving spec (core/serving/README.md)",
+       &RunServingSearch},
       {{"validate"},
        "[--profile calculon|refined] [--without CORRECTION]... [--json] "
        "[--corpus CORPUS.json]",

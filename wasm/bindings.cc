@@ -33,6 +33,7 @@
 #include "core/api/analysis_commands.h"
 #include "core/api/commands.h"
 #include "core/api/search_command.h"
+#include "core/api/serving_commands.h"
 #include "core/api/validate_command.h"
 #include "core/validation/corpus.h"
 #include "wasm/js_values.h"
@@ -110,6 +111,40 @@ val MergeSearch(val parts_arg) {
   return ToJs(blueprint::MergeSearch(parts));
 }
 
+// `blueprint serve SPEC`, `serve check SPEC` and `serve explain SPEC
+// FIGURE` on a serving spec (core/serving/README.md).
+val Serve(val spec_arg) { return WithSpec(spec_arg, &blueprint::Serve); }
+val ServeCheck(val spec_arg) {
+  return WithSpec(spec_arg, &blueprint::ServeCheck);
+}
+val ServeExplain(val spec_arg, val figure_arg) {
+  std::string spec, figure;
+  Arguments args;
+  if (!args.String(spec_arg, "spec", &spec)
+           .String(figure_arg, "figure", &figure)
+           .ok()) {
+    return args.Refusal();
+  }
+  return ToJs(blueprint::ServeExplain(spec, figure));
+}
+
+// `blueprint search --serving --system SYS --hf-config CONFIG ARGS...`:
+// the system and the config are texts (a preset's text: presets());
+// `args` are the serving search flags (core/serving/serving_search_flags.h).
+val SearchServing(val sys_arg, val config_arg, val words_arg) {
+  std::string sys, config;
+  std::vector<std::string> words;
+  Arguments args;
+  if (!args.String(sys_arg, "system", &sys)
+           .String(config_arg, "hf_config", &config)
+           .Strings(words_arg, "args",
+                    "searchServing: args must be an array of strings", &words)
+           .ok()) {
+    return args.Refusal();
+  }
+  return ToJs(blueprint::ServeSearch(sys, config, words));
+}
+
 // `blueprint validate`: `args` are the CLI's flags (--profile, --without,
 // --json) over the built-in corpus (tests/validation/corpus.json).
 val Validate(val words_arg) {
@@ -136,4 +171,8 @@ EMSCRIPTEN_BINDINGS(blueprinting) {
   // guard.js always passes all four arguments (progress may be undefined).
   emscripten::function("search", &Search);
   emscripten::function("mergeSearch", &MergeSearch);
+  emscripten::function("serve", &Serve);
+  emscripten::function("serveCheck", &ServeCheck);
+  emscripten::function("serveExplain", &ServeExplain);
+  emscripten::function("searchServing", &SearchServing);
 }

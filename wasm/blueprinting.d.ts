@@ -132,6 +132,28 @@ export interface Blueprinting {
    */
   mergeSearch(parts: string[]): CommandResult;
   /**
+   * `blueprint serve SPEC`: the serving analysis' canonical text
+   * ("blueprinting.serving_analysis/1") of a serving spec
+   * ("blueprinting.serving_spec/1", core/serving/README.md).
+   */
+  serve(specJson: string): CommandResult;
+  /** `blueprint serve check SPEC`: the canonical serving spec, or the violations. */
+  serveCheck(specJson: string): CommandResult;
+  /**
+   * `blueprint serve explain SPEC FIGURE`: one serving figure's value and
+   * formula, then its sources down to the spec's and the system's values.
+   */
+  serveExplain(specJson: string, figure: string): CommandResult;
+  /**
+   * `blueprint search --serving --system SYS --hf-config CONFIG ARGS...`:
+   * every serving mapping on --procs GPUs, best first. `sysJson` is a
+   * Calculon system text and `hfConfig` a Hugging Face config.json text
+   * (a preset's: presets()); `args` are the CLI's other flags (--procs,
+   * --input-len, --output-len, --max-ttft, --max-tpot, --top, --json, ...).
+   * Errors name their flag ("--procs", "--system", "--hf-config", ...).
+   */
+  searchServing(sysJson: string, hfConfig: string, args: string[]): CommandResult;
+  /**
    * `blueprint metadata`: canonical JSON listing every enum's choices (name,
    * Calculon's spelling, meaning), every error code (name, meaning), every
    * report figure (unit: s, bytes, FLOP, bytes/s, fraction, count or

@@ -24,6 +24,7 @@
     'check': 1, 'canonical': 1, 'analyze': 1, 'digest': 1, 'explain': 3, 'schedule': 2,
     'calculon': 3,
     'importCalculon': 3, 'importMegatron': 3, 'search': 4, 'mergeSearch': 1,
+    'serve': 1, 'serveCheck': 1, 'serveExplain': 2, 'searchServing': 3,
     'evaluateCase': 1,
     'metadata': 0, 'presets': 0, 'validate': 1
   };

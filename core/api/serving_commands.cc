@@ -1,5 +1,7 @@
 #include "core/api/serving_commands.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/adapters/calculon.h"
@@ -7,6 +9,8 @@
 #include "core/serving/serving_check.h"
 #include "core/serving/serving_model.h"
 #include "core/serving/serving_report.h"
+#include "core/serving/serving_search.h"
+#include "core/serving/serving_search_flags.h"
 #include "core/serving/serving_spec.h"
 #include "core/serving/vllm_import.h"
 
@@ -31,7 +35,63 @@ bool Run(const std::string& spec_json, ServingSpec* spec,
   return true;
 }
 
+// The errors of `status`, each message prefixed with the flag whose input
+// it concerns, appended to `out`.
+void AppendFlagErrors(const absl::Status& status, const char* flag,
+                      std::vector<FieldError>* out) {
+  for (FieldError& e : FailureResult(status).errors) {
+    e.message = std::string(flag) + ": " + e.message;
+    out->push_back(std::move(e));
+  }
+}
+
 }  // namespace
+
+CommandResult ServeSearchFlagErrors(const std::vector<std::string>& args) {
+  absl::StatusOr<ServingSearchOptions> options = ParseServingSearchFlags(args);
+  return options.ok() ? CommandResult{} : FailureResult(options.status());
+}
+
+const char* ServeSearchSynopsis() {
+  static const std::string* synopsis =
+      new std::string(ServingSearchFlagsSynopsis());
+  return synopsis->c_str();
+}
+
+CommandResult ServeSearch(const std::string& system_json,
+                          const std::string& hf_config_json,
+                          const std::vector<std::string>& args) {
+  if (auto oversized = OversizedInput(
+          {{"system", &system_json}, {kHfConfigName, &hf_config_json}})) {
+    return *oversized;
+  }
+  absl::StatusOr<ServingSearchOptions> options = ParseServingSearchFlags(args);
+  std::vector<FieldError> errors;
+  if (!options.ok()) errors = FailureResult(options.status()).errors;
+  absl::StatusOr<System> system = FromCalculonSystem(system_json);
+  if (!system.ok()) AppendFlagErrors(system.status(), "--system", &errors);
+  std::optional<TransformerModel> model;
+  if (system.ok()) {
+    absl::StatusOr<TransformerModel> read =
+        ModelFromHfConfig(hf_config_json, *system);
+    if (read.ok()) {
+      model = *std::move(read);
+    } else {
+      AppendFlagErrors(read.status(), "--hf-config", &errors);
+    }
+  }
+  CommandResult out;
+  if (!errors.empty()) {
+    out.exit_code = kExitInvalidInput;
+    out.errors = std::move(errors);
+    return out;
+  }
+  absl::StatusOr<ServingSearchResult> result =
+      SearchServing(*model, *system, *options);
+  if (!result.ok()) return FailureResult(result.status());
+  out.output = FormatServingSearch(*result, *options);
+  return out;
+}
 
 CommandResult ServeCheck(const std::string& spec_json) {
   absl::StatusOr<ServingSpec> spec = ParseServingSpecJson(spec_json);

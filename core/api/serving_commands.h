@@ -31,6 +31,24 @@ CommandResult Serve(const std::string& spec_json);
 CommandResult ServeExplain(const std::string& spec_json,
                            const std::string& figure);
 
+// ServeSearch: `blueprint search --serving --system SYS --hf-config CONFIG
+// FLAGS...` (core/serving/serving_search.h): every serving mapping of the
+// config's model on --procs GPUs of the system, best first. `args` are the
+// flags of ServingSearchFlags() (--system and --hf-config skipped: the
+// texts are given). Errors: every problem of the flags, the system, the
+// model and the rules no mapping changes, at once, each naming its flag.
+CommandResult ServeSearch(const std::string& system_json,
+                          const std::string& hf_config_json,
+                          const std::vector<std::string>& args);
+
+// ServeSearchFlagErrors: the problems of the flags alone (exit 2, or 0 when
+// none): what the CLI reports beside an unreadable --system or --hf-config.
+CommandResult ServeSearchFlagErrors(const std::vector<std::string>& args);
+
+// The usage line of ServeSearch's flags (made from the flag table), the
+// same string on every call.
+const char* ServeSearchSynopsis();
+
 // ImportVllm: `blueprint import vllm --system SYS --hf-config CONFIG --
 // ARGS...` (core/serving/vllm_import.h): the canonical serving spec of a
 // `vllm serve` line and its benchmark's load, serving the config's model on

@@ -47,14 +47,6 @@ std::vector<std::string> ChoicesOrAll() {
   return choices;
 }
 
-// "a", "a or b", "a, b or c": how an error lists the values it expected.
-std::string OneOf(const std::vector<std::string>& choices) {
-  if (choices.size() <= 1) return absl::StrJoin(choices, "");
-  return absl::StrCat(
-      absl::StrJoin(choices.begin(), choices.end() - 1, ", "), " or ",
-      choices.back());
-}
-
 }  // namespace
 
 const std::vector<SearchFlag>& SearchFlags() {
@@ -167,7 +159,8 @@ const std::vector<SearchFlag>& SearchFlags() {
        "the specs are JSON objects of its ranked mappings", "specs", "off",
        "add each ranked mapping's canonical spec to the JSON",
        [](const Value&, Options* o) { o->specs = true; }},
-      {"--partition", Kind::kPartition, "I/N", {}, 0, false, "--json",
+      {"--partition", Kind::kPartition, "I/N", {},
+       SearchOptions::kMaxPartitions, false, "--json",
        "the parts merge from their JSON outputs (mergeSearch)",
        "partition, partitions", "0/1: the whole space",
        "search part I of N (the page's workers; `mergeSearch` joins them)",
@@ -180,226 +173,15 @@ const std::vector<SearchFlag>& SearchFlags() {
   return *flags;
 }
 
-namespace {
-
-const SearchFlag* FindFlag(const std::string& name) {
-  for (const SearchFlag& flag : SearchFlags()) {
-    if (name == flag.name) return &flag;
-  }
-  return nullptr;
-}
-
-// "unknown flag ... (expected ...)": the flags taking a value, then the
-// switches, each in table order.
-std::string UnknownFlagError(const std::string& flag) {
-  std::vector<std::string> with_value, switches;
-  for (const SearchFlag& f : SearchFlags()) {
-    (f.kind == Kind::kSwitch ? switches : with_value).push_back(f.name);
-  }
-  return absl::StrCat("unknown flag ", QuoteExcerpt(flag), " (expected ",
-                      absl::StrJoin(with_value, ", "), ", ",
-                      absl::StrJoin(switches, ", "), ")");
-}
-
-// Parses `text`, the value of `flag`, into `value`; false, with the problem
-// in `problems`, when it is not one.
-bool ParseValue(const SearchFlag& flag, const std::string& text,
-                std::vector<FieldError>& problems, Value& value) {
-  switch (flag.kind) {
-    case Kind::kSwitch:
-    case Kind::kCallerFile:
-      return true;
-    case Kind::kPositiveInteger: {
-      const std::optional<int64_t> parsed = ParsePositiveInteger(text);
-      if (parsed && *parsed <= flag.max) {
-        value.integer = *parsed;
-        return true;
-      }
-      problems.push_back(
-          {flag.name,
-           absl::StrCat(flag.name, ": expected a positive integer of at most ",
-                        flag.max, " (", kPositiveIntegerSpelling, "), got ",
-                        QuoteExcerpt(text)),
-           parsed ? ErrorCode::kOutOfRange : PositiveIntegerErrorCode(text)});
-      return false;
-    }
-    case Kind::kChoice:
-      for (const std::string& choice : flag.choices) {
-        if (text == choice) {
-          value.choice = text;
-          return true;
-        }
-      }
-      problems.push_back({flag.name,
-                          absl::StrCat(flag.name, ": expected ",
-                                       OneOf(flag.choices), ", got ",
-                                       QuoteExcerpt(text)),
-                          ErrorCode::kUnknownChoice});
-      return false;
-    case Kind::kPartition: {
-      // I/N: I may be 0.
-      const std::vector<std::string> parts = absl::StrSplit(text, '/');
-      std::optional<int64_t> index, count;
-      if (parts.size() == 2) {
-        index = parts[0] == "0" ? std::optional<int64_t>(0)
-                                : ParsePositiveInteger(parts[0]);
-        count = ParsePositiveInteger(parts[1]);
-      }
-      if (index && count && *count <= SearchOptions::kMaxPartitions &&
-          *index < *count) {
-        value.integer = *index;
-        value.count = *count;
-        return true;
-      }
-      problems.push_back(
-          {flag.name,
-           absl::StrCat(flag.name, ": expected I/N, part I of N with 0 <= I < "
-                        "N <= ", SearchOptions::kMaxPartitions, ", got ",
-                        QuoteExcerpt(text)),
-           ErrorCode::kInvalidValue});
-      return false;
-    }
-  }
-  return false;
-}
-
-// The problems of the flags as a whole: a required one missing, one given
-// (`seen`) without the flag it needs having been set (`set`).
-void CheckTogether(const std::set<std::string>& seen,
-                   const std::set<std::string>& set,
-                   std::vector<FieldError>& problems) {
-  for (const SearchFlag& flag : SearchFlags()) {
-    if (flag.required && flag.kind != Kind::kCallerFile &&
-        seen.count(flag.name) == 0) {
-      problems.push_back({flag.name, absl::StrCat(flag.name, " is required"),
-                          ErrorCode::kMissingField});
-    }
-  }
-  for (const SearchFlag& flag : SearchFlags()) {
-    if (*flag.needs != '\0' && seen.count(flag.name) != 0 &&
-        set.count(flag.needs) == 0) {
-      problems.push_back({flag.name,
-                          absl::StrCat(flag.name, " needs ", flag.needs, ": ",
-                                       flag.needs_why),
-                          ErrorCode::kInconsistent});
-    }
-  }
-}
-
-}  // namespace
-
 absl::StatusOr<SearchOptions> ParseSearchFlags(
     const std::vector<std::string>& args) {
-  SearchOptions options;
-  std::vector<FieldError> problems;
-  std::set<std::string> seen, set;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0) {
-      problems.push_back(
-          {"", absl::StrCat("unexpected argument ", QuoteExcerpt(arg)),
-           ErrorCode::kSyntax});
-      continue;
-    }
-    std::string name = arg;
-    std::optional<std::string> text;
-    const size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      text = arg.substr(eq + 1);
-    }
-    const SearchFlag* flag = FindFlag(name);
-    if (flag == nullptr) {
-      // No field: the flag as written may hold any byte.
-      problems.push_back(
-          {"", UnknownFlagError(name), ErrorCode::kUnknownField});
-      continue;
-    }
-    if (!seen.insert(name).second) {
-      problems.push_back({name, absl::StrCat(name, " is given more than once"),
-                          ErrorCode::kSyntax});
-    }
-    if (flag->kind == Kind::kSwitch && text.has_value()) {
-      problems.push_back(
-          {name, absl::StrCat(name, " takes no value"), ErrorCode::kSyntax});
-      continue;
-    }
-    if (flag->kind != Kind::kSwitch && !text.has_value()) {
-      if (i + 1 >= args.size()) {
-        problems.push_back(
-            {name, absl::StrCat(name, " needs a value"), ErrorCode::kSyntax});
-        continue;
-      }
-      text = args[++i];
-    }
-    Value value;
-    if (ParseValue(*flag, text.value_or(""), problems, value) &&
-        flag->set != nullptr) {
-      flag->set(value, &options);
-      set.insert(name);
-    }
-  }
-  CheckTogether(seen, set, problems);
-  if (!problems.empty()) return InvalidInputError(problems);
-  return options;
+  return ParseFlagTable(SearchFlags(), args);
 }
 
-namespace {
-
-// How the synopsis and the Markdown show a flag's value: its placeholder,
-// or its choices separated by '|'.
-std::string ValueSpelling(const SearchFlag& flag) {
-  if (*flag.placeholder != '\0') return flag.placeholder;
-  return absl::StrJoin(flag.choices, "|");
-}
-
-// The flag and its value as the synopsis shows them, with the flags that
-// need it inside its brackets.
-std::string SynopsisOf(const SearchFlag& flag) {
-  std::string out = flag.name;
-  if (flag.kind != Kind::kSwitch) absl::StrAppend(&out, " ", ValueSpelling(flag));
-  for (const SearchFlag& inner : SearchFlags()) {
-    if (flag.name == std::string(inner.needs)) {
-      absl::StrAppend(&out, " ", SynopsisOf(inner));
-    }
-  }
-  return flag.required ? out : absl::StrCat("[", out, "]");
-}
-
-}  // namespace
-
-std::string SearchFlagsSynopsis() {
-  std::vector<std::string> words;
-  for (const SearchFlag& flag : SearchFlags()) {
-    if (*flag.needs == '\0') words.push_back(SynopsisOf(flag));
-  }
-  return absl::StrJoin(words, " ");
-}
+std::string SearchFlagsSynopsis() { return FlagTableSynopsis(SearchFlags()); }
 
 std::string SearchFlagsMarkdown() {
-  std::string out =
-      "| flag | value | sets (`SearchOptions`) | without it | meaning |\n"
-      "| --- | --- | --- | --- | --- |\n";
-  for (const SearchFlag& flag : SearchFlags()) {
-    // A '|' inside a table cell, even in code, must be escaped.
-    const std::string value =
-        flag.kind == Kind::kSwitch
-            ? ""
-            : absl::StrReplaceAll(flag.choices.empty()
-                                      ? std::string(flag.placeholder)
-                                      : absl::StrJoin(flag.choices, "|"),
-                                  {{"|", "\\|"}});
-    std::string meaning = flag.doc;
-    if (*flag.needs != '\0') {
-      absl::StrAppend(&meaning, "; needs `", flag.needs, "`");
-    }
-    absl::StrAppend(&out, "| `", flag.name, "` | ",
-                    value.empty() ? "" : absl::StrCat("`", value, "`"), " | ",
-                    *flag.target == '\0' ? "(the caller's)"
-                                         : absl::StrCat("`", flag.target, "`"),
-                    " | ", flag.absent, " | ", meaning, " |\n");
-  }
-  return out;
+  return FlagTableMarkdown(SearchFlags(), "SearchOptions");
 }
 
 }  // namespace blueprint

@@ -1,7 +1,7 @@
 // The `blueprint search` flags (also the argument array of the wasm
-// `search` method) as one table, SearchFlags(): each flag's spelling, the
-// kind of value it takes, the SearchOptions field it sets, what holds
-// without it and a one-line description. Parsing (ParseSearchFlags), its
+// `search` method) as one table, SearchFlags() (core/search/flag_table.h):
+// each flag's spelling, the kind of value it takes, the SearchOptions field
+// it sets, what holds without it and a one-line description. Parsing (ParseSearchFlags), its
 // errors for a malformed, repeated, missing or unknown flag, the CLI's
 // synopsis (SearchFlagsSynopsis) and the flag table of core/search/README.md
 // (SearchFlagsMarkdown) are all made from it, so they cannot drift apart.
@@ -21,48 +21,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/search/flag_table.h"
 #include "core/search/search.h"
 
 namespace blueprint {
 
-enum class SearchFlagKind {
-  kSwitch,           // "--flag" alone
-  kPositiveInteger,  // "--flag N", 1 <= N <= SearchFlag::max
-  kChoice,           // "--flag WORD", WORD one of SearchFlag::choices
-  kPartition,        // "--flag I/N", 0 <= I < N <= kMaxPartitions
-  kCallerFile,       // "--flag PATH": read by the caller, skipped here
-};
-
-// The value of one flag on a command line, once it parsed.
-struct SearchFlagValue {
-  int64_t integer = 0;  // kPositiveInteger: N; kPartition: I
-  int64_t count = 0;    // kPartition: N
-  std::string choice;   // kChoice: one of the choices
-};
-
-// One accepted flag.
-struct SearchFlag {
-  const char* name;  // "--procs"
-  SearchFlagKind kind;
-  // What the synopsis shows for its value ("N", "APP.json"); "" for a
-  // switch, and for a choice whose choices it shows instead.
-  const char* placeholder;
-  std::vector<std::string> choices;  // kChoice: in the order errors list
-  int64_t max = 0;                   // kPositiveInteger: the largest N
-  bool required = false;
-  // Another flag it is meaningless without ("--json"), and why: given
-  // alone it is an error, and the synopsis shows it within that flag's
-  // brackets. "" when none.
-  const char* needs = "";
-  const char* needs_why = "";
-  // The SearchOptions field it sets ("procs"); "" for the caller's flags.
-  const char* target;
-  const char* absent;  // what holds without it (Markdown)
-  const char* doc;     // one line of Markdown
-  // Writes a parsed value (for a switch: that it was given) into the
-  // options; nullptr for the caller's flags.
-  void (*set)(const SearchFlagValue& value, SearchOptions* options) = nullptr;
-};
+// One accepted flag (core/search/flag_table.h).
+using SearchFlag = FlagRow<SearchOptions>;
 
 // SearchFlags: the table, in documentation (and synopsis) order.
 const std::vector<SearchFlag>& SearchFlags();

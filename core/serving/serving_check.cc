@@ -201,31 +201,26 @@ std::optional<int64_t> CheckPool(const ServingSpec& spec,
 }
 
 void CheckConcurrency(const ServingSpec& spec, Violations* out) {
+  if (ServingConcurrencyHolds(spec)) return;
   const ServingPool& pool = DecodePool(spec);
-  const std::optional<int64_t> groups =
-      CheckedMul(pool.attention_data, pool.pipeline);
-  if (!groups || spec.workload.concurrency < 1) return;
-  if (spec.workload.concurrency % *groups != 0) {
-    const std::string path = DecodePoolPath(spec);
-    out->Add("workload.concurrency", ErrorCode::kNotDivisible,
-             absl::StrCat(Named("workload.concurrency",
-                                spec.workload.concurrency),
-                          " must be a multiple of ", path,
-                          ".attention_data * ", path, ".pipeline (", *groups,
-                          "): each attention group holds an equal share of "
-                          "the requests, in one microbatch per stage"));
-  }
+  const std::string path = DecodePoolPath(spec);
+  out->Add("workload.concurrency", ErrorCode::kNotDivisible,
+           absl::StrCat(Named("workload.concurrency",
+                              spec.workload.concurrency),
+                        " must be a multiple of ", path,
+                        ".attention_data * ", path, ".pipeline (",
+                        pool.attention_data * pool.pipeline,
+                        "): each attention group holds an equal share of "
+                        "the requests, in one microbatch per stage"));
 }
 
 std::string Bytes(double value) { return FormatDouble(std::floor(value)); }
 
 void CheckMemory(const ServingSpec& spec, Violations* out) {
-  const bool disaggregated = IsDisaggregated(spec);
-  const PoolMemory decode =
-      PoolMemoryOf(spec, DecodePool(spec),
-                   disaggregated ? PoolRole::kDecode : PoolRole::kShared);
+  const ServingCapacity capacity = JudgeServingCapacity(spec);
+  const PoolMemory& decode = capacity.decode;
   const std::string decode_path = DecodePoolPath(spec);
-  if (decode.free_bytes_per_rank <= 0) {
+  if (!capacity.decode_has_room) {
     out->Add(decode_path, ErrorCode::kOverCapacity,
              absl::StrCat(decode_path, ": the weights (",
                           Bytes(decode.weight_bytes_per_rank),
@@ -234,8 +229,7 @@ void CheckMemory(const ServingSpec& spec, Violations* out) {
                           ") leave no room for the KV cache in the usable ",
                           Bytes(decode.usable_bytes_per_rank),
                           " bytes (system.mem1.GiB * memory_utilization)"));
-  } else if (static_cast<double>(spec.workload.concurrency) >
-             decode.max_concurrency) {
+  } else if (!capacity.concurrency_fits) {
     out->Add("workload.concurrency", ErrorCode::kOverCapacity,
              absl::StrCat(Named("workload.concurrency",
                                 spec.workload.concurrency),
@@ -247,10 +241,8 @@ void CheckMemory(const ServingSpec& spec, Violations* out) {
                           Bytes(decode.free_bytes_per_rank),
                           " are free after weights and activations"));
   }
-  if (!disaggregated) return;
-  const PoolMemory prefill =
-      PoolMemoryOf(spec, PrefillPool(spec), PoolRole::kPrefill);
-  if (prefill.free_bytes_per_rank < prefill.kv_in_flight_bytes_per_rank) {
+  if (!capacity.prefill_fits) {
+    const PoolMemory& prefill = capacity.prefill;
     out->Add("pools.prefill", ErrorCode::kOverCapacity,
              absl::StrCat("pools.prefill: the weights (",
                           Bytes(prefill.weight_bytes_per_rank),
@@ -286,8 +278,7 @@ std::vector<FieldError> FindServingViolations(const ServingSpec& spec) {
                  }},
       spec.pools);
   CheckConcurrency(spec, &out);
-  if (gpus && !spec.system.networks.empty() &&
-      *gpus > spec.system.networks.back().size) {
+  if (gpus && !ServingGpusFitSystem(spec.system, *gpus)) {
     out.Add("pools", ErrorCode::kInconsistent,
             absl::StrCat("pools: the pools' GPUs (", *gpus,
                          ") must fit in the system: its last network tier "
@@ -298,6 +289,36 @@ std::vector<FieldError> FindServingViolations(const ServingSpec& spec) {
   // The memory figures divide by the degrees and sizes judged above.
   if (out.empty()) CheckMemory(spec, &out);
   return out.Take();
+}
+
+bool ServingConcurrencyHolds(const ServingSpec& spec) {
+  const ServingPool& pool = DecodePool(spec);
+  const std::optional<int64_t> groups =
+      CheckedMul(pool.attention_data, pool.pipeline);
+  if (!groups || *groups < 1 || spec.workload.concurrency < 1) return true;
+  return spec.workload.concurrency % *groups == 0;
+}
+
+bool ServingGpusFitSystem(const System& system, int64_t gpus) {
+  return system.networks.empty() || gpus <= system.networks.back().size;
+}
+
+ServingCapacity JudgeServingCapacity(const ServingSpec& spec) {
+  ServingCapacity out;
+  const bool disaggregated = IsDisaggregated(spec);
+  out.decode =
+      PoolMemoryOf(spec, DecodePool(spec),
+                   disaggregated ? PoolRole::kDecode : PoolRole::kShared);
+  out.decode_has_room = out.decode.free_bytes_per_rank > 0;
+  out.concurrency_fits =
+      !out.decode_has_room || static_cast<double>(spec.workload.concurrency) <=
+                                  out.decode.max_concurrency;
+  if (disaggregated) {
+    out.prefill = PoolMemoryOf(spec, PrefillPool(spec), PoolRole::kPrefill);
+    out.prefill_fits = out.prefill.free_bytes_per_rank >=
+                       out.prefill.kv_in_flight_bytes_per_rank;
+  }
+  return out;
 }
 
 absl::Status CheckServingSpec(const ServingSpec& spec) {

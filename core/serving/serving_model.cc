@@ -101,7 +101,8 @@ double KvBytesPerTokenPerRank(const TransformerModel& model, DataType kv,
 }
 
 // The collectives of one stage when each attention group holds
-// `group_tokens` tokens (prefill_collective_time's formula).
+// `group_tokens` tokens (prefill_collective_time's formula); the tiers they
+// use are added to `sources` unless it is null.
 double StageCollectiveTime(const ServingSpec& spec, const Shape& s,
                            double group_tokens,
                            std::vector<std::string>* sources) {
@@ -113,7 +114,7 @@ double StageCollectiveTime(const ServingSpec& spec, const Shape& s,
   double time = 0;
   if (s.t > 1) {
     const size_t tier = TierOf(system, s.t);
-    sources->push_back(TierSource(tier));
+    if (sources != nullptr) sources->push_back(TierSource(tier));
     time += s.blocks_per_stage *
             CollectiveTime(system.networks[tier], CollectiveOp::kAllReduce,
                            group_tokens * hidden_bytes,
@@ -127,7 +128,9 @@ double StageCollectiveTime(const ServingSpec& spec, const Shape& s,
                            s.a * group_tokens * hidden_bytes,
                            static_cast<int64_t>(s.stage_ranks))
           : 0;
-  if (s.stage_ranks > 1) sources->push_back(TierSource(stage_tier));
+  if (s.stage_ranks > 1 && sources != nullptr) {
+    sources->push_back(TierSource(stage_tier));
+  }
   time += dense_blocks * mlp_all_reduce;
   if (s.moe_blocks_per_stage > 0) {
     double moe = s.stage_ranks > s.e ? mlp_all_reduce : 0;
@@ -228,14 +231,32 @@ PoolMemory PoolMemoryOf(const ServingSpec& spec, const ServingPool& pool,
 
 namespace {
 
-// The analysis under construction: the figures and their sources.
+// The analysis under construction: the figures and, when `lineage`, their
+// sources (the search evaluates figures only, building no string).
 class Builder {
  public:
+  explicit Builder(bool lineage) : lineage_(lineage) {}
 
-  // Records a figure and its sources, each once, in the order given.
+  bool lineage() const { return lineage_; }
+
+  // Records a figure and, with lineage, its sources (made by
+  // `make_sources`, only then), each once, in the order given.
+  template <typename MakeSources>
+  void Set(double ServingFigures::*field, const char* name, double value,
+           const MakeSources& make_sources) {
+    out_.figures.*field = value;
+    if (lineage_) Keep(name, make_sources());
+  }
   void Set(double ServingFigures::*field, const char* name, double value,
            const std::vector<std::string>& sources) {
     out_.figures.*field = value;
+    if (lineage_) Keep(name, sources);
+  }
+  ServingAnalysis Take() { return std::move(out_); }
+  const ServingFigures& figures() const { return out_.figures; }
+
+ private:
+  void Keep(const char* name, const std::vector<std::string>& sources) {
     std::vector<std::string>& kept = out_.sources[name];
     kept.clear();
     for (const std::string& source : sources) {
@@ -244,15 +265,16 @@ class Builder {
       }
     }
   }
-  ServingAnalysis Take() { return std::move(out_); }
-  const ServingFigures& figures() const { return out_.figures; }
 
- private:
+  bool lineage_;
   ServingAnalysis out_;
 };
 
-#define BP_SET(builder, name, value, ...) \
-  (builder).Set(&ServingFigures::name, #name, (value), {__VA_ARGS__})
+// Sets a figure; the sources (strings) are made only with lineage.
+#define BP_SET(builder, name, value, ...)                 \
+  (builder).Set(&ServingFigures::name, #name, (value), [&] { \
+    return std::vector<std::string>{__VA_ARGS__};          \
+  })
 
 // The spec path of a pool's field.
 std::string PoolField(const char* pool_path, const char* field) {
@@ -374,11 +396,15 @@ void AddPrefillFigures(const ServingSpec& spec, const Rates& rates,
   const double memory =
       MemoryTime(spec.system.mem1, p.mem.weight_bytes_per_rank) +
       MemoryTime(spec.system.mem1, input * p.mem.kv_bytes_per_token_per_rank);
-  std::vector<std::string> collective_sources = {
-      "spec:model", "spec:workload.input_tokens", PoolField(p.path, "tensor"),
-      PoolField(p.path, "attention_data"), PoolField(p.path, "expert")};
-  const double collective =
-      StageCollectiveTime(spec, s, input, &collective_sources);
+  std::vector<std::string> collective_sources;
+  if (b->lineage()) {
+    collective_sources = {"spec:model", "spec:workload.input_tokens",
+                          PoolField(p.path, "tensor"),
+                          PoolField(p.path, "attention_data"),
+                          PoolField(p.path, "expert")};
+  }
+  const double collective = StageCollectiveTime(
+      spec, s, input, b->lineage() ? &collective_sources : nullptr);
   size_t tier = 0;
   const double send = SendTime(
       spec, s,
@@ -451,12 +477,16 @@ void AddDecodeFigures(const ServingSpec& spec, const Rates& rates,
       weight_read + MemoryTime(spec.system.mem1,
                                group_tokens * context *
                                    d.mem.kv_bytes_per_token_per_rank);
-  std::vector<std::string> collective_sources = {
-      "spec:model", "spec:workload.concurrency", PoolField(d.path, "tensor"),
-      PoolField(d.path, "attention_data"), PoolField(d.path, "expert"),
-      PoolField(d.path, "pipeline")};
-  const double collective =
-      StageCollectiveTime(spec, s, group_tokens, &collective_sources);
+  std::vector<std::string> collective_sources;
+  if (b->lineage()) {
+    collective_sources = {"spec:model", "spec:workload.concurrency",
+                          PoolField(d.path, "tensor"),
+                          PoolField(d.path, "attention_data"),
+                          PoolField(d.path, "expert"),
+                          PoolField(d.path, "pipeline")};
+  }
+  const double collective = StageCollectiveTime(
+      spec, s, group_tokens, b->lineage() ? &collective_sources : nullptr);
   size_t tier = 0;
   const double send = SendTime(spec, s,
                                microbatch *
@@ -564,19 +594,36 @@ const ServingFigureRow* FindServingFigure(const std::string& name) {
   return nullptr;
 }
 
-absl::StatusOr<ServingAnalysis> AnalyzeServing(const ServingSpec& spec) {
-  BP_RETURN_IF_ERROR(CheckServingSpec(spec));
+namespace {
+
+// Every figure of a checked spec into `builder`.
+void BuildFigures(const ServingSpec& spec, Builder* builder) {
   Rates rates;
   rates.gemm = EngineRate(spec.system.matrix, spec.weight_datatype);
   rates.achievable = AchievableThroughput(rates.gemm);
   rates.attention = EngineRate(spec.system.matrix, DataType::kBFloat16);
-  rates.gemm_source =
-      absl::StrCat("system:matrix.", EnumName(spec.weight_datatype));
-  Builder builder;
-  AddMemoryFigures(spec, &builder);
-  AddPrefillFigures(spec, rates, &builder);
-  AddDecodeFigures(spec, rates, &builder);
-  AddThroughputFigures(spec, &builder);
+  if (builder->lineage()) {
+    rates.gemm_source =
+        absl::StrCat("system:matrix.", EnumName(spec.weight_datatype));
+  }
+  AddMemoryFigures(spec, builder);
+  AddPrefillFigures(spec, rates, builder);
+  AddDecodeFigures(spec, rates, builder);
+  AddThroughputFigures(spec, builder);
+}
+
+}  // namespace
+
+ServingFigures EvaluateServingFigures(const ServingSpec& spec) {
+  Builder builder(/*lineage=*/false);
+  BuildFigures(spec, &builder);
+  return builder.figures();
+}
+
+absl::StatusOr<ServingAnalysis> AnalyzeServing(const ServingSpec& spec) {
+  BP_RETURN_IF_ERROR(CheckServingSpec(spec));
+  Builder builder(/*lineage=*/true);
+  BuildFigures(spec, &builder);
   ServingAnalysis analysis = builder.Take();
   for (const ServingFigureRow& row : ServingFigureTable()) {
     const double value = analysis.figures.*row.field;

@@ -211,6 +211,12 @@ PoolMemory PoolMemoryOf(const ServingSpec& spec, const ServingPool& pool,
 // KvCacheBytesPerToken: kv_cache_bytes_per_token of `model` (see the table).
 double KvCacheBytesPerToken(const TransformerModel& model, DataType kv);
 
+// EvaluateServingFigures: AnalyzeServing's figures without their lineage
+// and without judging the rules, for a spec the checker accepts (the
+// serving search, serving_search.h, judges each mapping with the checker's
+// own functions first). Builds no string.
+ServingFigures EvaluateServingFigures(const ServingSpec& spec);
+
 // AnalyzeServing: the figures of `spec`; kInvalidArgument with every
 // violation when the checker rejects it (serving_check.h), kInternal if a
 // figure came out negative or not finite (a bug).

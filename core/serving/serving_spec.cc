@@ -293,6 +293,10 @@ absl::StatusOr<ServingSpec> ParseServingSpecJson(const std::string& text) {
 }
 
 std::string ServingSpecToJson(const ServingSpec& spec) {
+  return CanonicalJson(ServingSpecToJsonValue(spec)) + "\n";
+}
+
+Json ServingSpecToJsonValue(const ServingSpec& spec) {
   Json out = Json::object();
   out["format"] = kServingSpecFormat;
   out["model"] = ModelToJsonValue(spec.model, ModelKeys::kSpecV3);
@@ -309,7 +313,7 @@ std::string ServingSpecToJson(const ServingSpec& spec) {
   out["workload"]["concurrency"] = spec.workload.concurrency;
   out["speculative"] = Json::object();
   out["speculative"]["type"] = SpeculativeChoices()[spec.speculative.index()];
-  return CanonicalJson(out) + "\n";
+  return out;
 }
 
 }  // namespace blueprint

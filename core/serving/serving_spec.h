@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/spec/spec.h"
+#include "nlohmann/json.hpp"
 
 namespace blueprint {
 
@@ -144,6 +145,8 @@ absl::StatusOr<TransformerModel> ModelFromHfConfig(
 // and the system as objects), keys sorted, 2-space indent, ending in "\n".
 // ParseServingSpecJson(ServingSpecToJson(s)) gives back `s`.
 std::string ServingSpecToJson(const ServingSpec& spec);
+// The same document as a JSON value (the serving search's mappings hold it).
+nlohmann::json ServingSpecToJsonValue(const ServingSpec& spec);
 
 }  // namespace blueprint
 

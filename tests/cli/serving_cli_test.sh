@@ -7,11 +7,7 @@ set -uo pipefail
 blueprint="$1"
 work="${TEST_TMPDIR:-$(mktemp -d)}/serving_cli"
 mkdir -p "$work"
-source tests/cli/cli_test_lib.sh  # fail, expect_exit
-
-expect_ok() {  # expect_ok COMMAND...: exit 0, stdout in $work/out
-  "$@" > "$work/out" 2> "$work/err" || fail "$*: exit $?: $(cat "$work/err")"
-}
+source tests/cli/cli_test_lib.sh  # fail, expect_exit, expect_ok
 
 spec() {  # spec TENSOR CONCURRENCY: Llama-3.1-70B on h100_sxm_80g
   cat <<JSON
