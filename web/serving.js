@@ -23,7 +23,7 @@ const KV_DATATYPES = ['bfloat16', 'float8'];
 // vLLM's --block-size default, which the form does not offer.
 const BLOCK_TOKENS = 16;
 const POOL_KEYS = [['tensor', 'Tensor'], ['pipeline', 'Pipeline'], ['expert', 'Expert'],
-                   ['attention_data', 'Attention data'], ['replicas', 'Replicas']];
+                   ['attention_data', 'Attention data'], ['replicas', 'Pool replicas']];
 // The figures shown first; every figure is in the table below them.
 const HEADLINE = ['ttft', 'tpot', 'output_tokens_per_second_per_gpu', 'requests_per_second',
                   'max_concurrency', 'gpus', 'kv_cache_bytes_per_token', 'weight_bytes_per_rank',
@@ -109,13 +109,13 @@ export class ServingPanel {
   build({models, systems}) {
     const general = byId('serving-general');
     const pick = (names, wanted) => (names.includes(wanted) ? wanted : names[0] ?? '');
-    this.select(general, 'serving-model', 'Model preset', models,
+    this.select(general, 'serving-model', 'Serving model preset', models,
                 pick(models, 'llama3.1-70b'), () => 'model');
-    this.select(general, 'serving-system', 'System preset', systems,
+    this.select(general, 'serving-system', 'Serving system preset', systems,
                 pick(systems, 'h100_sxm_80g'), () => 'system');
     this.select(general, 'serving-layout', 'Pools', ['aggregated', 'disaggregated'],
                 'aggregated', () => 'pools.type');
-    this.select(general, 'serving-weight-datatype', 'Weight datatype', WEIGHT_DATATYPES,
+    this.select(general, 'serving-weight-datatype', 'Serving weight datatype', WEIGHT_DATATYPES,
                 'bfloat16', () => 'weight_datatype');
     this.select(general, 'serving-kv-datatype', 'KV cache datatype', KV_DATATYPES,
                 'bfloat16', () => 'kv_cache.datatype');
