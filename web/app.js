@@ -13,6 +13,7 @@ import {literals, HEADLINE, COMM_ROWS, byGroup, groupTitle, figureCell,
 import {loadMetadata} from './metadata.js';
 import {drawnMicrobatches, memoryChart, scheduleChart, stageChart} from './charts.js';
 import {SearchPanel} from './search.js';
+import {ServingPanel} from './serving.js';
 import {runValidation} from './validation.js';
 
 // The default mapping (core/spec/testdata/175b_t8p8_v3.json, copied into the
@@ -453,7 +454,8 @@ function splitWords(text) {
 // The presets shipped inside the module (`blueprint presets`): its systems,
 // its Hugging Face configs, and the model each config imports to (a model
 // preset). A config the module cannot import yet is offered in the import
-// section only.
+// section only. Returns the names of the module's models (configs) and
+// systems, which a serving spec may name.
 function addModulePresets(bp) {
   const result = call(bp, 'presets');
   let presets;
@@ -477,6 +479,7 @@ function addModulePresets(bp) {
       // Not a model preset then.
     }
   }
+  return {models: Object.keys(presets.models ?? {}), systems: systems.map(([name]) => name)};
 }
 
 // Flags typed or pasted: a leading launcher and script (torchrun
@@ -616,7 +619,7 @@ try {
   state.bp = bp;
   state.defaultSpec = defaultSpec;
   state.meta = loadMetadata(bp);
-  addModulePresets(bp);
+  const modulePresets = addModulePresets(bp);
   byId('version').textContent = call(bp, 'version').output || 'unknown version';
   buildForm();
   search.setChoices(state.meta.fieldChoices('options.datatype'),
@@ -626,6 +629,11 @@ try {
   buildCommTable();
   wireInputs();
   loadFromHash();
+  // The serving section's first render (a dozen serve calls, some 0.1-0.3 s)
+  // waits until the calculator's first result is shown.
+  const serving = new ServingPanel(bp, modulePresets);
+  if (globalThis.requestIdleCallback) requestIdleCallback(() => serving.render(), {timeout: 1000});
+  else setTimeout(() => serving.render(), 200);
   search.prepare();
 } catch (e) {
   const status = byId('status');

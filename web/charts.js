@@ -1,6 +1,6 @@
 // The SVG charts: memory per tier against capacity, the first and last
-// stage's time and memory, and an idealized pipeline schedule. Each returns
-// an element.
+// stage's time and memory, an idealized pipeline schedule, and the serving
+// panel's throughput-latency curve. Each returns an element.
 
 import {h, s} from './dom.js';
 import {human} from './report.js';
@@ -215,4 +215,75 @@ export function scheduleChart({timeline, errors, m, width}) {
                    h('li', {}, h('span', {class: 'swatch idle-swatch', 'aria-hidden': 'true'}),
                      'idle (bubble, P2P waits)'));
   return h('div', {}, svg, legend, h('p', {class: 'note'}, notes.join(' ')));
+}
+
+// The serving curve (web/serving.js): output tokens per second per GPU
+// against the time per output token, one point per concurrency, joined in
+// concurrency order; `current` (or null) the form's own concurrency, ringed.
+// points, current: {concurrency, tpot, throughput} in seconds and
+// tokens/s/GPU. Both axes start at 0, so slopes compare honestly.
+export function servingCurveChart(points, current, width) {
+  const height = 300;
+  const left = 64;
+  const right = 20;
+  const top = 14;
+  const bottom = 42;
+  const all = current ? [...points, current] : points;
+  const xMax = Math.max(...all.map((p) => p.tpot), 1e-30) * 1.08;
+  const yMax = Math.max(...all.map((p) => p.throughput), 1e-30) * 1.08;
+  const x = (v) => left + (v / xMax) * (width - left - right);
+  const y = (v) => top + (1 - v / yMax) * (height - top - bottom);
+  const ms = (v) => human('s', v) || '0 s';
+  const rate = (v) => `${v.toPrecision(4)} tokens/s/GPU`;
+  const first = points[0];
+  const last = points.at(-1);
+  const svg = s('svg', {viewBox: `0 0 ${width} ${height}`, class: 'chart serving-curve',
+                        role: 'img',
+                        'aria-label': `Throughput against latency at ${points.length} ` +
+                            `concurrencies from ${first.concurrency} to ${last.concurrency}: ` +
+                            `${rate(first.throughput)} at ${ms(first.tpot)} per token to ` +
+                            `${rate(last.throughput)} at ${ms(last.tpot)}`});
+  const axisY = height - bottom;
+  svg.append(s('line', {x1: left, x2: width - right, y1: axisY, y2: axisY, class: 'axis-line'}),
+             s('line', {x1: left, x2: left, y1: top, y2: axisY, class: 'axis-line'}));
+  // Ticks at 0, half and the whole of each axis.
+  for (const f of [0, 0.5, 1]) {
+    const tx = x(f * xMax / 1.08);
+    const ty = y(f * yMax / 1.08);
+    svg.append(s('text', {x: tx, y: axisY + 14, class: 'axis tick-x'}, ms(f * xMax / 1.08)),
+               s('text', {x: left - 4, y: ty + 4, class: 'axis tick-y'},
+                 f === 0 ? '0' : (f * yMax / 1.08).toPrecision(3)));
+  }
+  svg.append(s('text', {x: (left + width - right) / 2, y: height - 6, class: 'axis tick-x'},
+               'time per output token (tpot)'),
+             s('text', {x: 12, y: (top + axisY) / 2, class: 'axis',
+                        transform: `rotate(-90 12 ${(top + axisY) / 2})`,
+                        'text-anchor': 'middle'}, 'output tokens/s per GPU'));
+  svg.append(s('polyline', {class: 'curve-line',
+                            points: points.map((p) => `${x(p.tpot)},${y(p.throughput)}`).join(' ')}));
+  // Labels closer than LABEL_GAP pixels to the last one drawn are left out
+  // (the first doublings crowd together); every point keeps its title.
+  const LABEL_GAP = 16;
+  let labelled = null;
+  for (const p of points) {
+    const [px, py] = [x(p.tpot), y(p.throughput)];
+    svg.append(s('circle', {cx: px, cy: py, r: 4, class: 'curve-point',
+                            'data-concurrency': p.concurrency},
+                 s('title', {}, `concurrency ${p.concurrency}: ${ms(p.tpot)} per token, ` +
+                                rate(p.throughput))));
+    if (!labelled || Math.hypot(px - labelled[0], py - labelled[1]) >= LABEL_GAP) {
+      svg.append(s('text', {x: px + 6, y: py - 6, class: 'note'}, String(p.concurrency)));
+      labelled = [px, py];
+    }
+  }
+  if (current) {
+    svg.append(s('circle', {cx: x(current.tpot), cy: y(current.throughput), r: 8,
+                            class: 'curve-current'},
+                 s('title', {}, `this mapping, concurrency ${current.concurrency}: ` +
+                                `${ms(current.tpot)} per token, ${rate(current.throughput)}`)));
+  }
+  const legend = h('p', {class: 'note'},
+                   'Each point is the mapping served at that concurrency per replica (its ' +
+                   'label); the ring is the concurrency of the form.');
+  return h('div', {}, svg, legend);
 }

@@ -5,7 +5,8 @@
 // Chromium and checks it against the native CLI (BLUEPRINT): every
 // [data-figure] element's text is the CLI report's literal for the same spec,
 // from the URL and after form edits; field errors, the schedule chart, the
-// lineage panel, digests, a search and its "Load", hostile links; share links
+// lineage panel, digests, a search and its "Load", the serving panel against
+// `blueprint serve` (figures, curve, errors), hostile links; share links
 // of every spec/3 golden spec; the form's choices and the figures' units are
 // `blueprint metadata`'s. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
 import assert from 'node:assert/strict';
@@ -623,6 +624,122 @@ try {
   }
   await page.screenshot({path: path.join(outputs, 'site_validation.png'), fullPage: true});
   console.log('ok: the validation view shows blueprint validate, per source, with its rankings');
+
+  // 7d. The serving panel: the spec its form builds (a serving spec naming
+  // its presets) is the one written here, and the page's figures are
+  // `blueprint serve`'s for it; every point of the throughput-latency curve
+  // is `blueprint serve` at its concurrency, doubling until the CLI refuses
+  // the next one; a degree the checker rejects is named next to its field.
+  await open();
+  // Its first render follows the calculator's, when the page is idle.
+  await page.waitForFunction(() => document.getElementById('serving').dataset.rendered);
+  const serving = page.locator('#serving');
+  const servingRender = async (edit) => {
+    const before = await serving.getAttribute('data-rendered');
+    await edit();
+    await page.waitForFunction((n) => document.getElementById('serving').dataset.rendered !== n,
+                               before);
+    await nextFrames(page);
+  };
+  // {figure: literal} of `blueprint serve`'s "name value" lines.
+  const serveFigures = (spec) => {
+    const run = cli('serve', specFile(spec));
+    return {run, figures: new Map(run.stdout.split('\n')
+        .filter((l) => /^[a-z0-9_]+ -?[0-9]/.test(l)).map((l) => l.split(' ')))};
+  };
+  const servingSpec = {
+    format: 'blueprinting.serving_spec/1', model: 'llama3.1-70b', system: 'h100_sxm_80g',
+    weight_datatype: 'bfloat16', memory_utilization: 0.9,
+    kv_cache: {datatype: 'bfloat16', block_tokens: 16},
+    pools: {type: 'aggregated',
+            pool: {tensor: 8, pipeline: 1, expert: 1, attention_data: 1, replicas: 1}},
+    workload: {input_tokens: 1024, output_tokens: 256, concurrency: 64},
+    speculative: {type: 'none'}};
+  await servingRender(async () => {
+    await page.selectOption('#serving-model', 'llama3.1-70b');
+    await page.selectOption('#serving-system', 'h100_sxm_80g');
+    await page.selectOption('#serving-layout', 'aggregated');
+    for (const [id, value] of [['pool1-tensor', '8'], ['pool1-pipeline', '1'],
+                               ['pool1-expert', '1'], ['pool1-attention_data', '1'],
+                               ['pool1-replicas', '1'], ['input', '1024'], ['output', '256'],
+                               ['concurrency', '64']]) {
+      await page.fill(`#serving-${id}`, value);
+    }
+  });
+  const pageServingSpec = JSON.parse(await page.textContent('#serving-spec'));
+  assert.deepEqual(pageServingSpec, servingSpec, 'the serving spec the page built');
+  const served = serveFigures(pageServingSpec);
+  assert.equal(served.run.code, 0, served.run.stderr);
+  assert.match(await page.textContent('#serving-status'), /^Valid serving mapping on 8 GPUs/);
+  const servingShown = await page.$$eval('[data-serving-figure]', (elements) =>
+    elements.map((e) => [e.dataset.servingFigure, e.textContent]));
+  for (const [key, text] of servingShown) {
+    assert.equal(text, served.figures.get(key), `serving figure ${key}`);
+  }
+  const servingKeys = new Set(servingShown.map(([key]) => key));
+  for (const key of served.figures.keys()) assert.ok(servingKeys.has(key), `${key} is not shown`);
+  for (const key of ['output_tokens_per_second_per_gpu', 'ttft', 'tpot']) {
+    assert.equal(await page.textContent(`.serving-headline [data-serving-figure="${key}"]`),
+                 served.figures.get(key), `the headline's ${key}`);
+  }
+  assert.equal(await page.textContent(
+      '.serving-headline [data-serving-figure="tpot"] ~ .unit'), 's', 'the unit of tpot');
+  // The curve: one row and one circle per concurrency, each the CLI's.
+  const rows = await page.$$eval('#serving-curve tr[data-concurrency]', (trs) => trs.map((tr) =>
+    [Number(tr.dataset.concurrency), Object.fromEntries([...tr.querySelectorAll('td')]
+        .map((td) => [td.dataset.curve, td.textContent]))]));
+  assert.ok(rows.length >= 5, `only ${rows.length} points on the serving curve`);
+  assert.equal(await page.locator('#serving-curve svg circle.curve-point').count(), rows.length);
+  for (const [concurrency, cells] of rows) {
+    const at = structuredClone(servingSpec);
+    at.workload.concurrency = concurrency;
+    const {run, figures} = serveFigures(at);
+    assert.equal(run.code, 0, `concurrency ${concurrency}: ${run.stderr}`);
+    for (const key of ['tpot', 'ttft', 'output_tokens_per_second_per_gpu',
+                       'requests_per_second']) {
+      assert.equal(cells[key], figures.get(key), `the curve at ${concurrency}: ${key}`);
+    }
+  }
+  const powers = rows.map(([c]) => c).filter((c) => (c & (c - 1)) === 0);
+  assert.deepEqual(powers, powers.map((c, i) => 2 ** i), 'the curve doubles from 1');
+  const beyond = structuredClone(servingSpec);
+  beyond.workload.concurrency = 2 * powers.at(-1);
+  const refused = cli('serve', specFile(beyond));
+  assert.equal(refused.code, 2, `the CLI accepts concurrency ${2 * powers.at(-1)}`);
+  assert.match(refused.stderr, /max_concurrency/);
+  // Then the last concurrency the KV cache holds: one more is refused.
+  const past = structuredClone(servingSpec);
+  past.workload.concurrency = rows.at(-1)[0] + 1;
+  assert.equal(cli('serve', specFile(past)).code, 2,
+               `the curve stops before concurrency ${past.workload.concurrency}`);
+  // "Why this number": serve explain's text.
+  await page.click('.serving-headline [data-serving-figure="tpot"]');
+  assert.equal(await page.textContent('#serving-explain'),
+               cli('serve', 'explain', specFile(servingSpec), 'tpot').stdout);
+  await page.screenshot({path: path.join(outputs, 'site_serving.png'), fullPage: true});
+  // A tensor degree that divides neither the heads nor the MLP: the CLI's
+  // errors on pools.pool.tensor next to the Tensor field, no figures.
+  await servingRender(() => page.fill('#serving-pool1-tensor', '3'));
+  const badServing = structuredClone(servingSpec);
+  badServing.pools.pool.tensor = 3;
+  const badRun = cli('serve', specFile(badServing));
+  assert.equal(badRun.code, 2);
+  // The lines on the tensor degree alone (the MLP's rule names tensor x
+  // attention_data, the pool's field).
+  const tensorErrors = badRun.stderr.split('\n')
+      .filter((l) => l.startsWith('error: pools.pool.tensor ('))
+      .map((l) => l.slice('error: '.length));
+  assert.ok(tensorErrors.length > 0, badRun.stderr);
+  const tensorShown = await page.textContent(
+      `[id="${await page.getAttribute('#serving-pool1-tensor', 'aria-describedby')}"]`);
+  for (const line of tensorErrors) {
+    assert.ok(tensorShown.includes(line), `not next to the tensor field: ${line}\n${tensorShown}`);
+  }
+  assert.equal(await page.getAttribute('#serving-pool1-tensor', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#serving-status'), /^Invalid serving mapping/);
+  assert.equal(await page.locator('[data-serving-figure]').count(), 0, 'no serving figures');
+  console.log(`ok: serving: the figures are blueprint serve's, ${rows.length} curve points ` +
+              `(concurrency 1 to ${rows.at(-1)[0]}), tensor 3 named next to its field`);
 
   // 8. Hostile links: a clear message and the defaults, never markup.
   await open('#spec=%7Bnot%20json');
