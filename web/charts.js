@@ -259,8 +259,8 @@ export function servingCurveChart(points, current, width) {
              s('text', {x: 12, y: (top + axisY) / 2, class: 'axis',
                         transform: `rotate(-90 12 ${(top + axisY) / 2})`,
                         'text-anchor': 'middle'}, 'output tokens/s per GPU'));
-  svg.append(s('polyline', {class: 'curve-line',
-                            points: points.map((p) => `${x(p.tpot)},${y(p.throughput)}`).join(' ')}));
+  const line = points.map((p) => `${x(p.tpot)},${y(p.throughput)}`).join(' ');
+  svg.append(s('polyline', {class: 'curve-line', points: line}));
   // Labels closer than LABEL_GAP pixels to the last one drawn are left out
   // (the first doublings crowd together); every point keeps its title.
   const LABEL_GAP = 16;

@@ -304,8 +304,9 @@ export class ServingPanel {
       return;
     }
     const number = (p, name) => Number(p.figures.get(name));
-    const plotted = points.map((p) => ({concurrency: p.concurrency, tpot: number(p, 'tpot'),
-                                        throughput: number(p, 'output_tokens_per_second_per_gpu')}));
+    const plotted = points.map((p) => ({
+      concurrency: p.concurrency, tpot: number(p, 'tpot'),
+      throughput: number(p, 'output_tokens_per_second_per_gpu')}));
     const here = current && {concurrency: spec.workload.concurrency,
                              tpot: Number(current.get('tpot')),
                              throughput: Number(current.get('output_tokens_per_second_per_gpu'))};
@@ -314,7 +315,8 @@ export class ServingPanel {
                      ['output_tokens_per_second_per_gpu', 'Output tokens/s per GPU'],
                      ['requests_per_second', 'Requests/s']];
     const table = h('table', {class: 'all-figures serving-curve-table'},
-      h('caption', {class: 'visually-hidden'}, 'The curve\'s points, from serve at each concurrency'),
+      h('caption', {class: 'visually-hidden'},
+        'The curve\'s points, from serve at each concurrency'),
       h('thead', {}, h('tr', {}, columns.map(([, title]) => h('th', {scope: 'col'}, title)))),
       h('tbody', {}, points.map((p) => h('tr', {'data-concurrency': p.concurrency},
         columns.map(([key]) => h('td', {'data-curve': key},
