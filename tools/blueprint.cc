@@ -188,7 +188,7 @@ std::optional<CommandResult> RunImportCalculon(const Args& args) {
 }
 
 // An import on a system, with or without a Hugging Face config: `import
-// megatron`'s and `import vllm`'s runner.
+// megatron`'s, `import vllm`'s and `import sglang`'s runner.
 using SystemImporter = CommandResult (*)(const std::string& system_json,
                                          const std::vector<std::string>& args,
                                          const std::string* hf_config_json);
@@ -246,6 +246,10 @@ std::optional<CommandResult> RunImportMegatron(const Args& args) {
 
 std::optional<CommandResult> RunImportVllm(const Args& args) {
   return RunImportOnSystem(args, &ImportVllm);
+}
+
+std::optional<CommandResult> RunImportSglang(const Args& args) {
+  return RunImportOnSystem(args, &ImportSglang);
 }
 
 // Reads the one spec file `args` must name.
@@ -625,6 +629,14 @@ const std::vector<Subcommand>& Subcommands() {
        "flag modelled, ignored with a note, or an error (core/serving/"
        "README.md)",
        &RunImportVllm},
+      {{"import", "sglang"},
+       "--system SYS.json --hf-config CONFIG.json -- SGLANG-FLAGS...",
+       "a `python -m sglang.launch_server` line and its bench_serving load "
+       "(--dataset-name random, --random-input-len, --random-output-len, "
+       "--random-range-ratio 1, --max-concurrency) on a system and a Hugging "
+       "Face config -> canonical serving spec JSON; every flag modelled, "
+       "ignored with a note, or an error (core/serving/README.md)",
+       &RunImportSglang},
       {{"check"},
        "SPEC.json",
        "every violated rule of a spec, or the spec with its derived values",

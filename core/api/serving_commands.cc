@@ -3,7 +3,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/adapters/calculon.h"
 #include "core/adapters/hf_config.h"
 #include "core/serving/serving_check.h"
@@ -12,6 +14,7 @@
 #include "core/serving/serving_search.h"
 #include "core/serving/serving_search_flags.h"
 #include "core/serving/serving_spec.h"
+#include "core/serving/sglang_import.h"
 #include "core/serving/vllm_import.h"
 
 namespace blueprint {
@@ -126,16 +129,25 @@ CommandResult ServeExplain(const std::string& spec_json,
   return result;
 }
 
-CommandResult ImportVllm(const std::string& system_json,
-                         const std::vector<std::string>& args,
-                         const std::string* hf_config_json) {
+namespace {
+
+// An engine's command-line import (vllm_import.h, sglang_import.h).
+using EngineImporter = absl::StatusOr<ServingSpec> (*)(
+    const std::vector<std::string>& args, const TransformerModel& model,
+    const System& system, std::vector<std::string>* notes);
+
+CommandResult ImportEngine(const char* engine, EngineImporter import,
+                           const std::string& system_json,
+                           const std::vector<std::string>& args,
+                           const std::string* hf_config_json) {
   if (hf_config_json == nullptr) {
     CommandResult result;
     result.exit_code = kExitInvalidInput;
-    result.errors.push_back({"--hf-config",
-                             "--hf-config is required: vLLM reads the model "
-                             "from its config.json",
-                             ErrorCode::kMissingField});
+    result.errors.push_back(
+        {"--hf-config",
+         absl::StrCat("--hf-config is required: ", engine,
+                      " reads the model from its config.json"),
+         ErrorCode::kMissingField});
     return result;
   }
   if (auto oversized = OversizedInput(
@@ -148,13 +160,28 @@ CommandResult ImportVllm(const std::string& system_json,
       ModelFromHfConfig(*hf_config_json, *system);
   if (!model.ok()) return FailureResult(model.status());
   std::vector<std::string> notes;
-  absl::StatusOr<ServingSpec> spec =
-      FromVllmArgs(args, *model, *system, &notes);
+  absl::StatusOr<ServingSpec> spec = import(args, *model, *system, &notes);
   CommandResult result =
       spec.ok() ? CommandResult{} : FailureResult(spec.status());
   if (spec.ok()) result.output = ServingSpecToJson(*spec);
   result.notes = std::move(notes);
   return result;
+}
+
+}  // namespace
+
+CommandResult ImportVllm(const std::string& system_json,
+                         const std::vector<std::string>& args,
+                         const std::string* hf_config_json) {
+  return ImportEngine("vLLM", &FromVllmArgs, system_json, args,
+                      hf_config_json);
+}
+
+CommandResult ImportSglang(const std::string& system_json,
+                           const std::vector<std::string>& args,
+                           const std::string* hf_config_json) {
+  return ImportEngine("SGLang", &FromSglangArgs, system_json, args,
+                      hf_config_json);
 }
 
 }  // namespace blueprint

@@ -59,6 +59,14 @@ CommandResult ImportVllm(const std::string& system_json,
                          const std::vector<std::string>& args,
                          const std::string* hf_config_json);
 
+// ImportSglang: `blueprint import sglang --system SYS --hf-config CONFIG --
+// ARGS...` (core/serving/sglang_import.h): the same for a
+// `python -m sglang.launch_server` line and `python -m sglang.bench_serving`'s
+// load.
+CommandResult ImportSglang(const std::string& system_json,
+                           const std::vector<std::string>& args,
+                           const std::string* hf_config_json);
+
 }  // namespace blueprint
 
 #endif  // BLUEPRINTING_CORE_API_SERVING_COMMANDS_H_

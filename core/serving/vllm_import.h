@@ -4,8 +4,9 @@
 // one shared pool (serving_spec.h), on a given model and system. `blueprint
 // import vllm --system SYS --hf-config MODEL -- FLAGS...`.
 //
-// Every flag is one row of one table, VllmFlags(), in one of three classes,
-// the discipline of the Megatron-LM import (core/adapters/megatron.h):
+// Every flag is one row of one table, VllmFlags(), in one of three classes
+// (engine_flags.h, shared with the SGLang import), the discipline of the
+// Megatron-LM import (core/adapters/megatron.h):
 //   * modelled: it sets a field of the spec (its row says which and what
 //     holds without it);
 //   * ignored: accepted, and listed in one note: it changes nothing the
@@ -42,21 +43,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/serving/engine_flags.h"
 #include "core/serving/serving_spec.h"
 
 namespace blueprint {
 
-enum class VllmFlagClass { kModelled, kIgnored, kUnsupported };
-
-// One vLLM flag: its spellings, whether it takes a value, its class and a
-// line saying what it sets (modelled), why it changes nothing modelled
-// (ignored) or why it is an error (unsupported).
-struct VllmFlag {
-  std::vector<std::string> names;  // "--tensor-parallel-size", "-tp"
-  bool takes_value = true;
-  VllmFlagClass flag_class = VllmFlagClass::kIgnored;
-  std::string doc;
-};
+// A vLLM flag's row and class: the shared table row (engine_flags.h).
+using VllmFlagClass = EngineFlagClass;
+using VllmFlag = EngineFlag;
 
 // VllmFlags: the table, in the order of VllmFlagsMarkdown's rows.
 const std::vector<VllmFlag>& VllmFlags();

@@ -1,42 +1,21 @@
 #include "core/serving/vllm_import.h"
 
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
-#include "core/adapters/calculon.h"
 #include "core/base/field_errors.h"
-#include "core/presets/presets.h"
 #include "core/serving/serving_check.h"
 #include "core/serving/serving_test_util.h"
-#include "core/testing/files.h"
 #include "gtest/gtest.h"
 
 namespace blueprint {
 namespace {
 
 using serving_test::Fields;
-
-std::vector<std::string> Words(const std::string& text) {
-  return absl::StrSplit(text, ' ', absl::SkipEmpty());
-}
-
-System SystemPreset(const char* name) {
-  absl::StatusOr<System> system =
-      FromCalculonSystem(FindPreset(PresetKind::kSystem, name));
-  EXPECT_TRUE(system.ok());
-  return system.ok() ? *system : System{};
-}
-
-TransformerModel ModelPreset(const char* name, const System& system) {
-  absl::StatusOr<TransformerModel> model =
-      ModelFromHfConfig(FindPreset(PresetKind::kModel, name), system);
-  EXPECT_TRUE(model.ok()) << model.status();
-  return model.ok() ? *model : TransformerModel{};
-}
+using serving_test::ModelPreset;
+using serving_test::SystemPreset;
+using serving_test::Words;
 
 // vLLM's recipe for Llama-3.1-70B on one 8-GPU node, benchmarked with
 // `vllm bench serve --random-input-len 1024 --random-output-len 256
@@ -132,18 +111,7 @@ TEST(VllmImport, ConcurrencySplitsOverReplicasAndDefaultsToMaxNumSeqs) {
 }
 
 TEST(VllmImport, EveryFlagHasOneRowAndTheReadmeShowsTheTable) {
-  std::set<std::string> names;
-  for (const VllmFlag& flag : VllmFlags()) {
-    ASSERT_FALSE(flag.names.empty());
-    EXPECT_FALSE(flag.doc.empty()) << flag.names[0];
-    for (const std::string& name : flag.names) {
-      EXPECT_TRUE(names.insert(name).second) << name << " twice";
-    }
-  }
-  const std::optional<std::string> shown =
-      test_files::MarkedSection("core/serving/README.md", "vllm flags");
-  ASSERT_TRUE(shown.has_value()) << "README.md lacks the vllm flags markers";
-  EXPECT_EQ(*shown, VllmFlagsMarkdown());
+  serving_test::ExpectFlagTableShown(VllmFlags(), VllmFlagsMarkdown(), "vllm flags");
 }
 
 }  // namespace

@@ -58,6 +58,24 @@ expect_exit 2 '^error: --frobnicate: not a vLLM flag' "$blueprint" import \
 expect_exit 2 '^error: --hf-config is required' "$blueprint" import vllm \
   --system h100_sxm_80g -- --input-len 8 --output-len 8
 
+# 4b. import sglang: a launch_server line and bench_serving's load.
+expect_ok "$blueprint" import sglang --system h100_sxm_80g --hf-config \
+  llama3.1-70b -- --model-path meta-llama/Llama-3.1-70B-Instruct --tp 8 \
+  --mem-fraction-static 0.85 --kv-cache-dtype fp8_e4m3 --port 30000 \
+  --dataset-name random --random-input-len 1024 --random-output-len 256 \
+  --random-range-ratio 1 --max-concurrency 64
+grep -q '^note: ignored: --model-path' "$work/err" ||
+  fail "import sglang: no note"
+cp "$work/out" "$work/sglang.json"
+expect_ok "$blueprint" serve check "$work/sglang.json"
+grep -q '"block_tokens": 1' "$work/out" || fail "import sglang: page size"
+expect_exit 2 '^error: --random-range-ratio 0.5' "$blueprint" import sglang \
+  --system h100_sxm_80g --hf-config llama3.1-70b -- --tp 8 \
+  --mem-fraction-static 0.85 --dataset-name random --random-range-ratio 0.5 \
+  --max-concurrency 8
+expect_exit 2 '^error: --frobnicate: not an SGLang flag' "$blueprint" import \
+  sglang --system h100_sxm_80g --hf-config llama3.1-70b -- --frobnicate 1
+
 # 5. Errors: every violation, an unknown figure, a bad command line.
 expect_exit 2 '^error: pools.pool.tensor (3) must divide model.attn_heads (64)' \
   "$blueprint" serve "$work/bad.json"
