@@ -294,6 +294,11 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "parallelism.tensor.communication", "off: `ar`",
        "`rs_ag` (ignored when t = 1, as Megatron-LM does); with selective "
        "recompute the all-gathers are redone in the backward pass"},
+      {"--tp-comm-overlap", Kind::kSwitch, {}, "parallelism.tensor.overlap",
+       "`none`",
+       "`ring`: Transformer Engine's userbuffers overlap each tensor-parallel "
+       "all-gather and reduce-scatter with its GEMM in t chunks; needs "
+       "`--sequence-parallel` and t > 1, as Megatron-LM asserts"},
       {"--recompute-granularity", Kind::kChoice, {"full", "selective"},
        "parallelism.recompute", "`none`",
        "`full`: `full` (every block is recomputed), `selective`: `attn_only` "

@@ -23,7 +23,7 @@ using megatron_test::A100;
 using megatron_test::Args;
 
 TEST(Megatron, FlagNames) {
-  EXPECT_EQ(MegatronFlagNames().size(), 77u);
+  EXPECT_EQ(MegatronFlagNames().size(), 78u);
   EXPECT_EQ(MegatronFlagNames().front(), "--num-layers");
   ASSERT_EQ(MegatronFlagNames().size(), MegatronFlags().size());
   for (size_t i = 0; i < MegatronFlags().size(); ++i) {

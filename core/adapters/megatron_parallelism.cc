@@ -337,12 +337,30 @@ void RecomputeRules(Conversion* c) {
   }
 }
 
-// Tensor parallelism: Megatron-LM turns sequence parallelism off at t == 1.
+// Tensor parallelism: Megatron-LM turns sequence parallelism off at t == 1,
+// and overlaps the tensor-parallel exchanges with their GEMMs only under
+// sequence parallelism (megatron/training/arguments.py asserts it).
 void TensorRules(Conversion* c) {
   auto& parallelism = c->spec.parallelism;
   parallelism.tensor.overlap = TensorOverlap::kNone;
   parallelism.tensor.network_tier = 0;
-  if (c->flags.Switch("--sequence-parallel") && parallelism.tensor.degree > 1) {
+  const bool sequence_parallel =
+      c->flags.Switch("--sequence-parallel") && parallelism.tensor.degree > 1;
+  if (c->flags.Switch("--tp-comm-overlap")) {
+    if (sequence_parallel) {
+      // Transformer Engine's userbuffers split each all-gather and
+      // reduce-scatter into t chunks, each exchanged beside the GEMM of the
+      // previous one: Calculon's ring overlap (t tiles).
+      parallelism.tensor.overlap = TensorOverlap::kRing;
+    } else {
+      c->Error("--tp-comm-overlap", ErrorCode::kInconsistent,
+               absl::StrCat("--tp-comm-overlap needs --sequence-parallel with "
+                            "--tensor-model-parallel-size > 1 (got ",
+                            parallelism.tensor.degree,
+                            "), as Megatron-LM asserts"));
+    }
+  }
+  if (sequence_parallel) {
     // Selective granularity redoes the all-gathers, whatever its modules.
     parallelism.tensor.communication = ReduceScatterAllGather{
         parallelism.recompute == RecomputePolicy::kAttentionOnly ||

@@ -215,6 +215,36 @@ TEST(MegatronParallelism, DataParallelKnobsNeedTwoRanks) {
                 "rank, as in Megatron-LM"});
 }
 
+// --tp-comm-overlap: Transformer Engine's userbuffers as the ring overlap,
+// only under sequence parallelism (Megatron-LM asserts it).
+TEST(Megatron, TensorCommunicationOverlap) {
+  const TransformerTrainingMappingSpec overlapped =
+      Import(std::string(kModel) +
+             "--tensor-model-parallel-size 2 --world-size 2 "
+             "--sequence-parallel --tp-comm-overlap");
+  EXPECT_EQ(overlapped.parallelism.tensor.overlap, TensorOverlap::kRing);
+  EXPECT_TRUE(std::holds_alternative<ReduceScatterAllGather>(
+      overlapped.parallelism.tensor.communication));
+  EXPECT_EQ(Import(std::string(kModel) +
+                   "--tensor-model-parallel-size 2 --world-size 2 "
+                   "--sequence-parallel")
+                .parallelism.tensor.overlap,
+            TensorOverlap::kNone);
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--tensor-model-parallel-size 2 --world-size 2 "
+                   "--tp-comm-overlap"),
+            std::vector<std::string>{
+                "--tp-comm-overlap needs --sequence-parallel with "
+                "--tensor-model-parallel-size > 1 (got 2), as Megatron-LM "
+                "asserts"});
+  EXPECT_EQ(Errors(std::string(kModel) +
+                   "--sequence-parallel --tp-comm-overlap"),
+            std::vector<std::string>{
+                "--tp-comm-overlap needs --sequence-parallel with "
+                "--tensor-model-parallel-size > 1 (got 1), as Megatron-LM "
+                "asserts"});
+}
+
 //----- Context and expert parallelism, data-parallel sharding
 //-------------------
 
