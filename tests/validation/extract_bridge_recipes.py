@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Megatron-Bridge's performance recipes for the MoE models of S1, per release.
+"""Megatron-Bridge's performance recipes for the models of S1, per release.
 
 usage: extract_bridge_recipes.py MEGATRON_BRIDGE_GIT_DIR > bridge_recipes.json
 
@@ -10,7 +10,8 @@ r0.2.0 25.11, r0.3.0 26.02 and 26.02.01, r0.4.0 26.04 and 26.04.01, r0.5.0
 26.06 and 26.06.01, r0.6.0 26.08. The recipes changed between releases (the
 token dispatcher, the expert-parallel overlap, recompute, CUDA graphs), so
 the same mapping was measured with different settings; this reads, from each
-branch, the settings every MoE workload ran with, for make_corpus.py:
+branch, the settings every workload of S1's models ran with, for
+make_corpus.py:
 
 * r0.2.0 to r0.5.0: scripts/performance/configs/<family>/*workload_base_
   configs.py, plain data (WorkloadBaseConfig(...) and dataclasses.replace
@@ -25,6 +26,13 @@ branch, the settings every MoE workload ran with, for make_corpus.py:
   per workload assigning cfg.model.* and cfg.train.* fields, read with `ast`
   (no import): the assignments of each function and of the helpers it calls
   from the family's common.py.
+* The tensor-parallel communication overlap, which r0.2.0 to r0.5.0 set in
+  the family's per-GPU function (scripts/performance/configs/<family>/
+  *llm_pretrain.py, e.g. llama3_70b_pretrain_config_gb200), either there
+  (CommOverlapConfig(tp_comm_overlap=...)) or in the model recipe it calls
+  (src/megatron/bridge/recipes/, e.g. llama3_70b_pretrain_config), and which
+  the function turns off for NVFP4 (`tp_comm_overlap = False if precision ==
+  "nvfp4" else ...`).
 
 Nothing here is run from Megatron-Bridge: files are read with `git show`.
 """
@@ -50,6 +58,9 @@ MODELS = {
     "QWEN3_30B_A3B": "qwen3-30b-a3b",
     "QWEN3_235B_A22B": "qwen3-235b-a22b",
     "KIMI_K2": "kimi-k2",
+    "LLAMA3_8B": "llama3-8b",
+    "LLAMA3_70B": "llama3-70b",
+    "LLAMA31_405B": "llama3.1-405b",
 }
 
 # The fields make_corpus.py reads, as WorkloadBaseConfig names them.
@@ -64,6 +75,7 @@ FIELDS = [
     "fp8_dot_product_attention", "cpu_offloading_num_layers", "pp_layout",
     "moe_router_fusion", "moe_shared_expert_overlap",
     "overlap_moe_expert_parallel_comm", "delay_wgrad_compute",
+    "use_megatron_fsdp", "nccl_ub", "tp_comm_overlap",
 ]
 
 NAME = re.compile(r"^(?P<model>[A-Z0-9_]+?)_PRETRAIN_CONFIG_(?P<gpu>[A-Z0-9]+)_"
@@ -151,6 +163,11 @@ def assignments(statements, helpers, seen=()):
         elif (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
               and isinstance(statement.value.func, ast.Name)):
             callee = statement.value.func.id
+            # r0.6.0: set_deepseek_v3_pipeline_model_parallel_layout(cfg.model,
+            # "Et*4|...") sets the layout string it is given.
+            if (callee.endswith("_pipeline_model_parallel_layout") and len(statement.value.args) > 1
+                    and isinstance(literal(statement.value.args[1]), str)):
+                fields["pp_layout"] = literal(statement.value.args[1])
             if callee in helpers and callee not in seen:
                 fields.update(assignments(helpers[callee].body, helpers, seen + (callee,)))
     return fields
@@ -165,6 +182,8 @@ COMMON_CONFIGS = {
     "set_gpt_oss_common_configs": ["gpt-oss-120b"],
     "set_qwen3_common_configs": ["qwen3-30b-a3b", "qwen3-235b-a22b"],
     "set_kimi_k2_common_configs": ["kimi-k2"],
+    "set_llama3_common_configs": ["llama3-8b", "llama3-70b"],
+    "set_llama31_common_configs": ["llama3.1-405b"],
 }
 
 
@@ -178,6 +197,54 @@ def common_configs(git_dir, ref):
             if isinstance(node, ast.FunctionDef) and node.name in COMMON_CONFIGS:
                 for model in COMMON_CONFIGS[node.name]:
                     out[model] = assignments(node.body, {})
+    return out
+
+
+# A per-GPU function of scripts/performance/configs/<family>/*llm_pretrain.py:
+# llama3_70b_gb200_config (r0.2.0) or llama3_70b_pretrain_config_gb200.
+GPU_FUNCTION = re.compile(r"^(?P<model>[a-z0-9_]+?)_(?:pretrain_config_)?"
+                          r"(?P<gpu>gb300|gb200|b300|b200|h100)(?:_config)?$")
+
+
+def tp_overlap_of(function):
+    """tp_comm_overlap of the first CommOverlapConfig(...) `function` builds,
+    or None when it builds none."""
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "CommOverlapConfig"):
+            for keyword in node.keywords:
+                if keyword.arg == "tp_comm_overlap":
+                    return literal(keyword.value)
+            return False  # CommOverlapConfig's default
+    return None
+
+
+def tp_comm_overlaps(git_dir, ref):
+    """(model, GPU) -> (tp_comm_overlap, off for NVFP4) of the release's
+    per-GPU functions, the model recipe's when the function keeps it."""
+    recipes = {}
+    for path in git_files(git_dir, ref, "src/megatron/bridge/recipes/"):
+        if path.endswith(".py"):
+            for node in ast.parse(git_show(git_dir, ref, path)).body:
+                if isinstance(node, ast.FunctionDef):
+                    recipes[node.name] = node
+    out = {}
+    for path in git_files(git_dir, ref, "scripts/performance/configs/"):
+        if not path.endswith("llm_pretrain.py"):
+            continue
+        for node in ast.parse(git_show(git_dir, ref, path)).body:
+            match = isinstance(node, ast.FunctionDef) and GPU_FUNCTION.match(node.name)
+            if not match or match.group("model").upper() not in MODELS:
+                continue
+            overlap = tp_overlap_of(node)
+            if overlap is None:
+                called = [n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
+                          and isinstance(n.func, ast.Name) and n.func.id.endswith("_pretrain_config")]
+                overlap = bool(called and called[0] in recipes and tp_overlap_of(recipes[called[0]]))
+            nvfp4_off = any(isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Attribute)
+                            and n.targets[0].attr == "tp_comm_overlap" and "nvfp4" in ast.dump(n.value)
+                            for n in ast.walk(node))
+            out[(MODELS[match.group("model").upper()], match.group("gpu").upper())] = (overlap, nvfp4_off)
     return out
 
 
@@ -236,6 +303,7 @@ def main():
                                   match.group("gpu").upper(), match.group("precision").upper(), None))
             continue
         common = common_configs(git_dir, ref)
+        overlaps = tp_comm_overlaps(git_dir, ref)
         for name, (fields, path) in sorted(base_configs(git_dir, ref).items()):
             match = NAME.match(name)
             if not match or match.group("model") not in MODELS:
@@ -243,6 +311,8 @@ def main():
             model = MODELS[match.group("model")]
             # The family's settings first, the workload's over them.
             fields = dict(common.get(model, {}), **fields)
+            overlap, nvfp4_off = overlaps.get((model, match.group("gpu")), (False, False))
+            fields["tp_comm_overlap"] = overlap and not (nvfp4_off and match.group("precision") == "NVFP4")
             rows.append(entry(ref, name, fields, path, model,
                               match.group("gpu"), match.group("precision"),
                               match.group("variant")))

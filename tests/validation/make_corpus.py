@@ -154,11 +154,12 @@ def model_flags(m):
     return flags, None
 
 
-# Megatron-Bridge's MoE performance recipes per release (bridge_recipes.json,
+# Megatron-Bridge's performance recipes per release (bridge_recipes.json,
 # made by extract_bridge_recipes.py from the release branches; its docstring
 # maps each NeMo container to its branch). S1's rows were measured with the
 # settings of their container's recipe, which changed between releases: the
-# token dispatcher, the expert-parallel overlap, recompute, router fusion.
+# precision recipe, the tensor-parallel overlap, the token dispatcher, the
+# expert-parallel overlap, recompute, router fusion.
 BRIDGE_RECIPES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bridge_recipes.json")
 
 # A corpus precision token -> the recipe names of Megatron-Bridge's configs
@@ -168,6 +169,21 @@ BRIDGE_PRECISIONS = {"BF16": {"BF16"}, "FP8": {"FP8CS", "FP8SC"}, "FP8-CS": {"FP
                      "MXFP8": {"FP8MX"}, "FP8-MX": {"FP8MX"}, "NVFP4": {"NVFP4"},
                      "FP8-block128x128": {"FP8SC"}, "FP8-block32x32": {"FP8MX"}}
 
+# Each Megatron-Bridge precision (scripts/performance/utils/precision.py
+# get_precision_config; training/mixed_precision.py, the same in r0.2.0 to
+# r0.6.0) in Megatron-LM's flags, with what the flags leave out.
+BRIDGE_PRECISION_FLAGS = {
+    "BF16": ([], "BF16 (bf16_mixed)"),
+    "FP8CS": (["--fp8-format", "hybrid", "--fp8-recipe", "tensorwise", "--fp8-param-gather"],
+              "FP8 current scaling with FP8 parameter all-gathers (bf16_with_fp8_current_scaling_mixed; "
+              "the performance scripts turn its BF16 first and last layers off)"),
+    "FP8SC": (["--fp8-format", "hybrid", "--fp8-recipe", "blockwise"],
+              "FP8 blockwise scaling, 128x128 weights and 1x128 activations (bf16_with_fp8_subchannel_scaling_mixed)"),
+    "FP8MX": (["--fp8-format", "e4m3", "--fp8-recipe", "mxfp8", "--fp8-param-gather"],
+              "MXFP8 with FP8 parameter all-gathers (bf16_with_mxfp8_mixed)"),
+    "NVFP4": (["--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"], "NVFP4 (bf16_with_nvfp4_mixed)"),
+}
+
 # Recompute modules the import models (core/adapters/README.md).
 MODELLED_RECOMPUTE_MODULES = {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp",
                               "moe", "shared_experts"}
@@ -175,8 +191,9 @@ MODELLED_RECOMPUTE_MODULES = {"core_attn", "moe_act", "layernorm", "mla_up_proj"
 _bridge_rows = None
 
 
-def bridge_recipe(r):
-    """The recipe config S1's row ran with, or (None, why not)."""
+def bridge_recipe(r, moe):
+    """The recipe config S1's row (of an MoE model or not) ran with, or
+    (None, why not)."""
     global _bridge_rows
     if _bridge_rows is None:
         _bridge_rows = json.load(open(BRIDGE_RECIPES))["rows"]
@@ -201,7 +218,7 @@ def bridge_recipe(r):
     releases = {c for b in _bridge_rows for c in b["containers"]}
     if r["container"] not in releases:
         return None, "no Megatron-Bridge recipe read for %s (extract_bridge_recipes.py)" % r["container"]
-    settings = {json.dumps(recipe_flags(b), sort_keys=True) for b in found}
+    settings = {json.dumps(recipe_flags(b, moe, as_int(r["tp"]) or 1), sort_keys=True) for b in found}
     if not found:
         return None, "no %s recipe of %s matches the row's mapping" % (r["container"], r["model"])
     if len(settings) > 1:
@@ -210,11 +227,30 @@ def bridge_recipe(r):
     return found[0], None
 
 
-def recipe_flags(b):
-    """(Megatron-LM flags, notes) of a recipe's MoE settings, as
-    scripts/performance/utils/overrides.py set_workload_base_configs
-    (r0.3.0..r0.5.0) or the r0.6.0 perf_recipes functions apply them."""
-    flags, notes = [], []
+def recipe_flags(b, moe, t):
+    """(Megatron-LM flags, notes) of a recipe's settings for a row of `t`
+    tensor-parallel ranks, as scripts/performance/utils/overrides.py
+    set_workload_base_configs (r0.2.0..r0.5.0) or the r0.6.0 perf_recipes
+    functions apply them."""
+    flags, notes = list(BRIDGE_PRECISION_FLAGS[b["precision"].replace("_", "")][0]), []
+    if b["precision"] == "NVFP4" and b["release"] not in ("r0.2.0", "r0.3.0", "r0.4.0"):
+        notes.append("FP4 parameter all-gathers (bf16_with_nvfp4_mixed fp4_param_gather, from r0.5.0) not modelled")
+    # CommOverlapConfig turns the overlap off below two tensor-parallel ranks
+    # (training/comm_overlap.py); Megatron-Bridge's recipes run sequence
+    # parallelism with t > 1 (WorkloadBaseConfig.sequence_parallel).
+    if b.get("tp_comm_overlap") and t > 1:
+        if moe:
+            notes.append("tensor-parallel communication overlap (the recipe's tp_comm_overlap) not modelled with MoE")
+        else:
+            flags += ["--tp-comm-overlap"]
+    for field, what in (("cuda_graph_impl", "CUDA graphs"), ("cutedsl_fused_grouped_mlp", "the CuTe DSL fused grouped MLP"),
+                        ("fp8_dot_product_attention", "FP8 attention"),
+                        ("cpu_offloading_num_layers", "activation offloading")):
+        if b.get(field) and b.get(field) != "none":
+            scope = b.get("cuda_graph_scope") if field == "cuda_graph_impl" else None
+            notes.append("%s (%s%s) not modelled" % (what, b[field], ", scope %s" % scope if scope else ""))
+    if not moe:
+        return flags, notes
     backend = b.get("moe_flex_dispatcher_backend")
     dispatcher = b.get("moe_token_dispatcher_type")
     if b["release"] != "r0.6.0":
@@ -245,12 +281,6 @@ def recipe_flags(b):
             notes.append("recompute modules not modelled: %s" % ", ".join(m for m in modules if m not in kept))
     if b.get("moe_router_fusion"):
         flags += ["--moe-router-fusion"]
-    for field, what in (("cuda_graph_impl", "CUDA graphs"), ("cutedsl_fused_grouped_mlp", "the CuTe DSL fused grouped MLP"),
-                        ("fp8_dot_product_attention", "FP8 attention"),
-                        ("cpu_offloading_num_layers", "activation offloading")):
-        if b.get(field):
-            scope = b.get("cuda_graph_scope") if field == "cuda_graph_impl" else None
-            notes.append("%s (%s%s) not modelled" % (what, b[field], ", scope %s" % scope if scope else ""))
     return flags, notes
 
 
@@ -388,8 +418,15 @@ def row_of(r, models):
     if "--position-embedding-type" in args and args[args.index("--position-embedding-type") + 1] == "learned_absolute":
         args += ["--max-position-embeddings", str(seq)]
     args += ["--tensor-model-parallel-size", str(t), "--pipeline-model-parallel-size", str(p)]
+    recipe_row = None
+    if r["source_key"] == "S1":
+        recipe_row, why = bridge_recipe(r, moe)
+        if recipe_row is None:
+            a.append(why + (": Megatron-LM's defaults" if moe else ": the precision's stated flags"))
     deepseek_v3_recipe = r["model"] == "deepseek-v3" and r["source_key"] == "S1"
     layout = DEEPSEEK_V3_LAYOUTS.get((p, vp or 1)) if deepseek_v3_recipe else None
+    if recipe_row is not None and recipe_row.get("pp_layout"):
+        layout = recipe_row["pp_layout"]
     if vp and vp > 1 and layout is None:
         # A layout string sets the virtual stages itself (Megatron-LM asserts
         # that no virtual-stage flag comes with it).
@@ -401,16 +438,13 @@ def row_of(r, models):
         if r["source_key"] == "S1":
             args += ["--expert-tensor-parallel-size", "1"]
             a.append("expert tensor parallelism 1 (Megatron-Bridge MoE recipes' default)")
-    if moe and r["source_key"] == "S1":
-        recipe_row, why = bridge_recipe(r)
-        if recipe_row is None:
-            a.append(why + ": Megatron-LM's MoE defaults")
-        else:
-            more, notes = recipe_flags(recipe_row)
-            args += more
-            a.append("Megatron-Bridge %s recipe %s (%s): %s" % (
-                recipe_row["release"], recipe_row["config"], recipe_row["file"], " ".join(more)))
-            a += notes
+    if recipe_row is not None:
+        more, notes = recipe_flags(recipe_row, moe, t)
+        args += more
+        a.append("Megatron-Bridge %s recipe %s (%s): %s" % (
+            recipe_row["release"], recipe_row["config"], recipe_row["file"], " ".join(more)))
+        a.append(BRIDGE_PRECISION_FLAGS[recipe_row["precision"].replace("_", "")][1])
+        a += notes
     args += ["--world-size", str(gpus), "--micro-batch-size", str(mbs), "--global-batch-size", str(gbs)]
     if sp and t > 1:
         args += ["--sequence-parallel"]
@@ -432,7 +466,7 @@ def row_of(r, models):
         args += ["--bf16"]
         if r["precision"].startswith("BF16?"):
             a.append("BF16 (precision not stated)")
-    if fp8:
+    if fp8 and recipe_row is None:
         flags, note = RECIPE_FLAGS[r["precision"]]
         args += flags
         a.append(note)
@@ -445,7 +479,10 @@ def row_of(r, models):
     if deepseek_v3_recipe:
         args += ["--mtp-num-layers", "1"]
         a.append("one MTP layer (Megatron-Bridge's DeepSeek-V3 recipe: cfg.model.mtp_num_layers = 1)")
-    if layout is not None:
+    if isinstance(layout, str):
+        args += ["--pipeline-model-parallel-layout", layout]
+        a.append("pipeline layout %s: the recipe's (pp_layout)" % layout)
+    elif layout is not None:
         args += ["--pipeline-model-parallel-layout", layout_string(layout)]
         a.append("pipeline layout %s: Megatron-Bridge's DeepSeek-V3 recipe table (_get_deepseek_v3_pipeline_layout) for p %d, v %d" % (layout_string(layout), p, vp or 1))
     out["uneven_stages"] = layers % p != 0 and layout is None
