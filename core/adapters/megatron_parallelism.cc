@@ -23,18 +23,20 @@ namespace blueprint {
 namespace megatron_internal {
 namespace {
 
-// The last network tier, where Megatron-LM's pipeline and data groups
-// usually talk (across nodes).
+// The last network tier, where groups too wide for the first talk.
 int64_t OutermostTier(const System& system) {
   return system.networks.empty()
              ? 0
              : static_cast<int64_t>(system.networks.size()) - 1;
 }
 
-// The tier of a group of `ranks` neighbouring ranks (Megatron-LM's rank
-// order puts tensor, context and expert ranks next to each other): tier 0
-// when they fit in it (and fill it evenly if it must be filled), otherwise
-// the last tier.
+// The tier of a group whose ranks lie within `ranks` neighbouring ranks:
+// tier 0 when they fit in it (and fill it evenly if it must be filled),
+// otherwise the last tier. Megatron-LM orders ranks tensor, context,
+// expert, data, pipeline (megatron/core/parallel_state.py, the default
+// order "tp-cp-ep-dp-pp"), so a tensor group spans t ranks, a context group
+// t cp, a data group t cp d and a pipeline group every rank: a 64-GPU job
+// inside one 72-GPU NVLink domain exchanges its gradients over NVLink.
 int64_t TierOfNeighbours(const System& system, std::optional<int64_t> ranks) {
   if (system.networks.empty()) return 0;
   const NetworkTier& first = system.networks.front();
@@ -265,7 +267,6 @@ void PipelineRules(const System& system, Conversion* c) {
   }
   pipeline.schedule = OneForwardOneBackwardSchedule(p, v);
   pipeline.stage_layout = StageLayout::kEven;
-  pipeline.network_tier = OutermostTier(system);
 }
 
 // --recompute-modules: Megatron-LM reads them with selective granularity
@@ -395,7 +396,6 @@ void DataParallelRules(const System& system, int64_t d, int64_t cp,
     }
   }
   data.degree = d;
-  data.network_tier = OutermostTier(system);
   data.sharding = NoSharding{};
   if (fsdp) {
     data.sharding =
@@ -427,6 +427,27 @@ void DataParallelRules(const System& system, int64_t d, int64_t cp,
   data.overlap = false;
 }
 
+// The tiers of the data and pipeline groups, which span t cp d and all
+// t cp d p ranks (TierOfNeighbours). A group of one rank exchanges nothing
+// and keeps the last tier, as Calculon's own cases write it.
+void OuterGroupTiers(const System& system, int64_t d, int64_t cp,
+                     Conversion* c) {
+  auto& parallelism = c->spec.parallelism;
+  parallelism.data.network_tier = OutermostTier(system);
+  parallelism.pipeline.network_tier = OutermostTier(system);
+  const std::optional<int64_t> tensor_context =
+      CheckedMul(parallelism.tensor.degree, cp);
+  const std::optional<int64_t> data_span =
+      tensor_context ? CheckedMul(*tensor_context, d) : std::nullopt;
+  const std::optional<int64_t> world =
+      data_span ? CheckedMul(*data_span, parallelism.pipeline.degree)
+                : std::nullopt;
+  if (d > 1) parallelism.data.network_tier = TierOfNeighbours(system, data_span);
+  if (parallelism.pipeline.degree > 1) {
+    parallelism.pipeline.network_tier = TierOfNeighbours(system, world);
+  }
+}
+
 }  // namespace
 
 // The data degree, the schedule, recompute, TP communication and the knobs
@@ -443,6 +464,7 @@ void ParallelismRules(const System& system, Conversion* c) {
   ExpertRules(system, c);
   DispatcherRules(c);
   DataParallelRules(system, d, cp, c);
+  OuterGroupTiers(system, d, cp, c);
 }
 
 // The global batch's default.

@@ -144,8 +144,10 @@ TEST(Megatron, DocumentedDefaults) {
   EXPECT_EQ(s.options.attention, AttentionType::kMultiHead);
   EXPECT_EQ(s.parallelism.tensor.overlap, TensorOverlap::kNone);
   EXPECT_EQ(s.parallelism.tensor.network_tier, 0);
+  // A data group spans t d = 8 neighbouring ranks (one A100 node); a
+  // pipeline group all 16.
   EXPECT_EQ(s.parallelism.pipeline.network_tier, 1);
-  EXPECT_EQ(s.parallelism.data.network_tier, 1);
+  EXPECT_EQ(s.parallelism.data.network_tier, 0);
   EXPECT_EQ(s.parallelism.pipeline.stage_layout, StageLayout::kEven);
   EXPECT_TRUE(std::holds_alternative<OneForwardOneBackward>(
       s.parallelism.pipeline.schedule));

@@ -684,7 +684,9 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   X(ep_all_to_all_exposed_time, kSeconds, "",                                 \
     "MoE all-to-all time per rank per step not hidden by compute",            \
     "the same sum over the exposed time of the MoE dispatch and combine "     \
-    "all-to-alls (plan IR; inside the block times)")                          \
+    "all-to-alls (plan IR; inside the block times); under combined 1F1B "     \
+    "the part its cover does not hide and the tier's processor_usage of "     \
+    "the part it hides")                                                      \
   X(ep_all_to_all_hidden_time, kSeconds, "",                                  \
     "MoE all-to-all time per rank per step hidden under compute",             \
     "the same sum over the MoE dispatch and combine all-to-alls' network "    \

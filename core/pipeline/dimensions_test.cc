@@ -167,6 +167,39 @@ TEST(Dimensions, ExpertParallelismShardsExpertsAndExchangesTokens) {
   EXPECT_EQ(RankFigure(local, "ep_all_to_all_bytes"), 0);
 }
 
+// Combined 1F1B (parallelism.expert.overlap) hides the expert exchanges
+// under the adjacent microbatch's compute; correction
+// expert_overlap_processor_usage keeps the exchange tier's processor_usage
+// (0.15 on the A100 system's first tier) of the hidden time exposed.
+TEST(Dimensions, HiddenExpertExchangesTakeTheirProcessorShare) {
+  TransformerTrainingMappingSpec spec = DenseSpec();
+  AddExperts(spec);
+  spec.options.profile = ModelProfile::kRefined;
+  spec.parallelism.recompute = RecomputePolicy::kNone;
+  spec.parallelism.expert.overlap = true;
+  BP_ASSERT_OK_AND_ASSIGN(TypedProgram program, CheckSpec(spec));
+  program.corrections.Set(Correction::kExpertOverlapProcessorUsage, false);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult free, RunPipeline(program));
+  program.corrections.Set(Correction::kExpertOverlapProcessorUsage, true);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult shared, RunPipeline(program));
+  const double hidden = RankFigure(free, "ep_all_to_all_hidden_time");
+  const double exposed = RankFigure(free, "ep_all_to_all_exposed_time");
+  ASSERT_GT(hidden, 0);
+  const double pu = spec.system.networks[0].processor_usage;
+  EXPECT_LE(Relative(RankFigure(shared, "ep_all_to_all_exposed_time"),
+                     exposed + pu * hidden),
+            1e-12);
+  EXPECT_LE(Relative(RankFigure(shared, "ep_all_to_all_hidden_time"),
+                     (1 - pu) * hidden),
+            1e-12);
+  EXPECT_GT(shared.iteration.figures.total_time,
+            free.iteration.figures.total_time);
+  // Without the overlap nothing hides and the correction changes nothing.
+  spec.parallelism.expert.overlap = false;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult plain, Analyse(spec));
+  EXPECT_EQ(RankFigure(plain, "ep_all_to_all_hidden_time"), 0);
+}
+
 // FP8 training: GEMMs at the matrix engine's float8 rate (here twice the
 // float16 one), everything else at the datatype's; FP8 weights take half
 // the bytes of float16 ones.

@@ -92,6 +92,10 @@ BlockTiers BlockTiersOf(const TypedProgram& program) {
       program.corrections.On(Correction::kExpertOverlap)) {
     tiers.expert_overlap = true;
     tiers.delay_wgrad = expert->delay_wgrad;
+    if (program.corrections.On(Correction::kExpertOverlapProcessorUsage)) {
+      tiers.expert_overlap_usage = std::max(tiers.expert->processor_usage,
+                                            tiers.expert_fast->processor_usage);
+    }
   }
   return tiers;
 }
@@ -805,8 +809,13 @@ BlockPrices::PhaseTimes BlockPrices::ExpertOverlapKept(
     const HiddenExchange hidden = ExpertOverlapHidden(
         tiers.delay_wgrad, fw[v], bw[v], compute.block_fw_time,
         compute.block_agrad_time, compute.block_wgrad_time);
-    kept[kFwPhase][v] = fw[v] > 0 ? (fw[v] - hidden.forward) / fw[v] : 1;
-    kept[kBwPhase][v] = bw[v] > 0 ? (bw[v] - hidden.backward) / bw[v] : 1;
+    // What stays exposed: the exchange the cover does not hide, and the
+    // processor share of the part it hides.
+    const double keep = 1 - tiers.expert_overlap_usage;
+    kept[kFwPhase][v] =
+        fw[v] > 0 ? (fw[v] - keep * hidden.forward) / fw[v] : 1;
+    kept[kBwPhase][v] =
+        bw[v] > 0 ? (bw[v] - keep * hidden.backward) / bw[v] : 1;
   }
   return kept;
 }

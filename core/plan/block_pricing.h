@@ -105,6 +105,9 @@ struct BlockTiers {
   // backward's weight gradients count as cover too.
   bool expert_overlap = false;
   bool delay_wgrad = false;
+  // Correction kExpertOverlapProcessorUsage: the share of the processor the
+  // hidden exchanges take from the compute that covers them (0: none).
+  double expert_overlap_usage = 0;
 };
 
 // The tiers the program's derived values name (PlanPortable's).

@@ -155,9 +155,21 @@ enum class Correction {
   // fp32 intermediate kept for the backward). core/taskir/lower_mlp.cc
   // RouterKernelBytesPerToken.
   kMoeRouterKernels,
+  // With kExpertOverlap, the exchange kernels that run beside the covering
+  // compute take their share of the processor from it, as Calculon's
+  // overlapped collectives do (MODEL.md 4.3 LinearOverlapped and 6.5 the
+  // data-parallel overlap: a hidden collective costs its tier's
+  // processor_usage times its time): each second of hidden expert exchange
+  // stays exposed for processor_usage seconds, the largest of the exchange's
+  // tiers'. NVIDIA's Megatron Core MoE report (arXiv:2603.07685 Sec. 4.2.3)
+  // measures it: "DeepEP uses 20 SMs per GPU and introduces roughly 20%
+  // GEMM-efficiency overhead" (20 of an H100's 132 SMs: 0.15, an NVLink
+  // tier's processor_usage in every preset). core/plan/block_pricing.cc
+  // ExpertOverlapKept.
+  kExpertOverlapProcessorUsage,
 };
 
-inline constexpr int kCorrectionCount = 15;
+inline constexpr int kCorrectionCount = 16;
 
 struct CorrectionInfo {
   Correction correction;
@@ -212,6 +224,11 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
      "Megatron-LM core/transformer/moe/router.py (TopKRouter.routing) and "
      "moe_utils.py (topk_routing_with_score_function, aux-loss functions); "
      "Transformer Engine pytorch/router.py (fused router kernels)"},
+    {Correction::kExpertOverlapProcessorUsage,
+     "expert_overlap_processor_usage",
+     "Calculon's processor_usage of overlapped collectives (MODEL.md 4.3, "
+     "6.5); Megatron Core MoE report (arXiv:2603.07685) Sec. 4.2.3: DeepEP's "
+     "20 SMs cost about 20% GEMM efficiency"},
 };
 
 // Which corrections are on: a set of Correction values.
