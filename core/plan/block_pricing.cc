@@ -86,6 +86,8 @@ BlockTiers BlockTiersOf(const TypedProgram& program) {
   if (NodeDeduplicatedDispatch(program) && program.model().moe.has_value()) {
     tiers.dedup_topk = program.model().moe->topk;
     tiers.dedup_experts = program.model().moe->experts;
+    tiers.dedup_ranks =
+        program.corrections.On(Correction::kRankDeduplicatedDispatch);
   }
   const ExpertParallel* expert = ExpertParallelismOf(program);
   if (expert != nullptr && expert->overlap &&
@@ -596,7 +598,8 @@ double ExpertAllToAllTime(const BlockTiers& tiers, const Collective& c) {
   return tiers.dedup_topk > 0
              ? DeduplicatedAllToAllTime(*tiers.expert, *tiers.expert_fast,
                                         c.bytes, c.peers, tiers.expert_local,
-                                        tiers.dedup_topk, tiers.dedup_experts)
+                                        tiers.dedup_topk, tiers.dedup_experts,
+                                        tiers.dedup_ranks)
              : HierarchicalAllToAllTime(*tiers.expert, *tiers.expert_fast,
                                         c.bytes, c.peers, tiers.expert_local);
 }

@@ -99,6 +99,9 @@ struct BlockTiers {
   // `dedup_experts` experts; 0: a plain (or hierarchical) all-to-all.
   int64_t dedup_topk = 0;
   int64_t dedup_experts = 0;
+  // Correction kRankDeduplicatedDispatch: the dispatcher sends a token to
+  // each destination rank once (DeduplicatedAllToAllTime's per_rank).
+  bool dedup_ranks = false;
   // Correction kExpertOverlap with parallelism.expert.overlap (combined
   // 1F1B): each pass's expert exchanges hide under the adjacent
   // microbatch's other pass (ExpertOverlapHidden); with delay_wgrad the

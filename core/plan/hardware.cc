@@ -96,29 +96,46 @@ double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
   return slow > quick ? slow : quick;
 }
 
+namespace {
+
+// The chance that none of a token's `topk` distinct experts, of `experts`
+// spread evenly, is among the experts / groups of one group.
+double MissProbability(double experts, double groups, int64_t topk) {
+  const double elsewhere = experts - experts / groups;
+  double miss = 1;
+  for (int64_t j = 0; j < topk; ++j) {
+    const double left = elsewhere - static_cast<double>(j);
+    miss *= left > 0 ? left / (experts - static_cast<double>(j)) : 0;
+  }
+  return miss;
+}
+
+}  // namespace
+
 double DeduplicatedAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
                                 double bytes, int64_t peers, int64_t local,
-                                int64_t topk, int64_t experts) {
-  if (local <= 1 || peers <= local || topk < 1 || experts < topk) {
+                                int64_t topk, int64_t experts, bool per_rank) {
+  if (topk < 1 || experts < topk || peers <= 1) {
     return HierarchicalAllToAllTime(net, fast, bytes, peers, local);
   }
   const double ep = static_cast<double>(peers);
   const double k = static_cast<double>(topk);
   const double e = static_cast<double>(experts);
+  // The copies of a token that leave for other ranks' experts: topk, or
+  // per rank the peers that hold one of its experts.
+  const double copies = per_rank ? ep * (1 - MissProbability(e, ep, topk)) : k;
+  if (local <= 1 || peers <= local) {
+    return HierarchicalAllToAllTime(net, fast,
+                                    per_rank ? bytes * copies / k : bytes,
+                                    peers, local);
+  }
   const double nodes = ep / static_cast<double>(local);
   // One token's bytes: `bytes` is topk copies, (ep - 1) / ep of them sent.
   const double token = bytes * ep / ((ep - 1) * k);
-  // The chance that none of a token's topk distinct experts is on a given
-  // node of e / nodes experts.
-  const double elsewhere = e - e / nodes;
-  double miss = 1;
-  for (int64_t j = 0; j < topk; ++j) {
-    const double left = elsewhere - static_cast<double>(j);
-    miss *= left > 0 ? left / (e - static_cast<double>(j)) : 0;
-  }
-  const double remote = token * (nodes - 1) * (1 - miss);
-  const double near =
-      token * k * static_cast<double>(local - 1) / static_cast<double>(local);
+  const double remote =
+      token * (nodes - 1) * (1 - MissProbability(e, nodes, topk));
+  const double near = token * copies * static_cast<double>(local - 1) /
+                      static_cast<double>(local);
   const double slow =
       remote > 0 ? CollectiveTime(net, CollectiveOp::kAllToAll, remote,
                                   static_cast<int64_t>(nodes))

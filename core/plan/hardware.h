@@ -65,9 +65,14 @@ double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
 // average, and each of its topk copies that is not for the receiving GPU
 // crosses `fast` once, topk (local - 1) / local; both at once, the slower
 // of the two. With local <= 1 or one node it is HierarchicalAllToAllTime.
+// With `per_rank` (correction rank_deduplicated_dispatch) a token goes to
+// each destination rank once, whatever the number of its experts there:
+// of the peers, P (1 - C(E - E/P, k) / C(E, k)) hold one of its experts, so
+// that many copies replace the topk, on `fast` and, within one node, on the
+// only tier.
 double DeduplicatedAllToAllTime(const NetworkTier& net, const NetworkTier& fast,
                                 double bytes, int64_t peers, int64_t local,
-                                int64_t topk, int64_t experts);
+                                int64_t topk, int64_t experts, bool per_rank);
 
 // The expert-parallel peers of a rank that share the tier below the expert
 // all-to-all's (the rank included; 1 when that runs on tier 0): expert

@@ -147,14 +147,47 @@ TEST(Hardware, DeduplicatedAllToAll) {
   const double want =
       std::max(CollectiveTime(ib, CollectiveOp::kAllToAll, remote, 2),
                CollectiveTime(nvlink, CollectiveOp::kAllToAll, near, 8));
-  BP_EXPECT_DOUBLE_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 8, 8, 128),
-                      want);
+  BP_EXPECT_DOUBLE_EQ(
+      DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 8, 8, 128, false), want);
   EXPECT_LT(want, HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 8));
   // One node, or no local peers: the hierarchical all-to-all, bit for bit.
-  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 16, 8, 128),
+  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 16, 8, 128, false),
             HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 16));
-  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 1, 8, 128),
+  EXPECT_EQ(DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 1, 8, 128, false),
             HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 1));
+}
+
+// Correction rank_deduplicated_dispatch: a token goes to each of the 16
+// ranks that holds one of its experts once, 8 of 128 experts on each:
+// 16 (1 - C(120, 8) / C(128, 8)) copies instead of 8, on the faster tier
+// and, within one node, on the only one.
+TEST(Hardware, RankDeduplicatedAllToAll) {
+  const System s = A100System();
+  const NetworkTier& ib = s.networks[1];
+  const NetworkTier& nvlink = s.networks[0];
+  const double token = 1e6;
+  const double bytes = token * 8 * 15 / 16;
+  double rank_miss = 1;
+  for (int j = 0; j < 8; ++j) rank_miss *= (120.0 - j) / (128.0 - j);
+  const double copies = 16 * (1 - rank_miss);
+  EXPECT_LT(copies, 8);
+  double node_miss = 1;
+  for (int j = 0; j < 8; ++j) node_miss *= (64.0 - j) / (128.0 - j);
+  const double want = std::max(
+      CollectiveTime(ib, CollectiveOp::kAllToAll, token * (1 - node_miss), 2),
+      CollectiveTime(nvlink, CollectiveOp::kAllToAll, token * copies * 7 / 8,
+                     8));
+  BP_EXPECT_DOUBLE_EQ(
+      DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 8, 8, 128, true), want);
+  // One node of 16: the all-to-all of the deduplicated copies.
+  BP_EXPECT_DOUBLE_EQ(
+      DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 16, 8, 128, true),
+      HierarchicalAllToAllTime(ib, nvlink, bytes * copies / 8, 16, 16));
+  // One expert per rank: every routed expert is on its own rank, nothing
+  // to deduplicate.
+  BP_EXPECT_DOUBLE_EQ(
+      DeduplicatedAllToAllTime(ib, nvlink, bytes, 16, 16, 8, 16, true),
+      HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 16));
 }
 
 absl::StatusOr<PortablePlanIR> Plan(const TestMapping& m) {

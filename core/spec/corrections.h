@@ -167,9 +167,21 @@ enum class Correction {
   // tier's processor_usage in every preset). core/plan/block_pricing.cc
   // ExpertOverlapKept.
   kExpertOverlapProcessorUsage,
+  // With kNodeDeduplicatedDispatch (a flex dispatcher), a token also goes
+  // to each destination rank once, whatever the number of its experts
+  // there: DeepEP's dispatch layout marks the ranks a token is for
+  // (get_dispatch_layout: num_tokens_per_rank, is_token_in_rank) and sends
+  // it to each once, the receiving rank copying it to its local experts;
+  // HybridEP the same. Of P peers, P (1 - C(E - E/P, k) / C(E, k)) hold one
+  // of its k experts of E: DeepSeek-V3's k 8 of E 256 on 8 ranks reach
+  // 5.28 of them, not 8. Checked against NVIDIA's Megatron Core MoE report
+  // (arXiv:2603.07685) Table 7: HybridEP against the all-to-all at EP 8 to
+  // 64 (tests/validation/README.md). core/plan/hardware.h
+  // DeduplicatedAllToAllTime.
+  kRankDeduplicatedDispatch,
 };
 
-inline constexpr int kCorrectionCount = 16;
+inline constexpr int kCorrectionCount = 17;
 
 struct CorrectionInfo {
   Correction correction;
@@ -229,6 +241,10 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
      "Calculon's processor_usage of overlapped collectives (MODEL.md 4.3, "
      "6.5); Megatron Core MoE report (arXiv:2603.07685) Sec. 4.2.3: DeepEP's "
      "20 SMs cost about 20% GEMM efficiency"},
+    {Correction::kRankDeduplicatedDispatch, "rank_deduplicated_dispatch",
+     "deepseek-ai/DeepEP get_dispatch_layout (a token to each destination "
+     "rank once); checked against the Megatron Core MoE report "
+     "(arXiv:2603.07685) Table 7, HybridEP against the all-to-all"},
 };
 
 // Which corrections are on: a set of Correction values.
