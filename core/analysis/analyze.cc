@@ -1,6 +1,7 @@
 #include "core/analysis/analyze.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -471,6 +472,96 @@ void AddTimeFigures(const DistributedTaskIR& tasks, const PortablePlanIR& plan,
   }
 }
 
+// Whether the tasks of an MoE part are an exchange (whose network and
+// exposed times are figures of their own) or compute (whose time is the
+// tasks' processing time and their collectives' exposed time).
+bool IsExchangePart(MoePart part) {
+  switch (part) {
+    case MoePart::kDispatch:
+    case MoePart::kCombine:
+      return true;
+    case MoePart::kNone:
+    case MoePart::kRouter:
+    case MoePart::kPermutation:
+    case MoePart::kExperts:
+    case MoePart::kSharedExperts:
+      return false;
+  }
+  return false;
+}
+
+// One MoE block's times of one part for one microbatch (the base block):
+// forward and backward (activation + weight gradient, recompute excluded),
+// each its tasks' processing time plus their collectives' exposed time, and
+// the collectives' network and exposed times apart.
+struct MoePartTimes {
+  double fw = 0, bw = 0;
+  double fw_net = 0, bw_net = 0;
+  double fw_exposed = 0, bw_exposed = 0;
+  std::vector<std::string> sources;  // the plans of its tasks
+};
+
+// The MoE blocks of the priced stage, and one MoE block's times by part
+// (the tasks the lowering tagged with Task::moe_part), from the plan's
+// per-task times; each task once, not weighed by its share of the stage's
+// blocks. Only the full analysis computes them: the search never calls it.
+void AddMoeBlockFigures(const DistributedTaskIR& tasks,
+                        const PortablePlanIR& plan,
+                        const TypedProgram& program, RankFigureSink& out) {
+  out.Add("moe_blocks_per_stage",
+          static_cast<double>(program.derived.stage_moe_blocks),
+          {"derived:blocks_per_stage", "spec:model.moe.layer_pattern",
+           "spec:parallelism.pipeline.stage_blocks"});
+  std::array<MoePartTimes, kNumMoeParts> parts;
+  for (const Task& task : tasks.tasks) {
+    // MTP's MoE block runs on the last stage: not a block of the stage.
+    if (task.placement != Placement::kEveryBlock ||
+        task.moe_part == MoePart::kNone) {
+      continue;
+    }
+    const TaskPlan& priced = plan.tasks[static_cast<size_t>(task.id)];
+    MoePartTimes& part = parts[static_cast<size_t>(task.moe_part)];
+    part.fw_net += priced.net_time[kFwPhase][kBase];
+    part.fw_exposed += priced.exposed_time[kFwPhase][kBase];
+    part.fw +=
+        priced.processing_time[kFw] + priced.exposed_time[kFwPhase][kBase];
+    if (tasks.training) {
+      part.bw_net += priced.net_time[kBwPhase][kBase];
+      part.bw_exposed += priced.exposed_time[kBwPhase][kBase];
+      part.bw += priced.processing_time[kAgrad] +
+                 priced.processing_time[kWgrad] +
+                 priced.exposed_time[kBwPhase][kBase];
+    }
+    part.sources.push_back(absl::StrCat("plan:", task.id));
+  }
+  for (int i = 0; i < kNumMoeParts; ++i) {
+    const auto kind = static_cast<MoePart>(i);
+    if (kind == MoePart::kNone) continue;
+    const MoePartTimes& part = parts[static_cast<size_t>(i)];
+    // Which tasks a part has: the model's experts, the expert degree (no
+    // exchange at ep = 1) and the profile (the permutations and the router
+    // kernels are the refined profile's).
+    std::vector<std::string> fw_sources = part.sources;
+    fw_sources.insert(fw_sources.end(),
+                      {"spec:model.moe", "spec:parallelism.expert",
+                       "spec:options.profile"});
+    std::vector<std::string> bw_sources = fw_sources;
+    bw_sources.push_back("derived:training");
+    const std::string name = absl::StrCat("moe_block_", MoePartName(kind));
+    if (IsExchangePart(kind)) {
+      out.Add(absl::StrCat(name, "_fw_net_time"), part.fw_net, fw_sources);
+      out.Add(absl::StrCat(name, "_fw_exposed_time"), part.fw_exposed,
+              fw_sources);
+      out.Add(absl::StrCat(name, "_bw_net_time"), part.bw_net, bw_sources);
+      out.Add(absl::StrCat(name, "_bw_exposed_time"), part.bw_exposed,
+              bw_sources);
+    } else {
+      out.Add(absl::StrCat(name, "_fw_time"), part.fw, fw_sources);
+      out.Add(absl::StrCat(name, "_bw_time"), part.bw, bw_sources);
+    }
+  }
+}
+
 // Under an explicit layout, which stage needs max_stage_mem_tier1_req
 // (" (the first stage, 3 blocks)"): the first (the embedding's) or the
 // last (the output layer's), each on its own blocks; "" for the even split,
@@ -501,6 +592,7 @@ void ComputeRankFigures(const DistributedTaskIR& tasks,
   AddPipelineAndDataFigures(traffic, it, r, out);
   AddWorkFigures(tasks, plan, r, out);
   AddTimeFigures(tasks, plan, it, r, out);
+  AddMoeBlockFigures(tasks, plan, program, out);
 }
 }  // namespace
 

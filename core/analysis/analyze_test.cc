@@ -272,7 +272,7 @@ TEST(AnalyzeIteration, PrintsEveryFigureWithItsFormula) {
                       "pass=AnalyzeIteration"),
             std::string::npos);
   // Every per-rank figure has its formula and sources too.
-  EXPECT_EQ(a.iteration.rank_figures.size(), 27u);
+  EXPECT_EQ(a.iteration.rank_figures.size(), 44u);
   for (const NamedFigure& rank : a.iteration.rank_figures) {
     bool found = false;
     for (const FigureLineage& f : a.iteration.lineage) {

@@ -18,6 +18,7 @@ absl::StatusOr<Analysed> AnalyseProgram(
   absl::StatusOr<DistributedTaskIR> ir =
       LowerTensorParallelBlock().Run(a.program);
   if (!ir.ok()) return ir.status();
+  a.tasks = *ir;
   absl::StatusOr<PortablePlanIR> plan = PlanPortable().Run(*ir, a.program);
   if (!plan.ok()) return plan.status();
   a.plan = *plan;

@@ -10,6 +10,7 @@
 #include "core/analysis/analyze.h"
 #include "core/plan/plan_ir.h"
 #include "core/spec/program.h"
+#include "core/taskir/task_ir.h"
 #include "core/testing/programs.h"
 
 namespace blueprint {
@@ -18,6 +19,7 @@ namespace analyze_test {
 // A program and what the passes make of it.
 struct Analysed {
   TypedProgram program;
+  DistributedTaskIR tasks;
   PortablePlanIR plan;
   IterationAnalysis iteration;
   MemoryAnalysis memory;

@@ -176,6 +176,44 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   "edgeblock_fw_tp_time_exposed + edgeblock_recomm_time_exposed + "     \
   "edgeblock_agrad_tp_time_exposed + chunk_fw_pp_time + chunk_bw_pp_time)"
 
+// One MoE block's time by part (moe_block_<part>_*; core/analysis/analyze.cc
+// AddMoeBlockFigures): the tasks the lowering tags with the part
+// (Task::moe_part), of the priced stage's base block, for one microbatch,
+// each task once (a stage of dense and MoE blocks weighs its MoE tasks by
+// their share in the block figures; these are one MoE block's).
+#define BP_FORMULA_MOE_SCOPE                                                \
+  " of one MoE block (the base block of the priced stage, one microbatch; " \
+  "each task once, not weighed by share)"
+#define BP_FORMULA_MOE_FW(tasks)                                         \
+  "sum over " tasks " of the plan's fw processing_time + exposed_time of " \
+  "their fw collectives" BP_FORMULA_MOE_SCOPE "; 0 without experts"
+#define BP_FORMULA_MOE_BW(tasks)                                        \
+  "training ? sum over " tasks " of the plan's agrad + wgrad "          \
+  "processing_time + exposed_time of their bw collectives (backward = " \
+  "activation gradient + weight gradient; recompute and "               \
+  "re-communication excluded)" BP_FORMULA_MOE_SCOPE " : 0; 0 without "  \
+  "experts"
+// An exchange's time in the plan: `what` (BP_FORMULA_MOE_NET or _EXPOSED)
+// of `pass` (fw, or bw: the all-to-all of the activation gradients).
+#define BP_FORMULA_MOE_EXCHANGE(task, pass, what) \
+  pass " " what " time of " task BP_FORMULA_MOE_SCOPE
+#define BP_FORMULA_MOE_NET "net (the all-to-all on the expert tiers)"
+#define BP_FORMULA_MOE_EXPOSED                                           \
+  "exposed (the net time less what covering compute hides: the shared " \
+  "experts beside it, combined 1F1B)"
+#define BP_FORMULA_MOE_NO_EXCHANGE "; 0 without experts or with ep = 1"
+#define BP_FORMULA_MOE_ROUTER \
+  "the router tasks (MoeBlock_Router, _RouterKernels)"
+#define BP_FORMULA_MOE_PERMUTATION                                   \
+  "the permutation tasks (MoeBlock_PermuteTokens, _PermuteExperts, " \
+  "_UnpermuteExperts, _UnpermuteTokens)"
+#define BP_FORMULA_MOE_EXPERTS                                      \
+  "the routed experts' tasks (MoeBlock_Experts_Up, the activation " \
+  "MoeBlock_Experts_GatedActivation or _GeLU, MoeBlock_Experts_Down)"
+#define BP_FORMULA_MOE_SHARED                                                 \
+  "the shared experts' tasks (MoeBlock_Shared_F, _Mlp1, the activation, " \
+  "_Mlp2, _G)"
+
 // One transformer block's figures for one microbatch on one rank
 // (PortablePlanIR's block; the first and last stage's extra work has the
 // same fields). BlockFigures also holds useful_flops, which the report
@@ -781,6 +819,73 @@ const char* FigureGroupName(FigureGroup group);  // "block", ...
   X(critical_path_edge_backward, kSeconds, "Edge block backward",             \
     "backward critical path of an edge block",                                \
     BP_FORMULA_BACKWARD_PATH)                                                 \
+  X(moe_blocks_per_stage, kCount, "",                                         \
+    "MoE blocks of the priced stage (the stage with most of them)",           \
+    "stage_moe_blocks: blocks_per_stage when every block is MoE, else the "   \
+    "most MoE blocks of a stage by the layer pattern (and the stage layout); " \
+    "0 without experts")                                                      \
+  X(moe_block_router_fw_time, kSeconds, "",                                   \
+    "forward time of one MoE block's router, one microbatch",                 \
+    BP_FORMULA_MOE_FW(BP_FORMULA_MOE_ROUTER))                                 \
+  X(moe_block_router_bw_time, kSeconds, "",                                   \
+    "backward time of one MoE block's router, one microbatch",                \
+    BP_FORMULA_MOE_BW(BP_FORMULA_MOE_ROUTER))                                 \
+  X(moe_block_permutation_fw_time, kSeconds, "",                              \
+    "forward time of one MoE block's token permutations, one microbatch",     \
+    BP_FORMULA_MOE_FW(BP_FORMULA_MOE_PERMUTATION))                            \
+  X(moe_block_permutation_bw_time, kSeconds, "",                              \
+    "backward time of one MoE block's token permutations, one microbatch",    \
+    BP_FORMULA_MOE_BW(BP_FORMULA_MOE_PERMUTATION))                            \
+  X(moe_block_dispatch_fw_net_time, kSeconds, "",                             \
+    "network time of one MoE block's forward dispatch, one microbatch",       \
+    BP_FORMULA_MOE_EXCHANGE("MoeBlock_Dispatch", "fw", BP_FORMULA_MOE_NET)    \
+        BP_FORMULA_MOE_NO_EXCHANGE)                                           \
+  X(moe_block_dispatch_fw_exposed_time, kSeconds, "",                         \
+    "exposed time of one MoE block's forward dispatch, one microbatch",       \
+    BP_FORMULA_MOE_EXCHANGE("MoeBlock_Dispatch", "fw",                        \
+                            BP_FORMULA_MOE_EXPOSED)                           \
+        BP_FORMULA_MOE_NO_EXCHANGE)                                           \
+  X(moe_block_dispatch_bw_net_time, kSeconds, "",                             \
+    "network time of one MoE block's backward dispatch, one microbatch",      \
+    "training ? " BP_FORMULA_MOE_EXCHANGE("MoeBlock_Dispatch", "bw",          \
+                                          BP_FORMULA_MOE_NET)                 \
+        " : 0" BP_FORMULA_MOE_NO_EXCHANGE)                                    \
+  X(moe_block_dispatch_bw_exposed_time, kSeconds, "",                         \
+    "exposed time of one MoE block's backward dispatch, one microbatch",      \
+    "training ? " BP_FORMULA_MOE_EXCHANGE("MoeBlock_Dispatch", "bw",          \
+                                          BP_FORMULA_MOE_EXPOSED)             \
+        " : 0" BP_FORMULA_MOE_NO_EXCHANGE)                                    \
+  X(moe_block_experts_fw_time, kSeconds, "",                                  \
+    "forward time of one MoE block's routed experts, one microbatch",         \
+    BP_FORMULA_MOE_FW(BP_FORMULA_MOE_EXPERTS))                                \
+  X(moe_block_experts_bw_time, kSeconds, "",                                  \
+    "backward time of one MoE block's routed experts, one microbatch",        \
+    BP_FORMULA_MOE_BW(BP_FORMULA_MOE_EXPERTS))                                \
+  X(moe_block_combine_fw_net_time, kSeconds, "",                              \
+    "network time of one MoE block's forward combine, one microbatch",        \
+    BP_FORMULA_MOE_EXCHANGE("MoeBlock_Combine", "fw", BP_FORMULA_MOE_NET)     \
+        BP_FORMULA_MOE_NO_EXCHANGE)                                           \
+  X(moe_block_combine_fw_exposed_time, kSeconds, "",                          \
+    "exposed time of one MoE block's forward combine, one microbatch",        \
+    BP_FORMULA_MOE_EXCHANGE("MoeBlock_Combine", "fw",                         \
+                            BP_FORMULA_MOE_EXPOSED)                           \
+        BP_FORMULA_MOE_NO_EXCHANGE)                                           \
+  X(moe_block_combine_bw_net_time, kSeconds, "",                              \
+    "network time of one MoE block's backward combine, one microbatch",       \
+    "training ? " BP_FORMULA_MOE_EXCHANGE("MoeBlock_Combine", "bw",           \
+                                          BP_FORMULA_MOE_NET)                 \
+        " : 0" BP_FORMULA_MOE_NO_EXCHANGE)                                    \
+  X(moe_block_combine_bw_exposed_time, kSeconds, "",                          \
+    "exposed time of one MoE block's backward combine, one microbatch",       \
+    "training ? " BP_FORMULA_MOE_EXCHANGE("MoeBlock_Combine", "bw",           \
+                                          BP_FORMULA_MOE_EXPOSED)             \
+        " : 0" BP_FORMULA_MOE_NO_EXCHANGE)                                    \
+  X(moe_block_shared_experts_fw_time, kSeconds, "",                           \
+    "forward time of one MoE block's shared experts, one microbatch",         \
+    BP_FORMULA_MOE_FW(BP_FORMULA_MOE_SHARED))                                 \
+  X(moe_block_shared_experts_bw_time, kSeconds, "",                           \
+    "backward time of one MoE block's shared experts, one microbatch",        \
+    BP_FORMULA_MOE_BW(BP_FORMULA_MOE_SHARED))                                 \
   X(simulated_bubble_time, kSeconds, "Bubble, simulated timeline",            \
     "pipeline bubble of the simulated command timeline",                      \
     "max(0, makespan - max(stage busy) - (stage_blocks ? 0 : "                 \

@@ -151,13 +151,15 @@ struct BlockContext {
   // The tasks being added, which change as the build goes: where they run,
   // the share of the stage's blocks they weigh (Task::share), the ranks
   // that share one copy of their sharded state (d or a hybrid sharding
-  // group, 1 unsharded; expert_shard while an expert's linear is added)
-  // and whether their linears have biases (the model's, but the output
-  // layer's, which has none).
+  // group, 1 unsharded; expert_shard while an expert's linear is added),
+  // whether their linears have biases (the model's, but the output
+  // layer's, which has none) and the part of an MoE block they belong to
+  // (Task::moe_part; kNone outside BuildMoe's parts).
   Placement placement = Placement::kEveryBlock;
   double share = 1;
   double shard = 1;
   bool bias = false;
+  MoePart moe_part = MoePart::kNone;
 
   // Record each task's lineage (false: RunWithoutLineage, for pricing).
   bool lineage = true;

@@ -130,6 +130,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   const auto [fork, norm] = AddBranchStart("MoeBlock", full, input);
   // The router scores every local token against every expert (replicated
   // over the TP ranks, as its weights are).
+  ctx_.moe_part = MoePart::kRouter;
   const double router_local = 2.0 * bs * c.h() * moe.experts;
   const int32_t router =
       AddLinear("MoeBlock_Router", bs, c.h(), moe.experts,
@@ -152,6 +153,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
   int32_t output = combine;
   if (moe.shared_ffn > 0) {
     // Shared experts: a tensor-parallel MLP every token runs.
+    ctx_.moe_part = MoePart::kSharedExperts;
     const double shared_gemm = 2.0 * FullBatchSeq() * c.h() * moe.shared_ffn;
     const int64_t fc1_width = c.gated() ? 2 * moe.shared_ffn : moe.shared_ffn;
     const TaskFlags shared_flags = TaskFlags()
@@ -193,6 +195,7 @@ int32_t BlockBuilder::BuildMoe(int32_t input) {
                  .id;
     Reads(output, {fc2, combine});
   }
+  ctx_.moe_part = MoePart::kNone;
   return AddBranchEnd("MoeBlock", full, output, fork);
 }
 
@@ -225,8 +228,12 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
                         moe.capacity_factor * c.etp() / c.t();
   const double local_experts = static_cast<double>(moe.experts) / c.ep();
   const Permutations permutations = PermutationRows(tokens, local_experts);
+  // Each task's part of the block (Task::moe_part); the caller's again at
+  // the end (a relowering rebuilds these tasks alone).
+  const MoePart caller_part = ctx_.moe_part;
   int32_t dispatch = router;
   if (c.permutation == MoePermutation::kAllToAll) {
+    ctx_.moe_part = MoePart::kPermutation;
     dispatch =
         AddPermutation("MoeBlock_PermuteTokens", permutations.routed,
                        permutations.routed, again)
@@ -235,6 +242,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   }
   if (c.ep() > 1) {
     const int32_t permuted = dispatch;
+    ctx_.moe_part = MoePart::kDispatch;
     dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep(), sent,
                            CollectiveOp::kAllToAll, leaving,
                            CollectiveOp::kAllToAll, leaving, -1, sources)
@@ -242,6 +250,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
     Reads(dispatch, {permuted, norm});
   }
   if (c.permutation != MoePermutation::kNone) {
+    ctx_.moe_part = MoePart::kPermutation;
     const int32_t sorted =
         AddPermutation("MoeBlock_PermuteExperts", permutations.received,
                        permutations.received, again)
@@ -250,6 +259,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
     dispatch = sorted;
   }
   const int64_t up_width = (c.gated() ? 2 : 1) * moe.ffn / c.etp();
+  ctx_.moe_part = MoePart::kExperts;
   const int32_t up =
       AddExpertLinear("MoeBlock_Experts_Up", tokens, c.h(), up_width,
                       local_experts, sources,
@@ -272,6 +282,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   Reads(down, {act});
   int32_t combine = down;
   if (c.permutation != MoePermutation::kNone) {
+    ctx_.moe_part = MoePart::kPermutation;
     combine =
         AddPermutation("MoeBlock_UnpermuteExperts", permutations.received,
                        permutations.received, again)
@@ -280,6 +291,7 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   }
   if (c.ep() > 1) {
     const int32_t unsorted = combine;
+    ctx_.moe_part = MoePart::kCombine;
     combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert, c.ep(), sent,
                           CollectiveOp::kAllToAll, leaving,
                           CollectiveOp::kAllToAll, leaving, -1, sources)
@@ -288,12 +300,14 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
   }
   if (c.permutation == MoePermutation::kAllToAll) {
     const int32_t exchanged = combine;
+    ctx_.moe_part = MoePart::kPermutation;
     combine =
         AddPermutation("MoeBlock_UnpermuteTokens", permutations.routed,
                        permutations.local, again)
             .id;
     Reads(combine, {exchanged});
   }
+  ctx_.moe_part = caller_part;
   return combine;
 }
 

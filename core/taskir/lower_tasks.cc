@@ -83,6 +83,7 @@ Task& BlockBuilder::Add(absl::string_view name, TaskKind kind,
   if (&task == &discard_) return task;  // a relowering's mismatch
   task.placement = ctx_.placement;
   task.share = ctx_.share;
+  task.moe_part = ctx_.moe_part;
   // A relowered task kept its name (NextTask checked it), but an exchange,
   // renamed as its kind.
   if (!ctx_.relowering || renaming_) task.name.assign(name.data(), name.size());

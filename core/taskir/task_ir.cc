@@ -90,6 +90,19 @@ const char* PlacementName(Placement p) {
   return "?";
 }
 
+const char* MoePartName(MoePart p) {
+  switch (p) {
+    case MoePart::kNone: return "none";
+    case MoePart::kRouter: return "router";
+    case MoePart::kPermutation: return "permutation";
+    case MoePart::kDispatch: return "dispatch";
+    case MoePart::kExperts: return "experts";
+    case MoePart::kCombine: return "combine";
+    case MoePart::kSharedExperts: return "shared_experts";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string KindShape(const TaskKind& kind) {
@@ -245,6 +258,9 @@ std::string ToText(const DistributedTaskIR& ir) {
                     " output_stored=", fl.output_stored ? 1 : 0, "\n");
     // Printed only where set: every dense model's text stays as it was.
     if (task.expert_state) absl::StrAppend(&out, "  expert_state\n");
+    if (task.moe_part != MoePart::kNone) {
+      absl::StrAppend(&out, "  moe_part ", MoePartName(task.moe_part), "\n");
+    }
     absl::StrAppend(&out, "  gemm_unsharded_flops=",
                     FormatDouble(task.unsharded_gemm_flops), "\n");
     absl::StrAppend(&out, "  lineage pass=", task.lineage.pass, " from [",

@@ -204,6 +204,25 @@ enum class Placement { kEveryBlock = 0, kFirstStage = 1, kLastStage = 2 };
 inline constexpr int kNumPlacements = 3;
 const char* PlacementName(Placement p);  // "block", "first_stage", ...
 
+// The part of an MoE block a task belongs to, set where the lowering adds
+// it (lower_mlp.cc): the analysis sums the plan's times of one MoE block by
+// part (the moe_block_* figures), with no task named twice. kNone for every
+// other task, the MoE block's residual branch (fork, norm, dropout,
+// residual add) included.
+enum class MoePart : int8_t {
+  kNone = 0,
+  kRouter = 1,          // the gating linear and the router kernels
+  kPermutation = 2,     // the token permutations around the exchanges
+  kDispatch = 3,        // the exchange to the experts' ranks
+  kExperts = 4,         // the routed experts' linears and activation
+  kCombine = 5,         // the exchange back
+  kSharedExperts = 6,   // the shared experts' linears, activation, f and g
+};
+inline constexpr int kNumMoeParts = 7;
+// "none", "router", "permutation", "dispatch", "experts", "combine",
+// "shared_experts"
+const char* MoePartName(MoePart p);
+
 struct Task {
   int32_t id = 0;
   Placement placement = Placement::kEveryBlock;
@@ -216,6 +235,7 @@ struct Task {
   // data-parallel ranks, not the data-parallel ones, and it counts in the
   // per-rank expert parameters.
   bool expert_state = false;
+  MoePart moe_part = MoePart::kNone;
   std::string name;  // Calculon's layer name, e.g. "AttnBlock_Query"
   TaskKind kind;
   std::array<StageWork, kNumStages> work;
