@@ -233,8 +233,17 @@ Json SpecFieldsJson() {
   }
   // An optional number that no sample's system gives (Calculon's files have
   // none; this project's presets do: presets/systems/README.md).
-  for (const char* path : {"system.matrix.<datatype>.achievable_tflops",
-                           "system.vector.<datatype>.achievable_tflops"}) {
+  std::vector<std::string> optional_numbers = {
+      "system.matrix.<datatype>.achievable_tflops",
+      "system.vector.<datatype>.achievable_tflops"};
+  const NetworkTier names;
+  for (const auto& [op, unused] : NetworkCollectives(names)) {
+    for (const char* half : {"[][0]", "[][1]"}) {
+      optional_numbers.push_back(
+          absl::StrCat("system.networks[].measured_busbw.", op, half));
+    }
+  }
+  for (const std::string& path : optional_numbers) {
     fields[path].type = "number";
     fields[path].kinds = {VariantChoices<MappingSpec>().begin(),
                           VariantChoices<MappingSpec>().end()};

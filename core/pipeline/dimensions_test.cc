@@ -200,6 +200,38 @@ TEST(Dimensions, HiddenExpertExchangesTakeTheirProcessorShare) {
   EXPECT_EQ(RankFigure(plain, "ep_all_to_all_hidden_time"), 0);
 }
 
+// A tier's measured bus bandwidths price its collectives under the refined
+// profile's measured_collective_rates only: off, or under Calculon's
+// profile, the figures are those of the system without them.
+TEST(Dimensions, MeasuredCollectiveRatesPriceTheTierCollectives) {
+  TransformerTrainingMappingSpec spec = DenseSpec();
+  spec.options.profile = ModelProfile::kRefined;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult plain, Analyse(spec));
+  const NetworkTier& nvlink = spec.system.networks[0];
+  const double rated = nvlink.bandwidth_gbps * nvlink.efficiency;
+  for (NetworkOpCost* op : {&spec.system.networks[0].all_reduce,
+                            &spec.system.networks[0].all_gather,
+                            &spec.system.networks[0].reduce_scatter}) {
+    op->measured_busbw = {{0, 4 * rated}};
+  }
+  BP_ASSERT_OK_AND_ASSIGN(TypedProgram program, CheckSpec(spec));
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult measured, RunPipeline(program));
+  ASSERT_GT(plain.plan.block.baseblock_fw_tp_time, 0);
+  EXPECT_LT(measured.plan.block.baseblock_fw_tp_time,
+            plain.plan.block.baseblock_fw_tp_time / 2);
+  program.corrections.Set(Correction::kMeasuredCollectiveRates, false);
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult off, RunPipeline(program));
+  EXPECT_EQ(off.iteration.figures.total_time,
+            plain.iteration.figures.total_time);
+  spec.options.profile = ModelProfile::kCalculon;
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult calculon, Analyse(spec));
+  TransformerTrainingMappingSpec unmeasured = DenseSpec();
+  BP_ASSERT_OK_AND_ASSIGN(const PipelineResult calculon_plain,
+                          Analyse(unmeasured));
+  EXPECT_EQ(calculon.iteration.figures.total_time,
+            calculon_plain.iteration.figures.total_time);
+}
+
 // FP8 training: GEMMs at the matrix engine's float8 rate (here twice the
 // float16 one), everything else at the datatype's; FP8 weights take half
 // the bytes of float16 ones.

@@ -72,12 +72,35 @@ double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
     // An all-to-all's bytes are what leaves the rank, sent point to point.
     case CollectiveOp::kAllToAll: cost = &net.p2p; break;
   }
+  if (!cost->measured_busbw.empty() && peers > 1) {
+    // nccl-tests' bus bandwidth (doc/PERFORMANCE.md): busbw = algbw x
+    // 2(n-1)/n for an all-reduce and (n-1)/n for an all-gather or a
+    // reduce-scatter of S bytes in all, so the time is S times that factor
+    // over busbw, whatever the tier's ops say.
+    const double n = static_cast<double>(peers);
+    const double factor =
+        (op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (n - 1) / n;
+    const int row = EfficiencyRowIndex(cost->measured_busbw, n, 1);
+    return net.latency_s +
+           bytes * factor / (cost->measured_busbw[row].efficiency * kGB);
+  }
   double size = bytes * cost->scalar;
   if (cost->offset.has_value()) {
     const double chunk = 1.0 / static_cast<double>(peers) * size;
     size += chunk * *cost->offset;
   }
   return net.latency_s + size / (net.bandwidth_gbps * kGB * net.efficiency);
+}
+
+System SystemUnderCorrections(System system, const Corrections& corrections) {
+  if (!corrections.On(Correction::kMeasuredCollectiveRates)) {
+    for (NetworkTier& net : system.networks) {
+      for (const auto& [key, op] : NetworkCollectives(net)) {
+        op->measured_busbw.clear();
+      }
+    }
+  }
+  return system;
 }
 
 double HierarchicalAllToAllTime(const NetworkTier& net, const NetworkTier& fast,

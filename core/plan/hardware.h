@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/spec/corrections.h"
 #include "core/spec/spec.h"
 #include "core/taskir/task_ir.h"
 
@@ -41,10 +42,18 @@ double FlopTime(const Processor& engine, DataType datatype, double flops);
 double MemoryTime(const MemoryTier& memory, double bytes);
 // Calculon's System.get_processing_time.
 double ProcessingTime(ProcessingMode mode, double flop_time, double mem_time);
-// Network.time(op, size, n): latency + scaled size / effective bandwidth.
-// `op` must not be kNone.
+// Network.time(op, size, n): latency + scaled size / effective bandwidth;
+// a collective with a measured bus bandwidth (NetworkOpCost.measured_busbw)
+// at that rate instead, as nccl-tests defines it. `op` must not be kNone.
 double CollectiveTime(const NetworkTier& net, CollectiveOp op, double bytes,
                       int64_t peers);
+
+// SystemUnderCorrections: `system` as `corrections` price it: without the
+// refined profile's measured_collective_rates, the tiers' measured bus
+// bandwidths dropped (so Calculon's profile prices this project's presets
+// as Calculon would). The analysis (RunPipeline) and the search call it once
+// on their copy of the system.
+System SystemUnderCorrections(System system, const Corrections& corrections);
 
 // An all-to-all on tier `net` over `peers` ranks of which `local` (the rank
 // included) also share the faster tier `fast`: `bytes` leave the rank in

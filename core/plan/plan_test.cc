@@ -190,6 +190,46 @@ TEST(Hardware, RankDeduplicatedAllToAll) {
       HierarchicalAllToAllTime(ib, nvlink, bytes, 16, 16));
 }
 
+// A collective with a measured bus bandwidth runs at it, by group size, in
+// nccl-tests' own terms; Calculon's profile drops the measurement.
+TEST(Hardware, MeasuredBusBandwidth) {
+  System s = A100System();
+  NetworkTier& nvlink = s.networks[0];
+  nvlink.all_reduce.measured_busbw = {{8, 480}, {0, 370}};
+  nvlink.all_gather.measured_busbw = {{0, 370}};
+  const double bytes = 1e9;
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(nvlink, CollectiveOp::kAllReduce, bytes, 8),
+      nvlink.latency_s + bytes * 2 * 7 / 8 / (480 * 1e9));
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(nvlink, CollectiveOp::kAllReduce, bytes, 4),
+      nvlink.latency_s + bytes * 2 * 3 / 4 / (370 * 1e9));
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(nvlink, CollectiveOp::kAllGather, bytes, 8),
+      nvlink.latency_s + bytes * 7 / 8 / (370 * 1e9));
+  // No measurement of reduce-scatter or point-to-point: the tier's rate.
+  const System plain = A100System();
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(nvlink, CollectiveOp::kReduceScatter, bytes, 8),
+      CollectiveTime(plain.networks[0], CollectiveOp::kReduceScatter, bytes, 8));
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(nvlink, CollectiveOp::kPointToPoint, bytes, 2),
+      CollectiveTime(plain.networks[0], CollectiveOp::kPointToPoint, bytes, 2));
+
+  const System refined =
+      SystemUnderCorrections(s, CorrectionsFor(ModelProfile::kRefined));
+  EXPECT_EQ(refined.networks[0].all_reduce.measured_busbw.size(), 2u);
+  const System calculon =
+      SystemUnderCorrections(s, CorrectionsFor(ModelProfile::kCalculon));
+  for (const NetworkTier& net : calculon.networks) {
+    EXPECT_TRUE(net.all_reduce.measured_busbw.empty());
+    EXPECT_TRUE(net.all_gather.measured_busbw.empty());
+  }
+  BP_EXPECT_DOUBLE_EQ(
+      CollectiveTime(calculon.networks[0], CollectiveOp::kAllReduce, bytes, 8),
+      CollectiveTime(plain.networks[0], CollectiveOp::kAllReduce, bytes, 8));
+}
+
 absl::StatusOr<PortablePlanIR> Plan(const TestMapping& m) {
   absl::StatusOr<TypedProgram> program = TestProgram(m);
   if (!program.ok()) return program.status();

@@ -19,8 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/field_errors.h"
 #include "core/base/status_macros.h"
+#include "core/plan/hardware.h"
 #include "core/search/searcher.h"
 #include "core/spec/check.h"
+#include "core/spec/corrections.h"
 
 namespace blueprint {
 namespace search_internal {
@@ -307,12 +309,17 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                        ProgressFn progress, CancelFn cancel) {
   using search_internal::Searcher;
   BP_RETURN_IF_ERROR(search_internal::ValidateInputs(model, system, options));
+  // The workers price on the system as the profile's corrections see it,
+  // as the analysis of each ranked mapping does (RunPipeline); the result
+  // keeps the system as given.
+  const System priced =
+      SystemUnderCorrections(system, CorrectionsFor(options.profile));
   search_internal::SharedSearch shared;
   shared.progress = std::move(progress);
   shared.cancel = std::move(cancel);
   std::vector<std::unique_ptr<Searcher>> workers;
   workers.push_back(
-      std::make_unique<Searcher>(model, system, options, &shared, 0));
+      std::make_unique<Searcher>(model, priced, options, &shared, 0));
   const std::vector<search_internal::Group> groups =
       workers.front()->EnumerateGroups();
   shared.runs = search_internal::GroupRuns(groups);
@@ -329,7 +336,7 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
                                               options)))));
   for (int w = 1; w < shared.workers; ++w) {
     workers.push_back(
-        std::make_unique<Searcher>(model, system, options, &shared, w));
+        std::make_unique<Searcher>(model, priced, options, &shared, w));
   }
   std::vector<absl::Status> statuses(static_cast<size_t>(shared.workers));
   search_internal::RunWorkers(shared.workers, [&](int w) {

@@ -31,6 +31,8 @@ constexpr NumberRange kTflops{1e-3, 1e9, "TFLOP/s", "an engine's peak rate"};
 constexpr NumberRange kEfficiency{1e-3, 1, "", "a fraction of the peak"};
 constexpr NumberRange kThreshold{0, 1e12, "GFLOP or MB",
                                  "an efficiency row's size threshold"};
+constexpr NumberRange kGroupThreshold{0, 1e12, "ranks",
+                                      "a measured rate's group size"};
 constexpr NumberRange kCapacity{1e-6, 1e15, "GiB", "a memory tier's capacity"};
 constexpr NumberRange kOptionalCapacity{
     0, 1e15, "GiB", "a memory tier's capacity, 0 for no offload tier"};
@@ -241,8 +243,13 @@ namespace {
 // Calculon looks efficiencies up by taking the first row whose threshold is
 // <= the operation size, so rows must descend strictly and end at 0 for every
 // size to find one.
+// `thresholds` and `values`: the ranges of a row's two numbers (an
+// efficiency table's by default; a measured bus bandwidth table's are ranks
+// and GB/s).
 void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
-                          const std::string& path, Collector* out) {
+                          const std::string& path, Collector* out,
+                          const NumberRange& thresholds = kThreshold,
+                          const NumberRange& values = kEfficiency) {
   if (rows.empty()) {
     out->Add(path, ErrorCode::kOutOfRange,
              absl::StrCat(path, " must have at least one row"));
@@ -251,8 +258,8 @@ void CheckEfficiencyTable(const std::vector<EfficiencyRow>& rows,
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string row = absl::StrCat(path, "[", i, "]");
     const double threshold = rows[i].threshold;
-    out->RequireWithin(row + "[0]", threshold, kThreshold);
-    out->RequireWithin(row + "[1]", rows[i].efficiency, kEfficiency);
+    out->RequireWithin(row + "[0]", threshold, thresholds);
+    out->RequireWithin(row + "[1]", rows[i].efficiency, values);
     if (i > 0 && !(threshold < rows[i - 1].threshold)) {
       out->Add(row + "[0]", ErrorCode::kInvalidValue,
                absl::StrCat(path, " thresholds must be strictly descending: ",
@@ -345,6 +352,12 @@ void CheckNetwork(const NetworkTier& network, const std::string& path,
                  /*collective=*/true, out);
   out->RequireWithin(path + ".processor_usage", network.processor_usage,
                      kProcessorUsage);
+  for (const auto& [key, op] : NetworkCollectives(network)) {
+    if (op->measured_busbw.empty()) continue;
+    CheckEfficiencyTable(op->measured_busbw,
+                         absl::StrCat(path, ".measured_busbw.", key), out,
+                         kGroupThreshold, kBandwidth);
+  }
 }
 
 }  // namespace
@@ -407,6 +420,13 @@ std::vector<FieldRange> Ranges() {
     }
   }
   number("system.networks[].processor_usage", kProcessorUsage);
+  const NetworkTier names;
+  for (const auto& [op, unused] : NetworkCollectives(names)) {
+    number(absl::StrCat("system.networks[].measured_busbw.", op, "[][0]"),
+           kGroupThreshold);
+    number(absl::StrCat("system.networks[].measured_busbw.", op, "[][1]"),
+           kBandwidth);
+  }
 
   // The integer rules: every integer of the spec has a documented minimum
   // and maximum (kMaxCount unless a rule above says less).

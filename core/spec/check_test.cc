@@ -526,6 +526,25 @@ INSTANTIATE_TEST_SUITE_P(
                  "system.matrix.float16.achievable_tflops (624) must not "
                  "exceed system.matrix.float16.tflops (312): a measured rate "
                  "is at most the peak"},
+        RuleCase{"measured_busbw_order", ErrorCode::kInvalidValue,
+                 [](auto& s) {
+                   s.system.networks[0].all_reduce.measured_busbw = {
+                       {4, 370}, {8, 480}, {0, 370}};
+                 },
+                 "system.networks[0].measured_busbw.all_reduce[1][0]",
+                 "system.networks[0].measured_busbw.all_reduce thresholds "
+                 "must be strictly descending: "
+                 "system.networks[0].measured_busbw.all_reduce[1][0] (8) is "
+                 "not below system.networks[0].measured_busbw.all_reduce[0][0] "
+                 "(4)"},
+        RuleCase{"measured_busbw_rate", ErrorCode::kOutOfRange,
+                 [](auto& s) {
+                   s.system.networks[0].all_gather.measured_busbw = {{0, 0}};
+                 },
+                 "system.networks[0].measured_busbw.all_gather[0][1]",
+                 "system.networks[0].measured_busbw.all_gather[0][1] (0) must "
+                 "be between 0.001 and 1000000000 GB/s (a memory or link "
+                 "rate)"},
         RuleCase{"bandwidth_denormal", ErrorCode::kOutOfRange,
                  [](auto& s) { s.system.networks[1].bandwidth_gbps = 5e-324; },
                  "system.networks[1].bandwidth",

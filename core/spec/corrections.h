@@ -179,9 +179,20 @@ enum class Correction {
   // 64 (tests/validation/README.md). core/plan/hardware.h
   // DeduplicatedAllToAllTime.
   kRankDeduplicatedDispatch,
+  // A collective on a tier with a measured bus bandwidth for it (the tier's
+  // measured_busbw, this project's presets) runs at that rate, by group
+  // size, instead of the tier's bandwidth x efficiency (Calculon's 0.65 on
+  // NVLink): nccl-tests at large messages measure about 370 GB/s for a ring
+  // all-gather or reduce-scatter on 8 H100 and 480 for the NVLS all-reduce
+  // (NVLink SHARP: the switch reduces) against 292.5 at 450 x 0.65
+  // (../shared/hardware/anchors.csv; presets/systems/README.md names each
+  // row). The time is nccl-tests' own: bytes x 2(n-1)/n (all-reduce) or
+  // (n-1)/n over busbw. core/plan/hardware.h CollectiveTime,
+  // SystemUnderCorrections.
+  kMeasuredCollectiveRates,
 };
 
-inline constexpr int kCorrectionCount = 17;
+inline constexpr int kCorrectionCount = 18;
 
 struct CorrectionInfo {
   Correction correction;
@@ -245,6 +256,10 @@ inline constexpr CorrectionInfo kCorrectionInfos[kCorrectionCount] = {
      "deepseek-ai/DeepEP get_dispatch_layout (a token to each destination "
      "rank once); checked against the Megatron Core MoE report "
      "(arXiv:2603.07685) Table 7, HybridEP against the all-to-all"},
+    {Correction::kMeasuredCollectiveRates, "measured_collective_rates",
+     "nccl-tests bus bandwidth (doc/PERFORMANCE.md) measured on NVSwitch "
+     "nodes: NVIDIA/nccl-tests issue 212; stas00/ml-engineering "
+     "network/README.md (NVLS on and off, H200 and B200)"},
 };
 
 // Which corrections are on: a set of Correction values.

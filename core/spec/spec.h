@@ -17,10 +17,12 @@
 #ifndef BLUEPRINTING_CORE_SPEC_SPEC_H_
 #define BLUEPRINTING_CORE_SPEC_SPEC_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -159,6 +161,16 @@ struct MemoryTier {
 struct NetworkOpCost {
   double scalar = 1;
   std::optional<double> offset;
+  // The bus bandwidth (GB/s) NCCL measures for this collective on the tier
+  // (nccl-tests' busbw at large messages), by group size: rows of [ranks,
+  // GB/s], ranks strictly descending to 0, the first row with ranks <= the
+  // group's taken (the NVLS all-reduce of an NVSwitch node is faster with
+  // more ranks). Optional (this project's presets: the tier's
+  // measured_busbw key; Calculon's files have none); empty: the tier's
+  // bandwidth x efficiency. Only the refined profile's correction
+  // measured_collective_rates reads it (core/plan/hardware.h
+  // SystemUnderCorrections, CollectiveTime).
+  std::vector<EfficiencyRow> measured_busbw;
 };
 
 // NetworkTier: one level of the network hierarchy (NVLink, InfiniBand, ...).
@@ -174,6 +186,17 @@ struct NetworkTier {
   bool must_be_filled = false;
   double processor_usage = 0;
 };
+
+// The collectives of a tier (point-to-point is none) under their JSON names,
+// for reading, writing and checking their measured_busbw alike. `Tier` is
+// NetworkTier or const NetworkTier.
+template <typename Tier>
+auto NetworkCollectives(Tier& net)
+    -> std::array<std::pair<const char*, decltype(&net.all_reduce)>, 3> {
+  return {{{"reduce_scatter", &net.reduce_scatter},
+           {"all_gather", &net.all_gather},
+           {"all_reduce", &net.all_reduce}}};
+}
 
 enum class ProcessingMode { kNoOverlap, kRoofline };
 

@@ -75,6 +75,13 @@ Json NetworkToJson(const NetworkTier& network) {
   out["ops"]["all_reduce"] = OpToJson(network.all_reduce);
   out["must_be_filled"] = network.must_be_filled;
   out["processor_usage"] = network.processor_usage;
+  Json measured = Json::object();
+  for (const auto& [key, op] : NetworkCollectives(network)) {
+    if (!op->measured_busbw.empty()) {
+      measured[key] = EfficiencyToJson(op->measured_busbw);
+    }
+  }
+  if (!measured.empty()) out["measured_busbw"] = std::move(measured);
   return out;
 }
 
@@ -341,6 +348,20 @@ void ReadNetwork(const Json& value, const std::string& path,
   }
   reader.ReadBool("must_be_filled", &out->must_be_filled);
   reader.ReadDouble("processor_usage", &out->processor_usage);
+  // Optional (this project's presets; Calculon's files have none).
+  if (value.is_object() && value.contains("measured_busbw")) {
+    const Json* measured = reader.Member("measured_busbw");
+    JsonObjectReader measured_reader(*measured,
+                                     reader.PathOf("measured_busbw"), errors);
+    for (const auto& [key, op] : NetworkCollectives(*out)) {
+      if (measured->is_object() && measured->contains(key)) {
+        ReadEfficiency(*measured_reader.Member(key),
+                       measured_reader.PathOf(key), errors,
+                       &op->measured_busbw);
+      }
+    }
+    measured_reader.RejectUnknownKeys();
+  }
   reader.RejectUnknownKeys();
 }
 

@@ -238,6 +238,35 @@ TEST(SpecJson, AchievableRateIsPrintedOnlyWhenGiven) {
       read.matrix.rates.at(DataType::kFloat32).achievable_tflops.has_value());
 }
 
+// measured_busbw is optional too: printed only for the collectives that
+// have one, read back row for row; an unknown collective is refused.
+TEST(SpecJson, MeasuredBusBandwidthIsPrintedOnlyWhenGiven) {
+  System system;
+  system.matrix.rates[DataType::kBFloat16] = {989.4, {{0, 0.95}}, 794.5};
+  system.networks.resize(2);
+  system.networks[0].all_reduce.measured_busbw = {{8, 480}, {0, 370}};
+  const nlohmann::json json = SystemToJsonValue(system, NameKey::kAbsent);
+  EXPECT_EQ(json["networks"][0]["measured_busbw"],
+            nlohmann::json::parse(R"({"all_reduce": [[8, 480], [0, 370]]})"));
+  EXPECT_FALSE(json["networks"][1].contains("measured_busbw"));
+  std::vector<FieldError> errors;
+  System read;
+  ReadSystemJson(json, "system", NameKey::kAbsent, &errors, &read);
+  EXPECT_THAT(errors, ::testing::IsEmpty());
+  ASSERT_EQ(read.networks.size(), 2u);
+  ASSERT_EQ(read.networks[0].all_reduce.measured_busbw.size(), 2u);
+  EXPECT_EQ(read.networks[0].all_reduce.measured_busbw[0].efficiency, 480);
+  EXPECT_TRUE(read.networks[0].all_gather.measured_busbw.empty());
+  EXPECT_TRUE(read.networks[1].all_reduce.measured_busbw.empty());
+
+  nlohmann::json wrong = json;
+  wrong["networks"][0]["measured_busbw"]["p2p"] = {{0, 370}};
+  errors.clear();
+  ReadSystemJson(wrong, "system", NameKey::kAbsent, &errors, &read);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].field, "system.networks[0].measured_busbw.p2p");
+}
+
 TEST(SpecJson, ReportsEveryProblemWithItsPath) {
   std::string text = ReadFile(kExample);
   const auto replace = [&](const std::string& from, const std::string& to) {
