@@ -1,5 +1,5 @@
-// The SVG charts: memory per tier against capacity, the first and last
-// stage's time and memory, an idealized pipeline schedule, and the serving
+// The SVG charts: memory per tier against capacity, each pipeline stage's
+// blocks, time and memory, an idealized pipeline schedule, and the serving
 // panel's throughput-latency curve. Each returns an element.
 
 import {h, s} from './dom.js';
@@ -66,61 +66,103 @@ export function memoryChart(report, width) {
   return h('div', {}, svg, legend);
 }
 
-// The stage chart: the first and the last pipeline stage side by side, their
-// busy time per step (first/last_stage_time) and tier-1 need
-// (first/last_stage_mem_tier1_req), as the report gives them. With a
-// vocabulary the two differ (embedding on the first, output layer and loss
-// on the last) and the slower one sets the pace (stage_imbalance_time).
+// The stage chart: one row per pipeline stage, or per virtual stage when
+// v > 1 (the report's `stages`, core/analysis StageFiguresOf: model order,
+// each with its rank, chunk and blocks), its forward + backward time per
+// microbatch and the tier-1 memory its rank needs against the capacity.
+// The rank whose stages take longest per microbatch paces the pipeline:
+// its bars are marked (data-slowest). Below it, the same as a table.
+// report: the parsed report JSON; width: the CSS pixels available.
+const MAX_STAGE_ROWS = 128;
+const MAX_STAGE_TABLE_ROWS = 1024;
+
 export function stageChart(report, width) {
-  const f = report.figures ?? {};
-  const memory = report.memory ?? {};
-  const p = report.mapping?.pipeline ?? 1;
-  const stages = p > 1 ? [['First stage', 'first'], ['Last stage', 'last']]
-                       : [['The stage', 'first']];
-  const rows = [
-    ['Busy time', (k) => f[`${k}_stage_time`] ?? 0, (x) => human('s', x) || '0 s', 0],
-    ['Tier 1 need', (k) => f[`${k}_stage_mem_tier1_req`] ?? 0, gib,
-     memory.tier1_capacity ?? 0],
-  ];
-  const left = width < 480 ? 78 : 120;
-  const right = 16;
-  const barHeight = 16;
-  const rowHeight = 22 * stages.length + 26;
-  const svg = s('svg', {viewBox: `0 0 ${width} ${rowHeight * rows.length + 6}`,
-                        class: 'chart stage-chart', role: 'img',
-                        'aria-label': rows.map(([what, value, format]) =>
-                            `${what}: ${stages.map(([name, k]) =>
-                                `${name} ${format(value(k))}`).join(', ')}`).join('; ')});
-  rows.forEach(([what, value, format, capacity], row) => {
-    const top = row * rowHeight + 16;
-    const most = Math.max(capacity, ...stages.map(([, k]) => value(k)), 1e-30);
-    const scale = (width - left - right) / most;
-    const g = s('g', {class: 'stage-row'});
-    g.append(s('text', {x: 0, y: top - 4, class: 'note'}, what));
-    stages.forEach(([name, k], i) => {
-      const y = top + i * 22;
-      const x = value(k);
-      const over = capacity > 0 && x > capacity;
-      g.append(s('text', {x: 0, y: y + barHeight - 3, class: 'label'}, name));
-      g.append(s('rect', {x: left, y, width: x * scale, height: barHeight,
-                          class: over ? 'seg seg-over' : 'seg seg-need'},
-                 s('title', {}, `${name}: ${format(x)}`)));
-      g.append(s('text', {x: left + 4, y: y + barHeight - 3, class: 'note'},
-                 format(x)));
-    });
-    if (capacity > 0) {
-      const capX = left + capacity * scale;
-      g.append(s('line', {x1: capX, x2: capX, y1: top - 2,
-                          y2: top + 22 * stages.length, class: 'capacity-line'}));
+  const stages = Array.isArray(report.stages) ? report.stages : [];
+  if (stages.length === 0) return h('p', {class: 'hint'}, 'No stages in the report.');
+  const capacity = report.memory?.tier1_capacity ?? 0;
+  const time = (x) => human('s', x) || '0 s';
+  // The pace: each rank's stages summed (one per chunk).
+  const rankTimes = new Map();
+  for (const st of stages) rankTimes.set(st.rank, (rankTimes.get(st.rank) ?? 0) + st.microbatch_time);
+  let slowest = stages[0].rank;
+  for (const [rank, t] of rankTimes) if (t > rankTimes.get(slowest)) slowest = rank;
+  const interleaved = stages.some((st) => st.chunk > 0);
+  const name = (k) => `${interleaved ? 'virtual stage' : 'stage'} ${k}`;
+
+  const shown = stages.slice(0, MAX_STAGE_ROWS);
+  const rowH = shown.length > 32 ? 9 : 20;
+  const left = width < 480 ? 92 : 150;
+  const gap = 16;
+  const top = 18;
+  const plotW = (width - left - gap - 8) / 2;
+  const memX = left + plotW + gap;
+  const most = (key) => Math.max(...stages.map((st) => st[key]), 1e-30);
+  const timeScale = plotW / most('microbatch_time');
+  const memScale = plotW / Math.max(most('rank_mem_tier1_req'), capacity);
+  const height = top + rowH * shown.length + 6;
+  const svg = s('svg', {viewBox: `0 0 ${width} ${height}`, class: 'chart stage-chart', role: 'img',
+                        'aria-label': `${stages.length} ${interleaved ? 'virtual stages' : 'stages'}` +
+                            ` (blocks ${stages.map((st) => st.blocks).join(', ')}); rank ${slowest}` +
+                            ` paces the pipeline at ${time(rankTimes.get(slowest))} per microbatch`});
+  svg.append(s('text', {x: left, y: 12, class: 'note'}, 'forward + backward per microbatch'),
+             s('text', {x: memX, y: 12, class: 'note'}, 'tier 1 of its rank (line: capacity)'));
+  shown.forEach((st, k) => {
+    const y = top + k * rowH;
+    const pace = st.rank === slowest;
+    const over = capacity > 0 && st.rank_mem_tier1_req > capacity;
+    const g = s('g', {'data-stage': k, 'data-blocks': st.blocks, 'data-rank': st.rank,
+                      'data-slowest': pace || undefined, class: pace ? 'stage slowest' : 'stage'},
+                s('title', {}, `${name(k)} (rank ${st.rank}, chunk ${st.chunk}): ${st.blocks} ` +
+                               `block${st.blocks === 1 ? '' : 's'}, ${time(st.microbatch_time)} ` +
+                               `per microbatch; its rank needs ${gib(st.rank_mem_tier1_req)}` +
+                               (pace ? '; paces the pipeline' : '')));
+    if (rowH >= 12 || k % 8 === 0) {
+      g.append(s('text', {x: 0, y: y + rowH * 0.7, class: 'label'},
+                 `${width < 480 ? k : name(k)} · ${st.blocks} bl`));
+    }
+    g.append(s('rect', {x: left, y: y + 1, width: st.microbatch_time * timeScale,
+                        height: rowH - 3, class: pace ? 'seg seg-pace' : 'seg seg-time'}));
+    g.append(s('rect', {x: memX, y: y + 1, width: st.rank_mem_tier1_req * memScale,
+                        height: rowH - 3, class: over ? 'seg seg-over' : 'seg seg-need'}));
+    if (rowH >= 12) {
+      g.append(s('text', {x: left + 4, y: y + rowH * 0.7, class: 'bar-text'},
+                 time(st.microbatch_time)));
+      g.append(s('text', {x: memX + 4, y: y + rowH * 0.7, class: 'bar-text'},
+                 gib(st.rank_mem_tier1_req)));
     }
     svg.append(g);
   });
-  const imbalance = f.stage_imbalance_time ?? 0;
-  const note = h('p', {class: 'hint'}, imbalance > 0
-      ? `The vocabulary's work adds ${human('s', imbalance)} to the step ` +
-        '(stage_imbalance_time): the slowest stage sets the pace.'
-      : 'Every stage runs the same blocks: no vocabulary work to balance.');
-  return h('div', {}, svg, note);
+  if (capacity > 0) {
+    const capX = memX + capacity * memScale;
+    svg.append(s('line', {x1: capX, x2: capX, y1: top - 2, y2: height - 4,
+                          class: 'capacity-line'}));
+  }
+  const legend = h('ul', {class: 'legend'},
+                   h('li', {}, h('span', {class: 'swatch seg-time', 'aria-hidden': 'true'}),
+                     'time per microbatch'),
+                   h('li', {}, h('span', {class: 'swatch seg-pace', 'aria-hidden': 'true'}),
+                     `rank ${slowest}, the slowest: it paces the pipeline`),
+                   h('li', {}, h('span', {class: 'swatch seg-need', 'aria-hidden': 'true'}),
+                     'tier-1 need'),
+                   h('li', {}, h('span', {class: 'swatch seg-over', 'aria-hidden': 'true'}),
+                     'over capacity'));
+  const notes = [`Rank ${slowest} takes ${time(rankTimes.get(slowest))} per microbatch over its ` +
+                 `stages, the most: it paces the pipeline. The embedding runs on the first ` +
+                 `stage, the output layer and loss on the last.`];
+  if (shown.length < stages.length) notes.push(`Only the first ${shown.length} are drawn.`);
+  const rows = stages.slice(0, MAX_STAGE_TABLE_ROWS).map((st, k) =>
+    h('tr', {class: st.rank === slowest ? 'slowest' : undefined},
+      h('th', {scope: 'row'}, String(k)), h('td', {}, String(st.rank)),
+      h('td', {}, String(st.chunk)), h('td', {}, String(st.blocks)),
+      h('td', {}, time(st.microbatch_time)), h('td', {}, gib(st.rank_mem_tier1_req))));
+  const table = h('details', {class: 'stage-table'},
+                  h('summary', {}, 'The stages as a table'),
+                  h('div', {class: 'table-scroll'}, h('table', {class: 'comm-table'},
+                    h('thead', {}, h('tr', {},
+                      ['Stage', 'Rank', 'Chunk', 'Blocks', 'Forward + backward per microbatch',
+                       'Tier 1 of its rank'].map((c) => h('th', {scope: 'col'}, c)))),
+                    h('tbody', {}, rows))));
+  return h('div', {}, svg, legend, h('p', {class: 'note'}, notes.join(' ')), table);
 }
 
 const MAX_STAGES = 128;

@@ -4,7 +4,7 @@
 // (aria-describedby), kept in sync with the spec.
 
 import {fill, getPath, h} from './dom.js';
-import {fieldForError} from './spec.js';
+import {fieldForError, stageLayoutChoice} from './spec.js';
 
 // Reads a control: {value} or {problem} (text the core would reject anyway
 // is caught here so the spec, and the URL, stay well-typed).
@@ -25,6 +25,20 @@ function readControl(field, control) {
       return {value: field.nullable && control.value === '' ? null : control.value};
     case 'tier':
       return {value: Number(control.value)};
+    case 'layout':
+      return {value: control.value};
+    case 'list': {
+      // Whole numbers separated by commas (or spaces); the checker judges
+      // their count, signs and sum.
+      const words = control.value.split(/[\s,]+/).filter((w) => w !== '');
+      if (words.length === 0) return {problem: 'enter the blocks of each stage, e.g. 3, 4, 4, 3'};
+      if (!words.every((w) => /^-?\d+$/.test(w))) {
+        return {problem: 'enter whole numbers separated by commas'};
+      }
+      const value = words.map(Number);
+      if (!value.every(Number.isSafeInteger)) return {problem: 'too large a number'};
+      return {value};
+    }
     case 'int': {
       const text = control.value.trim();
       if (!/^-?\d+$/.test(text)) return {problem: 'enter a whole number'};
@@ -63,7 +77,7 @@ export class SpecForm {
         control = h('input', {type: 'text', inputmode: 'decimal', id, autocomplete: 'off',
                               spellcheck: 'false', maxlength: 32,
                               'aria-describedby': error.id});
-      } else if (field.type === 'select' || field.type === 'tier') {
+      } else if (field.type === 'select' || field.type === 'tier' || field.type === 'layout') {
         control = h('select', {id, 'aria-describedby': error.id},
                     (field.options ?? []).map(([v, label, meaning]) =>
                       h('option', {value: v, title: meaning}, label)));
@@ -74,15 +88,22 @@ export class SpecForm {
                               inputmode: 'numeric', id, autocomplete: 'off',
                               spellcheck: 'false', title: field.why,
                               'aria-describedby': error.id});
+      } else if (field.type === 'list') {
+        // p * v numbers (at most 4096 of 2^31: well within 64k characters).
+        control = h('input', {type: 'text', inputmode: 'numeric', id, autocomplete: 'off',
+                              spellcheck: 'false', maxlength: 65536,
+                              'aria-describedby': error.id});
       } else {
         control = h('input', {type: 'text', id, autocomplete: 'off', maxlength: 200,
                               'aria-describedby': error.id});
       }
       const label = h('label', {for: id}, field.label);
+      const hint = field.hint ? h('p', {class: 'hint', id: `${id}-hint`}, field.hint) : null;
+      if (hint) control.setAttribute('aria-describedby', `${error.id} ${hint.id}`);
       const wrapper = h('div', {class: `field field-${field.type}`},
                         ...(field.type === 'bool' || field.type === 'present'
-                            ? [control, label] : [label, control]), error);
-      const event = ['bool', 'present', 'select', 'tier'].includes(field.type)
+                            ? [control, label] : [label, control]), error, hint);
+      const event = ['bool', 'present', 'select', 'tier', 'layout'].includes(field.type)
           ? 'change' : 'input';
       control.addEventListener(event, () => this.edited(field.path));
       containers[field.section].append(wrapper);
@@ -115,7 +136,8 @@ export class SpecForm {
       const visible = !field.when || field.when(spec);
       wrapper.hidden = !visible;
       if (!visible) continue;
-      const value = getPath(spec, field.path);
+      const value = field.type === 'layout' ? stageLayoutChoice(getPath(spec, 'parallelism.pipeline'))
+                                            : getPath(spec, field.path);
       if (field.type === 'tier') {
         const options = tierOptions(spec.system, value);
         const key = JSON.stringify(options);
@@ -131,8 +153,10 @@ export class SpecForm {
       if (force) entry.local = null;
       if (field.type === 'bool') control.checked = value === true;
       else if (field.type === 'present') control.checked = value !== null && value !== undefined;
-      else if (entry.local === null) control.value = String(value ?? '');
-      if (field.type === 'select') {
+      else if (field.type === 'list') {
+        if (entry.local === null) control.value = Array.isArray(value) ? value.join(', ') : '';
+      } else if (entry.local === null) control.value = String(value ?? '');
+      if (field.type === 'select' || field.type === 'layout') {
         // The meaning of the chosen value, from the core's enum table.
         const meaning = field.options.find(([v]) => v === value)?.[2] ?? '';
         if (control.title !== meaning) control.title = meaning;

@@ -14,11 +14,34 @@ const OPTIONAL_DEFAULTS = {
                              qk_rope_head_dim: 64, v_head_dim: 128},
 };
 
+// The stage layout control's choice for an explicit layout
+// (parallelism.pipeline.stage_blocks given, stage_layout even).
+export const EXPLICIT_LAYOUT = 'explicit';
+
+// The stage layout control's value: explicit when the spec has stage_blocks.
+export function stageLayoutChoice(pipeline) {
+  return Array.isArray(pipeline?.stage_blocks) ? EXPLICIT_LAYOUT : pipeline?.stage_layout;
+}
+
+// A starting point for an explicit layout (the user edits it; the checker
+// judges it): model.num_blocks over the p * v (virtual) stages, the first
+// ones one block more where they do not divide.
+function splitBlocks(spec) {
+  const pipeline = spec.parallelism.pipeline;
+  const stages = Math.max(1, pipeline.degree * (pipeline.schedule.virtual_stages ?? 1));
+  const blocks = spec.model.num_blocks;
+  if (!Number.isSafeInteger(stages) || stages > 4096 || !Number.isSafeInteger(blocks)) return [blocks];
+  return Array.from({length: stages},
+                    (_, k) => Math.floor(blocks / stages) + (k < blocks % stages ? 1 : 0));
+}
+
 // The form: which spec fields it shows, in which section, with which label
 // (presentation). Everything else about a field comes from the core's
 // metadata (web/metadata.js): its type, its choices, its range, which spec
 // kinds and alternatives have it. `control: 'tier'` shows an integer as a
-// choice of the system's network tiers.
+// choice of the system's network tiers; `control: 'layout'` shows the stage
+// layout's choices and `explicit` (parallelism.pipeline.stage_blocks given);
+// `control: 'list'` an integer array as comma-separated numbers.
 const FORM = [
   ['model', 'model.name', 'Model name'],
   ['model', 'model.hidden', 'Hidden size'],
@@ -54,7 +77,9 @@ const FORM = [
   ['shape', 'parallelism.replica.degree', 'Replicas'],
   ['shape', 'parallelism.pipeline.schedule.type', 'Pipeline schedule'],
   ['shape', 'parallelism.pipeline.schedule.virtual_stages', 'Virtual stages (v)'],
-  ['shape', 'parallelism.pipeline.stage_layout', 'Stage layout'],
+  ['shape', 'parallelism.pipeline.stage_layout', 'Stage layout', 'layout'],
+  ['shape', 'parallelism.pipeline.stage_blocks', 'Blocks per stage (p × v, comma-separated)',
+   'list'],
   ['shape', 'batch.global_batch_size', 'Global batch size'],
   ['shape', 'batch.microbatch_size', 'Microbatch size'],
 
@@ -93,6 +118,14 @@ const FORM = [
   ['exec', 'options.offload.optimizer', 'Offload optimizer'],
 ];
 
+// A line under a field that says more than its label.
+const HINTS = {
+  'parallelism.pipeline.stage_blocks':
+    'Entry k runs on pipeline rank k mod p (its chunk k div p), as Megatron-LM lays a ' +
+    'layout out. The embedding sits on the first entry\'s stage and the loss on the ' +
+    'last\'s: a recipe that counts them as layers gives those stages fewer blocks.',
+};
+
 // The form's fields with what the metadata says about each:
 // {section, path, label, type (int, text, bool, select, tier), options
 // ([[value, text, meaning]]), min, max, errorPath, when(spec)}. The type
@@ -102,8 +135,9 @@ const FORM = [
 export function formFields(meta) {
   return FORM.map(([section, path, label, control]) => {
     const info = meta.field(path);
-    const field = {section, path, label, when: (spec) => meta.applies(path, spec)};
-    if (control === 'tier') field.type = 'tier';
+    const field = {section, path, label, when: (spec) => meta.applies(path, spec),
+                   hint: HINTS[path]};
+    if (control === 'tier' || control === 'list') field.type = control;
     else if (info.type === 'object' && info.nullable) field.type = 'present';
     else if (info.type === 'integer') field.type = 'int';
     else if (info.type === 'number') field.type = 'num';
@@ -125,6 +159,18 @@ export function formFields(meta) {
       if (meta.isVariant(info.choices) && path.endsWith('.type')) {
         field.errorPath = path.slice(0, -'.type'.length);
       }
+    }
+    if (control === 'layout') {
+      // The spec's stage_layout choices, then an explicit layout
+      // (stage_blocks), which the spec writes with stage_layout even.
+      field.type = 'layout';
+      field.options.push([EXPLICIT_LAYOUT, EXPLICIT_LAYOUT,
+                          'parallelism.pipeline.stage_blocks: the blocks of each (virtual) ' +
+                          'stage, as a recipe lays them out']);
+    }
+    if (control === 'list') {
+      // Shown only while the spec has the array (an explicit layout).
+      field.when = (spec) => Array.isArray(getPath(spec, path)) && meta.applies(path, spec);
     }
     if (info.min !== undefined) field.min = info.min;
     if (info.max !== undefined) field.max = info.max;
@@ -192,6 +238,21 @@ export function setField(spec, path, value, memory) {
     spec.parallelism.pipeline.schedule = value === 'interleaved_1f1b'
         ? {type: value, virtual_stages: memory.virtualStages ?? 2}
         : value === 'forward_only' ? {type: value, virtual_stages: 1} : {type: value};
+    return;
+  }
+  if (path === 'parallelism.pipeline.stage_layout') {
+    // explicit: stage_blocks (the last one given, or an even start) with
+    // stage_layout even, as the CLI's import writes it; even or uneven: no
+    // stage_blocks.
+    const pipeline = spec.parallelism.pipeline;
+    if (Array.isArray(pipeline.stage_blocks)) memory.stageBlocks = pipeline.stage_blocks;
+    if (value === EXPLICIT_LAYOUT) {
+      pipeline.stage_layout = 'even';
+      pipeline.stage_blocks = [...(memory.stageBlocks ?? splitBlocks(spec))];
+    } else {
+      delete pipeline.stage_blocks;
+      pipeline.stage_layout = value;
+    }
     return;
   }
   if (path === 'parallelism.tensor.communication.type') {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze_test_util.h"
 #include "core/analysis/figures.h"
+#include "core/analysis/stages.h"
 #include "core/analysis/lineage.h"
 #include "core/base/units.h"
 #include "core/plan/hardware.h"
@@ -168,6 +169,67 @@ TEST(AnalyzeMemory, ExplicitLayoutPricesEachEndStageOnItsOwnBlocks) {
                       first.block_weight_space +
                           (first.block_weight_grad_space +
                            first.block_optimizer_space));
+}
+
+// StageFiguresOf: one entry per stage in model order, each on its own
+// blocks: the end stages' time and memory are the first and last stage
+// figures, a stage of the busiest rank's blocks takes the chunk time and
+// needs proc_mem_tier1_cap_req, a lighter middle rank needs less; the even
+// split prices every stage at blocks_per_chunk.
+TEST(AnalyzeMemory, StageFiguresListEveryStage) {
+  auto stages_of = [](const Analysed& a) {
+    return StageFiguresOf(a.plan.block,
+                          StageExtras{a.plan.first_stage, a.plan.last_stage},
+                          a.iteration.step, a.iteration.figures,
+                          a.memory.figures);
+  };
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed layout,
+                          AnalyseLayout(8, {1, 3, 3, 1}, RecomputePolicy::kNone));
+  const std::vector<StageFigure> stages = stages_of(layout);
+  ASSERT_EQ(stages.size(), 4u);
+  const IterationFigures& it = layout.iteration.figures;
+  const MemoryFigures& m = layout.memory.figures;
+  const std::vector<ChunkDurations> positions = LayoutPositionDurations(
+      layout.plan.block, layout.iteration.step, it);
+  for (size_t k = 0; k < stages.size(); ++k) {
+    EXPECT_EQ(stages[k].rank, static_cast<int64_t>(k));
+    EXPECT_EQ(stages[k].chunk, 0);
+    EXPECT_EQ(stages[k].blocks, (std::vector<int64_t>{1, 3, 3, 1})[k]);
+  }
+  const auto own = [&](size_t k) {
+    return positions[k].forward + positions[k].backward_input +
+           positions[k].backward_weight;
+  };
+  BP_EXPECT_DOUBLE_EQ(stages[0].microbatch_time,
+                      own(0) + it.first_stage_microbatch_time);
+  BP_EXPECT_DOUBLE_EQ(stages[1].microbatch_time,
+                      it.chunk_fw_time + it.chunk_bw_time);
+  BP_EXPECT_DOUBLE_EQ(stages[3].microbatch_time,
+                      own(3) + it.last_stage_microbatch_time);
+  BP_EXPECT_DOUBLE_EQ(stages[0].rank_mem_tier1_req, m.first_stage_mem_tier1_req);
+  BP_EXPECT_DOUBLE_EQ(stages[1].rank_mem_tier1_req, m.proc_mem_tier1_cap_req);
+  BP_EXPECT_DOUBLE_EQ(stages[2].rank_mem_tier1_req, m.proc_mem_tier1_cap_req);
+  BP_EXPECT_DOUBLE_EQ(stages[3].rank_mem_tier1_req, m.last_stage_mem_tier1_req);
+
+  // A light middle rank (1 block against the busiest 3) needs less.
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed light,
+                          AnalyseLayout(8, {2, 1, 3, 2}, RecomputePolicy::kNone));
+  const std::vector<StageFigure> light_stages = stages_of(light);
+  EXPECT_GT(light_stages[1].rank_mem_tier1_req, 0);
+  EXPECT_LT(light_stages[1].rank_mem_tier1_req,
+            light_stages[2].rank_mem_tier1_req);
+  EXPECT_LT(light_stages[1].microbatch_time, light_stages[2].microbatch_time);
+
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed even,
+                          AnalyseLayout(8, {}, RecomputePolicy::kNone));
+  const std::vector<StageFigure> even_stages = stages_of(even);
+  ASSERT_EQ(even_stages.size(), 4u);
+  for (const StageFigure& stage : even_stages) EXPECT_EQ(stage.blocks, 2);
+  BP_EXPECT_DOUBLE_EQ(even_stages[1].microbatch_time,
+                      even.iteration.figures.chunk_fw_time +
+                          even.iteration.figures.chunk_bw_time);
+  BP_EXPECT_DOUBLE_EQ(even_stages[2].rank_mem_tier1_req,
+                      even.memory.figures.proc_mem_tier1_cap_req);
 }
 
 TEST(AnalyzeMemory, EveryFigureAssigned) {

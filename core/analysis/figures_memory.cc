@@ -9,9 +9,11 @@
 
 #include "core/analysis/figures.h"
 #include "core/analysis/figures_internal.h"
+#include "core/analysis/stages.h"
 #include "core/base/units.h"
 #include "core/schedule/memo.h"
 #include "core/schedule/schedule_ir.h"
+#include "core/schedule/schedule_table.h"
 #include "core/schedule/simulate.h"
 
 namespace blueprint {
@@ -342,6 +344,62 @@ bool MemoryTier2Fits(const MemoryFigures& m) {
 
 bool MemoryFits(const MemoryFigures& m) {
   return MemoryTier1Fits(m) && MemoryTier2Fits(m);
+}
+
+std::vector<StageFigure> StageFiguresOf(const BlockFigures& b,
+                                        const StageExtras& x,
+                                        const StepShape& s,
+                                        const IterationFigures& it,
+                                        const MemoryFigures& mem) {
+  const int64_t p = s.p;
+  const int64_t positions = p * s.v;
+  const bool layout = HasExplicitLayout(s);
+  const bool v_shape = s.simulated_schedule.has_value() &&
+                       ScheduleRowOf(*s.simulated_schedule).holds_both_ends &&
+                       s.v == 2;
+  const std::vector<ChunkDurations> by_position =
+      LayoutPositionDurations(b, s, it);
+  // A middle rank's own blocks under a layout (StageMemoryTerms' terms).
+  std::vector<double> rank_tier1(static_cast<size_t>(p),
+                                 mem.proc_mem_tier1_cap_req);
+  if (layout && p > 1 && !HasTwinStages(s)) {
+    const MemoryState state = MemoryStateOf(b, x);
+    const MemoryActivations activations = MemoryActivationsOf(b, x);
+    const double in_flight = MemoryInFlight(s);
+    for (int64_t r = 1; r + 1 < p; ++r) {
+      int64_t blocks = 0;
+      for (size_t k = static_cast<size_t>(r); k < s.stage_blocks.size();
+           k += static_cast<size_t>(p)) {
+        blocks += s.stage_blocks[k];
+      }
+      rank_tier1[static_cast<size_t>(r)] =
+          RankBlocksMemoryAt(state, activations, s, in_flight, blocks).tier1;
+    }
+  }
+  rank_tier1.front() = mem.first_stage_mem_tier1_req;
+  if (p > 1) rank_tier1.back() = mem.last_stage_mem_tier1_req;
+  std::vector<StageFigure> out;
+  out.reserve(static_cast<size_t>(positions));
+  for (int64_t k = 0; k < positions; ++k) {
+    StageFigure stage;
+    stage.chunk = k / p;
+    stage.rank = v_shape && k >= p ? 2 * p - 1 - k : k % p;
+    if (layout) {
+      const ChunkDurations& d = by_position[static_cast<size_t>(k)];
+      stage.blocks = s.stage_blocks[static_cast<size_t>(k)];
+      stage.microbatch_time = d.forward + d.backward_input + d.backward_weight;
+    } else {
+      stage.blocks = s.blocks_per_chunk;
+      stage.microbatch_time = it.chunk_fw_time + it.chunk_bw_time;
+    }
+    if (k == 0) stage.microbatch_time += it.first_stage_microbatch_time;
+    if (k == positions - 1) {
+      stage.microbatch_time += it.last_stage_microbatch_time;
+    }
+    stage.rank_mem_tier1_req = rank_tier1[static_cast<size_t>(stage.rank)];
+    out.push_back(stage);
+  }
+  return out;
 }
 
 }  // namespace blueprint

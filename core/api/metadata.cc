@@ -252,6 +252,12 @@ Json SpecFieldsJson() {
   fields["system.networks"].type = "array";
   fields["system.networks"].kinds = {VariantChoices<MappingSpec>().begin(),
                                      VariantChoices<MappingSpec>().end()};
+  // An explicit stage layout: written only when given, so no sample holds
+  // it; one integer per pipeline stage and virtual stage.
+  fields["parallelism.pipeline.stage_blocks"].type = "array";
+  fields["parallelism.pipeline.stage_blocks"].kinds = {
+      VariantChoices<MappingSpec>().begin(),
+      VariantChoices<MappingSpec>().end()};
 
   // In table order, the alternatives of `all` that `seen` holds.
   auto in_order = [](const std::vector<std::string>& all,

@@ -59,6 +59,9 @@ TEST(Metadata, ListsEnumsFiguresAndSpecFields) {
   EXPECT_EQ(fields["system.mem1.GiB"]["min"], 1e-6);
   EXPECT_EQ(fields["system.mem1.GiB"]["unit"], "GiB");
   EXPECT_EQ(fields["system.networks"]["max"], kMaxNetworkTiers);
+  EXPECT_EQ(fields["parallelism.pipeline.stage_blocks"]["type"], "array");
+  EXPECT_EQ(fields["parallelism.pipeline.stage_blocks"]["kinds"],
+            nlohmann::json::array({"training", "inference"}));
   EXPECT_EQ(fields["system.matrix.<datatype>.gflops_efficiency[][1]"]["max"], 1);
 }
 

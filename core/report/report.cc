@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/analysis/lineage.h"
+#include "core/analysis/stages.h"
 #include "core/base/format.h"
 #include "core/base/json.h"
 #include "core/base/sha256.h"
@@ -81,6 +82,20 @@ nlohmann::json ReportJson(const PipelineResult& r) {
   }
   report["figures"] = std::move(figures);
   report["schedule"] = std::move(schedule);
+  // Each (virtual) stage in model order (core/analysis/stages.h).
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageFigure& stage : StageFiguresOf(
+           r.plan.block, StageExtras{r.plan.first_stage, r.plan.last_stage},
+           r.iteration.step, r.iteration.figures, r.memory.figures)) {
+    nlohmann::json entry = nlohmann::json::object();
+    entry["rank"] = stage.rank;
+    entry["chunk"] = stage.chunk;
+    entry["blocks"] = stage.blocks;
+    entry["microbatch_time"] = stage.microbatch_time;
+    entry["rank_mem_tier1_req"] = stage.rank_mem_tier1_req;
+    stages.push_back(std::move(entry));
+  }
+  report["stages"] = std::move(stages);
   nlohmann::json memory = nlohmann::json::object();
   memory["fits"] = r.memory.violations.empty();
   std::vector<std::string> violations;

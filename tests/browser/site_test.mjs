@@ -93,6 +93,24 @@ async function expectFigures(page, spec, what) {
   console.log(`ok: ${what}: ${shown.length} figures equal the CLI's`);
 }
 
+// The stage chart has one bar per entry of the CLI report's `stages`, with
+// its blocks and rank; the slowest rank's (the most time per microbatch
+// over its stages) are marked.
+async function expectStages(page, spec, what) {
+  const {code, stdout, stderr} = cli('analyze', specFile(spec));
+  assert.ok(code === 0 || (code === 2 && stdout), `blueprint analyze failed: ${stderr}`);
+  const stages = JSON.parse(stdout).stages;
+  const bars = await page.$$eval('#stages [data-stage]', (gs) => gs.map((g) =>
+    [Number(g.dataset.blocks), Number(g.dataset.rank), g.dataset.slowest !== undefined]));
+  const pace = new Map();
+  for (const st of stages) pace.set(st.rank, (pace.get(st.rank) ?? 0) + st.microbatch_time);
+  const slowest = Math.max(...pace.values());
+  assert.deepEqual(bars, stages.map((st) => [st.blocks, st.rank, pace.get(st.rank) === slowest]),
+                   `${what}: the stage chart's bars`);
+  assert.equal(await page.locator('#stages table tbody tr').count(), stages.length,
+               `${what}: the stage table`);
+}
+
 // The page puts the spec in its URL once input pauses: wait for `spec`.
 async function expectHash(page, spec, what) {
   let shown;
@@ -112,7 +130,7 @@ async function expectHash(page, spec, what) {
 // The error text shown next to the control labelled `label`.
 async function fieldError(page, label) {
   const control = page.getByLabel(label, {exact: true});
-  const id = await control.getAttribute('aria-describedby');
+  const id = (await control.getAttribute('aria-describedby')).split(' ')[0];
   return page.locator(`[id="${id}"]`).textContent();
 }
 
@@ -172,8 +190,10 @@ try {
     if (await page.locator(selector).count() === 0) continue;
     if (field.choices) {
       // A nullable choice offers '' (null) first.
+      // The stage layout offers an explicit layout (stage_blocks) too.
       assert.deepEqual(await optionsOf(selector),
-                       [...(field.nullable ? [''] : []), ...choicesOf(path)],
+                       [...(field.nullable ? [''] : []), ...choicesOf(path),
+                        ...(path === 'parallelism.pipeline.stage_layout' ? ['explicit'] : [])],
                        `the choices of ${path}`);
       selects++;
     }
@@ -223,11 +243,10 @@ try {
   llama.options.precision = 'megatron_mixed';
   await open(`#spec=${encodeURIComponent(JSON.stringify(llama))}`);
   await expectFigures(page, llama, 'a vocabulary model from the URL');
+  await expectStages(page, llama, 'a vocabulary model');
   const stagesLabel = await page.locator('#stages svg').getAttribute('aria-label');
-  assert.ok(stagesLabel.includes('First stage') && stagesLabel.includes('Last stage'),
-            `the stage chart shows both stages: ${stagesLabel}`);
-  assert.ok((await page.locator('#stages').textContent()).includes('stage_imbalance_time'),
-            'the stage chart names the imbalance');
+  assert.match(stagesLabel, /^16 virtual stages .* paces the pipeline/,
+               `the stage chart has a bar per virtual stage: ${stagesLabel}`);
   console.log(`ok: stage chart: ${stagesLabel}`);
 
   // 2c. A mixture of experts with expert and context parallelism and ZeRO-3:
@@ -294,6 +313,87 @@ try {
   await expectFigures(page, recipe, 'MXFP8 chosen in the form');
   await expectHash(page, recipe, 'MXFP8 chosen in the form');
   console.log(`ok: the recipe selector: nvfp4 with BF16 layers, then mxfp8 (${gemmError.slice(7)})`);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
+
+  // 2e. Pipeline layouts as recipes write them: specs the CLI imports from
+  // Megatron-LM's --decoder-first/last-pipeline-num-layers and
+  // --pipeline-model-parallel-layout load into the form's explicit layout
+  // and read back as the same spec; the stage chart has a bar per (virtual)
+  // stage with its blocks, the slowest marked; a wrong layout's error is
+  // shown next to the blocks field; an edit re-renders.
+  const layoutCase = path.join(goldenCases, 'megatron_qwen3_30b_a3b_layout_string');
+  const layoutFlags = readFileSync(path.join(layoutCase, 'megatron.txt'), 'utf8').trim()
+      .split(/\s+/);
+  const importLayout = (flags) => {
+    const run = cli('import', 'megatron', '--system', path.join(layoutCase, 'sys.json'), '--',
+                    ...flags);
+    assert.equal(run.code, 0, run.stderr);
+    return JSON.parse(run.stdout);
+  };
+  const layoutLabel = 'Stage layout';
+  const blocksLabel = 'Blocks per stage (p × v, comma-separated)';
+  const chartBlocks = () => page.$$eval('#stages [data-stage]',
+                                        (bars) => bars.map((b) => Number(b.dataset.blocks)));
+  // The layout string: p = 4, 8 virtual stages (v = 2), E and L counted.
+  const layoutString = importLayout(layoutFlags);
+  assert.deepEqual(layoutString.parallelism.pipeline.stage_blocks, [5, 6, 6, 6, 6, 6, 6, 7]);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(layoutString))}`);
+  await expectFigures(page, layoutString, 'a --pipeline-model-parallel-layout import');
+  await expectHash(page, layoutString, 'a --pipeline-model-parallel-layout import, read back');
+  assert.equal(await page.getByLabel(layoutLabel, {exact: true}).inputValue(), 'explicit');
+  assert.equal(await page.getByLabel(blocksLabel, {exact: true}).inputValue(),
+               '5, 6, 6, 6, 6, 6, 6, 7');
+  assert.deepEqual(await chartBlocks(), [5, 6, 6, 6, 6, 6, 6, 7], 'a bar per virtual stage');
+  await expectStages(page, layoutString, 'a layout string');
+  // First and last stage counts: 10 + 12 + 12 + 14 blocks on p = 4.
+  const firstLast = importLayout([
+    ...layoutFlags.filter((w, i) => !w.startsWith('--pipeline-model-parallel-layout') &&
+                          !layoutFlags[i - 1]?.startsWith('--pipeline-model-parallel-layout')),
+    '--decoder-first-pipeline-num-layers', '10', '--decoder-last-pipeline-num-layers', '14']);
+  assert.deepEqual(firstLast.parallelism.pipeline.stage_blocks, [10, 12, 12, 14]);
+  await open(`#spec=${encodeURIComponent(JSON.stringify(firstLast))}`);
+  await expectFigures(page, firstLast, 'first and last stage counts');
+  await expectHash(page, firstLast, 'first and last stage counts, read back');
+  assert.equal(await page.getByLabel(blocksLabel, {exact: true}).inputValue(), '10, 12, 12, 14');
+  assert.deepEqual(await chartBlocks(), [10, 12, 12, 14], 'a bar per stage');
+  await expectStages(page, firstLast, 'first and last stage counts');
+  // A wrong sum, then a wrong count: the checker's line at the blocks field.
+  const blocksInput = page.getByLabel(blocksLabel, {exact: true});
+  for (const [text, blocks, rule] of [['10, 12, 12, 15', [10, 12, 12, 15], 'sums to'],
+                                      ['10, 12, 26', [10, 12, 26], 'entries but needs']]) {
+    await blocksInput.fill(text);
+    await nextFrames(page);
+    const wrong = structuredClone(firstLast);
+    wrong.parallelism.pipeline.stage_blocks = blocks;
+    const wrongCheck = cli('check', specFile(wrong));
+    assert.equal(wrongCheck.code, 2);
+    const line = wrongCheck.stderr.split('\n').find(
+        (l) => l.startsWith('error: parallelism.pipeline.stage_blocks') && l.includes(rule));
+    assert.ok(line, `no stage_blocks error from the CLI: ${wrongCheck.stderr}`);
+    assert.ok((await fieldError(page, blocksLabel)).includes(line.slice(7)),
+              `the layout error is shown next to the blocks field: ${line}`);
+    assert.equal(await page.locator('[data-figure]').count(), 0, 'no figures for it');
+  }
+  // An edit re-renders the figures and the chart.
+  await blocksInput.fill('11, 12, 12, 13');
+  firstLast.parallelism.pipeline.stage_blocks = [11, 12, 12, 13];
+  await nextFrames(page);
+  await expectFigures(page, firstLast, 'after editing the layout');
+  await expectHash(page, firstLast, 'after editing the layout');
+  assert.deepEqual(await chartBlocks(), [11, 12, 12, 13], 'the chart after the edit');
+  await expectStages(page, firstLast, 'after editing the layout');
+  // even drops stage_blocks; explicit brings the last layout back.
+  await page.getByLabel(layoutLabel, {exact: true}).selectOption('even');
+  await nextFrames(page);
+  const even = structuredClone(firstLast);
+  delete even.parallelism.pipeline.stage_blocks;
+  await expectHash(page, even, 'after choosing the even layout');
+  assert.equal(await blocksInput.isVisible(), false, 'no blocks field for an even layout');
+  assert.deepEqual(await chartBlocks(), [12, 12, 12, 12], 'the even split in the chart');
+  await page.getByLabel(layoutLabel, {exact: true}).selectOption('explicit');
+  await nextFrames(page);
+  await expectHash(page, firstLast, 'back to the explicit layout');
+  console.log('ok: explicit stage layouts: imports round-trip, the chart, errors at the field');
   await open(`#spec=${encodeURIComponent(JSON.stringify(spec))}`);
 
   // 3. Form edits update every figure within a frame, and the URL.
