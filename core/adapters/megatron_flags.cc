@@ -246,11 +246,9 @@ const std::vector<MegatronFlag>& MegatronFlags() {
        "tensor-parallel degree etp of each expert's matrices"},
       {"--moe-token-dispatcher-type", Kind::kChoice,
        {"allgather", "alltoall", "flex"}, "parallelism.expert.dispatcher",
-       "`all_to_all` (the model's; Megatron-LM's own default `allgather` is "
-       "not modelled)",
-       "`alltoall`: `all_to_all`; `flex`: the backend "
-       "`--moe-flex-dispatcher-backend` names; `allgather` is not modelled "
-       "(an error)"},
+       "`all_gather` (Megatron-LM's default `allgather`)",
+       "`allgather`: `all_gather`; `alltoall`: `all_to_all`; `flex`: the "
+       "backend `--moe-flex-dispatcher-backend` names"},
       {"--moe-flex-dispatcher-backend", Kind::kChoice,
        {"deepep", "hybridep", "ncclep"}, "parallelism.expert.dispatcher",
        "`deepep` (Megatron-LM's default)",

@@ -110,7 +110,9 @@ void ExpertRules(const System& system, Conversion* c) {
                                                 ExpertTensorDegree(expert, t)));
 }
 
-// The expert dispatcher: Megatron-LM's --moe-token-dispatcher-type, its
+// The expert dispatcher: Megatron-LM's --moe-token-dispatcher-type (its
+// default allgather for a model with experts; a dense model keeps the
+// spec's all_to_all, which nothing reads), its
 // flex backend (megatron/core/transformer/moe/token_dispatcher.py
 // MoEFlexTokenDispatcher) or the older --moe-enable-deepep, which
 // transformer_config.py allows only with the flex type.
@@ -118,15 +120,11 @@ void DispatcherRules(Conversion* c) {
   const ParsedFlags& flags = c->flags;
   ExpertParallel& expert = c->spec.parallelism.expert;
   const std::string type =
-      flags.Choice("--moe-token-dispatcher-type").value_or("alltoall");
+      flags.Choice("--moe-token-dispatcher-type")
+          .value_or(c->spec.model.moe.has_value() ? "allgather" : "alltoall");
   const std::string backend =
       flags.Choice("--moe-flex-dispatcher-backend").value_or("deepep");
   const bool deepep = flags.Switch("--moe-enable-deepep");
-  if (type == "allgather") {
-    c->Error("--moe-token-dispatcher-type", ErrorCode::kUnsupported,
-             "--moe-token-dispatcher-type allgather is not modelled (the "
-             "model prices alltoall and flex)");
-  }
   if (deepep && type != "flex") {
     c->Error("--moe-enable-deepep", ErrorCode::kInconsistent,
              absl::StrCat("--moe-enable-deepep needs "
@@ -139,7 +137,8 @@ void DispatcherRules(Conversion* c) {
           "--moe-flex-dispatcher-backend has no effect without "
           "--moe-token-dispatcher-type flex");
     }
-    expert.dispatcher = ExpertDispatcher::kAllToAll;
+    expert.dispatcher = type == "allgather" ? ExpertDispatcher::kAllGather
+                                            : ExpertDispatcher::kAllToAll;
     return;
   }
   if (backend == "ncclep" && !deepep) {

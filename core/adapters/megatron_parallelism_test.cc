@@ -306,8 +306,12 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
   const std::string moe = std::string(kModel) +
                           "--num-experts 8 --bf16 "
                           "--expert-model-parallel-size 8 --world-size 8 ";
+  // Megatron-LM's default dispatcher is allgather.
   EXPECT_EQ(Import(moe).parallelism.expert.dispatcher,
-            ExpertDispatcher::kAllToAll);
+            ExpertDispatcher::kAllGather);
+  EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type allgather")
+                .parallelism.expert.dispatcher,
+            ExpertDispatcher::kAllGather);
   EXPECT_EQ(Import(moe + "--moe-token-dispatcher-type alltoall")
                 .parallelism.expert.dispatcher,
             ExpertDispatcher::kAllToAll);
@@ -338,8 +342,6 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
       Errors(moe + "--moe-token-dispatcher-type allgather "
                    "--moe-enable-deepep"),
       (std::vector<std::string>{
-          "--moe-token-dispatcher-type allgather is not modelled (the model "
-          "prices alltoall and flex)",
           "--moe-enable-deepep needs --moe-token-dispatcher-type flex, not "
           "allgather, as Megatron-LM asserts"}));
   EXPECT_EQ(Errors(moe + "--moe-token-dispatcher-type flex "
@@ -362,6 +364,7 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
   absl::StatusOr<MappingSpec> lone = FromMegatronArgs(
       Args(std::string(kModel) +
            "--num-experts 8 --fp16 --world-size 8 "
+           "--moe-token-dispatcher-type alltoall "
            "--overlap-moe-expert-parallel-comm --moe-shared-expert-overlap "
            "--recompute-granularity full --recompute-method uniform"),
       A100());
@@ -372,6 +375,23 @@ TEST(MegatronParallelism, ExpertDispatcherAndOverlap) {
                         "parallelism.expert.overlap",
                         "parallelism.expert.overlap",
                         "parallelism.expert.overlap"}));
+  // The allgather dispatcher (Megatron-LM's default) runs no overlap.
+  absl::StatusOr<MappingSpec> gathered = FromMegatronArgs(
+      Args(std::string(kModel) +
+           "--num-experts 8 --fp16 --expert-model-parallel-size 8 "
+           "--world-size 8 --overlap-moe-expert-parallel-comm"),
+      A100());
+  ASSERT_TRUE(gathered.ok()) << gathered.status();
+  std::vector<std::string> messages;
+  for (const Violation& v : FindViolations(*gathered)) {
+    messages.push_back(v.message);
+  }
+  EXPECT_EQ(messages,
+            std::vector<std::string>{
+                "parallelism.expert.overlap (true) needs the all_to_all, "
+                "deep_ep or hybrid_ep dispatcher, not all_gather, as "
+                "Megatron-LM asserts (overlap_moe_expert_parallel_comm with "
+                "the alltoall or flex token dispatcher)"});
 }
 
 TEST(MegatronParallelism, ExpertParallelism) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze.h"
 #include "core/analysis/analyze_test_util.h"
+#include "core/plan/hardware.h"
 #include "core/spec/check.h"
 #include "core/taskir/task_ir.h"
 #include "core/testing/doubles.h"
@@ -195,6 +196,53 @@ TEST(MoeBlockFigures, ExchangesMakeTheStepsExpertFigures) {
                    1e-12 * (step_hidden + step_exposed));
     EXPECT_EQ(step_hidden > 0, shared_overlap);
   }
+}
+
+// Megatron-LM's allgather dispatcher: the dispatch all-gathers the rank's
+// b * s / t tokens of the etp x ep ranks (the gathered tensor on the
+// expert tier), the combine reduce-scatters it, the backward pass the other
+// way round; the experts' unpermutation writes every gathered row.
+TEST(MoeBlockFigures, AllGatherDispatcherGathersTheExpertTensorRanksTokens) {
+  MappingSpec spec = MoeSpec(ModelProfile::kRefined);
+  auto& training = std::get<TransformerTrainingMappingSpec>(spec);
+  training.parallelism.expert.dispatcher = ExpertDispatcher::kAllGather;
+  training.parallelism.expert.tensor_degree = 2;
+  BP_ASSERT_OK_AND_ASSIGN(const Analysed a, AnalyseProgram(CheckSpec(spec)));
+  // TestMapping: microbatch 1, sequence 32, hidden 64, 2-byte activations;
+  // t = 2, etp x ep = 8.
+  const double gathered_rows = 1.0 * 32 / 2 * 8;
+  const double gathered_bytes = gathered_rows * 64 * 2;
+  int exchanges = 0, unpermutations = 0;
+  for (const Task& task : a.tasks.tasks) {
+    const bool dispatch = task.name == "MoeBlock_Dispatch";
+    if (dispatch || task.name == "MoeBlock_Combine") {
+      ++exchanges;
+      const Collective& fw = task.collectives[0][0];
+      const Collective& bw = task.collectives[1][0];
+      EXPECT_EQ(fw.op, dispatch ? CollectiveOp::kAllGather
+                                : CollectiveOp::kReduceScatter);
+      EXPECT_EQ(bw.op, dispatch ? CollectiveOp::kReduceScatter
+                                : CollectiveOp::kAllGather);
+      EXPECT_EQ(fw.peers, 8);
+      EXPECT_EQ(fw.bytes, gathered_bytes);
+      EXPECT_EQ(bw.bytes, gathered_bytes);
+    }
+    if (task.name == "MoeBlock_UnpermuteExperts") {
+      ++unpermutations;
+      const auto* rows = std::get_if<PermutationTask>(&task.kind);
+      ASSERT_NE(rows, nullptr);
+      EXPECT_EQ(rows->written, static_cast<int64_t>(gathered_rows));
+    }
+    EXPECT_NE(task.name, "MoeBlock_PermuteTokens");
+  }
+  EXPECT_EQ(exchanges, 2);
+  EXPECT_EQ(unpermutations, 1);
+  // The exchange on the expert tier, at its collective rates.
+  const NetworkTier& tier = training.system.networks[1];
+  BP_EXPECT_NEAR(RankFigure(a, "moe_block_dispatch_fw_net_time"),
+                 CollectiveTime(tier, CollectiveOp::kAllGather, gathered_bytes,
+                                8),
+                 1e-12);
 }
 
 // A stage of dense and MoE blocks: the figures are one MoE block's, not

@@ -66,6 +66,7 @@ bool NodeDeduplicatedDispatch(const TypedProgram& program) {
   }
   switch (expert->dispatcher) {
     case ExpertDispatcher::kAllToAll:
+    case ExpertDispatcher::kAllGather:
       return false;
     case ExpertDispatcher::kDeepEp:
     case ExpertDispatcher::kHybridEp:

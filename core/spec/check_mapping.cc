@@ -171,8 +171,8 @@ void CheckExperts(const SpecView& view, const MappingValues& values,
 // --delay-wgrad-compute needs --overlap-moe-expert-parallel-comm; that needs
 // expert parallelism, no full recomputation, no --moe-shared-expert-overlap
 // and, on a pipeline, virtual stages (its combined 1F1B pairs a forward and
-// a backward chunk); the shared experts' overlap needs the alltoall
-// dispatcher.
+// a backward chunk) and the alltoall or flex dispatcher; the shared experts'
+// overlap needs the alltoall dispatcher.
 void CheckExpertOverlap(const SpecView& view, Collector* out) {
   if (view.expert == nullptr) return;
   const ExpertParallel& e = *view.expert;
@@ -198,6 +198,13 @@ void CheckExpertOverlap(const SpecView& view, Collector* out) {
                           "parallelism: ",
                           Named("parallelism.expert.degree", e.degree),
                           " (Megatron-LM asserts ep > 1)"));
+  }
+  if (e.dispatcher == ExpertDispatcher::kAllGather) {
+    out->Add(kOverlap, ErrorCode::kInconsistent,
+             "parallelism.expert.overlap (true) needs the all_to_all, deep_ep "
+             "or hybrid_ep dispatcher, not all_gather, as Megatron-LM asserts "
+             "(overlap_moe_expert_parallel_comm with the alltoall or flex "
+             "token dispatcher)");
   }
   if (e.shared_expert_overlap) {
     out->Add(kOverlap, ErrorCode::kInconsistent,

@@ -234,6 +234,11 @@ inline constexpr EnumRow<ExpertDispatcher> kExpertDispatcherRows[] = {
      {"hybrid_ep", nullptr,
       "HybridEP (Megatron-LM's flex dispatcher): node-deduplicated like "
       "DeepEP"}},
+    {ExpertDispatcher::kAllGather,
+     {"all_gather", nullptr,
+      "Megatron-LM's allgather dispatcher (its default): every rank "
+      "all-gathers the tokens of the etp x ep ranks, runs those routed to "
+      "its experts, and reduce-scatters the outputs back"}},
 };
 
 // TensorCommunication's alternatives, in variant index order.

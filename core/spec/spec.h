@@ -342,6 +342,8 @@ enum class ExpertDispatcher {
   kAllToAll,  // NCCL all-to-all: one copy per routed expert on another rank
   kDeepEp,    // flex dispatcher, DeepEP: one copy per destination node
   kHybridEp,  // flex dispatcher, HybridEP: one copy per destination node
+  kAllGather,  // all-gather of the tokens over the etp x ep ranks, then a
+               // reduce-scatter of the outputs (Megatron-LM's default)
 };
 
 // Expert parallelism: each MoE layer's experts split over `degree` ranks,

@@ -58,8 +58,13 @@ BlockContext MakeBlockContext(const TypedProgram& program, bool lineage,
           // combine kernels permute as they send ("permute + dispatch a2a +
           // permute", fused_a2a.py HybridEPDispatch); no kernel of its own.
           break;
+        case ExpertDispatcher::kAllGather:
+          ctx.permutation = MoePermutation::kAllGather;
+          break;
       }
     }
+    ctx.all_gather_dispatch = training->parallelism.expert.dispatcher ==
+                              ExpertDispatcher::kAllGather;
   }
   ctx.s_local = ctx.s() / ctx.cp();
   ctx.batch_seq = ctx.b() * ctx.s_local;

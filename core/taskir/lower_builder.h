@@ -73,7 +73,7 @@ RouterBytes RouterKernelBytesPerToken(int64_t experts, int64_t topk,
 // kernel of its own (Calculon's model, the correction off, or HybridEP,
 // whose exchange kernels permute), as Megatron-LM's all-to-all dispatcher
 // does, or as its flex dispatcher with DeepEP.
-enum class MoePermutation { kNone, kAllToAll, kFlex };
+enum class MoePermutation { kNone, kAllToAll, kFlex, kAllGather };
 
 // What a block is lowered from: the program's model, options, tensor
 // parallelism and derived values, read where the program holds them (the
@@ -117,6 +117,9 @@ struct BlockContext {
   // Correction kSharedExpertOverlap with parallelism.expert.
   // shared_expert_overlap: the shared experts' linears cover the exchange.
   bool shared_covers_exchange = false;
+  // parallelism.expert.dispatcher all_gather: the expert exchanges are an
+  // all-gather and a reduce-scatter over the etp x ep ranks.
+  bool all_gather_dispatch = false;
   // Correction kMoePermutation: the token permutations as tasks, as the
   // dispatcher (parallelism.expert.dispatcher) runs them.
   MoePermutation permutation = MoePermutation::kNone;
@@ -273,9 +276,11 @@ class BlockBuilder {
   // (routed: local x topk; the all-to-all dispatcher's token-side tasks
   // only) and the rows its experts receive (received; 0 for the
   // all-to-all dispatcher with one local expert, whose tasks stay so that
-  // a relowering at another ep rebuilds as many tasks).
+  // a relowering at another ep rebuilds as many tasks) and the rows the
+  // unpermutation of the received rows writes (restored: received, or the
+  // allgather dispatcher's gathered tokens, zeros included).
   struct Permutations {
-    int64_t local = 0, routed = 0, received = 0;
+    int64_t local = 0, routed = 0, received = 0, restored = 0;
   };
   Permutations PermutationRows(double received, double local_experts) const;
   // The router's kernels after its gating GEMM (correction

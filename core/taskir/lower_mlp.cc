@@ -228,6 +228,24 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
                         moe.capacity_factor * c.etp() / c.t();
   const double local_experts = static_cast<double>(moe.experts) / c.ep();
   const Permutations permutations = PermutationRows(tokens, local_experts);
+  // The allgather dispatcher (token_dispatcher.py
+  // MoEAllGatherTokenDispatcher): token_dispatch all-gathers every rank's
+  // b * s/cp / t tokens over the etp x ep ranks (tp_ep_group), each rank
+  // keeping the rows of its experts; token_combine reduce-scatters the
+  // outputs back. Each collective moves the gathered tensor, the backward
+  // pass the same with the operations swapped.
+  const int64_t exchange_peers =
+      c.all_gather_dispatch ? c.etp() * c.ep() : c.ep();
+  const double gathered = static_cast<double>(bs) / c.t() *
+                          static_cast<double>(exchange_peers) * c.h();
+  const double gathered_bytes = gathered * c.bpe();
+  const CollectiveOp dispatch_op =
+      c.all_gather_dispatch ? CollectiveOp::kAllGather : CollectiveOp::kAllToAll;
+  const CollectiveOp combine_op = c.all_gather_dispatch
+                                      ? CollectiveOp::kReduceScatter
+                                      : CollectiveOp::kAllToAll;
+  const double exchanged = c.all_gather_dispatch ? gathered : sent;
+  const double exchanged_bytes = c.all_gather_dispatch ? gathered_bytes : leaving;
   // Each task's part of the block (Task::moe_part); the caller's again at
   // the end (a relowering rebuilds these tasks alone).
   const MoePart caller_part = ctx_.moe_part;
@@ -240,12 +258,13 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
             .id;
     Reads(dispatch, {router, norm});
   }
-  if (c.ep() > 1) {
+  if (exchange_peers > 1) {
     const int32_t permuted = dispatch;
     ctx_.moe_part = MoePart::kDispatch;
-    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert, c.ep(), sent,
-                           CollectiveOp::kAllToAll, leaving,
-                           CollectiveOp::kAllToAll, leaving, -1, sources)
+    dispatch = AddExchange("MoeBlock_Dispatch", MeshAxis::kExpert,
+                           exchange_peers, exchanged, dispatch_op,
+                           exchanged_bytes, combine_op, exchanged_bytes, -1,
+                           sources)
                    .id;
     Reads(dispatch, {permuted, norm});
   }
@@ -285,16 +304,17 @@ int32_t BlockBuilder::BuildRoutedExperts(int32_t router, int32_t norm) {
     ctx_.moe_part = MoePart::kPermutation;
     combine =
         AddPermutation("MoeBlock_UnpermuteExperts", permutations.received,
-                       permutations.received, again)
+                       permutations.restored, again)
             .id;
     Reads(combine, {down});
   }
-  if (c.ep() > 1) {
+  if (exchange_peers > 1) {
     const int32_t unsorted = combine;
     ctx_.moe_part = MoePart::kCombine;
-    combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert, c.ep(), sent,
-                          CollectiveOp::kAllToAll, leaving,
-                          CollectiveOp::kAllToAll, leaving, -1, sources)
+    combine = AddExchange("MoeBlock_Combine", MeshAxis::kExpert,
+                          exchange_peers, exchanged, combine_op,
+                          exchanged_bytes, dispatch_op, exchanged_bytes, -1,
+                          sources)
                   .id;
     Reads(combine, {unsorted});
   }
@@ -434,7 +454,17 @@ BlockBuilder::Permutations BlockBuilder::PermutationRows(
       // unpermuted (no token-side tasks).
       out.received = rows(received);
       break;
+    case MoePermutation::kAllGather:
+      // MoEAllGatherTokenDispatcher: dispatch_postprocess permutes the
+      // gathered rows of the local experts into their order
+      // (permute(hidden_states, local_map)), combine_preprocess unpermutes
+      // them into the gathered shape (unpermute(..., restore_shape=
+      // hidden_shape_before_permute)), every gathered row written.
+      out.received = rows(received);
+      out.restored = rows(local * static_cast<double>(c.etp() * c.ep()));
+      return out;
   }
+  out.restored = out.received;
   return out;
 }
 

@@ -398,7 +398,15 @@ absl::Status VerifyTaskIR(const DistributedTaskIR& ir, TaskIRChecks checks,
               where(), ": collective ", CollectiveOpName(c.op), " on axis ",
               MeshAxisName(c.axis), " outside a shard boundary of that axis"));
         }
-        if (c.peers != AxisSize(ir.mesh, c.axis)) {
+        // The allgather dispatcher's all-gather and reduce-scatter span the
+        // expert-tensor x expert ranks (Megatron-LM's tp_ep_group): a
+        // multiple of the ep axis.
+        const bool tp_ep_group =
+            c.axis == MeshAxis::kExpert &&
+            (c.op == CollectiveOp::kAllGather ||
+             c.op == CollectiveOp::kReduceScatter) &&
+            c.peers > 0 && c.peers % AxisSize(ir.mesh, c.axis) == 0;
+        if (c.peers != AxisSize(ir.mesh, c.axis) && !tp_ep_group) {
           return absl::InternalError(absl::StrCat(
               where(), ": collective over ", c.peers, " peers, mesh ",
               MeshAxisName(c.axis), " is ", AxisSize(ir.mesh, c.axis)));

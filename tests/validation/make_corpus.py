@@ -423,6 +423,13 @@ def row_of(r, models):
         recipe_row, why = bridge_recipe(r, moe)
         if recipe_row is None:
             a.append(why + (": Megatron-LM's defaults" if moe else ": the precision's stated flags"))
+            if moe:
+                # Megatron-Bridge's model bridges set the alltoall dispatcher
+                # (e.g. models/deepseek/deepseek_v3_bridge.py,
+                # models/qwen/qwen3_moe_bridge.py), not Megatron-LM's
+                # allgather default.
+                args += ["--moe-token-dispatcher-type", "alltoall"]
+                a.append("the all-to-all dispatcher (Megatron-Bridge's MoE model providers set moe_token_dispatcher_type alltoall)")
     deepseek_v3_recipe = r["model"] == "deepseek-v3" and r["source_key"] == "S1"
     layout = DEEPSEEK_V3_LAYOUTS.get((p, vp or 1)) if deepseek_v3_recipe else None
     if recipe_row is not None and recipe_row.get("pp_layout"):
