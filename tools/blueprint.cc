@@ -706,7 +706,12 @@ const std::vector<Subcommand>& Subcommands() {
        "stages (blocks per stage rounded up, 1f1b and interleaved_1f1b); "
        "--threads N runs N workers (default: one per "
        "core; the result is the same); --profile refined ranks every mapping "
-       "by the refined profile's model (options.profile); --specs adds each "
+       "by the refined profile's model (options.profile); --recipes all also "
+       "every low-precision recipe the system runs (FP8; MXFP8 and NVFP4 "
+       "with a float4 rate), or a list; with experts --expert-dispatchers "
+       "all also deep_ep and hybrid_ep (ep > 1), or a list, and "
+       "--expert-overlap all also the EP overlap with delay_wgrad where the "
+       "checker allows it; --specs adds each "
        "mapping's canonical spec to the JSON",
        &RunSearch},
       {{"search", "--serving"},

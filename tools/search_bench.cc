@@ -20,6 +20,9 @@
 //      every p up to the block count, uneven stages (pruned only).
 //   6. The same with --stage-layouts megatron: every p up to the block
 //      count, Megatron-LM's first and last stages (pruned only).
+//   7. qwen3-235B-A22B as in 3 (cp up to 8) with --recipes all (the FP8
+//      recipes and none on h100_80g_nvl8) and with --expert-dispatchers all
+//      (pruned only).
 //
 // Usage: bazel run //tools:search_bench -- [--data DIR] [--runs N] [--tiers K]
 //            [--only NAME] [--pruned] [--threads N]
@@ -77,6 +80,8 @@ struct Case {
   // for a Hugging Face or Megatron-LM import.
   bool megatron_refined = false;
   bool first_last_stages = false;  // --stage-layouts megatron
+  bool every_recipe = false;       // --recipes all
+  bool every_dispatcher = false;   // --expert-dispatchers all
 };
 
 
@@ -140,6 +145,15 @@ int Run(const std::string& data, int runs_override, int tiers,
        "Megatron first/last stages",
        "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
        false, 1, 8, true, false, true, true, false, false, true},
+      // 7. The variants of the space: every recipe the system runs (the
+      // FP8 ones on an H100), every expert dispatcher.
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero, recipes all",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, false, false, false, false, true},
+      {"qwen3-235B-A22B 2048 GPUs b2048 top10 cp<=8 zero, dispatchers all",
+       "qwen3-235B-A22B.model.json", "h100_80g_nvl8.json", 2048, 2048, 10,
+       false, 1, 8, true, false, true, false, false, false, false, false,
+       true},
   };
   std::printf("%-44s %-10s %10s %10s %10s %10s %14s %11s\n", "search",
               "mode", "executions", "first_ms", "best_ms", "best_cpu_ms",
@@ -181,6 +195,12 @@ int Run(const std::string& data, int runs_override, int tiers,
       options.every_schedule = c.every_schedule;
       options.uneven_stages = c.uneven_stages;
       options.first_last_stages = c.first_last_stages;
+      options.every_recipe = c.every_recipe;
+      if (c.every_dispatcher) {
+        options.expert_dispatchers = {ExpertDispatcher::kAllToAll,
+                                      ExpertDispatcher::kDeepEp,
+                                      ExpertDispatcher::kHybridEp};
+      }
       if (c.megatron_refined) {
         options.precision = PrecisionAccounting::kMegatronMixed;
         options.profile = ModelProfile::kRefined;

@@ -170,7 +170,10 @@ export class SearchPanel {
                   '--context-exchange', value('search-context-exchange'),
                   '--sharding', value('search-sharding'),
                   '--schedules', value('search-schedules'),
-                  '--stage-layouts', value('search-stage-layouts'), '--json', '--specs'];
+                  '--stage-layouts', value('search-stage-layouts'),
+                  '--recipes', value('search-recipes'),
+                  '--expert-dispatchers', value('search-expert-dispatchers'),
+                  '--expert-overlap', value('search-expert-overlap'), '--json', '--specs'];
     if (byId('search-mbs-break').checked) args.push('--mbs-break');
     if (!byId('search-tp-overlap').checked) args.push('--no-tp-overlap');
     if (!byId('search-dp-overlap').checked) args.push('--no-dp-overlap');

@@ -72,17 +72,7 @@ HiddenExchange ExpertOverlapHidden(bool delay_wgrad, double exchange_fw,
 
 }  // namespace
 
-BlockTiers BlockTiersOf(const TypedProgram& program) {
-  const System& system = program.system();
-  const DerivedValues& d = program.derived;
-  const auto tier = [&](int64_t index) {
-    return &system.networks[static_cast<size_t>(index)];
-  };
-  const int64_t local = ExpertLocalPeersOf(program, d.expert_network);
-  BlockTiers tiers{tier(d.tensor_network), tier(d.expert_network),
-                   tier(d.context_network),
-                   tier(local > 1 ? d.expert_network - 1 : d.expert_network),
-                   local};
+void SetExpertRules(const TypedProgram& program, BlockTiers& tiers) {
   if (NodeDeduplicatedDispatch(program) && program.model().moe.has_value()) {
     tiers.dedup_topk = program.model().moe->topk;
     tiers.dedup_experts = program.model().moe->experts;
@@ -99,6 +89,20 @@ BlockTiers BlockTiersOf(const TypedProgram& program) {
                                             tiers.expert_fast->processor_usage);
     }
   }
+}
+
+BlockTiers BlockTiersOf(const TypedProgram& program) {
+  const System& system = program.system();
+  const DerivedValues& d = program.derived;
+  const auto tier = [&](int64_t index) {
+    return &system.networks[static_cast<size_t>(index)];
+  };
+  const int64_t local = ExpertLocalPeersOf(program, d.expert_network);
+  BlockTiers tiers{tier(d.tensor_network), tier(d.expert_network),
+                   tier(d.context_network),
+                   tier(local > 1 ? d.expert_network - 1 : d.expert_network),
+                   local};
+  SetExpertRules(program, tiers);
   return tiers;
 }
 
@@ -132,8 +136,7 @@ bool BlockPrices::Supports(const DistributedTaskIR& tasks) {
   return true;
 }
 
-BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
-                         const TypedProgram& program) {
+BlockPrices::Rates BlockPrices::ProgramRates(const TypedProgram& program) {
   const DataType datatype = program.options().datatype;
   const bool achievable =
       program.corrections.On(Correction::kAchievableMatmulRate);
@@ -146,7 +149,17 @@ BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
   if (achievable) {
     rates.datatype_bound = AchievableThroughput(rates.datatype_matrix);
   }
-  Reprice(tasks, rates);
+  return rates;
+}
+
+BlockPrices::BlockPrices(const DistributedTaskIR& tasks,
+                         const TypedProgram& program) {
+  Reprice(tasks, ProgramRates(program));
+}
+
+void BlockPrices::Reprice(const DistributedTaskIR& tasks,
+                          const TypedProgram& program) {
+  Reprice(tasks, ProgramRates(program));
 }
 
 BlockPrices::BlockPrices(const DistributedTaskIR& tasks, const System& system,
@@ -329,13 +342,26 @@ void BlockPrices::RepriceFrom(const BlockPrices& base,
                               const std::vector<int32_t>& ids,
                               const System& system, DataType datatype,
                               bool achievable_matmul) {
+  RepriceFrom(base, tasks, ids, RatesOf(system, datatype, achievable_matmul));
+}
+
+void BlockPrices::RepriceFrom(const BlockPrices& base,
+                              const DistributedTaskIR& tasks,
+                              const std::vector<int32_t>& ids,
+                              const TypedProgram& program) {
+  RepriceFrom(base, tasks, ids, ProgramRates(program));
+}
+
+void BlockPrices::RepriceFrom(const BlockPrices& base,
+                              const DistributedTaskIR& tasks,
+                              const std::vector<int32_t>& ids,
+                              const Rates& rates) {
   if (base.base_ != nullptr && base.override_ids_ != ids) {
     // Other tasks vary: not a variant of base's base.
-    Reprice(tasks, system, datatype, achievable_matmul);
+    Reprice(tasks, rates);
     return;
   }
   const BlockPrices& root = base.base_ != nullptr ? *base.base_ : base;
-  const Rates rates = RatesOf(system, datatype, achievable_matmul);
   training_ = tasks.training;
   vector_rate_ = rates.vector;
   mode_ = rates.mode;
@@ -437,12 +463,16 @@ StagedBlock BlockPrices::Plan(const StagedBlock& compute,
                               const NetworkTier& context_net,
                               const NetworkTier& expert_fast_net,
                               int64_t expert_local) const {
+  return Plan(compute, {&tensor_net, &expert_net, &context_net,
+                        &expert_fast_net, expert_local});
+}
+
+StagedBlock BlockPrices::Plan(const StagedBlock& compute,
+                              const BlockTiers& tiers) const {
   // PlanCompute leaves every figure AddCommunication adds to at 0.
   StagedBlock out = compute;
   NoSink sink;
-  AddCommunication({&tensor_net, &expert_net, &context_net, &expert_fast_net,
-                    expert_local},
-                   out, sink);
+  AddCommunication(tiers, out, sink);
   return out;
 }
 

@@ -115,6 +115,12 @@ struct BlockTiers {
 
 // The tiers the program's derived values name (PlanPortable's).
 BlockTiers BlockTiersOf(const TypedProgram& program);
+// Sets the fields of `tiers` after its tiers (the dispatcher's
+// deduplication, the expert overlap) as the program's expert parallelism
+// and corrections say; its tiers must be set (the overlap's processor
+// share reads the expert tiers). BlockTiersOf's, for the search's tables,
+// which price one program's blocks on many tiers.
+void SetExpertRules(const TypedProgram& program, BlockTiers& tiers);
 
 // A lowered block, kept for pricing: per task what the pricing reads of it
 // and its tier-independent prices (no names, lineage or dependencies).
@@ -139,6 +145,9 @@ class BlockPrices {
   // search's table reuses its entries from one tensor degree to the next).
   void Reprice(const DistributedTaskIR& tasks, const System& system,
                DataType datatype, bool achievable_matmul);
+  // The same in the program's datatypes and recipe, as the constructor of
+  // a program prices (the search's blocks of a recipe).
+  void Reprice(const DistributedTaskIR& tasks, const TypedProgram& program);
   // Replaces these prices by those of `tasks`, the block `base` prices but
   // for the tasks `ids` (increasing: Relower' rebuilt ones, the same
   // for every variant of `base`): only those are priced and kept here, the
@@ -148,6 +157,10 @@ class BlockPrices {
   void RepriceFrom(const BlockPrices& base, const DistributedTaskIR& tasks,
                    const std::vector<int32_t>& ids, const System& system,
                    DataType datatype, bool achievable_matmul);
+  // The same in the program's datatypes and recipe.
+  void RepriceFrom(const BlockPrices& base, const DistributedTaskIR& tasks,
+                   const std::vector<int32_t>& ids,
+                   const TypedProgram& program);
 
   // The figures that do not depend on the tiers: the tasks' compute, the
   // recomputation and the footprint (from `footprint`, FootprintFigures);
@@ -162,6 +175,8 @@ class BlockPrices {
                    const NetworkTier& context_net,
                    const NetworkTier& expert_fast_net,
                    int64_t expert_local) const;
+  // The same on `tiers`, with its expert rules (SetExpertRules).
+  StagedBlock Plan(const StagedBlock& compute, const BlockTiers& tiers) const;
   // Every figure on `tiers` at once, of any block (TP-overlapped linears
   // tiled on the tensor tier), given `footprint` (FootprintFigures); with
   // `plans` (one per task), each task's times are recorded there too
@@ -243,8 +258,12 @@ class BlockPrices {
                        bool achievable_matmul) {
     return RatesOf(system, datatype, datatype, datatype, achievable_matmul);
   }
+  // The program's rates (its GEMM datatype, recipe and blocks outside it).
+  static Rates ProgramRates(const TypedProgram& program);
   // Reprice with these rates.
   void Reprice(const DistributedTaskIR& tasks, const Rates& rates);
+  void RepriceFrom(const BlockPrices& base, const DistributedTaskIR& tasks,
+                   const std::vector<int32_t>& ids, const Rates& rates);
   // Appends the task's prices to tasks_, and its collectives to
   // collectives_ when it has any whose times or sizes count.
   void AddPrices(const Task& task, const Rates& rates);

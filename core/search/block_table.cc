@@ -9,6 +9,7 @@
 #include "core/base/status_macros.h"
 #include "core/plan/block_pricing.h"
 #include "core/plan/hardware.h"
+#include "core/plan/program_rules.h"
 #include "core/taskir/lower.h"
 #include "core/taskir/optimizer.h"
 
@@ -21,6 +22,7 @@ namespace {
 TrainingMapping BlockMapping(const BlockConfig& config, int64_t num_blocks,
                              DataType datatype, PrecisionAccounting precision,
                              ModelProfile profile,
+                             const ExecutionVariant& variant,
                              const std::pair<int64_t, std::vector<int64_t>>*
                                  layout) {
   TrainingMapping m;
@@ -50,6 +52,7 @@ TrainingMapping BlockMapping(const BlockConfig& config, int64_t num_blocks,
   m.options.fused_activation = config.fused_activation;
   m.options.precision = precision;
   m.options.profile = profile;
+  ApplyExecutionVariant(variant, m);
   return m;
 }
 
@@ -100,12 +103,16 @@ BlockShard BlockShardOf(const DerivedValues& d) {
 
 BlockTable::BlockTable(const TransformerModel& model, const System& system,
                        DataType datatype, PrecisionAccounting precision,
-                       ModelProfile profile)
+                       ModelProfile profile, const ExecutionVariant& variant)
     : model_(model),
       system_(system),
       datatype_(datatype),
       precision_(precision),
       profile_(profile),
+      variant_(variant),
+      program_rates_(variant.recipe != QuantizationRecipe::kNone),
+      expert_rules_(variant.dispatcher != ExpertDispatcher::kAllToAll ||
+                    variant.expert_overlap),
       achievable_matmul_(
           CorrectionsFor(profile).On(Correction::kAchievableMatmulRate)),
       vector_rate_(EngineRate(system.vector, datatype)),
@@ -280,7 +287,8 @@ void BlockTable::SetProgram(const BlockConfig& key) {
       key.pipeline < 0 ? &layouts_[static_cast<size_t>(-1 - key.pipeline)]
                        : nullptr;
   const TrainingMapping mapping = BlockMapping(
-      key, model_.num_blocks, datatype_, precision_, profile_, layout);
+      key, model_.num_blocks, datatype_, precision_, profile_, variant_,
+      layout);
   if (!program_.has_value()) {
     program_ = MappingProgram(model_, system_, mapping);
     return;
@@ -329,8 +337,12 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
                            const Lowered* previous,
                            const std::vector<int32_t>& rebuilt,
                            Lowered& lowered) {
-  const auto shard_inputs = [](const Task& task) {
+  const auto shard_inputs = [this](const Task& task) {
     TaskShardInputs in;
+    if (program_rates_) {
+      in.weight_cast_time = MemoryTime(
+          system_.mem1, TaskQuantizationBytes(task, *program_).weights);
+    }
     in.placement = task.placement;
     in.share = task.share;
     // Unsharded, the lowering stores UnshardedWeightGradBytes (elements *
@@ -378,8 +390,13 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
           shard_inputs(tasks.tasks[static_cast<size_t>(id)]));
     }
     if (!lowered.prices.has_value()) lowered.prices.emplace();
-    lowered.prices->RepriceFrom(*previous->prices, tasks, rebuilt, system_,
-                                datatype_, achievable_matmul_);
+    if (program_rates_) {
+      lowered.prices->RepriceFrom(*previous->prices, tasks, rebuilt,
+                                  *program_);
+    } else {
+      lowered.prices->RepriceFrom(*previous->prices, tasks, rebuilt, system_,
+                                  datatype_, achievable_matmul_);
+    }
     return;
   }
   // A new shard base (perhaps in the storage of an earlier one).
@@ -390,10 +407,11 @@ void BlockTable::FillEntry(const DistributedTaskIR& tasks,
     lowered.shard_inputs.push_back(shard_inputs(task));
   }
   if (BlockPrices::Supports(tasks)) {
-    if (lowered.prices.has_value()) {
-      lowered.prices->Reprice(tasks, system_, datatype_, achievable_matmul_);
+    if (!lowered.prices.has_value()) lowered.prices.emplace();
+    if (program_rates_) {
+      lowered.prices->Reprice(tasks, *program_);
     } else {
-      lowered.prices.emplace(tasks, system_, datatype_, achievable_matmul_);
+      lowered.prices->Reprice(tasks, system_, datatype_, achievable_matmul_);
     }
   } else {
     lowered.prices.reset();
@@ -422,18 +440,22 @@ absl::StatusOr<const BlockTable::PlannedRef*> BlockTable::Unsharded(
     const int64_t local = LocalExpertPeers(lowered.key, nets.expert);
     const NetworkTier& fast = tier(local > 1 ? nets.expert - 1 : nets.expert);
     // All figures but the collectives' are the same on all tiers.
-    staged = lowered.prices->Plan(UnshardedCompute(lowered), tier(nets.tensor),
-                                  tier(nets.expert), tier(nets.context), fast,
-                                  local);
+    BlockTiers tiers{&tier(nets.tensor), &tier(nets.expert),
+                     &tier(nets.context), &fast, local};
+    // Every program of the table has the variant's expert parallelism and
+    // the profile's corrections, all SetExpertRules reads of it.
+    if (expert_rules_) SetExpertRules(*program_, tiers);
+    staged = lowered.prices->Plan(UnshardedCompute(lowered), tiers);
   } else {
     // A TP-overlapped linear's tiling depends on the tensor tier: every
     // figure at once, as PlanPortable prices it.
     const Unpriced& unpriced = *lowered.unpriced;
     const int64_t local = ExpertLocalPeersOf(unpriced.program, nets.expert);
-    staged = unpriced.prices.PlanTasks(
-        lowered.footprint,
-        {&tier(nets.tensor), &tier(nets.expert), &tier(nets.context),
-         &tier(local > 1 ? nets.expert - 1 : nets.expert), local});
+    BlockTiers tiers{&tier(nets.tensor), &tier(nets.expert),
+                     &tier(nets.context),
+                     &tier(local > 1 ? nets.expert - 1 : nets.expert), local};
+    if (expert_rules_) SetExpertRules(unpriced.program, tiers);
+    staged = unpriced.prices.PlanTasks(lowered.footprint, tiers);
   }
   ++blocks_planned_;
   Planned& planned = TakePlanned();
@@ -463,6 +485,8 @@ BlockTable::TaskShardTerms BlockTable::TermsOf(const TaskShardInputs& in,
                      ? 0
                      : ProcessingTime(system_.processing_mode,
                                       t.optim_flops_time, t.optim_mem_time);
+  // As the pricing adds it (block_pricing.cc AddPrices).
+  if (program_rates_ && !in.no_processing) t.optim_time += in.weight_cast_time;
   t.weight_space = in.weight_bytes / s;
   const int bytes_per_element = BytesPerElement(datatype_);
   t.grads_whole = WeightGradBytesFor(precision_, in.weight_grad_elements,

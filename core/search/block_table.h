@@ -121,11 +121,13 @@ class BlockTable {
   using Entry = Lowered;
 
   // `model` and `system` must outlive the table. Every block is lowered
-  // and priced with `precision` and the corrections of `profile`.
+  // and priced with `precision`, the corrections of `profile` and
+  // `variant`'s recipe and expert dispatcher and overlap.
   BlockTable(const TransformerModel& model, const System& system,
              DataType datatype,
              PrecisionAccounting precision = PrecisionAccounting::kCalculon,
-             ModelProfile profile = ModelProfile::kCalculon);
+             ModelProfile profile = ModelProfile::kCalculon,
+             const ExecutionVariant& variant = {});
 
   // The entry of the block `config`, lowered (LowerTensorParallelBlock) on
   // first use. With a model with experts, `expert_variants` are the (ep,
@@ -226,6 +228,10 @@ class BlockTable {
     double forward_flops = 0;
     double activation_grad_flops = 0;
     double weight_grad_flops = 0;
+    // A recipe's cast of the weights, once per step (the pricing's
+    // quantize_time of the optimizer stage, which the shard does not
+    // change: the whole weight is cast on every rank).
+    double weight_cast_time = 0;
     double share = 1;          // Task::share
     bool no_processing = false;  // TPComm and exchanges: never compute
     bool expert_state = false;   // a routed expert's: the expert shard
@@ -383,6 +389,16 @@ class BlockTable {
   DataType datatype_;
   PrecisionAccounting precision_;
   ModelProfile profile_;
+  ExecutionVariant variant_;
+  // With a recipe, the blocks are priced in the program's datatypes and
+  // recipe (BlockPrices' program rates); without one in datatype_, as
+  // before recipes were searched (the same prices, without reading the
+  // program per task).
+  bool program_rates_;
+  // Whether the expert all-to-all's rules (SetExpertRules: a deduplicating
+  // dispatcher, the expert overlap) may apply: not with the all_to_all
+  // dispatcher without overlap.
+  bool expert_rules_;
   // Correction kAchievableMatmulRate under profile_ (BlockPrices' rates).
   bool achievable_matmul_;
   const ProcessorRate* vector_rate_;  // of datatype_: the optimizer step's

@@ -21,7 +21,8 @@ namespace {
 
 std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
                                      bool tp_overlap_modelled,
-                                     const SearchOptions& options) {
+                                     const SearchOptions& options,
+                                     const ExecutionVariant& variant) {
   const std::vector<bool> both = {true, false};
   const std::vector<bool> only_false = {false};
   const std::vector<TensorOverlap> overlaps =
@@ -48,6 +49,11 @@ std::vector<Choice> EnumerateChoices(const ChoiceShape& shape, bool has_mem2,
   for (RecomputePolicy recompute :
        {RecomputePolicy::kFull, RecomputePolicy::kAttentionOnly,
         RecomputePolicy::kNone}) {
+    // The checker's rule (CheckExpertOverlap, as Megatron-LM asserts): the
+    // expert overlap is not run with full recomputation.
+    if (variant.expert_overlap && recompute == RecomputePolicy::kFull) {
+      continue;
+    }
     for (ShardingStage sharding : stages) {
       // Calculon's ar, p2p_rs_ag, rs_ag.
       for (const TensorCommunication& comm :
@@ -273,7 +279,8 @@ const ChoiceList* Searcher::ChoicesFor(const ChoiceShape& shape) {
                     (shape.data ? 4 : 0);
   if (!choice_lists_made_[index]) {
     choice_lists_[index] = MakeChoiceList(EnumerateChoices(
-        shape, system_.mem2.gib > 0, tp_overlap_modelled_, options_));
+        shape, system_.mem2.gib > 0, tp_overlap_modelled_, options_,
+        variant_));
     choice_lists_made_[index] = true;
   }
   return &choice_lists_[index];
@@ -382,11 +389,19 @@ void Searcher::AddGroups(const Group& base, StageShape shape,
         continue;
       }
     }
+    if (!VariantFits(with_schedule)) continue;
     auto expert_degrees =
         std::make_shared<std::vector<std::pair<int64_t, int64_t>>>();
     const size_t first = groups.size();
     for (const auto& [ep, etp] :
          ExpertDegrees(base.t, base.t * base.cp * base.d)) {
+      // The flex dispatchers and the expert overlap exchange tokens
+      // between expert-parallel ranks: with ep = 1 the mapping would be
+      // the all_to_all one again (the overlap the checker refuses there).
+      if (ep == 1 && (variant_.dispatcher != ExpertDispatcher::kAllToAll ||
+                      variant_.expert_overlap)) {
+        continue;
+      }
       Group g = with_schedule;
       g.ep = ep;
       g.etp = etp;
@@ -413,6 +428,14 @@ void Searcher::AddGroups(const Group& base, StageShape shape,
           g.en >= 0;
     }
   }
+}
+
+bool Searcher::VariantFits(const Group& g) const {
+  // The checker's rule (CheckExpertOverlap, as Megatron-LM asserts): the
+  // expert overlap on a pipeline pairs a forward and a backward chunk, so
+  // it needs interleaved_1f1b, Calculon's schedule for v > 1.
+  if (!variant_.expert_overlap || g.p == 1) return true;
+  return !g.schedule.has_value() && g.v > 1;
 }
 
 Searcher::GroupState Searcher::StartGroup(const Group& g) const {

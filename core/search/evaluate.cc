@@ -49,6 +49,7 @@ TrainingMapping Searcher::MappingOf(const Group& g, const Choice& c,
   options.profile = options_.profile;
   options.fused_activation = c.fused_activation;
   options.offload = c.offload;
+  ApplyExecutionVariant(variant_, m);
   return m;
 }
 

@@ -1,5 +1,7 @@
 #include "core/search/flag_table.h"
 
+#include <algorithm>
+
 namespace blueprint {
 namespace flag_table_internal {
 
@@ -16,6 +18,46 @@ std::string UnknownFlagError(const std::string& flag,
   return absl::StrCat("unknown flag ", QuoteExcerpt(flag), " (expected ",
                       absl::StrJoin(with_value, ", "), ", ",
                       absl::StrJoin(switches, ", "), ")");
+}
+
+bool ParseChoiceList(const char* name, const std::vector<std::string>& choices,
+                     const std::string& text,
+                     std::vector<FieldError>& problems,
+                     SearchFlagValue& value) {
+  // choices: the two words that stand alone ("calculon", "all"), then the
+  // listable ones.
+  for (size_t i = 0; i < 2 && i < choices.size(); ++i) {
+    if (text == choices[i]) {
+      value.choice = text;
+      return true;
+    }
+  }
+  const std::vector<std::string> listable(
+      choices.begin() + std::min<size_t>(2, choices.size()), choices.end());
+  const std::vector<std::string> words = absl::StrSplit(text, ',');
+  std::string problem;
+  for (const std::string& word : words) {
+    if (std::find(listable.begin(), listable.end(), word) == listable.end()) {
+      problem = absl::StrCat("unknown ", QuoteExcerpt(word));
+      break;
+    }
+    if (std::find(value.list.begin(), value.list.end(), word) !=
+        value.list.end()) {
+      problem = absl::StrCat(QuoteExcerpt(word), " is listed twice");
+      break;
+    }
+    value.list.push_back(word);
+  }
+  if (problem.empty()) return true;
+  value.list.clear();
+  problems.push_back(
+      {name,
+       absl::StrCat(name, ": expected ", choices.size() >= 2 ? choices[0] : "",
+                    ", ", choices.size() >= 2 ? choices[1] : "",
+                    " or a comma-separated list of ", OneOf(listable),
+                    ", got ", QuoteExcerpt(text), " (", problem, ")"),
+       ErrorCode::kUnknownChoice});
+  return false;
 }
 
 bool ParseValue(const char* name, SearchFlagKind kind, int64_t max,
@@ -67,6 +109,8 @@ bool ParseValue(const char* name, SearchFlagKind kind, int64_t max,
                                        ", got ", QuoteExcerpt(text)),
                           ErrorCode::kUnknownChoice});
       return false;
+    case SearchFlagKind::kChoiceList:
+      return ParseChoiceList(name, choices, text, problems, value);
     case SearchFlagKind::kPartition: {
       // I/N: I may be 0.
       const std::vector<std::string> parts = absl::StrSplit(text, '/');

@@ -39,6 +39,10 @@ enum class SearchFlagKind {
   kPositiveInteger,  // "--flag N", 1 <= N <= FlagRow::max
   kPositiveNumber,   // "--flag X", a finite decimal number above 0
   kChoice,           // "--flag WORD", WORD one of FlagRow::choices
+  // "--flag WORD[,WORD...]": "calculon" or "all" alone (FlagRow::choices'
+  // first two), or a comma-separated list of its others, each once, in any
+  // order.
+  kChoiceList,
   kPartition,        // "--flag I/N", 0 <= I < N <= FlagRow::max
   kCallerFile,       // "--flag PATH": read by the caller, skipped here
 };
@@ -48,7 +52,9 @@ struct SearchFlagValue {
   int64_t integer = 0;  // kPositiveInteger: N; kPartition: I
   int64_t count = 0;    // kPartition: N
   double number = 0;    // kPositiveNumber: X
-  std::string choice;   // kChoice: one of the choices
+  std::string choice;   // kChoice: one of the choices; kChoiceList:
+                        // "calculon" or "all", "" for a list
+  std::vector<std::string> list;  // kChoiceList: the words listed
 };
 
 // One accepted flag of a table whose parse gives an Options.
@@ -59,7 +65,8 @@ struct FlagRow {
   // What the synopsis shows for its value ("N", "APP.json"); "" for a
   // switch, and for a choice whose choices it shows instead.
   const char* placeholder;
-  std::vector<std::string> choices;  // kChoice: in the order errors list
+  // kChoice, kChoiceList: in the order errors list
+  std::vector<std::string> choices;
   // kPositiveInteger: the largest N; kPartition: the largest N of I/N.
   int64_t max = 0;
   bool required = false;
@@ -86,6 +93,13 @@ std::string OneOf(const std::vector<std::string>& choices);
 std::string UnknownFlagError(const std::string& flag,
                              const std::vector<std::string>& with_value,
                              const std::vector<std::string>& switches);
+
+// A kChoiceList's value (SearchFlagKind): "calculon" or "all" into
+// value.choice, or the words of a list into value.list.
+bool ParseChoiceList(const char* name, const std::vector<std::string>& choices,
+                     const std::string& text,
+                     std::vector<FieldError>& problems,
+                     SearchFlagValue& value);
 
 // Parses `text`, the value of a flag of `kind`, into `value`; false, with
 // the problem in `problems`, when it is not one.

@@ -25,6 +25,29 @@
 
 namespace blueprint {
 
+// The options the search varies outside its space of groups: each value is
+// searched as a space of its own, with a block table of its own (its
+// blocks' lowering and prices depend on it), and the rankings merged
+// (search.cc). The default is Calculon's mapping: no recipe, the
+// all_to_all dispatcher, no expert overlap.
+struct ExecutionVariant {
+  // options.recipe, with the recipe's GEMM datatype and, for the recipes
+  // Megatron-Bridge runs with FP8 parameter gathers (RecipeInfo::
+  // fp8_param_gather), FP8 weights: a ranked mapping is the recipe as its
+  // published configurations run it.
+  QuantizationRecipe recipe = QuantizationRecipe::kNone;
+  ExpertDispatcher dispatcher = ExpertDispatcher::kAllToAll;
+  // parallelism.expert.overlap with delay_wgrad (Megatron-LM's
+  // --overlap-moe-expert-parallel-comm --delay-wgrad-compute, which its
+  // published MoE configurations pair).
+  bool expert_overlap = false;
+};
+
+// ApplyExecutionVariant: sets the variant's fields of `mapping` (its
+// recipe, GEMM and weight datatypes, its expert dispatcher and overlap).
+void ApplyExecutionVariant(const ExecutionVariant& variant,
+                           TrainingMapping& mapping);
+
 // MappingProgram: the checked program the checker makes of the mapping's
 // spec (TrainingSpecOf), for printing it, loading it into the calculator or
 // running the full passes on it. The mapping must be one the checker

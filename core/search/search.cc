@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,21 +24,25 @@
 #include "core/search/searcher.h"
 #include "core/spec/check.h"
 #include "core/spec/corrections.h"
+#include "core/spec/recipes.h"
 
 namespace blueprint {
 namespace search_internal {
 
 Searcher::Searcher(const TransformerModel& model, const System& system,
                    const SearchOptions& options, SharedSearch* shared,
-                   int worker)
+                   int worker, const ExecutionVariant& variant,
+                   uint64_t first_group)
     : model_(model),
       accounted_(AccountedModelOf(model)),
       system_(system),
       options_(options),
       shared_(shared),
       worker_(worker),
+      variant_(variant),
+      first_group_(first_group),
       blocks_(model, system, options.datatype, options.precision,
-              options.profile),
+              options.profile, variant),
       top_(static_cast<size_t>(options.top)),
       tp_overlap_modelled_(!model.moe.has_value() &&
                            !model.latent_attention.has_value()) {
@@ -93,7 +98,7 @@ absl::Status Searcher::RunGroups(const std::vector<Group>& groups) {
               .second;
     }
     for (size_t index = run.first; index < run.end; ++index) {
-      group_index_ = index;
+      group_index_ = first_group_ + index;
       entries_.clear();
       BP_RETURN_IF_ERROR(RunGroup(groups[index], done));
       done += groups[index].weight;
@@ -168,6 +173,20 @@ void ValidateOptions(const SearchOptions& options,
                       ") must be at least 1"),
          ErrorCode::kOutOfRange});
   }
+  if (options.recipes.empty() && !options.every_recipe) {
+    problems.push_back({"--recipes", "--recipes must name a recipe",
+                        ErrorCode::kInvalidValue});
+  }
+  if (options.expert_dispatchers.empty()) {
+    problems.push_back({"--expert-dispatchers",
+                        "--expert-dispatchers must name a dispatcher",
+                        ErrorCode::kInvalidValue});
+  }
+  if (options.expert_overlap.empty()) {
+    problems.push_back({"--expert-overlap",
+                        "--expert-overlap must allow overlap or not",
+                        ErrorCode::kInvalidValue});
+  }
   if (options.context_exchange.empty()) {
     problems.push_back({"--context-exchange",
                         "--context-exchange must allow ring, all_gather or "
@@ -184,6 +203,17 @@ absl::Status ValidateInputs(const TransformerModel& model,
                             const SearchOptions& options) {
   std::vector<FieldError> problems;
   ValidateOptions(options, problems);
+  // A recipe named that the system does not run (SystemRunsRecipe).
+  for (QuantizationRecipe recipe : options.recipes) {
+    if (options.every_recipe || SystemRunsRecipe(system, recipe)) continue;
+    problems.push_back(
+        {"--recipes",
+         absl::StrCat("--recipes: the system does not run ",
+                      RecipeName(recipe), " (its matrix engine has no ",
+                      DataTypeName(RecipeOf(recipe).hardware_datatype),
+                      " rate; --recipes all lists those it runs)"),
+         ErrorCode::kInconsistent});
+  }
   TrainingMapping probe;
   probe.parallelism.pipeline =
       CalculonPipeline(/*p=*/1, /*v=*/1, model.num_blocks, 0);
@@ -303,43 +333,80 @@ void RunWorkers(int workers, const std::function<void(int)>& work) {
 }  // namespace
 }  // namespace search_internal
 
-absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
-                                       const System& system,
-                                       const SearchOptions& options,
-                                       ProgressFn progress, CancelFn cancel) {
-  using search_internal::Searcher;
-  BP_RETURN_IF_ERROR(search_internal::ValidateInputs(model, system, options));
-  // The workers price on the system as the profile's corrections see it,
-  // as the analysis of each ranked mapping does (RunPipeline); the result
-  // keeps the system as given.
-  const System priced =
-      SystemUnderCorrections(system, CorrectionsFor(options.profile));
-  search_internal::SharedSearch shared;
+namespace search_internal {
+namespace {
+
+// The variants searched (ExecutionVariant, mapping.h), in enumeration
+// order: the recipe outermost, then the expert dispatcher, then the expert
+// overlap. A model without experts has neither of the latter dimensions.
+std::vector<ExecutionVariant> ExecutionVariants(const TransformerModel& model,
+                                                const System& system,
+                                                const SearchOptions& options) {
+  std::vector<QuantizationRecipe> recipes = options.recipes;
+  if (options.every_recipe) {
+    recipes.clear();
+    for (const RecipeInfo& info : kRecipeInfos) {
+      if (SystemRunsRecipe(system, info.recipe)) {
+        recipes.push_back(info.recipe);
+      }
+    }
+  }
+  const bool moe = model.moe.has_value();
+  const std::vector<ExpertDispatcher> dispatchers =
+      moe ? options.expert_dispatchers
+          : std::vector<ExpertDispatcher>{ExpertDispatcher::kAllToAll};
+  const std::vector<bool> overlaps =
+      moe ? options.expert_overlap : std::vector<bool>{false};
+  std::vector<ExecutionVariant> out;
+  for (QuantizationRecipe recipe : recipes) {
+    for (ExpertDispatcher dispatcher : dispatchers) {
+      for (bool overlap : overlaps) {
+        // The checker's rule (CheckExpertOverlap, as Megatron-LM asserts):
+        // the allgather dispatcher runs no expert overlap.
+        if (overlap && dispatcher == ExpertDispatcher::kAllGather) continue;
+        out.push_back({recipe, dispatcher, overlap});
+      }
+    }
+  }
+  return out;
+}
+
+// Searches `variant`'s space (its groups' indices from `first_group`,
+// advanced past them) with `threshold` known, the worst kept rate of a full
+// ranking of the variants before (-inf: none). Its result has its best
+// `top` mappings and its counts.
+absl::StatusOr<SearchResult> RunVariant(const TransformerModel& model,
+                                        const System& system,
+                                        const SearchOptions& options,
+                                        const ExecutionVariant& variant,
+                                        double threshold, ProgressFn progress,
+                                        CancelFn cancel,
+                                        uint64_t& first_group) {
+  SharedSearch shared;
   shared.progress = std::move(progress);
   shared.cancel = std::move(cancel);
+  shared.threshold.store(threshold, std::memory_order_relaxed);
   std::vector<std::unique_ptr<Searcher>> workers;
-  workers.push_back(
-      std::make_unique<Searcher>(model, priced, options, &shared, 0));
-  const std::vector<search_internal::Group> groups =
-      workers.front()->EnumerateGroups();
-  shared.runs = search_internal::GroupRuns(groups);
+  workers.push_back(std::make_unique<Searcher>(model, system, options, &shared,
+                                               0, variant, first_group));
+  const std::vector<Group> groups = workers.front()->EnumerateGroups();
+  const uint64_t groups_before = first_group;
+  first_group += groups.size();
+  shared.runs = GroupRuns(groups);
   if (options.partitions > 1) {
-    shared.runs = search_internal::PartitionRuns(
-        shared.runs, options.partition, options.partitions);
+    shared.runs =
+        PartitionRuns(shared.runs, options.partition, options.partitions);
   }
-  for (const search_internal::GroupRun& run : shared.runs) {
-    shared.total += run.weight;
-  }
+  for (const GroupRun& run : shared.runs) shared.total += run.weight;
   shared.workers = static_cast<int>(std::max<size_t>(
-      1, std::min(shared.runs.size(), static_cast<size_t>(
-                                          search_internal::SearchThreads(
-                                              options)))));
+      1, std::min(shared.runs.size(),
+                  static_cast<size_t>(SearchThreads(options)))));
   for (int w = 1; w < shared.workers; ++w) {
-    workers.push_back(
-        std::make_unique<Searcher>(model, priced, options, &shared, w));
+    workers.push_back(std::make_unique<Searcher>(
+        model, system, options, &shared, w, variant, groups_before));
   }
   std::vector<absl::Status> statuses(static_cast<size_t>(shared.workers));
-  search_internal::RunWorkers(shared.workers, [&](int w) {
+  RunWorkers(shared.workers, [&](int w) {
     statuses[static_cast<size_t>(w)] =
         workers[static_cast<size_t>(w)]->RunGroups(groups);
     // A failed worker stops the others.
@@ -354,11 +421,82 @@ absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
   for (const absl::Status& status : statuses) {
     if (!status.ok()) return status;
   }
-  if (shared.progress) shared.progress(1.0);
-  SearchResult result = Searcher::Merge(workers);
-  result.model = model;
-  result.system = system;
-  return result;
+  return Searcher::Merge(workers);
+}
+
+// `into` and `from`, the results of two variants' spaces, as one: their
+// counts and work summed, their rankings merged (rates, then the
+// enumeration order of their keys: MergeSearchJson's order) to `top`.
+void MergeVariant(SearchResult from, size_t top, SearchResult& into) {
+  into.total_executions += from.total_executions;
+  into.good_executions += from.good_executions;
+  into.bad_executions += from.bad_executions;
+  into.work += from.work;
+  for (RankedExecution& r : from.top) into.top.push_back(std::move(r));
+  std::stable_sort(into.top.begin(), into.top.end(),
+                   [](const RankedExecution& a, const RankedExecution& b) {
+                     return RanksBefore(a.iteration.sample_rate, a.rank_key,
+                                        b.iteration.sample_rate, b.rank_key);
+                   });
+  if (into.top.size() > top) into.top.resize(top);
+}
+
+}  // namespace
+}  // namespace search_internal
+
+absl::StatusOr<SearchResult> RunSearch(const TransformerModel& model,
+                                       const System& system,
+                                       const SearchOptions& options,
+                                       ProgressFn progress, CancelFn cancel) {
+  BP_RETURN_IF_ERROR(search_internal::ValidateInputs(model, system, options));
+  // The workers price on the system as the profile's corrections see it,
+  // as the analysis of each ranked mapping does (RunPipeline); the result
+  // keeps the system as given.
+  const System priced =
+      SystemUnderCorrections(system, CorrectionsFor(options.profile));
+  const std::vector<ExecutionVariant> variants =
+      search_internal::ExecutionVariants(model, system, options);
+  const size_t top = static_cast<size_t>(options.top);
+  std::optional<SearchResult> result;
+  uint64_t first_group = 0;
+  for (size_t k = 0; k < variants.size(); ++k) {
+    // Each variant a like share of the progress.
+    ProgressFn part;
+    if (progress) {
+      part = [&progress, k, n = variants.size()](double fraction) {
+        progress((static_cast<double>(k) + fraction) / static_cast<double>(n));
+      };
+    }
+    const double threshold =
+        result.has_value() && result->top.size() == top
+            ? result->top.back().iteration.sample_rate
+            : -search_internal::kInfinity;
+    BP_ASSIGN_OR_RETURN(
+        SearchResult searched,
+        search_internal::RunVariant(model, priced, options, variants[k],
+                                    threshold, std::move(part), cancel,
+                                    first_group));
+    if (!result.has_value()) {
+      result = std::move(searched);
+    } else {
+      search_internal::MergeVariant(std::move(searched), top, *result);
+    }
+  }
+  if (progress) progress(1.0);
+  result->model = model;
+  result->system = system;
+  result->dimensions.recipe = options.every_recipe ||
+                              options.recipes.size() != 1 ||
+                              options.recipes.front() !=
+                                  QuantizationRecipe::kNone;
+  result->dimensions.dispatcher =
+      model.moe.has_value() &&
+      (options.expert_dispatchers.size() != 1 ||
+       options.expert_dispatchers.front() != ExpertDispatcher::kAllToAll);
+  result->dimensions.expert_overlap =
+      model.moe.has_value() &&
+      (options.expert_overlap.size() != 1 || options.expert_overlap.front());
+  return *std::move(result);
 }
 
 }  // namespace blueprint

@@ -89,6 +89,23 @@ struct SearchOptions {
   // --context-exchange ring|all_gather|all: the K/V exchanges tried with
   // cp > 1.
   std::vector<ContextExchange> context_exchange = {ContextExchange::kRing};
+  // --recipes calculon|all|LIST: the low-precision recipes tried
+  // (ExecutionVariant, mapping.h: each with its GEMM datatype and, as
+  // Megatron-Bridge runs it, FP8 parameter gathers); calculon: none alone
+  // (no recipe, GEMMs in `datatype`); all (every_recipe): every recipe the
+  // system runs (SystemRunsRecipe, core/spec/recipes.h), in the enum's
+  // order.
+  std::vector<QuantizationRecipe> recipes = {QuantizationRecipe::kNone};
+  bool every_recipe = false;
+  // --expert-dispatchers calculon|all|LIST: the expert dispatchers tried
+  // with a model with experts (the flex ones with ep > 1 only); calculon:
+  // all_to_all.
+  std::vector<ExpertDispatcher> expert_dispatchers = {
+      ExpertDispatcher::kAllToAll};
+  // --expert-overlap calculon|all: without the expert overlap, or also with
+  // it (parallelism.expert.overlap and delay_wgrad; where the checker
+  // allows it: ep > 1, no full recomputation, interleaved_1f1b on p > 1).
+  std::vector<bool> expert_overlap = {false};
   // --sharding calculon|all: Calculon's boolean (optimizer state sharded
   // or not), or every ZeRO stage (none, optimizer, gradients, parameters).
   bool every_sharding = false;
@@ -143,6 +160,11 @@ struct ExtraDimensions {
   bool sharding = false;  // --sharding all
   bool schedule = false;  // --schedules all
   bool stage_layout = false;  // --stage-layouts megatron or all
+  bool recipe = false;  // --recipes other than calculon (or none)
+  // A model with experts and --expert-dispatchers, --expert-overlap other
+  // than calculon.
+  bool dispatcher = false;
+  bool expert_overlap = false;
 };
 
 // One ranked mapping with the figures Calculon's stats JSON prints.

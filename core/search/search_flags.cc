@@ -39,6 +39,24 @@ const std::vector<std::string>& StageLayoutChoices() {
   return *choices;
 }
 
+// A kChoiceList's choices: "calculon" and "all", then an enum's spellings
+// (core/spec/enums.h).
+template <typename E>
+std::vector<std::string> CalculonAllOrList() {
+  std::vector<std::string> choices = CalculonOrAll();
+  for (const std::string& choice : EnumChoices<E>()) choices.push_back(choice);
+  return choices;
+}
+
+// A kChoiceList's words as the enum's values (each word is one: the
+// parser took only its choices).
+template <typename E>
+std::vector<E> EnumsOf(const std::vector<std::string>& words) {
+  std::vector<E> out;
+  for (const std::string& word : words) out.push_back(*ParseEnum<E>(word));
+  return out;
+}
+
 // An enum's spellings (core/spec/enums.h), then "all".
 template <typename E>
 std::vector<std::string> ChoicesOrAll() {
@@ -124,6 +142,46 @@ const std::vector<SearchFlag>& SearchFlags() {
                                                 ContextExchange::kAllGather}
                  : std::vector<ContextExchange>{
                        *ParseEnum<ContextExchange>(v.choice)};
+       }},
+      {"--recipes", Kind::kChoiceList, "", CalculonAllOrList<QuantizationRecipe>(),
+       0, false, "", "", "recipes, every_recipe",
+       "`calculon`: no recipe, GEMMs in the datatype",
+       "the low-precision recipes tried (`options.recipe`, with its GEMM "
+       "datatype and, as Megatron-Bridge runs fp8_delayed, fp8_tensorwise "
+       "and mxfp8, FP8 weights): `all`: every recipe the system runs "
+       "(mxfp8 and nvfp4 where it has a float4 rate), or a comma-separated "
+       "list",
+       [](const Value& v, Options* o) {
+         o->every_recipe = v.choice == kAll;
+         o->recipes = v.choice.empty()
+                          ? EnumsOf<QuantizationRecipe>(v.list)
+                          : std::vector<QuantizationRecipe>{
+                                QuantizationRecipe::kNone};
+       }},
+      {"--expert-dispatchers", Kind::kChoiceList, "",
+       CalculonAllOrList<ExpertDispatcher>(), 0, false, "", "",
+       "expert_dispatchers", "`calculon`: all_to_all",
+       "the expert dispatchers tried with a model with experts "
+       "(`parallelism.expert.dispatcher`; all but all_to_all with ep > 1): "
+       "`all`: every one (all_gather without the expert overlap), or a "
+       "comma-separated list",
+       [](const Value& v, Options* o) {
+         o->expert_dispatchers =
+             v.choice == kAll ? EnumsOf<ExpertDispatcher>(
+                                    EnumChoices<ExpertDispatcher>())
+             : v.choice.empty()
+                 ? EnumsOf<ExpertDispatcher>(v.list)
+                 : std::vector<ExpertDispatcher>{ExpertDispatcher::kAllToAll};
+       }},
+      {"--expert-overlap", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
+       "expert_overlap", "`calculon`: no expert overlap",
+       "`all`: also `parallelism.expert.overlap` with `delay_wgrad` "
+       "(Megatron-LM's --overlap-moe-expert-parallel-comm "
+       "--delay-wgrad-compute) with a model with experts, where the checker "
+       "allows it: ep > 1, no full recomputation, interleaved_1f1b for p > 1",
+       [](const Value& v, Options* o) {
+         o->expert_overlap = v.choice == kAll ? std::vector<bool>{false, true}
+                                              : std::vector<bool>{false};
        }},
       {"--sharding", Kind::kChoice, "", CalculonOrAll(), 0, false, "", "",
        "every_sharding", "`calculon`: optimizer state sharded or not",

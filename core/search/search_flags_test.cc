@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/testing/files.h"
 #include "gtest/gtest.h"
@@ -20,7 +21,9 @@ TEST(SearchFlagsTest, RowsAreComplete) {
     EXPECT_NE(std::string(flag.absent), "") << flag.name;
     EXPECT_EQ(flag.kind == SearchFlagKind::kCallerFile, flag.set == nullptr)
         << flag.name;
-    EXPECT_EQ(flag.kind == SearchFlagKind::kChoice, !flag.choices.empty())
+    EXPECT_EQ(flag.kind == SearchFlagKind::kChoice ||
+                  flag.kind == SearchFlagKind::kChoiceList,
+              !flag.choices.empty())
         << flag.name;
     if (flag.kind == SearchFlagKind::kPositiveInteger) {
       EXPECT_GT(flag.max, 0) << flag.name;
@@ -58,6 +61,52 @@ TEST(SearchFlagsTest, ChoicesComeFromTheSpecsEnums) {
   EXPECT_EQ(every->partitions, 3);
 }
 
+// --recipes and --expert-dispatchers take calculon, all or a list of the
+// spec's spellings; --expert-overlap calculon or all. Errors name the flag
+// and the values allowed.
+TEST(SearchFlagsTest, VariantFlags) {
+  const std::vector<std::string> base = {"--procs", "8", "--max-batch", "8",
+                                         "--datatype", "bfloat16"};
+  const auto parse = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return ParseSearchFlags(args);
+  };
+  absl::StatusOr<SearchOptions> o = parse({});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->recipes,
+            std::vector<QuantizationRecipe>{QuantizationRecipe::kNone});
+  EXPECT_FALSE(o->every_recipe);
+  EXPECT_EQ(o->expert_dispatchers,
+            std::vector<ExpertDispatcher>{ExpertDispatcher::kAllToAll});
+  EXPECT_EQ(o->expert_overlap, std::vector<bool>{false});
+  o = parse({"--recipes", "all", "--expert-dispatchers", "all",
+             "--expert-overlap", "all"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->every_recipe);
+  EXPECT_EQ(o->expert_dispatchers.size(), 4u);
+  EXPECT_EQ(o->expert_overlap, (std::vector<bool>{false, true}));
+  o = parse({"--recipes=mxfp8,none", "--expert-dispatchers", "hybrid_ep"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->recipes,
+            (std::vector<QuantizationRecipe>{QuantizationRecipe::kMxfp8,
+                                             QuantizationRecipe::kNone}));
+  EXPECT_EQ(o->expert_dispatchers,
+            std::vector<ExpertDispatcher>{ExpertDispatcher::kHybridEp});
+  o = parse({"--recipes", "mxfp8,fp16", "--expert-dispatchers",
+             "deep_ep,deep_ep", "--expert-overlap", "yes"});
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(std::string(o.status().message()),
+            "--recipes: expected calculon, all or a comma-separated list of "
+            "none, fp8_delayed, fp8_tensorwise, fp8_blockwise, mxfp8 or "
+            "nvfp4, got \"mxfp8,fp16\" (unknown \"fp16\")\n"
+            "--expert-dispatchers: expected calculon, all or a "
+            "comma-separated list of all_to_all, deep_ep, hybrid_ep or "
+            "all_gather, got "
+            "\"deep_ep,deep_ep\" (\"deep_ep\" is listed twice)\n"
+            "--expert-overlap: expected calculon or all, got \"yes\"");
+}
+
 TEST(SearchFlagsTest, Synopsis) {
   EXPECT_EQ(SearchFlagsSynopsis(),
             "--app APP.json --system SYS.json --procs N --max-batch B "
@@ -66,6 +115,12 @@ TEST(SearchFlagsTest, Synopsis) {
             "[--precision calculon|megatron_mixed] "
             "[--profile calculon|refined] [--max-context N] "
             "[--context-exchange ring|all_gather|all] "
+            "[--recipes "
+            "calculon|all|none|fp8_delayed|fp8_tensorwise|fp8_blockwise|"
+            "mxfp8|nvfp4] "
+            "[--expert-dispatchers "
+            "calculon|all|all_to_all|deep_ep|hybrid_ep|all_gather] "
+            "[--expert-overlap calculon|all] "
             "[--sharding calculon|all] [--schedules calculon|all] "
             "[--stage-layouts calculon|megatron|all] [--threads N] [--exhaustive] "
             "[--json [--specs] [--partition I/N]]");

@@ -96,6 +96,21 @@ nlohmann::json ExecutionJson(const TransformerModel& model,
                        : "explicit";
     if (!blocks.empty()) out["pipeline_stage_blocks"] = blocks;
   }
+  const ExecutionOptions& options = mapping.options;
+  if (dimensions.recipe) {
+    out["recipe"] = RecipeName(options.recipe);
+    out["gemm_datatype"] =
+        DataTypeName(options.gemm_datatype.value_or(options.datatype));
+    out["weight_datatype"] = DataTypeName(WeightDatatype(options));
+  }
+  const ExpertParallel& expert = mapping.parallelism.expert;
+  if (dimensions.dispatcher) {
+    out["expert_dispatcher"] = ExpertDispatcherName(expert.dispatcher);
+  }
+  if (dimensions.expert_overlap) {
+    out["expert_overlap"] = expert.overlap;
+    out["expert_delay_wgrad"] = expert.delay_wgrad;
+  }
   return out;
 }
 
@@ -390,6 +405,9 @@ std::string SearchResultText(const SearchResult& result) {
   if (extra.expert) absl::StrAppendFormat(&out, " %4s %4s", "ep", "etp");
   if (extra.schedule) absl::StrAppendFormat(&out, " %-16s", "schedule");
   if (extra.stage_layout) absl::StrAppendFormat(&out, " %-6s", "layout");
+  if (extra.recipe) absl::StrAppendFormat(&out, " %-14s", "recipe");
+  if (extra.dispatcher) absl::StrAppendFormat(&out, " %-10s", "dispatcher");
+  if (extra.expert_overlap) absl::StrAppendFormat(&out, " %-6s", "ep_ovl");
   absl::StrAppendFormat(
       &out, " %6s %4s %-9s %-9s %-4s %-6s %-6s %-*s %-7s %-*s %9s %9s %6s\n",
       "batch", "mbs", "recompute", "tp_comm", "redo", "tp_ovl", "dp_ovl",
@@ -418,6 +436,16 @@ std::string SearchResultText(const SearchResult& result) {
     }
     if (extra.stage_layout) {
       absl::StrAppendFormat(&out, " %-6s", LayoutColumn(par.pipeline));
+    }
+    if (extra.recipe) {
+      absl::StrAppendFormat(&out, " %-14s", RecipeName(m.options.recipe));
+    }
+    if (extra.dispatcher) {
+      absl::StrAppendFormat(&out, " %-10s",
+                            ExpertDispatcherName(par.expert.dispatcher));
+    }
+    if (extra.expert_overlap) {
+      absl::StrAppendFormat(&out, " %-6s", YesNo(par.expert.overlap));
     }
     std::string nets = absl::StrCat(d.tensor_network, "/", d.pipeline_network,
                                     "/", d.data_network);

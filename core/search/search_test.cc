@@ -18,6 +18,7 @@
 #include "core/pipeline/pipeline.h"
 #include "core/plan/plan.h"
 #include "core/adapters/calculon.h"
+#include "core/search/full_pipeline_testing.h"
 #include "core/search/search_json.h"
 #include "core/search/test_models.h"
 #include "core/spec/check.h"
@@ -45,22 +46,7 @@ SearchOptions Options(int64_t procs, int64_t max_batch, int top) {
 // their stats, as JSON text.
 std::string Observable(const SearchResult& r) { return SearchResultJson(r); }
 
-// The full pipeline on a ranked mapping's checked program gives the
-// figures the search ranked it by, bit for bit.
-void ExpectTheFullPipelinesFigures(const RankedExecution& r,
-                                   const TypedProgram& program) {
-  absl::StatusOr<PipelineResult> full = RunPipeline(program);
-  ASSERT_TRUE(full.ok()) << full.status() << "\n" << SpecToJson(program.spec);
-  EXPECT_EQ(r.iteration.sample_rate, full->iteration.figures.sample_rate);
-  EXPECT_EQ(r.iteration.total_time, full->iteration.figures.total_time);
-  EXPECT_EQ(r.iteration.mfu, full->iteration.figures.mfu);
-  EXPECT_EQ(r.memory.max_stage_mem_tier1_req,
-            full->memory.figures.max_stage_mem_tier1_req);
-  EXPECT_EQ(r.memory.proc_mem_tier2_cap_req,
-            full->memory.figures.proc_mem_tier2_cap_req);
-  EXPECT_EQ(r.memory.weight_and_optimizer_bytes,
-            full->memory.figures.weight_and_optimizer_bytes);
-}
+using search_testing::ExpectTheFullPipelinesFigures;
 
 void ExpectExhaustiveEqualsPruned(const TransformerModel& model,
                                   const System& system, SearchOptions options) {

@@ -183,9 +183,12 @@ struct SharedSearch {
 
 class Searcher {
  public:
-  // Worker `worker` of a search whose workers share `shared`.
+  // Worker `worker` of a search of `variant`'s space whose workers share
+  // `shared`; its groups' indices (the ranking's keys) start at
+  // `first_group`, after those of the variants searched before.
   Searcher(const TransformerModel& model, const System& system,
-           const SearchOptions& options, SharedSearch* shared, int worker);
+           const SearchOptions& options, SharedSearch* shared, int worker,
+           const ExecutionVariant& variant = {}, uint64_t first_group = 0);
 
   // The groups of the space, in enumeration order (their choice lists
   // live in this searcher). enumerate.cc.
@@ -312,6 +315,9 @@ class Searcher {
   const ChoiceList* ChoicesFor(const ChoiceShape& shape);
   // The group of (t, cp, p, d, v) before its schedule and (ep, etp).
   Group BaseGroup(int64_t t, int64_t cp, int64_t p, int64_t d, int64_t v);
+  // Whether the group's pipeline runs variant_ (the expert overlap needs
+  // interleaved_1f1b on p > 1). enumerate.cc.
+  bool VariantFits(const Group& g) const;
   // Appends the groups of `base` with each schedule of (p, v) and each
   // (ep, etp), in enumeration order.
   void AddGroups(const Group& base, StageShape shape,
@@ -507,6 +513,8 @@ class Searcher {
   const SearchOptions& options_;
   SharedSearch* shared_;
   int worker_;
+  const ExecutionVariant variant_;
+  const uint64_t first_group_;
   double threshold_ = -kInfinity;  // see ThresholdKnown()
   uint64_t group_index_ = 0;  // of the group being run
   uint64_t offers_ = 0;

@@ -32,6 +32,11 @@ const RecipeInfo& RecipeOf(QuantizationRecipe recipe) {
   return kRecipeInfos[0];
 }
 
+bool SystemRunsRecipe(const System& system, QuantizationRecipe recipe) {
+  if (recipe == QuantizationRecipe::kNone) return true;
+  return system.matrix.rates.count(RecipeOf(recipe).hardware_datatype) > 0;
+}
+
 QuantizationBytes GemmQuantizationBytes(const RecipeInfo& recipe, double m,
                                         double n, double k,
                                         double source_bytes) {

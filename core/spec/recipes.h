@@ -41,6 +41,25 @@ struct RecipeInfo {
   double weight_block;
   double scale_bytes;  // bytes per block scale
   bool amax_pass;      // reads the tensor once more for its amax
+  // The matrix rate a system must have to run the recipe (SystemRunsRecipe):
+  // its GEMM datatype's, but float4's for MXFP8. The microscaled recipes
+  // need tensor cores that apply E8M0 / E4M3 block scales in the MMA,
+  // which came with the first E2M1 tensor cores (Blackwell); Hopper and Ada
+  // run FP8 with tensor scales only, and Transformer Engine refuses MXFP8
+  // and NVFP4 there (compute capability 10.0 and up). A system file has no
+  // other mark of that generation than its float4 rate, and Megatron-Bridge
+  // runs MXFP8 and NVFP4 only on B200, B300, GB200 and GB300
+  // (tests/validation/bridge_recipes.json).
+  DataType hardware_datatype;
+  // Whether Megatron-Bridge's recipe of it gathers FP8 parameters
+  // (fp8_param_gather, Megatron-LM's --fp8-param-gather: the weights kept
+  // and all-gathered in FP8, options.weight_datatype float8):
+  // training/mixed_precision.py bf16_with_fp8_delayed_scaling_mixed,
+  // bf16_with_fp8_current_scaling_mixed and bf16_with_mxfp8_mixed do,
+  // bf16_with_fp8_subchannel_scaling_mixed (blockwise) and
+  // bf16_with_nvfp4_mixed do not (tests/validation/make_corpus.py
+  // BRIDGE_PRECISION_FLAGS).
+  bool fp8_param_gather;
   const char* source;
 };
 
@@ -53,17 +72,21 @@ struct RecipeInfo {
 // scale from the tensor's amax).
 inline constexpr RecipeInfo kRecipeInfos[] = {
     {QuantizationRecipe::kNone, DataType::kFloat8, 8, 0, 0, 0, false,
-     "no recipe"},
+     DataType::kFloat8, false, "no recipe"},
     {QuantizationRecipe::kFp8Delayed, DataType::kFloat8, 8, 0, 0, 0, false,
+     DataType::kFloat8, true,
      "TE DelayedScaling: scale from the amax history, amax taken in the cast"},
     {QuantizationRecipe::kFp8Tensorwise, DataType::kFloat8, 8, 0, 0, 0, true,
+     DataType::kFloat8, true,
      "TE Float8CurrentScaling: the tensor's amax, then the cast"},
     {QuantizationRecipe::kFp8Blockwise, DataType::kFloat8, 8, 128,
-     128.0 * 128.0, 4, false,
+     128.0 * 128.0, 4, false, DataType::kFloat8, false,
      "TE Float8BlockScaling: fp32 scales per 1x128 and 128x128 block"},
     {QuantizationRecipe::kMxfp8, DataType::kFloat8, 8, 32, 32, 1, false,
+     DataType::kFloat4, true,
      "TE MXFP8BlockScaling; OCP MX v1.0: E8M0 scale per 32 elements"},
     {QuantizationRecipe::kNvfp4, DataType::kFloat4, 4, 16, 256, 1, true,
+     DataType::kFloat4, false,
      "TE NVFP4BlockScaling; arXiv:2509.25149 Sec. 4: E4M3 per 1x16 / "
      "16x16, fp32 tensor scale"},
 };
@@ -71,6 +94,12 @@ inline constexpr RecipeInfo kRecipeInfos[] = {
 // The row of `recipe` (every recipe has one: enums_test checks the table
 // against the enum's).
 const RecipeInfo& RecipeOf(QuantizationRecipe recipe);
+
+// Whether `system` runs `recipe`: its matrix engine has a rate for the
+// recipe's hardware_datatype (kNone: every system). The checker asks only
+// for the GEMM datatype's rate (check_options.cc); the search offers a
+// recipe only where this holds (core/search, --recipes all).
+bool SystemRunsRecipe(const System& system, QuantizationRecipe recipe);
 
 // The bytes the quantization passes of one GEMM move, per stage of its
 // work: forward (X, per microbatch), backward (dY, per microbatch) and the

@@ -660,7 +660,10 @@ try {
                            '--context-exchange', await flagsOf('#search-context-exchange'),
                            '--sharding', await flagsOf('#search-sharding'),
                            '--schedules', await flagsOf('#search-schedules'),
-                           '--stage-layouts', await flagsOf('#search-stage-layouts'));
+                           '--stage-layouts', await flagsOf('#search-stage-layouts'),
+                           '--recipes', await flagsOf('#search-recipes'),
+                           '--expert-dispatchers', await flagsOf('#search-expert-dispatchers'),
+                           '--expert-overlap', await flagsOf('#search-expert-overlap'));
     assert.equal(specSearch.code, 0, specSearch.stderr);
     const specCounts = JSON.parse(specSearch.stdout);
     assert.match(await page.textContent('#search-status'),
