@@ -361,9 +361,8 @@ std::vector<ExecutionVariant> ExecutionVariants(const TransformerModel& model,
   for (QuantizationRecipe recipe : recipes) {
     for (ExpertDispatcher dispatcher : dispatchers) {
       for (bool overlap : overlaps) {
-        // The checker's rule (CheckExpertOverlap, as Megatron-LM asserts):
-        // the allgather dispatcher runs no expert overlap.
-        if (overlap && dispatcher == ExpertDispatcher::kAllGather) continue;
+        // The checker's rule (CheckExpertOverlap, as Megatron-LM asserts).
+        if (overlap && !DispatcherRunsExpertOverlap(dispatcher)) continue;
         out.push_back({recipe, dispatcher, overlap});
       }
     }

@@ -199,12 +199,14 @@ void CheckExpertOverlap(const SpecView& view, Collector* out) {
                           Named("parallelism.expert.degree", e.degree),
                           " (Megatron-LM asserts ep > 1)"));
   }
-  if (e.dispatcher == ExpertDispatcher::kAllGather) {
+  if (!DispatcherRunsExpertOverlap(e.dispatcher)) {
     out->Add(kOverlap, ErrorCode::kInconsistent,
-             "parallelism.expert.overlap (true) needs the all_to_all, deep_ep "
-             "or hybrid_ep dispatcher, not all_gather, as Megatron-LM asserts "
-             "(overlap_moe_expert_parallel_comm with the alltoall or flex "
-             "token dispatcher)");
+             absl::StrCat("parallelism.expert.overlap (true) needs the "
+                          "all_to_all, deep_ep or hybrid_ep dispatcher, not ",
+                          ExpertDispatcherName(e.dispatcher),
+                          ", as Megatron-LM asserts "
+                          "(overlap_moe_expert_parallel_comm with the "
+                          "alltoall or flex token dispatcher)"));
   }
   if (e.shared_expert_overlap) {
     out->Add(kOverlap, ErrorCode::kInconsistent,

@@ -83,8 +83,8 @@ void CheckGradReduceDatatype(const SpecView& view, Collector* out) {
 
 // float4 is a GEMM datatype only (no tensor is stored or reduced in it but
 // by its recipe), and the recipe and the GEMM datatype agree: a recipe runs
-// its GEMMs at its own datatype's rate (core/spec/recipes.h), and float4
-// GEMMs need NVFP4's block scales.
+// its GEMMs at its own datatype's rate (core/spec/recipes.h), float4 GEMMs
+// need NVFP4's block scales, and the system runs the recipe.
 void CheckRecipe(const SpecView& view, Collector* out) {
   const ExecutionOptions& o = *view.options;
   const struct {
@@ -115,6 +115,18 @@ void CheckRecipe(const SpecView& view, Collector* out) {
              absl::StrCat("options.gemm_datatype is ", DataTypeName(gemm),
                           ", but options.recipe ", RecipeName(o.recipe),
                           " runs its GEMMs in ", DataTypeName(want)));
+  }
+  // The search's rule too (SystemRunsRecipe): the microscaled recipes need
+  // tensor cores that apply block scales, marked by a float4 rate. Where
+  // that is the GEMM datatype, CheckDatatype already names the missing rate.
+  const DataType hardware = RecipeOf(o.recipe).hardware_datatype;
+  if (view.system != nullptr && hardware != want &&
+      !SystemRunsRecipe(*view.system, o.recipe)) {
+    out->Add("options.recipe", ErrorCode::kUnsupported,
+             absl::StrCat("options.recipe ", RecipeName(o.recipe),
+                          " needs a GPU with ", DataTypeName(hardware),
+                          " tensor cores, but system.matrix has no ",
+                          DataTypeName(hardware), " rate"));
   }
 }
 

@@ -516,6 +516,18 @@ INSTANTIATE_TEST_SUITE_P(
                  "system.vector.float16.tflops",
                  "system.vector.float16.tflops (nan) must be between 0.001 "
                  "and 1000000000 TFLOP/s (an engine's peak rate)"},
+        RuleCase{"microscaled_recipe_without_float4", ErrorCode::kUnsupported,
+                 [](auto& s) {
+                   for (Processor* p : {&s.system.matrix, &s.system.vector}) {
+                     p->rates[DataType::kFloat8] =
+                         p->rates.at(DataType::kFloat16);
+                   }
+                   s.options.gemm_datatype = DataType::kFloat8;
+                   s.options.recipe = QuantizationRecipe::kMxfp8;
+                 },
+                 "options.recipe",
+                 "options.recipe mxfp8 needs a GPU with float4 tensor cores, "
+                 "but system.matrix has no float4 rate"},
         RuleCase{"achievable_above_peak", ErrorCode::kOutOfRange,
                  [](auto& s) {
                    ProcessorRate& rate =

@@ -96,9 +96,9 @@ inline constexpr RecipeInfo kRecipeInfos[] = {
 const RecipeInfo& RecipeOf(QuantizationRecipe recipe);
 
 // Whether `system` runs `recipe`: its matrix engine has a rate for the
-// recipe's hardware_datatype (kNone: every system). The checker asks only
-// for the GEMM datatype's rate (check_options.cc); the search offers a
-// recipe only where this holds (core/search, --recipes all).
+// recipe's hardware_datatype (kNone: every system). The checker refuses a
+// recipe where it does not hold (check_options.cc CheckRecipe); the search
+// offers a recipe only where it holds (core/search, --recipes all).
 bool SystemRunsRecipe(const System& system, QuantizationRecipe recipe);
 
 // The bytes the quantization passes of one GEMM move, per stage of its

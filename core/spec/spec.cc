@@ -45,6 +45,18 @@ const char* PositionEmbeddingName(PositionEmbedding p) { return EnumName(p); }
 const char* PrecisionName(PrecisionAccounting p) { return EnumName(p); }
 const char* ContextExchangeName(ContextExchange e) { return EnumName(e); }
 const char* ExpertDispatcherName(ExpertDispatcher e) { return EnumName(e); }
+
+bool DispatcherRunsExpertOverlap(ExpertDispatcher d) {
+  switch (d) {
+    case ExpertDispatcher::kAllToAll:
+    case ExpertDispatcher::kDeepEp:
+    case ExpertDispatcher::kHybridEp:
+      return true;
+    case ExpertDispatcher::kAllGather:
+      return false;
+  }
+  return false;
+}
 const char* ModelProfileName(ModelProfile p) { return EnumName(p); }
 const char* RecipeName(QuantizationRecipe r) { return EnumName(r); }
 

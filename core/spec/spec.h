@@ -346,6 +346,12 @@ enum class ExpertDispatcher {
                // reduce-scatter of the outputs (Megatron-LM's default)
 };
 
+// Whether Megatron-LM runs its combined-1F1B expert overlap
+// (--overlap-moe-expert-parallel-comm) with dispatcher `d`: with alltoall
+// and flex, not allgather (transformer_config.py asserts it). The checker's
+// rule and the search's offer both read it.
+bool DispatcherRunsExpertOverlap(ExpertDispatcher d);
+
 // Expert parallelism: each MoE layer's experts split over `degree` ranks,
 // each expert's matrices over `tensor_degree` ranks (0: the tensor degree
 // t, Megatron-LM's default), folded onto the t * cp * d ranks of a stage;
